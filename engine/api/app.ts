@@ -1,0 +1,181 @@
+import { existsSync } from 'node:fs';
+import fastifyMultipart from '@fastify/multipart';
+import fastifyStatic from '@fastify/static';
+import fastifySwagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import { describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
+import type { ApiContext } from './context';
+import { ApiError, ERRORS, type ErrorKind } from './errors';
+import { authRoutes } from './routes/auth';
+import { mediaRoutes } from './routes/media';
+import { packageRoutes } from './routes/packages';
+import { taskRoutes } from './routes/tasks';
+
+const MiB = 1024 * 1024;
+export const JSON_BODY_LIMIT = 1 * MiB;
+
+const createFastify = (logLevel: string) =>
+  Fastify({
+    logger: { level: logLevel },
+    bodyLimit: JSON_BODY_LIMIT,
+    // Slow or stuck clients are cut off instead of holding a connection forever.
+    connectionTimeout: 60_000,
+    requestTimeout: 10 * 60_000,
+    return503OnClosing: true,
+    // One line per request drowns the log of a busy engine; errors are still logged.
+    disableRequestLogging: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+export type Api = ReturnType<typeof createFastify>;
+
+/** Fastify's own failures mapped onto the envelope's codes. */
+const FASTIFY_ERRORS: Record<string, ErrorKind> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'MALFORMED_JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'MALFORMED_JSON',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'BODY_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'INVALID_PARAMETER',
+  FST_REQ_FILE_TOO_LARGE: 'BODY_TOO_LARGE',
+  FST_PARTS_LIMIT: 'BODY_TOO_LARGE',
+  FST_FILES_LIMIT: 'BODY_TOO_LARGE',
+  FST_FIELDS_LIMIT: 'BODY_TOO_LARGE',
+  FST_INVALID_MULTIPART_CONTENT_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_NO_FORM_DATA: 'INVALID_PARAMETER',
+};
+
+/** Other client errors a plugin may raise, by HTTP status. */
+const STATUS_ERRORS: Record<number, ErrorKind> = {
+  400: 'INVALID_PARAMETER',
+  404: 'ROUTE_NOT_FOUND',
+  413: 'BODY_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+const sendError = (reply: FastifyReply, kind: ErrorKind, msg: string) =>
+  reply.status(ERRORS[kind].status).send({ code: ERRORS[kind].code, msg });
+
+/**
+ * The HTTP API of the contract: envelope on every answer (errors included), strict validation of
+ * every request, bearer-token auth on everything but the token and health endpoints.
+ */
+export async function buildApi(ctx: ApiContext, logLevel: string): Promise<Api> {
+  const app = createFastify(logLevel);
+
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'querystring' ? queryAjv : strictAjv).compile(schema as object),
+  );
+  app.setSchemaErrorFormatter((errors, dataVar) => {
+    const first = errors[0];
+    const root = dataVar === 'querystring' ? 'query' : dataVar;
+    return new ApiError('INVALID_PARAMETER', first ? describeAjvError(first, root) : `${root}: is invalid`);
+  });
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Vision Console engine API',
+        version: ctx.version,
+        description: 'Contract: service-interface.md with api-decisions.md. Every answer is {code, msg, data}.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(fastifyMultipart, { limits: { files: 2, fields: 10, parts: 12, fieldSize: 64 * 1024 } });
+
+  registerRouteTable(app);
+  app.addHook('onRequest', async (request) => authenticate(ctx, request));
+  app.addHook('preParsing', async (request) => checkContentType(request));
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ApiError) {
+      for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+      return reply.status(error.status).send({ code: error.code, msg: error.message });
+    }
+    const kind = (error.code && FASTIFY_ERRORS[error.code]) || STATUS_ERRORS[error.statusCode ?? 500];
+    if (kind) return sendError(reply, kind, kind === 'BODY_TOO_LARGE' ? bodyTooLarge(request) : error.message);
+    request.log.error({ err: error }, 'unhandled error');
+    return sendError(reply, 'INTERNAL', 'internal engine error; see the engine log');
+  });
+
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  authRoutes(app, ctx);
+  packageRoutes(app, ctx);
+  taskRoutes(app, ctx);
+  mediaRoutes(app, ctx);
+  await serveConsole(app, ctx);
+  return app;
+}
+
+function bodyTooLarge(request: FastifyRequest): string {
+  const limit = request.routeOptions.bodyLimit ?? JSON_BODY_LIMIT;
+  return `the body is larger than the ${Math.round(limit / MiB)} MiB this endpoint accepts`;
+}
+
+async function authenticate(ctx: ApiContext, request: FastifyRequest): Promise<void> {
+  const path = request.url.split('?')[0] ?? '';
+  if (!path.startsWith('/api/') && path !== '/api') return;
+  if (request.routeOptions.config.public) return;
+  const header = request.headers.authorization;
+  const match = header ? /^Bearer ([^\s]+)$/.exec(header) : null;
+  if (!match?.[1]) {
+    throw new ApiError('MISSING_TOKEN', 'missing Authorization header: send "Authorization: Bearer <token>" from POST /api/auth/token', {
+      'www-authenticate': 'Bearer',
+    });
+  }
+  const check = ctx.accounts.checkToken(match[1]);
+  if (!check.ok) {
+    throw new ApiError('INVALID_TOKEN', `the token is ${check.reason === 'expired' ? 'expired' : 'invalid'}; get a new one from POST /api/auth/token`, {
+      'www-authenticate': 'Bearer error="invalid_token"',
+    });
+  }
+  request.username = check.username;
+}
+
+/** Refuses a body of a type the route does not take before anything parses it. */
+async function checkContentType(request: FastifyRequest): Promise<void> {
+  const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
+  if (!hasBody || request.method === 'GET' || request.method === 'DELETE' || request.method === 'HEAD') return;
+  const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const accepts = request.routeOptions.config.accepts ?? ['application/json'];
+  if (!accepts.includes(type)) {
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Type "${type || '(none)'}" is not accepted here; send ${accepts.join(' or ')}`);
+  }
+}
+
+/** Remembers every route so that a known path with a wrong method answers 405 with Allow, not 404. */
+function registerRouteTable(app: Api): void {
+  const routes: { pattern: RegExp; methods: Set<string> }[] = [];
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/api/')) return;
+    const source = `^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+')}/?$`;
+    let entry = routes.find((r) => r.pattern.source === source);
+    if (!entry) {
+      entry = { pattern: new RegExp(source), methods: new Set() };
+      routes.push(entry);
+    }
+    for (const method of [route.method].flat()) entry.methods.add(method);
+  });
+  app.setNotFoundHandler(async (request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = routes.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods]);
+    if (allowed.length > 0) {
+      reply.header('allow', [...new Set(allowed)].join(', '));
+      return sendError(reply, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; allowed: ${[...new Set(allowed)].join(', ')}`);
+    }
+    return sendError(reply, 'ROUTE_NOT_FOUND', `no endpoint ${request.method} ${path}`);
+  });
+}
+
+/** The console as a web page: static files, with index.html for the app's own routes. */
+async function serveConsole(app: Api, ctx: ApiContext): Promise<void> {
+  const dir = ctx.consoleDir;
+  if (!dir || !existsSync(dir)) return;
+  await app.register(fastifyStatic, { root: dir, prefix: '/', wildcard: false, index: ['index.html'] });
+  app.get('/*', { schema: { hide: true } }, async (request, reply) => {
+    if (request.url.startsWith('/api/')) return reply.callNotFound();
+    return reply.sendFile('index.html');
+  });
+}

@@ -1,0 +1,12 @@
+import { type TSchema, Type } from '@sinclair/typebox';
+
+/** The envelope of 2.1 around a success answer's data. */
+export const Envelope = <T extends TSchema>(data: T) =>
+  Type.Object({ code: Type.Literal(0), msg: Type.String(), data });
+
+export const ErrorEnvelope = Type.Object({
+  code: Type.Integer({ description: 'Five-digit error code; its first three digits are the HTTP status (docs/errors.md)' }),
+  msg: Type.String({ description: 'What was wrong, naming the field' }),
+});
+
+export const ok = <T>(data: T) => ({ code: 0 as const, msg: 'success', data });

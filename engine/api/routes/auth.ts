@@ -1,0 +1,57 @@
+import { ADMIN_USER } from '../../auth/accounts';
+import type { Api } from '../app';
+import type { ApiContext } from '../context';
+import { Envelope, ErrorEnvelope, ok } from '../envelope';
+import { ApiError } from '../errors';
+import { Health, PasswordChange, TokenData, TokenRequest } from '../schemas';
+import { Type } from '@sinclair/typebox';
+
+export function authRoutes(app: Api, ctx: ApiContext): void {
+  app.get(
+    '/api/health',
+    {
+      config: { public: true },
+      schema: { tags: ['health'], summary: 'Liveness; open, returns nothing sensitive', security: [], response: { 200: Envelope(Health) } },
+    },
+    async () => ok({ status: 'ok' as const, version: ctx.version, uptime_s: Math.floor((ctx.clock.now() - ctx.startedAt) / 1000) }),
+  );
+
+  app.post(
+    '/api/auth/token',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['auth'],
+        summary: '4.1 Get an access token',
+        security: [],
+        body: TokenRequest,
+        response: { 200: Envelope(TokenData), 401: ErrorEnvelope },
+      },
+    },
+    async (request) => {
+      const { username, password } = request.body;
+      if (!ctx.accounts.checkPassword(username, password)) {
+        throw new ApiError('BAD_CREDENTIALS', 'wrong username or password');
+      }
+      const { token, expiresIn } = ctx.accounts.issueToken(username);
+      return ok({ access_token: token, token_type: 'Bearer' as const, expires_in: expiresIn });
+    },
+  );
+
+  app.put(
+    '/api/auth/password',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Extension: set the signed-in user\'s password (admin reset from the console); revokes its tokens',
+        body: PasswordChange,
+        response: { 200: Envelope(Type.Object({ username: Type.String() })) },
+      },
+    },
+    async (request) => {
+      const username = request.username ?? ADMIN_USER;
+      ctx.accounts.setPassword(username, request.body.password);
+      return ok({ username });
+    },
+  );
+}

@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Type } from '@sinclair/typebox';
+import { ZapkError } from '../../packages/zapk';
+import type { Api } from '../app';
+import type { ApiContext } from '../context';
+import { Envelope, ok } from '../envelope';
+import { ApiError } from '../errors';
+import { ListedPackage } from '../../packages/listing';
+import { AppParams, AppUpdateBody, PackageInstalled, ZapkParams } from '../schemas';
+
+const MAX_PACKAGE_BYTES = 1024 * 1024 * 1024;
+
+export function packageRoutes(app: Api, ctx: ApiContext): void {
+  app.get(
+    '/api/zapk',
+    {
+      schema: { tags: ['applications'], summary: '4.2 List application packages', response: { 200: Envelope(Type.Array(ListedPackage)) } },
+    },
+    async () => ok(ctx.packages.list()),
+  );
+
+  app.post(
+    '/api/zapk',
+    {
+      config: { accepts: ['multipart/form-data'] },
+      bodyLimit: MAX_PACKAGE_BYTES,
+      schema: {
+        tags: ['applications'],
+        summary: 'Extension: install or upgrade a .zapk (multipart, file part "file")',
+        consumes: ['multipart/form-data'],
+        response: { 200: Envelope(PackageInstalled) },
+      },
+    },
+    async (request) => {
+      const file = await request.file({ limits: { fileSize: MAX_PACKAGE_BYTES, files: 1 } });
+      if (!file || file.fieldname !== 'file') {
+        throw new ApiError('INVALID_PARAMETER', 'body.file: a multipart file part named "file" with the .zapk is required');
+      }
+      await mkdir(ctx.tmpDir, { recursive: true });
+      const upload = join(ctx.tmpDir, `upload-${randomUUID()}.zapk`);
+      try {
+        await pipeline(file.file, createWriteStream(upload));
+        if (file.file.truncated) throw new ApiError('BODY_TOO_LARGE', 'the package is larger than the 1 GiB accepted');
+        return ok(await ctx.packages.installZapk(upload));
+      } catch (error) {
+        if (error instanceof ZapkError) throw new ApiError('INVALID_PACKAGE', `invalid .zapk: ${error.message}`);
+        throw error;
+      } finally {
+        await rm(upload, { force: true });
+      }
+    },
+  );
+
+  app.delete(
+    '/api/zapk/:zapk_id',
+    {
+      schema: {
+        tags: ['applications'],
+        summary: 'Extension: uninstall a package (409 while a running task uses it)',
+        params: ZapkParams,
+        response: { 200: Envelope(Type.Object({ zapk_id: Type.String() })) },
+      },
+    },
+    async (request) => {
+      await ctx.packages.uninstall(request.params.zapk_id);
+      return ok({ zapk_id: request.params.zapk_id });
+    },
+  );
+
+  app.put(
+    '/api/zapk/:zapk_id/app/:app_id',
+    {
+      schema: {
+        tags: ['applications'],
+        summary: '4.3 Update an application\'s name and rule',
+        params: AppParams,
+        body: AppUpdateBody,
+        response: { 200: Envelope(Type.Object({ zapk_id: Type.String(), app_id: Type.String() })) },
+      },
+    },
+    async (request) => {
+      const { zapk_id, app_id } = request.params;
+      ctx.packages.updateApp(zapk_id, app_id, request.body);
+      return ok({ zapk_id, app_id });
+    },
+  );
+}

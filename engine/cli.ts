@@ -1,0 +1,59 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startEngine } from './index';
+
+const USAGE = `usage: npm run engine -- [--host 127.0.0.1] [--port 8080] [--data-dir ./.data] [--console-dir out/renderer]
+The headless engine: the REST API and, when built (npm run build), the console as a web page.
+Settings file: <data-dir>/settings.json {"host": ..., "port": ...}; flags win over it.`;
+
+/** Host and port from <data-dir>/settings.json, when the operator keeps them there. */
+function fileSettings(dataDir: string): { host?: string; port?: number } {
+  const file = join(dataDir, 'settings.json');
+  if (!existsSync(file)) return {};
+  const parsed = JSON.parse(readFileSync(file, 'utf8')) as { host?: unknown; port?: unknown };
+  return {
+    host: typeof parsed.host === 'string' ? parsed.host : undefined,
+    port: typeof parsed.port === 'number' ? parsed.port : undefined,
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'data-dir': { type: 'string', default: '.data' },
+      'console-dir': { type: 'string', default: 'out/renderer' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  const dataDir = resolve(values['data-dir']);
+  const settings = fileSettings(dataDir);
+  const port = values.port !== undefined ? Number(values.port) : (settings.port ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0..65535, not ${values.port}`);
+
+  const engine = await startEngine({
+    host: values.host ?? settings.host ?? '127.0.0.1',
+    port,
+    dataDir,
+    consoleDir: resolve(values['console-dir']),
+  });
+  console.log(`engine listening on ${engine.url} (data: ${dataDir})`);
+  const stop = async () => {
+    await engine.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  console.error(`engine: ${(error as Error).message}\n${USAGE}`);
+  process.exit(1);
+});

@@ -1,0 +1,273 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ApiError } from '../api/errors';
+import type { Clock } from '../clock';
+import type { AppType, ListedRule, Rule } from '../rules/schema';
+import { ruleProblems } from '../rules/validate';
+import type { Db } from '../store/db';
+import type { ListedApp, ListedPackage } from './listing';
+import type { Manifest } from './manifest';
+import { extractZapk, inspectZapk, loadManifestDir } from './zapk';
+
+export interface InstalledApp {
+  zapk_id: string;
+  app_id: string;
+  name: string;
+  type: AppType;
+  rule: Rule;
+  license_expire: number;
+  perpetual: boolean;
+  /** Label of each class id ("0", "1", ...) of the app's model. */
+  labels: string[];
+}
+
+export interface AppUpdate {
+  name?: string;
+  rule?: Rule;
+}
+
+interface PackageRow {
+  zapk_id: string;
+  name: string;
+  version: string;
+  dir: string;
+  manifest: string;
+  labels: string;
+  builtin: number;
+  installed_at: number;
+}
+
+interface AppRow {
+  zapk_id: string;
+  app_id: string;
+  name: string;
+  type: number;
+  rule: string;
+  license_expire: number;
+  perpetual: number;
+}
+
+/** A package is "in use" while a task that is not closed runs one of its apps. */
+export type PackageInUse = (zapkId: string) => boolean;
+
+/**
+ * Installed application packages and their apps' rules. The database row is the truth: a package's
+ * files are unpacked into a fresh folder first and only then committed, so a crash mid-install
+ * leaves the previous version in place (orphan folders are swept at start).
+ */
+export class PackageRegistry {
+  private readonly packagesDir: string;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    dataDir: string,
+    private readonly inUse: PackageInUse,
+  ) {
+    this.packagesDir = join(dataDir, 'packages');
+  }
+
+  /** Removes unpacked folders no package row points to (left by a crash during install). */
+  async sweepOrphans(): Promise<void> {
+    await mkdir(this.packagesDir, { recursive: true });
+    const used = new Set(this.rows().map((row) => row.dir));
+    for (const name of await readdir(this.packagesDir)) {
+      const dir = join(this.packagesDir, name);
+      if (!used.has(dir)) await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** Installs or upgrades from a .zapk file; returns the package id and whether it replaced one. */
+  async installZapk(zapkPath: string): Promise<{ zapk_id: string; version: string; upgraded: boolean }> {
+    const manifest = await inspectZapk(zapkPath);
+    this.refuseIfInUse(manifest.zapk_id, 'upgraded');
+    const dir = join(this.packagesDir, `${manifest.zapk_id}-${randomUUID()}`);
+    await extractZapk(zapkPath, dir);
+    try {
+      return this.commit(manifest, dir, false);
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /** Installs the package unpacked in a folder that stays where it is (the built-in one in assets/). */
+  async installDir(
+    dir: string,
+    builtin: boolean,
+  ): Promise<{ zapk_id: string; version: string; upgraded: boolean }> {
+    const manifest = await loadManifestDir(dir);
+    return this.commit(manifest, dir, builtin);
+  }
+
+  async uninstall(zapkId: string): Promise<void> {
+    const row = this.row(zapkId);
+    this.refuseIfInUse(zapkId, 'uninstalled');
+    this.db.prepare('DELETE FROM packages WHERE zapk_id = ?').run(zapkId);
+    if (!row.builtin) await rm(row.dir, { recursive: true, force: true });
+  }
+
+  /** The listing of 4.2: apps keyed by app_id, rule.classes keyed by class_id (api-decisions.md). */
+  list(): ListedPackage[] {
+    const apps = this.db.prepare('SELECT * FROM apps ORDER BY zapk_id, position').all() as AppRow[];
+    return this.rows().map((pkg) => {
+      const manifest = JSON.parse(pkg.manifest) as Manifest;
+      const listed: Record<string, ListedApp> = {};
+      for (const app of apps.filter((a) => a.zapk_id === pkg.zapk_id)) {
+        const spec = manifest.apps.find((a) => a.app_id === app.app_id);
+        listed[app.app_id] = {
+          app_id: app.app_id,
+          name: app.name,
+          license_expire: app.license_expire,
+          perpetual: app.perpetual === 1,
+          type: app.type as AppType,
+          rule: listedRule(JSON.parse(app.rule) as Rule, spec?.length_reference),
+        };
+      }
+      return {
+        zapk_id: pkg.zapk_id,
+        name: pkg.name,
+        version: pkg.version,
+        builtin: pkg.builtin === 1,
+        apps: listed,
+      };
+    });
+  }
+
+  app(zapkId: string, appId: string): InstalledApp {
+    const pkg = this.row(zapkId);
+    const row = this.db.prepare('SELECT * FROM apps WHERE zapk_id = ? AND app_id = ?').get(zapkId, appId) as
+      | AppRow
+      | undefined;
+    if (!row) throw new ApiError('APP_NOT_FOUND', `package "${zapkId}" has no application "${appId}"`);
+    const manifest = JSON.parse(pkg.manifest) as Manifest;
+    const labelsByModel = JSON.parse(pkg.labels) as Record<string, string[]>;
+    const model = manifest.apps.find((a) => a.app_id === appId)?.model ?? '';
+    return {
+      zapk_id: zapkId,
+      app_id: appId,
+      name: row.name,
+      type: row.type as AppType,
+      rule: JSON.parse(row.rule) as Rule,
+      license_expire: row.license_expire,
+      perpetual: row.perpetual === 1,
+      labels: labelsByModel[model] ?? [],
+    };
+  }
+
+  /** 4.3: name and the given top-level rule fields replace the stored ones, after full validation. */
+  updateApp(zapkId: string, appId: string, update: AppUpdate): void {
+    const app = this.app(zapkId, appId);
+    const rule: Rule = { ...app.rule, ...update.rule };
+    const problems = ruleProblems(rule, classIdsOf(app.labels));
+    if (problems.length > 0) throw new ApiError('INVALID_PARAMETER', problems[0] as string);
+    this.db
+      .prepare('UPDATE apps SET name = ?, rule = ? WHERE zapk_id = ? AND app_id = ?')
+      .run(update.name ?? app.name, JSON.stringify(rule), zapkId, appId);
+  }
+
+  private commit(manifest: Manifest, dir: string, builtin: boolean) {
+    const previous = this.db.prepare('SELECT * FROM packages WHERE zapk_id = ?').get(manifest.zapk_id) as
+      | PackageRow
+      | undefined;
+    const labels = readLabels(manifest, dir);
+    const keptRules = new Map<string, string>();
+    if (previous) {
+      // An upgrade keeps the operator's edited rules wherever they still fit the new models.
+      for (const app of this.db
+        .prepare('SELECT * FROM apps WHERE zapk_id = ?')
+        .all(manifest.zapk_id) as AppRow[]) {
+        const spec = manifest.apps.find((a) => a.app_id === app.app_id);
+        const rule = JSON.parse(app.rule) as Rule;
+        if (spec && ruleProblems(rule, classIdsOf(labels[spec.model] ?? [])).length === 0) {
+          keptRules.set(app.app_id, app.rule);
+        }
+      }
+    }
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM packages WHERE zapk_id = ?').run(manifest.zapk_id);
+      this.db
+        .prepare(
+          'INSERT INTO packages (zapk_id, name, version, dir, manifest, labels, builtin, installed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          manifest.zapk_id,
+          manifest.name,
+          manifest.version,
+          dir,
+          JSON.stringify(manifest),
+          JSON.stringify(labels),
+          builtin ? 1 : 0,
+          this.clock.now(),
+        );
+      const insertApp = this.db.prepare(
+        'INSERT INTO apps (zapk_id, app_id, name, type, rule, license_expire, perpetual, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      );
+      manifest.apps.forEach((app, position) => {
+        const rule = keptRules.get(app.app_id) ?? JSON.stringify(app.rule);
+        insertApp.run(
+          manifest.zapk_id,
+          app.app_id,
+          app.name,
+          app.type,
+          rule,
+          app.license_expire,
+          app.perpetual ? 1 : 0,
+          position,
+        );
+      });
+    })();
+    if (previous && !previous.builtin && previous.dir !== dir) {
+      void rm(previous.dir, { recursive: true, force: true });
+    }
+    return { zapk_id: manifest.zapk_id, version: manifest.version, upgraded: previous !== undefined };
+  }
+
+  private refuseIfInUse(zapkId: string, what: string): void {
+    if (this.inUse(zapkId)) {
+      throw new ApiError(
+        'PACKAGE_IN_USE',
+        `package "${zapkId}" is used by a running task; close the task before it is ${what}`,
+      );
+    }
+  }
+
+  private row(zapkId: string): PackageRow {
+    const row = this.db.prepare('SELECT * FROM packages WHERE zapk_id = ?').get(zapkId) as
+      | PackageRow
+      | undefined;
+    if (!row) throw new ApiError('PACKAGE_NOT_FOUND', `no application package "${zapkId}"`);
+    return row;
+  }
+
+  private rows(): PackageRow[] {
+    return this.db.prepare('SELECT * FROM packages ORDER BY installed_at, zapk_id').all() as PackageRow[];
+  }
+}
+
+const classIdsOf = (labels: readonly string[]) => new Set(labels.map((_, index) => String(index)));
+
+/** Each model's labels, inline in the manifest or one per line in a file of the package. */
+function readLabels(manifest: Manifest, dir: string): Record<string, string[]> {
+  const labels: Record<string, string[]> = {};
+  for (const [modelId, model] of Object.entries(manifest.models)) {
+    labels[modelId] = Array.isArray(model.labels)
+      ? model.labels
+      : readFileSync(join(dir, model.labels), 'utf8')
+          .split(/\r?\n/)
+          .map((line) => line.trim())
+          .filter((line) => line.length > 0);
+  }
+  return labels;
+}
+
+function listedRule(rule: Rule, lengthReference: ListedRule['length_reference']): ListedRule {
+  const listed: ListedRule = { interval: rule.interval ?? 0 };
+  if (rule.class_area) listed.class_area = rule.class_area;
+  if (rule.classes) listed.classes = Object.fromEntries(rule.classes.map((entry) => [entry.class_id, entry]));
+  if (rule.counter) listed.counter = rule.counter;
+  if (lengthReference) listed.length_reference = lengthReference;
+  return listed;
+}

@@ -1,0 +1,64 @@
+export type Pt = readonly [number, number];
+
+const cross = (o: Pt, a: Pt, b: Pt) => (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
+
+const onSegment = (p: Pt, a: Pt, b: Pt) =>
+  Math.min(a[0], b[0]) <= p[0] &&
+  p[0] <= Math.max(a[0], b[0]) &&
+  Math.min(a[1], b[1]) <= p[1] &&
+  p[1] <= Math.max(a[1], b[1]);
+
+/** True when segments ab and cd share at least one point (touching counts). */
+export function segmentsIntersect(a: Pt, b: Pt, c: Pt, d: Pt): boolean {
+  const d1 = cross(c, d, a);
+  const d2 = cross(c, d, b);
+  const d3 = cross(a, b, c);
+  const d4 = cross(a, b, d);
+  if (((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0))) return true;
+  return (
+    (d1 === 0 && onSegment(a, c, d)) ||
+    (d2 === 0 && onSegment(b, c, d)) ||
+    (d3 === 0 && onSegment(c, a, b)) ||
+    (d4 === 0 && onSegment(d, a, b))
+  );
+}
+
+/** Shoelace area, positive whatever the winding. */
+export function polygonArea(points: readonly Pt[]): number {
+  let twice = 0;
+  points.forEach((p, i) => {
+    const q = points[(i + 1) % points.length] as Pt;
+    twice += p[0] * q[1] - q[0] * p[1];
+  });
+  return Math.abs(twice) / 2;
+}
+
+/** True when two non-adjacent edges of the closed polygon touch or cross. */
+export function isSelfIntersecting(points: readonly Pt[]): boolean {
+  const n = points.length;
+  const edge = (i: number) => [points[i] as Pt, points[(i + 1) % n] as Pt] as const;
+  for (let i = 0; i < n; i++) {
+    for (let j = i + 1; j < n; j++) {
+      const adjacent = j === i + 1 || (i === 0 && j === n - 1);
+      if (adjacent) continue;
+      const [a, b] = edge(i);
+      const [c, d] = edge(j);
+      if (segmentsIntersect(a, b, c, d)) return true;
+    }
+  }
+  return false;
+}
+
+/** Ray casting; points on the boundary count as inside. */
+export function pointInPolygon(p: Pt, polygon: readonly Pt[]): boolean {
+  let inside = false;
+  for (let i = 0, j = polygon.length - 1; i < polygon.length; j = i++) {
+    const a = polygon[i] as Pt;
+    const b = polygon[j] as Pt;
+    if (cross(a, b, p) === 0 && onSegment(p, a, b)) return true;
+    if (a[1] > p[1] !== b[1] > p[1] && p[0] < ((b[0] - a[0]) * (p[1] - a[1])) / (b[1] - a[1]) + a[0]) {
+      inside = !inside;
+    }
+  }
+  return inside;
+}

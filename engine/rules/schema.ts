@@ -1,0 +1,92 @@
+import { type Static, Type } from '@sinclair/typebox';
+
+/**
+ * Rule shapes of service-interface 2.4-2.6 with the units fixed by api-decisions.md.
+ * One schema per shape: the API, the package manifest and the console all validate with these.
+ */
+
+const Color = Type.String({
+  pattern: '^#[0-9a-fA-F]{6}$',
+  description: 'Colour as #RRGGBB',
+  examples: ['#ff0000'],
+});
+
+export const ClassEntry = Type.Object(
+  {
+    class_id: Type.String({ minLength: 1, maxLength: 64, description: 'Model class id (label index as a string)' }),
+    name: Type.String({ minLength: 1, maxLength: 64 }),
+    color: Color,
+    threshold: Type.Number({ minimum: 0, maximum: 1, description: 'Minimum score, 0..1' }),
+    min_pixel: Type.Number({ minimum: 0, description: 'Least longer box side in source pixels; 0 = no bound' }),
+    max_pixel: Type.Number({ minimum: 0, description: 'Greatest longer box side in source pixels; 0 = no bound' }),
+  },
+  { additionalProperties: false },
+);
+export type ClassEntry = Static<typeof ClassEntry>;
+
+export const ClassCount = Type.Object(
+  {
+    class_id: Type.String({ minLength: 1, maxLength: 64 }),
+    min_count: Type.Integer({ minimum: 0 }),
+    max_count: Type.Integer({ minimum: 0, description: '0 = no upper bound' }),
+  },
+  { additionalProperties: false },
+);
+export type ClassCount = Static<typeof ClassCount>;
+
+export const Counter = Type.Object(
+  {
+    numeric_type: Type.Union([Type.Literal(0), Type.Literal(1)], {
+      description: '0 = objects present now, 1 = distinct tracks since the task started (flow)',
+    }),
+    distance: Type.Number({ minimum: 0, description: 'Crowd grouping distance in pixels; 0 = off' }),
+    min_count: Type.Integer({ minimum: 0 }),
+    max_count: Type.Integer({ minimum: 0, description: '0 = no upper bound' }),
+    class_counts: Type.Array(ClassCount, { maxItems: 100 }),
+  },
+  { additionalProperties: false },
+);
+export type Counter = Static<typeof Counter>;
+
+export const ClassArea = Type.Object({ color: Color }, { additionalProperties: false });
+
+export const LengthReference = Type.Object(
+  {
+    pixels: Type.Number({ exclusiveMinimum: 0, description: 'Length of the reference in source pixels' }),
+    meters: Type.Number({ exclusiveMinimum: 0, description: 'Real length of the same reference' }),
+  },
+  { additionalProperties: false },
+);
+
+const Interval = Type.Number({
+  minimum: 0,
+  maximum: 86_400,
+  description: 'Least seconds between two callbacks of one rule; loitering time for type-3 apps',
+});
+
+/** The rule as stored and as carried by the update body (4.3): classes as an array. */
+export const Rule = Type.Object(
+  {
+    interval: Type.Optional(Interval),
+    class_area: Type.Optional(ClassArea),
+    classes: Type.Optional(Type.Array(ClassEntry, { maxItems: 1000 })),
+    counter: Type.Optional(Counter),
+  },
+  { additionalProperties: false },
+);
+export type Rule = Static<typeof Rule>;
+
+/** The rule as the listing (2.4) shows it: classes keyed by class_id, length_reference when set. */
+export const ListedRule = Type.Object({
+  interval: Type.Number(),
+  class_area: Type.Optional(ClassArea),
+  classes: Type.Optional(Type.Record(Type.String(), ClassEntry)),
+  counter: Type.Optional(Counter),
+  length_reference: Type.Optional(LengthReference),
+});
+export type ListedRule = Static<typeof ListedRule>;
+
+/** Application kinds (api-decisions): 1 detection, 2 change detection, 3 time-series (video only). */
+export const AppType = Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(3)]);
+export type AppType = Static<typeof AppType>;
+export const APP_TYPE = { detection: 1, change: 2, timeSeries: 3 } as const;

@@ -1,0 +1,45 @@
+import type { TSchema } from '@sinclair/typebox';
+import { Ajv, type ErrorObject } from 'ajv';
+
+/**
+ * One strict validator for every JSON shape the engine accepts: no type coercion, no silent removal
+ * of unknown fields, defaults never invented. Query strings get a coercing twin since they arrive as text.
+ */
+export const strictAjv = new Ajv({ allErrors: false, strict: false, coerceTypes: false, useDefaults: false });
+export const queryAjv = new Ajv({ allErrors: false, strict: false, coerceTypes: true, useDefaults: true });
+
+/** Turns an ajv error into "where: what" with the field named, e.g. "body.app_ids: must be array". */
+export function describeAjvError(error: ErrorObject, root: string): string {
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part.replace(/~1/g, '/').replace(/~0/g, '~')}`))
+    .join('');
+  const where = `${root}${path}`;
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `${where}.${String(params.missingProperty)}: is required`;
+    case 'additionalProperties':
+      return `${where}.${String(params.additionalProperty)}: is not an allowed field`;
+    case 'enum':
+      return `${where}: must be one of ${JSON.stringify(params.allowedValues)}`;
+    case 'anyOf': {
+      return `${where}: has an invalid value`;
+    }
+    default:
+      return `${where}: ${error.message ?? 'is invalid'}`;
+  }
+}
+
+export type Check<T> = (value: unknown) => { ok: true; value: T } | { ok: false; error: string };
+
+/** Compiles a TypeBox schema into a checker that names the first offending field. */
+export function compileCheck<T>(schema: TSchema, root: string): Check<T> {
+  const validate = strictAjv.compile(schema);
+  return (value) => {
+    if (validate(value)) return { ok: true, value: value as T };
+    const first = validate.errors?.[0];
+    return { ok: false, error: first ? describeAjvError(first, root) : `${root}: is invalid` };
+  };
+}

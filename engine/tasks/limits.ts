@@ -1,0 +1,16 @@
+/** Timers of part 3 and part 8 of the contract, plus the engine's own retention and retry bounds. */
+export const TASK_LIMITS = {
+  /** A video source must give its first frame within this at task start. */
+  pullTimeoutMs: 15_000,
+  /** A video task whose stream is not restored within this closes with close_code 2. */
+  streamLossCloseMs: 5 * 60_000,
+  /** Images of image and diff tasks: at least this far apart... */
+  minImageIntervalMs: 1_000,
+  /** ...and the task closes with close_code 3 when none arrives for longer than this. */
+  imageIdleCloseMs: 5 * 60_000,
+  /** Closed tasks stay listed this long (api-decisions.md). */
+  closedRetentionMs: 24 * 60 * 60_000,
+  /** Reopening a lost source: first retry after this, doubling up to the cap. */
+  reconnectFirstMs: 1_000,
+  reconnectMaxMs: 30_000,
+} as const;

@@ -1,0 +1,454 @@
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { ApiError } from '../api/errors';
+import type { Clock, TimerHandle } from '../clock';
+import { type SourceUrl, parseSourceUrl } from '../media/source-url';
+import type { InstalledApp, PackageRegistry } from '../packages/registry';
+import { APP_TYPE } from '../rules/schema';
+import type { Db } from '../store/db';
+import { TASK_LIMITS } from './limits';
+import { polygonProblem } from './polygon';
+import {
+  type AppConfig,
+  CLOSE_CODE,
+  type CloseCode,
+  DEFAULT_OSD,
+  type Osd,
+  type StartTaskBody,
+  type TaskMode,
+  type TaskStatus,
+  type TaskView,
+  type UpdateTaskBody,
+} from './schema';
+
+/** Opens a video source far enough to decode a frame; rejects when it cannot within the timeout. */
+export type SourceOpener = (source: SourceUrl, timeoutMs: number) => Promise<{ width: number; height: number }>;
+
+export interface TaskEvents {
+  started: [TaskView];
+  updated: [TaskView];
+  closed: [TaskView];
+  stream_lost: [TaskView];
+  stream_restored: [TaskView];
+}
+
+interface TaskRow {
+  task_id: string;
+  mode: TaskMode;
+  zapk_id: string;
+  app_ids: string;
+  device_id: string;
+  business_id: string;
+  video_url: string;
+  report_url: string;
+  osd: string;
+  app_configs: string;
+  status: TaskStatus;
+  close_code: number;
+  dump: string;
+  created_at: number;
+  updated_at: number;
+  closed_at: number | null;
+  last_image_at: number | null;
+}
+
+/** What a live task holds in memory only: timers and source health. */
+interface Runtime {
+  timers: Map<'idle' | 'loss' | 'license' | 'reconnect', TimerHandle>;
+  source?: { width: number; height: number };
+  reconnects: number;
+  reconnectDelayMs: number;
+  images: number;
+}
+
+const CLOSE_REASON: Record<CloseCode, string> = {
+  0: 'running',
+  1: 'closed by the caller',
+  2: 'closed: the video stream was not restored within 5 min',
+  3: 'closed: no image for more than 5 min',
+  4: 'closed: an application license expired',
+  5: 'closed: engine error',
+};
+
+/**
+ * Every task and its lifecycle (part 3 of the contract): validation at start and update, the timers
+ * that close tasks on their own, and resumption after an engine restart. The database row is written
+ * before any answer, so an acknowledged task survives kill -9.
+ */
+export class TaskRegistry extends EventEmitter<TaskEvents> {
+  private readonly runtimes = new Map<string, Runtime>();
+  private purgeTimer?: TimerHandle;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly packages: PackageRegistry,
+    private readonly openSource: SourceOpener,
+  ) {
+    super();
+  }
+
+  /** Restarts the timers of tasks that were live when the engine stopped, and reopens their sources. */
+  resumeAll(): void {
+    this.purgeClosed();
+    for (const row of this.rows("status != 'closed'")) {
+      const runtime = this.newRuntime(row.task_id);
+      this.armLicenseTimer(row, runtime);
+      if (row.mode === 'video') {
+        this.setStatus(row.task_id, 'starting', 'starting: reopening the source after an engine restart');
+        void this.reopen(row.task_id);
+      } else {
+        this.armIdleTimer(row.task_id, row.last_image_at ?? row.created_at);
+      }
+    }
+  }
+
+  async start(body: StartTaskBody): Promise<TaskView> {
+    const mode = body.mode ?? 'video';
+    const apps = this.checkApps(body.zapk_id, body.app_ids, mode);
+    const appConfigs = this.checkAppConfigs(body.app_configs ?? [], apps);
+    const reportUrl = checkReportUrl(body.report_url ?? '');
+    const osd: Required<Osd> = { ...DEFAULT_OSD, ...body.osd };
+
+    let source: { width: number; height: number } | undefined;
+    if (mode === 'video') {
+      if (!body.video_url) throw new ApiError('INVALID_PARAMETER', 'body.video_url: is required for a video task');
+      const parsed = parseSourceUrl(body.video_url);
+      if ('error' in parsed) throw new ApiError('INVALID_PARAMETER', `body.${parsed.error}`);
+      try {
+        source = await this.openSource(parsed, TASK_LIMITS.pullTimeoutMs);
+      } catch (error) {
+        throw new ApiError('STREAM_UNAVAILABLE', `video_url: the source could not be opened: ${(error as Error).message}`);
+      }
+      // The package may have gone while the source was opening; check again before committing.
+      this.checkApps(body.zapk_id, body.app_ids, mode);
+    } else if (body.video_url) {
+      throw new ApiError('INVALID_PARAMETER', `body.video_url: is only for video tasks, not ${mode} tasks`);
+    }
+
+    const now = this.clock.now();
+    const row: TaskRow = {
+      task_id: randomUUID(),
+      mode,
+      zapk_id: body.zapk_id,
+      app_ids: JSON.stringify(body.app_ids),
+      device_id: body.device_id ?? '',
+      business_id: body.business_id ?? '',
+      video_url: body.video_url ?? '',
+      report_url: reportUrl,
+      osd: JSON.stringify(osd),
+      app_configs: JSON.stringify(appConfigs),
+      status: 'running',
+      close_code: CLOSE_CODE.running,
+      dump: '',
+      created_at: now,
+      updated_at: now,
+      closed_at: null,
+      last_image_at: null,
+    };
+    const runtime = this.newRuntime(row.task_id);
+    runtime.source = source;
+    row.dump = this.describe(row, runtime);
+    this.db
+      .prepare(
+        `INSERT INTO tasks VALUES (@task_id, @mode, @zapk_id, @app_ids, @device_id, @business_id, @video_url,
+         @report_url, @osd, @app_configs, @status, @close_code, @dump, @created_at, @updated_at, @closed_at, @last_image_at)`,
+      )
+      .run(row);
+    this.armLicenseTimer(row, runtime);
+    if (mode !== 'video') this.armIdleTimer(row.task_id, now);
+    const view = toView(row);
+    this.emit('started', view);
+    return view;
+  }
+
+  list(): TaskView[] {
+    return this.rows('1 = 1').map(toView);
+  }
+
+  get(taskId: string): TaskView {
+    return toView(this.row(taskId));
+  }
+
+  /** 4.7 plus app_configs: applied to the running task without restarting it. */
+  update(taskId: string, body: UpdateTaskBody): TaskView {
+    const row = this.liveRow(taskId);
+    const appIds = body.app_ids ?? (JSON.parse(row.app_ids) as string[]);
+    const apps = this.checkApps(row.zapk_id, appIds, row.mode);
+    // Polygons of apps the task no longer runs go; given ones replace the app's previous polygon.
+    const configs = new Map<string, AppConfig>();
+    for (const config of JSON.parse(row.app_configs) as AppConfig[]) {
+      if (appIds.includes(config.app_id)) configs.set(config.app_id, config);
+    }
+    for (const config of this.checkAppConfigs(body.app_configs ?? [], apps)) configs.set(config.app_id, config);
+    const osd = { ...(JSON.parse(row.osd) as Osd), ...body.osd };
+    this.db
+      .prepare('UPDATE tasks SET app_ids = ?, app_configs = ?, osd = ?, updated_at = ? WHERE task_id = ?')
+      .run(JSON.stringify(appIds), JSON.stringify([...configs.values()]), JSON.stringify(osd), this.clock.now(), taskId);
+    const view = this.get(taskId);
+    this.emit('updated', view);
+    return view;
+  }
+
+  /** Closes a task; closing a closed task again changes nothing and answers as before. */
+  close(taskId: string, code: CloseCode, detail = ''): TaskView {
+    const row = this.row(taskId);
+    if (row.status === 'closed') return toView(row);
+    this.stopRuntime(taskId);
+    const now = this.clock.now();
+    const dump = detail ? `${CLOSE_REASON[code]} (${detail})` : CLOSE_REASON[code];
+    this.db
+      .prepare("UPDATE tasks SET status = 'closed', close_code = ?, dump = ?, closed_at = ?, updated_at = ? WHERE task_id = ?")
+      .run(code, dump, now, now, taskId);
+    const view = this.get(taskId);
+    this.emit('closed', view);
+    return view;
+  }
+
+  /**
+   * Admits one image to an image or diff task: refuses one sent less than 1 s after the previous
+   * one (not queued), and restarts the 5 min idle timer.
+   */
+  admitImage(taskId: string, mode: 'image' | 'diff'): void {
+    const row = this.liveRow(taskId);
+    if (row.mode !== mode) {
+      throw new ApiError('WRONG_TASK_MODE', `task ${taskId} is a ${row.mode} task; this endpoint is for ${mode} tasks`);
+    }
+    const now = this.clock.now();
+    if (row.last_image_at !== null && now - row.last_image_at < TASK_LIMITS.minImageIntervalMs) {
+      throw new ApiError(
+        'IMAGE_TOO_SOON',
+        `image sent ${now - row.last_image_at} ms after the previous one; images must be at least 1 s apart`,
+      );
+    }
+    const runtime = this.runtimes.get(taskId);
+    if (runtime) runtime.images += 1;
+    this.db.prepare('UPDATE tasks SET last_image_at = ?, updated_at = ? WHERE task_id = ?').run(now, now, taskId);
+    this.armIdleTimer(taskId, now);
+  }
+
+  /** Called when a video task's stream breaks: reopening starts, and the 5 min close timer runs. */
+  streamLost(taskId: string, reason: string): void {
+    const row = this.row(taskId);
+    const runtime = this.runtimes.get(taskId);
+    if (row.status === 'closed' || !runtime) return;
+    if (!runtime.timers.has('loss')) {
+      this.arm(runtime, 'loss', TASK_LIMITS.streamLossCloseMs, () =>
+        this.close(taskId, CLOSE_CODE.streamLost, `last error: ${reason}`),
+      );
+    }
+    this.setStatus(taskId, 'stream_lost', `stream lost: ${reason}; reconnecting (${runtime.reconnects} reconnects so far)`);
+    this.emit('stream_lost', this.get(taskId));
+    this.arm(runtime, 'reconnect', runtime.reconnectDelayMs, () => void this.reopen(taskId));
+    runtime.reconnectDelayMs = Math.min(runtime.reconnectDelayMs * 2, TASK_LIMITS.reconnectMaxMs);
+  }
+
+  streamRestored(taskId: string, source: { width: number; height: number }): void {
+    const row = this.row(taskId);
+    const runtime = this.runtimes.get(taskId);
+    if (row.status === 'closed' || !runtime) return;
+    const wasLost = row.status === 'stream_lost';
+    this.disarm(runtime, 'loss');
+    this.disarm(runtime, 'reconnect');
+    runtime.source = source;
+    runtime.reconnectDelayMs = TASK_LIMITS.reconnectFirstMs;
+    if (wasLost) runtime.reconnects += 1;
+    this.setStatus(taskId, 'running', this.describe({ ...row, status: 'running' }, runtime));
+    if (wasLost) this.emit('stream_restored', this.get(taskId));
+  }
+
+  /** True while a task that is not closed runs an app of the package. */
+  usesPackage(zapkId: string): boolean {
+    return (
+      this.db.prepare("SELECT 1 FROM tasks WHERE zapk_id = ? AND status != 'closed' LIMIT 1").get(zapkId) !== undefined
+    );
+  }
+
+  /** Stops every timer without closing any task: they resume when the engine starts again. */
+  shutdown(): void {
+    for (const taskId of [...this.runtimes.keys()]) this.stopRuntime(taskId);
+    if (this.purgeTimer) this.clock.clearTimeout(this.purgeTimer);
+  }
+
+  private async reopen(taskId: string): Promise<void> {
+    const row = this.row(taskId);
+    const parsed = parseSourceUrl(row.video_url);
+    if ('error' in parsed) return this.streamLost(taskId, parsed.error);
+    try {
+      const source = await this.openSource(parsed, TASK_LIMITS.pullTimeoutMs);
+      this.streamRestored(taskId, source);
+    } catch (error) {
+      this.streamLost(taskId, (error as Error).message);
+    }
+  }
+
+  private checkApps(zapkId: string, appIds: readonly string[], mode: TaskMode): InstalledApp[] {
+    const now = this.clock.now();
+    return appIds.map((appId) => {
+      const app = this.packages.app(zapkId, appId);
+      if (!app.perpetual && app.license_expire * 1000 <= now) {
+        const on = new Date(app.license_expire * 1000).toISOString();
+        throw new ApiError('LICENSE_EXPIRED', `app_ids: the license of application "${appId}" expired on ${on}`);
+      }
+      if (mode === 'diff' && app.type !== APP_TYPE.change) {
+        throw new ApiError('NOT_CHANGE_DETECTION_APP', `app_ids: "${appId}" is not a change-detection application (type 2); a diff task runs only those`);
+      }
+      if (mode !== 'diff' && app.type === APP_TYPE.change) {
+        throw new ApiError('CHANGE_DETECTION_NOT_DIFF', `app_ids: "${appId}" is a change-detection application; it runs only in diff tasks`);
+      }
+      if (mode !== 'video' && app.type === APP_TYPE.timeSeries) {
+        throw new ApiError('TIME_SERIES_NOT_VIDEO', `app_ids: "${appId}" is a time-series application; it runs only in video tasks`);
+      }
+      return app;
+    });
+  }
+
+  private checkAppConfigs(configs: readonly AppConfig[], apps: readonly InstalledApp[]): AppConfig[] {
+    const seen = new Set<string>();
+    configs.forEach((config, i) => {
+      const at = `body.app_configs[${i}]`;
+      const app = apps.find((a) => a.app_id === config.app_id);
+      if (!app) throw new ApiError('INVALID_PARAMETER', `${at}.app_id: "${config.app_id}" is not one of the task's app_ids`);
+      if (seen.has(config.app_id)) throw new ApiError('INVALID_PARAMETER', `${at}.app_id: "${config.app_id}" is configured twice`);
+      seen.add(config.app_id);
+      const problem = polygonProblem(config.polygon, app.type);
+      if (problem) throw new ApiError('INVALID_PARAMETER', `${at}.polygon: ${problem}`);
+    });
+    return configs.map((config) => ({ app_id: config.app_id, polygon: config.polygon }));
+  }
+
+  private armIdleTimer(taskId: string, lastImageAt: number): void {
+    const runtime = this.runtimes.get(taskId);
+    if (!runtime) return;
+    const due = lastImageAt + TASK_LIMITS.imageIdleCloseMs - this.clock.now();
+    this.arm(runtime, 'idle', Math.max(0, due), () => this.close(taskId, CLOSE_CODE.noImage));
+  }
+
+  /** Closes the task with code 4 when the first of its time-limited licenses runs out. */
+  private armLicenseTimer(row: TaskRow, runtime: Runtime): void {
+    const expiries = (JSON.parse(row.app_ids) as string[])
+      .map((appId) => this.packages.app(row.zapk_id, appId))
+      .filter((app) => !app.perpetual)
+      .map((app) => ({ appId: app.app_id, at: app.license_expire * 1000 }))
+      .sort((a, b) => a.at - b.at);
+    const first = expiries[0];
+    if (!first) return;
+    this.arm(runtime, 'license', Math.max(0, first.at - this.clock.now()), () =>
+      this.close(row.task_id, CLOSE_CODE.licenseExpired, `application "${first.appId}"`),
+    );
+  }
+
+  private arm(runtime: Runtime, name: Parameters<Runtime['timers']['get']>[0], ms: number, fn: () => void): void {
+    this.disarm(runtime, name);
+    runtime.timers.set(
+      name,
+      this.clock.setTimeout(() => {
+        runtime.timers.delete(name);
+        fn();
+      }, ms),
+    );
+  }
+
+  private disarm(runtime: Runtime, name: Parameters<Runtime['timers']['get']>[0]): void {
+    const handle = runtime.timers.get(name);
+    if (handle) this.clock.clearTimeout(handle);
+    runtime.timers.delete(name);
+  }
+
+  private newRuntime(taskId: string): Runtime {
+    const runtime: Runtime = {
+      timers: new Map(),
+      reconnects: 0,
+      reconnectDelayMs: TASK_LIMITS.reconnectFirstMs,
+      images: 0,
+    };
+    this.runtimes.set(taskId, runtime);
+    this.schedulePurge();
+    return runtime;
+  }
+
+  private stopRuntime(taskId: string): void {
+    const runtime = this.runtimes.get(taskId);
+    if (!runtime) return;
+    for (const name of [...runtime.timers.keys()]) this.disarm(runtime, name);
+    this.runtimes.delete(taskId);
+  }
+
+  /** Closed tasks leave the listing 24 h after closing; checked hourly. */
+  private schedulePurge(): void {
+    if (this.purgeTimer) return;
+    this.purgeTimer = this.clock.setTimeout(() => {
+      this.purgeTimer = undefined;
+      this.purgeClosed();
+      this.schedulePurge();
+    }, 60 * 60_000);
+  }
+
+  private purgeClosed(): void {
+    this.db
+      .prepare("DELETE FROM tasks WHERE status = 'closed' AND closed_at <= ?")
+      .run(this.clock.now() - TASK_LIMITS.closedRetentionMs);
+  }
+
+  private describe(row: TaskRow, runtime: Runtime): string {
+    if (row.mode !== 'video') return `running, ${runtime.images} images received`;
+    const size = runtime.source ? `${runtime.source.width}x${runtime.source.height}` : 'unknown size';
+    return `running, source ${size}, ${runtime.reconnects} reconnects; no analysis pipeline in this build`;
+  }
+
+  private setStatus(taskId: string, status: TaskStatus, dump: string): void {
+    this.db
+      .prepare("UPDATE tasks SET status = ?, dump = ?, updated_at = ? WHERE task_id = ? AND status != 'closed'")
+      .run(status, dump, this.clock.now(), taskId);
+  }
+
+  private liveRow(taskId: string): TaskRow {
+    const row = this.row(taskId);
+    if (row.status === 'closed') throw new ApiError('TASK_CLOSED', `task ${taskId} is closed (close_code ${row.close_code})`);
+    return row;
+  }
+
+  private row(taskId: string): TaskRow {
+    const row = this.db.prepare('SELECT * FROM tasks WHERE task_id = ?').get(taskId) as TaskRow | undefined;
+    if (!row) throw new ApiError('TASK_NOT_FOUND', `no task "${taskId}"`);
+    return row;
+  }
+
+  private rows(where: string): TaskRow[] {
+    return this.db.prepare(`SELECT * FROM tasks WHERE ${where} ORDER BY created_at, task_id`).all() as TaskRow[];
+  }
+}
+
+function checkReportUrl(reportUrl: string): string {
+  if (reportUrl === '') return '';
+  let url: URL;
+  try {
+    url = new URL(reportUrl);
+  } catch {
+    throw new ApiError('INVALID_PARAMETER', 'body.report_url: must be an absolute http:// or https:// URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ApiError('INVALID_PARAMETER', 'body.report_url: must be an http:// or https:// URL');
+  }
+  return reportUrl;
+}
+
+function toView(row: TaskRow): TaskView {
+  return {
+    task_id: row.task_id,
+    mode: row.mode,
+    zapk_id: row.zapk_id,
+    app_ids: JSON.parse(row.app_ids) as string[],
+    device_id: row.device_id,
+    business_id: row.business_id,
+    video_url: row.video_url,
+    report_url: row.report_url,
+    osd: JSON.parse(row.osd) as Osd,
+    close_code: row.close_code,
+    dump: row.dump,
+    status: row.status,
+    app_configs: JSON.parse(row.app_configs) as AppConfig[],
+    created_at: row.created_at,
+    closed_at: row.closed_at,
+  };
+}

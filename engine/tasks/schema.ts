@@ -1,0 +1,117 @@
+import { type Static, Type } from '@sinclair/typebox';
+
+const Id = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
+const Text = (description: string) => Type.String({ maxLength: 256, description });
+
+export const TaskMode = Type.Union([Type.Literal('video'), Type.Literal('image'), Type.Literal('diff')]);
+export type TaskMode = Static<typeof TaskMode>;
+
+/** osd of the update body (4.7): display_polygon is set at start only. */
+export const OsdUpdate = Type.Object(
+  {
+    display_name: Type.Optional(Type.Boolean()),
+    display_box: Type.Optional(Type.Boolean()),
+    display_track: Type.Optional(Type.Boolean()),
+    font_size: Type.Optional(Type.Integer({ minimum: 6, maximum: 128 })),
+    border_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
+  },
+  { additionalProperties: false },
+);
+
+/** osd of the start body (2.8). */
+export const Osd = Type.Object(
+  { ...OsdUpdate.properties, display_polygon: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
+export type Osd = Static<typeof Osd>;
+export const DEFAULT_OSD: Required<Osd> = {
+  display_name: true,
+  display_box: true,
+  display_track: true,
+  display_polygon: true,
+  font_size: 16,
+  border_size: 2,
+};
+
+const Coordinate = Type.Number({ minimum: 0, maximum: 16_384 });
+export const Point = Type.Array(Coordinate, { minItems: 2, maxItems: 2 });
+/** [x, y] points in source-frame pixels: 3+ points a region, exactly 2 a counting line (type 3), none the whole frame. */
+export const Polygon = Type.Array(Point, { maxItems: 256 });
+export type Polygon = Static<typeof Polygon>;
+
+export const AppConfig = Type.Object(
+  { app_id: Id('Application the polygon belongs to'), polygon: Polygon },
+  { additionalProperties: false },
+);
+export type AppConfig = Static<typeof AppConfig>;
+
+const AppIds = Type.Array(Id('Application id'), { minItems: 1, maxItems: 64, uniqueItems: true });
+const AppConfigs = Type.Array(AppConfig, { maxItems: 64 });
+
+export const StartTaskBody = Type.Object(
+  {
+    mode: Type.Optional(TaskMode),
+    zapk_id: Id('Application package id'),
+    app_ids: AppIds,
+    device_id: Type.Optional(Text('Device identifier')),
+    business_id: Type.Optional(Text('Echoed as business_id in callbacks')),
+    video_url: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2048, description: 'rtsp://, rtmp://, http(s)://, file:// or an absolute path' }),
+    ),
+    osd: Type.Optional(Osd),
+    app_configs: Type.Optional(AppConfigs),
+    report_url: Type.Optional(Type.String({ maxLength: 2048, description: 'http(s) URL the callbacks are POSTed to' })),
+  },
+  { additionalProperties: false },
+);
+export type StartTaskBody = Static<typeof StartTaskBody>;
+
+export const UpdateTaskBody = Type.Object(
+  {
+    app_ids: Type.Optional(AppIds),
+    osd: Type.Optional(OsdUpdate),
+    app_configs: Type.Optional(AppConfigs),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateTaskBody = Static<typeof UpdateTaskBody>;
+
+export const TaskStatus = Type.Union([
+  Type.Literal('starting'),
+  Type.Literal('running'),
+  Type.Literal('stream_lost'),
+  Type.Literal('closed'),
+]);
+export type TaskStatus = Static<typeof TaskStatus>;
+
+/** A task as the listing (2.7) shows it, plus extensions (status, app_configs, times). */
+export const TaskView = Type.Object({
+  task_id: Type.String({ format: 'uuid' }),
+  mode: TaskMode,
+  zapk_id: Type.String(),
+  app_ids: Type.Array(Type.String()),
+  device_id: Type.String(),
+  business_id: Type.String(),
+  video_url: Type.String(),
+  report_url: Type.String(),
+  osd: Osd,
+  close_code: Type.Integer({
+    description: '0 running; 1 closed by caller; 2 stream not restored in 5 min; 3 no image for 5 min; 4 license expired; 5 engine error',
+  }),
+  dump: Type.String({ description: 'Short health line of the task' }),
+  status: TaskStatus,
+  app_configs: Type.Array(AppConfig),
+  created_at: Type.Integer({ description: 'ms since the Unix epoch' }),
+  closed_at: Type.Union([Type.Integer(), Type.Null()]),
+});
+export type TaskView = Static<typeof TaskView>;
+
+export const CLOSE_CODE = {
+  running: 0,
+  byCaller: 1,
+  streamLost: 2,
+  noImage: 3,
+  licenseExpired: 4,
+  engineError: 5,
+} as const;
+export type CloseCode = (typeof CLOSE_CODE)[keyof typeof CLOSE_CODE];
