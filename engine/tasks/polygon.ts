@@ -20,7 +20,7 @@ export function polygonProblem(polygon: Polygon, appType: AppType): string | nul
     const q = points[(i + 1) % points.length] as Pt;
     if (p[0] === q[0] && p[1] === q[1]) return `points ${i} and ${(i + 1) % points.length} are identical`;
   }
-  if (polygonArea(points) < 1) return 'the polygon has no area (its points are on one line)';
   if (isSelfIntersecting(points)) return 'the polygon crosses itself';
+  if (polygonArea(points) < 1) return 'the polygon has no area (its points are on one line)';
   return null;
 }
