@@ -27,7 +27,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
 
   let tasks: TaskRegistry | undefined;
   const packages = new PackageRegistry(db, clock, dataDir, (zapkId) => tasks?.usesPackage(zapkId) ?? false);
-  tasks = new TaskRegistry(db, clock, packages, (source, timeoutMs) => probeFirstFrame(ffmpeg, source, timeoutMs));
+  tasks = new TaskRegistry(db, clock, packages, (source, timeoutMs, signal) =>
+    probeFirstFrame(ffmpeg, source, timeoutMs, signal),
+  );
 
   const api = await buildApi(
     {
@@ -48,13 +50,19 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     const password = given || randomPassword();
     accounts.setPassword(ADMIN_USER, password);
     // Printed once, on the first start only: the operator's way in when no password was given.
-    if (!given) api.log.warn(`created user "${ADMIN_USER}" with password ${password} (shown once; change it in the console)`);
+    if (!given)
+      api.log.warn(
+        `created user "${ADMIN_USER}" with password ${password} (shown once; change it in the console)`,
+      );
   }
   accounts.purgeExpiredTokens();
   await packages.sweepOrphans();
   if (!db.prepare('SELECT 1 FROM settings WHERE key = ?').get(BUILTIN_INSTALLED)) {
     await packages.installDir(BUILTIN_PACKAGE_DIR, true);
-    db.prepare('INSERT INTO settings (key, value) VALUES (?, ?)').run(BUILTIN_INSTALLED, JSON.stringify(clock.now()));
+    db.prepare('INSERT INTO settings (key, value) VALUES (?, ?)').run(
+      BUILTIN_INSTALLED,
+      JSON.stringify(clock.now()),
+    );
   }
   tasks.resumeAll();
 

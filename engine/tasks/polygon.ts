@@ -11,7 +11,8 @@ export function polygonProblem(polygon: Polygon, appType: AppType): string | nul
   if (points.length === 0) return null;
   if (points.length === 1) return 'a polygon needs at least 3 points (2 for a counting line)';
   if (points.length === 2) {
-    if (appType !== APP_TYPE.timeSeries) return 'a 2-point counting line is only for time-series applications (type 3); a region needs at least 3 points';
+    if (appType !== APP_TYPE.timeSeries)
+      return 'a 2-point counting line is only for time-series applications (type 3); a region needs at least 3 points';
     const [a, b] = points as [Pt, Pt];
     return a[0] === b[0] && a[1] === b[1] ? 'the counting line has two identical points' : null;
   }

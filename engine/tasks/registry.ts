@@ -22,7 +22,11 @@ import {
 } from './schema';
 
 /** Opens a video source far enough to decode a frame; rejects when it cannot within the timeout. */
-export type SourceOpener = (source: SourceUrl, timeoutMs: number) => Promise<{ width: number; height: number }>;
+export type SourceOpener = (
+  source: SourceUrl,
+  timeoutMs: number,
+  signal?: AbortSignal,
+) => Promise<{ width: number; height: number }>;
 
 export interface TaskEvents {
   started: [TaskView];
@@ -59,6 +63,8 @@ interface Runtime {
   reconnects: number;
   reconnectDelayMs: number;
   images: number;
+  /** Aborts a source being reopened when the task closes or the engine stops: no ffmpeg outlives it. */
+  opening: AbortController;
 }
 
 const CLOSE_REASON: Record<CloseCode, string> = {
@@ -112,13 +118,17 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
 
     let source: { width: number; height: number } | undefined;
     if (mode === 'video') {
-      if (!body.video_url) throw new ApiError('INVALID_PARAMETER', 'body.video_url: is required for a video task');
+      if (!body.video_url)
+        throw new ApiError('INVALID_PARAMETER', 'body.video_url: is required for a video task');
       const parsed = parseSourceUrl(body.video_url);
       if ('error' in parsed) throw new ApiError('INVALID_PARAMETER', `body.${parsed.error}`);
       try {
         source = await this.openSource(parsed, TASK_LIMITS.pullTimeoutMs);
       } catch (error) {
-        throw new ApiError('STREAM_UNAVAILABLE', `video_url: the source could not be opened: ${(error as Error).message}`);
+        throw new ApiError(
+          'STREAM_UNAVAILABLE',
+          `video_url: the source could not be opened: ${(error as Error).message}`,
+        );
       }
       // The package may have gone while the source was opening; check again before committing.
       this.checkApps(body.zapk_id, body.app_ids, mode);
@@ -180,11 +190,18 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     for (const config of JSON.parse(row.app_configs) as AppConfig[]) {
       if (appIds.includes(config.app_id)) configs.set(config.app_id, config);
     }
-    for (const config of this.checkAppConfigs(body.app_configs ?? [], apps)) configs.set(config.app_id, config);
+    for (const config of this.checkAppConfigs(body.app_configs ?? [], apps))
+      configs.set(config.app_id, config);
     const osd = { ...(JSON.parse(row.osd) as Osd), ...body.osd };
     this.db
       .prepare('UPDATE tasks SET app_ids = ?, app_configs = ?, osd = ?, updated_at = ? WHERE task_id = ?')
-      .run(JSON.stringify(appIds), JSON.stringify([...configs.values()]), JSON.stringify(osd), this.clock.now(), taskId);
+      .run(
+        JSON.stringify(appIds),
+        JSON.stringify([...configs.values()]),
+        JSON.stringify(osd),
+        this.clock.now(),
+        taskId,
+      );
     const view = this.get(taskId);
     this.emit('updated', view);
     return view;
@@ -198,7 +215,9 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const now = this.clock.now();
     const dump = detail ? `${CLOSE_REASON[code]} (${detail})` : CLOSE_REASON[code];
     this.db
-      .prepare("UPDATE tasks SET status = 'closed', close_code = ?, dump = ?, closed_at = ?, updated_at = ? WHERE task_id = ?")
+      .prepare(
+        "UPDATE tasks SET status = 'closed', close_code = ?, dump = ?, closed_at = ?, updated_at = ? WHERE task_id = ?",
+      )
       .run(code, dump, now, now, taskId);
     const view = this.get(taskId);
     this.emit('closed', view);
@@ -212,7 +231,10 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   admitImage(taskId: string, mode: 'image' | 'diff'): void {
     const row = this.liveRow(taskId);
     if (row.mode !== mode) {
-      throw new ApiError('WRONG_TASK_MODE', `task ${taskId} is a ${row.mode} task; this endpoint is for ${mode} tasks`);
+      throw new ApiError(
+        'WRONG_TASK_MODE',
+        `task ${taskId} is a ${row.mode} task; this endpoint is for ${mode} tasks`,
+      );
     }
     const now = this.clock.now();
     if (row.last_image_at !== null && now - row.last_image_at < TASK_LIMITS.minImageIntervalMs) {
@@ -223,7 +245,9 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     }
     const runtime = this.runtimes.get(taskId);
     if (runtime) runtime.images += 1;
-    this.db.prepare('UPDATE tasks SET last_image_at = ?, updated_at = ? WHERE task_id = ?').run(now, now, taskId);
+    this.db
+      .prepare('UPDATE tasks SET last_image_at = ?, updated_at = ? WHERE task_id = ?')
+      .run(now, now, taskId);
     this.armIdleTimer(taskId, now);
   }
 
@@ -237,7 +261,11 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
         this.close(taskId, CLOSE_CODE.streamLost, `last error: ${reason}`),
       );
     }
-    this.setStatus(taskId, 'stream_lost', `stream lost: ${reason}; reconnecting (${runtime.reconnects} reconnects so far)`);
+    this.setStatus(
+      taskId,
+      'stream_lost',
+      `stream lost: ${reason}; reconnecting (${runtime.reconnects} reconnects so far)`,
+    );
     this.emit('stream_lost', this.get(taskId));
     this.arm(runtime, 'reconnect', runtime.reconnectDelayMs, () => void this.reopen(taskId));
     runtime.reconnectDelayMs = Math.min(runtime.reconnectDelayMs * 2, TASK_LIMITS.reconnectMaxMs);
@@ -260,7 +288,8 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   /** True while a task that is not closed runs an app of the package. */
   usesPackage(zapkId: string): boolean {
     return (
-      this.db.prepare("SELECT 1 FROM tasks WHERE zapk_id = ? AND status != 'closed' LIMIT 1").get(zapkId) !== undefined
+      this.db.prepare("SELECT 1 FROM tasks WHERE zapk_id = ? AND status != 'closed' LIMIT 1").get(zapkId) !==
+      undefined
     );
   }
 
@@ -271,14 +300,15 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   }
 
   private async reopen(taskId: string): Promise<void> {
-    const row = this.row(taskId);
-    const parsed = parseSourceUrl(row.video_url);
+    const runtime = this.runtimes.get(taskId);
+    if (!runtime) return;
+    const parsed = parseSourceUrl(this.row(taskId).video_url);
     if ('error' in parsed) return this.streamLost(taskId, parsed.error);
     try {
-      const source = await this.openSource(parsed, TASK_LIMITS.pullTimeoutMs);
-      this.streamRestored(taskId, source);
+      const source = await this.openSource(parsed, TASK_LIMITS.pullTimeoutMs, runtime.opening.signal);
+      if (this.runtimes.get(taskId) === runtime) this.streamRestored(taskId, source);
     } catch (error) {
-      this.streamLost(taskId, (error as Error).message);
+      if (this.runtimes.get(taskId) === runtime) this.streamLost(taskId, (error as Error).message);
     }
   }
 
@@ -288,16 +318,28 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       const app = this.packages.app(zapkId, appId);
       if (!app.perpetual && app.license_expire * 1000 <= now) {
         const on = new Date(app.license_expire * 1000).toISOString();
-        throw new ApiError('LICENSE_EXPIRED', `app_ids: the license of application "${appId}" expired on ${on}`);
+        throw new ApiError(
+          'LICENSE_EXPIRED',
+          `app_ids: the license of application "${appId}" expired on ${on}`,
+        );
       }
       if (mode === 'diff' && app.type !== APP_TYPE.change) {
-        throw new ApiError('NOT_CHANGE_DETECTION_APP', `app_ids: "${appId}" is not a change-detection application (type 2); a diff task runs only those`);
+        throw new ApiError(
+          'NOT_CHANGE_DETECTION_APP',
+          `app_ids: "${appId}" is not a change-detection application (type 2); a diff task runs only those`,
+        );
       }
       if (mode !== 'diff' && app.type === APP_TYPE.change) {
-        throw new ApiError('CHANGE_DETECTION_NOT_DIFF', `app_ids: "${appId}" is a change-detection application; it runs only in diff tasks`);
+        throw new ApiError(
+          'CHANGE_DETECTION_NOT_DIFF',
+          `app_ids: "${appId}" is a change-detection application; it runs only in diff tasks`,
+        );
       }
       if (mode !== 'video' && app.type === APP_TYPE.timeSeries) {
-        throw new ApiError('TIME_SERIES_NOT_VIDEO', `app_ids: "${appId}" is a time-series application; it runs only in video tasks`);
+        throw new ApiError(
+          'TIME_SERIES_NOT_VIDEO',
+          `app_ids: "${appId}" is a time-series application; it runs only in video tasks`,
+        );
       }
       return app;
     });
@@ -308,8 +350,13 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     configs.forEach((config, i) => {
       const at = `body.app_configs[${i}]`;
       const app = apps.find((a) => a.app_id === config.app_id);
-      if (!app) throw new ApiError('INVALID_PARAMETER', `${at}.app_id: "${config.app_id}" is not one of the task's app_ids`);
-      if (seen.has(config.app_id)) throw new ApiError('INVALID_PARAMETER', `${at}.app_id: "${config.app_id}" is configured twice`);
+      if (!app)
+        throw new ApiError(
+          'INVALID_PARAMETER',
+          `${at}.app_id: "${config.app_id}" is not one of the task's app_ids`,
+        );
+      if (seen.has(config.app_id))
+        throw new ApiError('INVALID_PARAMETER', `${at}.app_id: "${config.app_id}" is configured twice`);
       seen.add(config.app_id);
       const problem = polygonProblem(config.polygon, app.type);
       if (problem) throw new ApiError('INVALID_PARAMETER', `${at}.polygon: ${problem}`);
@@ -338,7 +385,12 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     );
   }
 
-  private arm(runtime: Runtime, name: Parameters<Runtime['timers']['get']>[0], ms: number, fn: () => void): void {
+  private arm(
+    runtime: Runtime,
+    name: Parameters<Runtime['timers']['get']>[0],
+    ms: number,
+    fn: () => void,
+  ): void {
     this.disarm(runtime, name);
     runtime.timers.set(
       name,
@@ -361,6 +413,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       reconnects: 0,
       reconnectDelayMs: TASK_LIMITS.reconnectFirstMs,
       images: 0,
+      opening: new AbortController(),
     };
     this.runtimes.set(taskId, runtime);
     this.schedulePurge();
@@ -371,6 +424,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const runtime = this.runtimes.get(taskId);
     if (!runtime) return;
     for (const name of [...runtime.timers.keys()]) this.disarm(runtime, name);
+    runtime.opening.abort();
     this.runtimes.delete(taskId);
   }
 
@@ -398,13 +452,16 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
 
   private setStatus(taskId: string, status: TaskStatus, dump: string): void {
     this.db
-      .prepare("UPDATE tasks SET status = ?, dump = ?, updated_at = ? WHERE task_id = ? AND status != 'closed'")
+      .prepare(
+        "UPDATE tasks SET status = ?, dump = ?, updated_at = ? WHERE task_id = ? AND status != 'closed'",
+      )
       .run(status, dump, this.clock.now(), taskId);
   }
 
   private liveRow(taskId: string): TaskRow {
     const row = this.row(taskId);
-    if (row.status === 'closed') throw new ApiError('TASK_CLOSED', `task ${taskId} is closed (close_code ${row.close_code})`);
+    if (row.status === 'closed')
+      throw new ApiError('TASK_CLOSED', `task ${taskId} is closed (close_code ${row.close_code})`);
     return row;
   }
 
@@ -415,7 +472,9 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   }
 
   private rows(where: string): TaskRow[] {
-    return this.db.prepare(`SELECT * FROM tasks WHERE ${where} ORDER BY created_at, task_id`).all() as TaskRow[];
+    return this.db
+      .prepare(`SELECT * FROM tasks WHERE ${where} ORDER BY created_at, task_id`)
+      .all() as TaskRow[];
   }
 }
 

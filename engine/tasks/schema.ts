@@ -56,11 +56,17 @@ export const StartTaskBody = Type.Object(
     device_id: Type.Optional(Text('Device identifier')),
     business_id: Type.Optional(Text('Echoed as business_id in callbacks')),
     video_url: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 2048, description: 'rtsp://, rtmp://, http(s)://, file:// or an absolute path' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description: 'rtsp://, rtmp://, http(s)://, file:// or an absolute path',
+      }),
     ),
     osd: Type.Optional(Osd),
     app_configs: Type.Optional(AppConfigs),
-    report_url: Type.Optional(Type.String({ maxLength: 2048, description: 'http(s) URL the callbacks are POSTed to' })),
+    report_url: Type.Optional(
+      Type.String({ maxLength: 2048, description: 'http(s) URL the callbacks are POSTed to' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -96,7 +102,8 @@ export const TaskView = Type.Object({
   report_url: Type.String(),
   osd: Osd,
   close_code: Type.Integer({
-    description: '0 running; 1 closed by caller; 2 stream not restored in 5 min; 3 no image for 5 min; 4 license expired; 5 engine error',
+    description:
+      '0 running; 1 closed by caller; 2 stream not restored in 5 min; 3 no image for 5 min; 4 license expired; 5 engine error',
   }),
   dump: Type.String({ description: 'Short health line of the task' }),
   status: TaskStatus,

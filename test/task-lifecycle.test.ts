@@ -1,0 +1,104 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../engine/api/errors';
+import { ManualClock } from '../engine/clock';
+import { BUILTIN_PACKAGE_DIR } from '../engine/engine';
+import { findFfmpeg } from '../engine/media/ffmpeg';
+import { probeFirstFrame } from '../engine/media/probe';
+import { PackageRegistry } from '../engine/packages/registry';
+import { type Db, openDb } from '../engine/store/db';
+import { TaskRegistry } from '../engine/tasks/registry';
+import type { TaskView } from '../engine/tasks/schema';
+import { VIDEO } from './helpers/engine';
+
+/** The task state machine of part 3 with the real store and ffmpeg, and time moved by hand. */
+let dir: string;
+let db: Db;
+let clock: ManualClock;
+let tasks: TaskRegistry;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'vc-tasks-'));
+  db = openDb(dir);
+  clock = new ManualClock();
+  const ffmpeg = findFfmpeg();
+  const packages = new PackageRegistry(db, clock, dir, () => false);
+  await packages.installDir(BUILTIN_PACKAGE_DIR, true);
+  tasks = new TaskRegistry(db, clock, packages, (source, ms) => probeFirstFrame(ffmpeg, source, ms));
+});
+
+afterEach(() => {
+  tasks.shutdown();
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const refusal = (fn: () => void) => {
+  try {
+    fn();
+  } catch (error) {
+    return error instanceof ApiError ? error.code : 'other';
+  }
+  return 'accepted';
+};
+
+describe('image and diff tasks', () => {
+  it('admits images at least 1 s apart and refuses the rest with 42901 without recording them', async () => {
+    const task = await tasks.start({ mode: 'diff', zapk_id: 'builtin', app_ids: ['change'] });
+    expect(refusal(() => tasks.admitImage(task.task_id, 'diff'))).toBe('accepted');
+    clock.advance(999);
+    expect(refusal(() => tasks.admitImage(task.task_id, 'diff'))).toBe(42901);
+    clock.advance(1);
+    expect(refusal(() => tasks.admitImage(task.task_id, 'diff'))).toBe('accepted');
+    expect(refusal(() => tasks.admitImage(task.task_id, 'image'))).toBe(40903);
+  });
+
+  it('each image restarts the 5 min idle timer; silence longer than that closes with close_code 3', async () => {
+    const closed: TaskView[] = [];
+    tasks.on('closed', (view) => closed.push(view));
+    const task = await tasks.start({ mode: 'image', zapk_id: 'builtin', app_ids: ['motion'] });
+    clock.advance(4 * 60_000);
+    tasks.admitImage(task.task_id, 'image');
+    clock.advance(5 * 60_000 - 1);
+    expect(tasks.get(task.task_id).status).toBe('running');
+    clock.advance(1);
+    expect(tasks.get(task.task_id)).toMatchObject({ status: 'closed', close_code: 3 });
+    expect(closed.map((view) => view.close_code)).toEqual([3]);
+    expect(refusal(() => tasks.admitImage(task.task_id, 'image'))).toBe(40902);
+  });
+});
+
+describe('video tasks', () => {
+  it('a lost stream that comes back within 5 min keeps the task, counting the reconnect', async () => {
+    const events: string[] = [];
+    tasks.on('stream_lost', () => events.push('lost'));
+    tasks.on('stream_restored', () => events.push('restored'));
+    const task = await tasks.start({ zapk_id: 'builtin', app_ids: ['motion'], video_url: VIDEO });
+    expect(task.dump).toBe('running, source 768x576, 0 reconnects; no analysis pipeline in this build');
+    tasks.streamLost(task.task_id, 'connection reset');
+    expect(tasks.get(task.task_id)).toMatchObject({ status: 'stream_lost', close_code: 0 });
+    clock.advance(4 * 60_000);
+    tasks.streamRestored(task.task_id, { width: 640, height: 360 });
+    expect(tasks.get(task.task_id)).toMatchObject({ status: 'running', dump: expect.stringContaining('640x360, 1 reconnects') });
+    clock.advance(10 * 60_000);
+    expect(tasks.get(task.task_id).status).toBe('running');
+    expect(events.slice(0, 2)).toEqual(['lost', 'restored']);
+  });
+
+  it('a stream not restored within 5 min closes the task with close_code 2', async () => {
+    const task = await tasks.start({ zapk_id: 'builtin', app_ids: ['motion'], video_url: VIDEO });
+    tasks.streamLost(task.task_id, 'connection reset');
+    // A second report while already lost must not push the deadline back.
+    clock.advance(2 * 60_000);
+    tasks.streamLost(task.task_id, 'still down');
+    clock.advance(3 * 60_000);
+    expect(tasks.get(task.task_id)).toMatchObject({ status: 'closed', close_code: 2 });
+  });
+
+  it('starting on a source with no video fails fast and records nothing', async () => {
+    await expect(tasks.start({ zapk_id: 'builtin', app_ids: ['motion'], video_url: '/dev/null' })).rejects.toMatchObject({ code: 50301 });
+    expect(tasks.list()).toEqual([]);
+  });
+});
