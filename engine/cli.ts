@@ -36,7 +36,8 @@ async function main(): Promise<void> {
   const dataDir = resolve(values['data-dir']);
   const settings = fileSettings(dataDir);
   const port = values.port !== undefined ? Number(values.port) : (settings.port ?? 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0..65535, not ${values.port}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--port must be 0..65535, not ${values.port}`);
 
   const engine = await startEngine({
     host: values.host ?? settings.host ?? '127.0.0.1',

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildApi } from './api/app';
-import { ADMIN_USER, Accounts } from './auth/accounts';
+import { Accounts, ADMIN_USER } from './auth/accounts';
 import { randomPassword } from './auth/passwords';
 import { systemClock } from './clock';
 import type { Engine, EngineOptions } from './index';

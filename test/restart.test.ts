@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildZapk } from '../engine/packages/zapk';
-import { ADMIN_PASSWORD, VIDEO, startTestEngine } from './helpers/engine';
+import { ADMIN_PASSWORD, startTestEngine, VIDEO } from './helpers/engine';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'vc-restart-'));
@@ -12,11 +12,15 @@ const children: ChildProcess[] = [];
 
 /** The engine as operators run it: `npm run engine`'s entry point in its own process. */
 async function spawnEngine(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'engine/cli.ts', '--port', '0', '--data-dir', dataDir], {
-    cwd: ROOT,
-    env: { ...process.env, VC_ADMIN_PASSWORD: ADMIN_PASSWORD },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'engine/cli.ts', '--port', '0', '--data-dir', dataDir],
+    {
+      cwd: ROOT,
+      env: { ...process.env, VC_ADMIN_PASSWORD: ADMIN_PASSWORD },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   children.push(child);
   const url = await new Promise<string>((done, fail) => {
     let out = '';
@@ -41,7 +45,9 @@ async function call(url: string, token: string, method: string, path: string, js
 
 const ffmpegChildrenOf = (pid: number) => {
   try {
-    return execFileSync('pgrep', ['-P', String(pid), 'ffmpeg']).toString().trim();
+    return execFileSync('pgrep', ['-P', String(pid), 'ffmpeg'])
+      .toString()
+      .trim();
   } catch {
     return '';
   }
@@ -67,17 +73,48 @@ describe('kill -9 and restart', () => {
     await buildZapk(resolve(ROOT, 'examples/coco-yolox-nano/manifest.json'), zapk);
     const form = new FormData();
     form.append('file', new Blob([readFileSync(zapk)]), 'example.zapk');
-    const installed = await fetch(`${first.url}/api/zapk`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+    const installed = await fetch(`${first.url}/api/zapk`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: form,
+    });
     expect(((await installed.json()) as { code: number }).code).toBe(0);
 
-    const rule = { interval: 7, classes: [{ class_id: '0', name: 'pedestrian', color: '#abcdef', threshold: 0.42, min_pixel: 5, max_pixel: 500 }] };
-    expect((await call(first.url, token, 'PUT', '/api/zapk/coco-yolox-nano/app/person', { rule })).code).toBe(0);
+    const rule = {
+      interval: 7,
+      classes: [
+        {
+          class_id: '0',
+          name: 'pedestrian',
+          color: '#abcdef',
+          threshold: 0.42,
+          min_pixel: 5,
+          max_pixel: 500,
+        },
+      ],
+    };
+    expect((await call(first.url, token, 'PUT', '/api/zapk/coco-yolox-nano/app/person', { rule })).code).toBe(
+      0,
+    );
     // The video task's source is a copy, so the test can take it away while the engine is down.
     const source = join(work, 'camera.avi');
     copyFileSync(VIDEO, source);
-    const video = await call(first.url, token, 'POST', '/api/task', { zapk_id: 'coco-yolox-nano', app_ids: ['person'], video_url: source, business_id: 'b-9' });
-    const image = await call(first.url, token, 'POST', '/api/task', { mode: 'image', zapk_id: 'coco-yolox-nano', app_ids: ['vehicle'] });
-    const closed = await call(first.url, token, 'POST', '/api/task', { mode: 'image', zapk_id: 'coco-yolox-nano', app_ids: ['person'] });
+    const video = await call(first.url, token, 'POST', '/api/task', {
+      zapk_id: 'coco-yolox-nano',
+      app_ids: ['person'],
+      video_url: source,
+      business_id: 'b-9',
+    });
+    const image = await call(first.url, token, 'POST', '/api/task', {
+      mode: 'image',
+      zapk_id: 'coco-yolox-nano',
+      app_ids: ['vehicle'],
+    });
+    const closed = await call(first.url, token, 'POST', '/api/task', {
+      mode: 'image',
+      zapk_id: 'coco-yolox-nano',
+      app_ids: ['person'],
+    });
     expect([video.code, image.code, closed.code]).toEqual([0, 0, 0]);
     const closedId = (closed.data as { task_id: string }).task_id;
     await call(first.url, token, 'DELETE', `/api/task/${closedId}`);
@@ -88,7 +125,10 @@ describe('kill -9 and restart', () => {
     expect(ffmpegChildrenOf(first.child.pid as number)).toBe('');
 
     const second = await spawnEngine(dataDir);
-    const packages = (await call(second.url, token, 'GET', '/api/zapk')).data as Array<{ zapk_id: string; apps: Record<string, { rule: unknown }> }>;
+    const packages = (await call(second.url, token, 'GET', '/api/zapk')).data as Array<{
+      zapk_id: string;
+      apps: Record<string, { rule: unknown }>;
+    }>;
     expect(packages.map((p) => p.zapk_id)).toEqual(['builtin', 'coco-yolox-nano']);
     expect(packages[1]?.apps.person?.rule).toEqual({ interval: 7, classes: { '0': rule.classes[0] } });
 
@@ -96,14 +136,26 @@ describe('kill -9 and restart', () => {
     expect(after.map((task) => task.task_id)).toEqual(before.map((task) => task.task_id));
     const strip = ({ dump: _d, status: _s, ...rest }: Record<string, unknown>) => rest;
     expect(after.map(strip)).toEqual(before.map(strip));
-    expect(after.find((task) => task.task_id === closedId)).toMatchObject({ status: 'closed', close_code: 1 });
+    expect(after.find((task) => task.task_id === closedId)).toMatchObject({
+      status: 'closed',
+      close_code: 1,
+    });
 
     // The live video task reopens its source on its own.
     const videoId = (video.data as { task_id: string }).task_id;
     await expect
-      .poll(async () => ((await call(second.url, token, 'GET', `/api/task/${videoId}`)).data as { status: string; dump: string }).status, {
-        timeout: 10_000,
-      })
+      .poll(
+        async () =>
+          (
+            (await call(second.url, token, 'GET', `/api/task/${videoId}`)).data as {
+              status: string;
+              dump: string;
+            }
+          ).status,
+        {
+          timeout: 10_000,
+        },
+      )
       .toBe('running');
     second.child.kill('SIGKILL');
   });
@@ -113,14 +165,19 @@ describe('kill -9 and restart', () => {
     const source = join(work, 'lost.avi');
     copyFileSync(VIDEO, source);
     let t = await startTestEngine(dataDir);
-    const { data } = (await t.call('POST', '/api/task', { json: { zapk_id: 'builtin', app_ids: ['motion'], video_url: source } })).body as {
+    const { data } = (
+      await t.call('POST', '/api/task', {
+        json: { zapk_id: 'builtin', app_ids: ['motion'], video_url: source },
+      })
+    ).body as {
       data: { task_id: string };
     };
     await t.engine.close();
     rmSync(source);
 
     t = await startTestEngine(dataDir);
-    const status = async () => ((await t.call('GET', `/api/task/${data.task_id}`)).body.data as { status: string; dump: string });
+    const status = async () =>
+      (await t.call('GET', `/api/task/${data.task_id}`)).body.data as { status: string; dump: string };
     await expect.poll(async () => (await status()).status, { timeout: 10_000 }).toBe('stream_lost');
     expect((await status()).dump).toMatch(/stream lost: .*No such file/);
     t.advance(5 * 60_000);

@@ -81,7 +81,10 @@ describe('video tasks', () => {
     expect(tasks.get(task.task_id)).toMatchObject({ status: 'stream_lost', close_code: 0 });
     clock.advance(4 * 60_000);
     tasks.streamRestored(task.task_id, { width: 640, height: 360 });
-    expect(tasks.get(task.task_id)).toMatchObject({ status: 'running', dump: expect.stringContaining('640x360, 1 reconnects') });
+    expect(tasks.get(task.task_id)).toMatchObject({
+      status: 'running',
+      dump: expect.stringContaining('640x360, 1 reconnects'),
+    });
     clock.advance(10 * 60_000);
     expect(tasks.get(task.task_id).status).toBe('running');
     expect(events.slice(0, 2)).toEqual(['lost', 'restored']);
@@ -98,7 +101,9 @@ describe('video tasks', () => {
   });
 
   it('starting on a source with no video fails fast and records nothing', async () => {
-    await expect(tasks.start({ zapk_id: 'builtin', app_ids: ['motion'], video_url: '/dev/null' })).rejects.toMatchObject({ code: 50301 });
+    await expect(
+      tasks.start({ zapk_id: 'builtin', app_ids: ['motion'], video_url: '/dev/null' }),
+    ).rejects.toMatchObject({ code: 50301 });
     expect(tasks.list()).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@ import fastifyMultipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
 import fastifySwagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
 import type { ApiContext } from './context';
 import { ApiError, ERRORS, type ErrorKind } from './errors';
@@ -24,7 +24,7 @@ const createFastify = (logLevel: string) =>
     requestTimeout: 10 * 60_000,
     return503OnClosing: true,
     // One line per request drowns the log of a busy engine; errors are still logged.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -78,7 +78,8 @@ export async function buildApi(ctx: ApiContext, logLevel: string): Promise<Api> 
       info: {
         title: 'Vision Console engine API',
         version: ctx.version,
-        description: 'Contract: service-interface.md with api-decisions.md. Every answer is {code, msg, data}.',
+        description:
+          'Contract: service-interface.md with api-decisions.md. Every answer is {code, msg, data}.',
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
@@ -95,7 +96,8 @@ export async function buildApi(ctx: ApiContext, logLevel: string): Promise<Api> 
       return reply.status(error.status).send({ code: error.code, msg: error.message });
     }
     const kind = (error.code && FASTIFY_ERRORS[error.code]) || STATUS_ERRORS[error.statusCode ?? 500];
-    if (kind) return sendError(reply, kind, kind === 'BODY_TOO_LARGE' ? bodyTooLarge(request) : error.message);
+    if (kind)
+      return sendError(reply, kind, kind === 'BODY_TOO_LARGE' ? bodyTooLarge(request) : error.message);
     request.log.error({ err: error }, 'unhandled error');
     return sendError(reply, 'INTERNAL', 'internal engine error; see the engine log');
   });
@@ -121,27 +123,40 @@ async function authenticate(ctx: ApiContext, request: FastifyRequest): Promise<v
   const header = request.headers.authorization;
   const match = header ? /^Bearer ([^\s]+)$/.exec(header) : null;
   if (!match?.[1]) {
-    throw new ApiError('MISSING_TOKEN', 'missing Authorization header: send "Authorization: Bearer <token>" from POST /api/auth/token', {
-      'www-authenticate': 'Bearer',
-    });
+    throw new ApiError(
+      'MISSING_TOKEN',
+      'missing Authorization header: send "Authorization: Bearer <token>" from POST /api/auth/token',
+      {
+        'www-authenticate': 'Bearer',
+      },
+    );
   }
   const check = ctx.accounts.checkToken(match[1]);
   if (!check.ok) {
-    throw new ApiError('INVALID_TOKEN', `the token is ${check.reason === 'expired' ? 'expired' : 'invalid'}; get a new one from POST /api/auth/token`, {
-      'www-authenticate': 'Bearer error="invalid_token"',
-    });
+    throw new ApiError(
+      'INVALID_TOKEN',
+      `the token is ${check.reason === 'expired' ? 'expired' : 'invalid'}; get a new one from POST /api/auth/token`,
+      {
+        'www-authenticate': 'Bearer error="invalid_token"',
+      },
+    );
   }
   request.username = check.username;
 }
 
 /** Refuses a body of a type the route does not take before anything parses it. */
 async function checkContentType(request: FastifyRequest): Promise<void> {
-  const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
-  if (!hasBody || request.method === 'GET' || request.method === 'DELETE' || request.method === 'HEAD') return;
+  const hasBody =
+    request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
+  if (!hasBody || request.method === 'GET' || request.method === 'DELETE' || request.method === 'HEAD')
+    return;
   const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   const accepts = request.routeOptions.config.accepts ?? ['application/json'];
   if (!accepts.includes(type)) {
-    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Type "${type || '(none)'}" is not accepted here; send ${accepts.join(' or ')}`);
+    throw new ApiError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `Content-Type "${type || '(none)'}" is not accepted here; send ${accepts.join(' or ')}`,
+    );
   }
 }
 
@@ -163,7 +178,11 @@ function registerRouteTable(app: Api): void {
     const allowed = routes.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods]);
     if (allowed.length > 0) {
       reply.header('allow', [...new Set(allowed)].join(', '));
-      return sendError(reply, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; allowed: ${[...new Set(allowed)].join(', ')}`);
+      return sendError(
+        reply,
+        'METHOD_NOT_ALLOWED',
+        `${request.method} is not allowed on ${path}; allowed: ${[...new Set(allowed)].join(', ')}`,
+      );
     }
     return sendError(reply, 'ROUTE_NOT_FOUND', `no endpoint ${request.method} ${path}`);
   });

@@ -5,7 +5,9 @@ export const Envelope = <T extends TSchema>(data: T) =>
   Type.Object({ code: Type.Literal(0), msg: Type.String(), data });
 
 export const ErrorEnvelope = Type.Object({
-  code: Type.Integer({ description: 'Five-digit error code; its first three digits are the HTTP status (docs/errors.md)' }),
+  code: Type.Integer({
+    description: 'Five-digit error code; its first three digits are the HTTP status (docs/errors.md)',
+  }),
   msg: Type.String({ description: 'What was wrong, naming the field' }),
 });
 

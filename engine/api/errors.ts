@@ -3,32 +3,96 @@
  * docs/errors.md lists the same table and a test keeps the two in step.
  */
 export const ERRORS = {
-  INVALID_PARAMETER: { code: 40001, status: 400, meaning: 'A field is missing, has the wrong type or is out of range; msg names the field' },
-  MALFORMED_JSON: { code: 40002, status: 400, meaning: 'The body is not valid JSON (or is empty where JSON is required)' },
-  INVALID_PACKAGE: { code: 40003, status: 400, meaning: 'The uploaded .zapk is not a valid package (bad zip, bad manifest, unsafe entry, too large)' },
-  MISSING_TOKEN: { code: 40101, status: 401, meaning: 'No Authorization header, or not of the form "Bearer <token>"' },
+  INVALID_PARAMETER: {
+    code: 40001,
+    status: 400,
+    meaning: 'A field is missing, has the wrong type or is out of range; msg names the field',
+  },
+  MALFORMED_JSON: {
+    code: 40002,
+    status: 400,
+    meaning: 'The body is not valid JSON (or is empty where JSON is required)',
+  },
+  INVALID_PACKAGE: {
+    code: 40003,
+    status: 400,
+    meaning: 'The uploaded .zapk is not a valid package (bad zip, bad manifest, unsafe entry, too large)',
+  },
+  MISSING_TOKEN: {
+    code: 40101,
+    status: 401,
+    meaning: 'No Authorization header, or not of the form "Bearer <token>"',
+  },
   INVALID_TOKEN: { code: 40102, status: 401, meaning: 'The token is malformed, unknown, revoked or expired' },
   BAD_CREDENTIALS: { code: 40103, status: 401, meaning: 'Wrong username or password' },
-  LICENSE_EXPIRED: { code: 40301, status: 403, meaning: 'An application of the request has an expired license' },
+  LICENSE_EXPIRED: {
+    code: 40301,
+    status: 403,
+    meaning: 'An application of the request has an expired license',
+  },
   TASK_NOT_FOUND: { code: 40401, status: 404, meaning: 'No task with that task_id' },
   PACKAGE_NOT_FOUND: { code: 40402, status: 404, meaning: 'No application package with that zapk_id' },
   APP_NOT_FOUND: { code: 40403, status: 404, meaning: 'The package has no application with that app_id' },
   ROUTE_NOT_FOUND: { code: 40404, status: 404, meaning: 'No such endpoint' },
   STREAM_NOT_FOUND: { code: 40405, status: 404, meaning: 'No video stream with that id' },
   OPTIMIZATION_NOT_FOUND: { code: 40406, status: 404, meaning: 'No optimization with that id' },
-  METHOD_NOT_ALLOWED: { code: 40501, status: 405, meaning: 'The endpoint exists but not with this HTTP method (see the Allow header)' },
+  METHOD_NOT_ALLOWED: {
+    code: 40501,
+    status: 405,
+    meaning: 'The endpoint exists but not with this HTTP method (see the Allow header)',
+  },
   PACKAGE_IN_USE: { code: 40901, status: 409, meaning: 'The package is used by a running task' },
   TASK_CLOSED: { code: 40902, status: 409, meaning: 'The task is closed and cannot be changed' },
-  WRONG_TASK_MODE: { code: 40903, status: 409, meaning: 'The operation does not fit the task mode (e.g. an image sent to a video task)' },
-  BODY_TOO_LARGE: { code: 41301, status: 413, meaning: 'The body is larger than the endpoint accepts (JSON 1 MiB, images 20 MiB, packages 1 GiB)' },
-  UNSUPPORTED_MEDIA_TYPE: { code: 41501, status: 415, meaning: 'The Content-Type is not one the endpoint accepts' },
-  NOT_CHANGE_DETECTION_APP: { code: 42201, status: 422, meaning: 'A diff task may only run change-detection applications (type 2)' },
-  TIME_SERIES_NOT_VIDEO: { code: 42202, status: 422, meaning: 'A time-series application (type 3) may only run in a video task' },
-  CHANGE_DETECTION_NOT_DIFF: { code: 42203, status: 422, meaning: 'A change-detection application (type 2) may only run in a diff task' },
-  IMAGE_TOO_SOON: { code: 42901, status: 429, meaning: 'An image came less than 1 s after the task\'s previous one; it was not queued' },
-  INTERNAL: { code: 50001, status: 500, meaning: 'An unexpected engine error; details are in the engine log' },
-  NOT_IMPLEMENTED: { code: 50101, status: 501, meaning: 'The endpoint is validated but its analysis is not available in this build' },
-  STREAM_UNAVAILABLE: { code: 50301, status: 503, meaning: 'The video source could not be opened or gave no frame within 15 s; no task was created' },
+  WRONG_TASK_MODE: {
+    code: 40903,
+    status: 409,
+    meaning: 'The operation does not fit the task mode (e.g. an image sent to a video task)',
+  },
+  BODY_TOO_LARGE: {
+    code: 41301,
+    status: 413,
+    meaning: 'The body is larger than the endpoint accepts (JSON 1 MiB, images 20 MiB, packages 1 GiB)',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    code: 41501,
+    status: 415,
+    meaning: 'The Content-Type is not one the endpoint accepts',
+  },
+  NOT_CHANGE_DETECTION_APP: {
+    code: 42201,
+    status: 422,
+    meaning: 'A diff task may only run change-detection applications (type 2)',
+  },
+  TIME_SERIES_NOT_VIDEO: {
+    code: 42202,
+    status: 422,
+    meaning: 'A time-series application (type 3) may only run in a video task',
+  },
+  CHANGE_DETECTION_NOT_DIFF: {
+    code: 42203,
+    status: 422,
+    meaning: 'A change-detection application (type 2) may only run in a diff task',
+  },
+  IMAGE_TOO_SOON: {
+    code: 42901,
+    status: 429,
+    meaning: "An image came less than 1 s after the task's previous one; it was not queued",
+  },
+  INTERNAL: {
+    code: 50001,
+    status: 500,
+    meaning: 'An unexpected engine error; details are in the engine log',
+  },
+  NOT_IMPLEMENTED: {
+    code: 50101,
+    status: 501,
+    meaning: 'The endpoint is validated but its analysis is not available in this build',
+  },
+  STREAM_UNAVAILABLE: {
+    code: 50301,
+    status: 503,
+    meaning: 'The video source could not be opened or gave no frame within 15 s; no task was created',
+  },
 } as const;
 
 export type ErrorKind = keyof typeof ERRORS;

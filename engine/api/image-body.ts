@@ -21,16 +21,24 @@ export async function readImageParts(
   const allowed = [...required, ...optional];
   const parts = new Map<string, Buffer>();
   const add = (name: string, data: Buffer) => {
-    if (!allowed.includes(name)) throw new ApiError('INVALID_PARAMETER', `body.${name}: is not an allowed part; send ${allowed.join(', ')}`);
+    if (!allowed.includes(name))
+      throw new ApiError(
+        'INVALID_PARAMETER',
+        `body.${name}: is not an allowed part; send ${allowed.join(', ')}`,
+      );
     if (parts.has(name)) throw new ApiError('INVALID_PARAMETER', `body.${name}: is sent twice`);
     if (data.length === 0) throw new ApiError('INVALID_PARAMETER', `body.${name}: is empty`);
-    if (data.length > MAX_IMAGE_BYTES) throw new ApiError('BODY_TOO_LARGE', `body.${name}: the image is larger than 20 MiB`);
+    if (data.length > MAX_IMAGE_BYTES)
+      throw new ApiError('BODY_TOO_LARGE', `body.${name}: the image is larger than 20 MiB`);
     parts.set(name, data);
   };
 
   if (request.isMultipart()) {
-    for await (const part of request.parts({ limits: { fileSize: MAX_IMAGE_BYTES, files: allowed.length } })) {
-      if (part.type !== 'file') throw new ApiError('INVALID_PARAMETER', `body.${part.fieldname}: must be a file part`);
+    for await (const part of request.parts({
+      limits: { fileSize: MAX_IMAGE_BYTES, files: allowed.length },
+    })) {
+      if (part.type !== 'file')
+        throw new ApiError('INVALID_PARAMETER', `body.${part.fieldname}: must be a file part`);
       add(part.fieldname, await part.toBuffer());
     }
   } else if (Buffer.isBuffer(request.body)) {
@@ -43,7 +51,10 @@ export async function readImageParts(
       add(name, Buffer.from(value, 'base64'));
     }
   } else {
-    throw new ApiError('INVALID_PARAMETER', 'body: must be multipart/form-data, a raw image or a JSON object');
+    throw new ApiError(
+      'INVALID_PARAMETER',
+      'body: must be multipart/form-data, a raw image or a JSON object',
+    );
   }
   for (const name of required) {
     if (!parts.has(name)) throw new ApiError('INVALID_PARAMETER', `body.${name}: is required`);

@@ -63,7 +63,11 @@ export const ImageQuery = Type.Object(
 
 export const AiLiveBody = Type.Object(
   {
-    app_ids: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 64, uniqueItems: true }),
+    app_ids: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+      minItems: 1,
+      maxItems: 64,
+      uniqueItems: true,
+    }),
     rtmp: Type.Optional(Type.String({ maxLength: 2048, description: 'rtmp:// or rtmps:// push address' })),
     bitrate: Type.Optional(Type.Integer({ minimum: 100, maximum: 50_000, description: 'kbit/s' })),
   },
@@ -80,7 +84,11 @@ export const StreamBody = Type.Object(
 
 export const OptimizationBody = Type.Object(
   {
-    app_ids: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 64, uniqueItems: true }),
+    app_ids: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+      minItems: 1,
+      maxItems: 64,
+      uniqueItems: true,
+    }),
     duration: Type.Integer({ minimum: 10, maximum: 24 * 3600, description: 'Seconds of collection' }),
     max_samples: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
   },
@@ -92,4 +100,3 @@ export const Health = Type.Object({
   version: Type.String(),
   uptime_s: Type.Integer(),
 });
-

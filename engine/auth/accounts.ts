@@ -9,7 +9,9 @@ export const DEFAULT_TOKEN_LIFETIME_S = 24 * 60 * 60;
 // Opaque bearer tokens: 32 random bytes (256 bits), base64url, 43 characters.
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
-export type TokenCheck = { ok: true; username: string } | { ok: false; reason: 'malformed' | 'unknown' | 'expired' };
+export type TokenCheck =
+  | { ok: true; username: string }
+  | { ok: false; reason: 'malformed' | 'unknown' | 'expired' };
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 

@@ -20,7 +20,14 @@ export function probeFirstFrame(
   timeoutMs: number,
   signal?: AbortSignal,
 ): Promise<ProbeResult> {
-  const args = ['-hide_banner', '-nostdin', '-loglevel', 'error', '-protocol_whitelist', protocolWhitelist(source.kind)];
+  const args = [
+    '-hide_banner',
+    '-nostdin',
+    '-loglevel',
+    'error',
+    '-protocol_whitelist',
+    protocolWhitelist(source.kind),
+  ];
   if (source.kind === 'rtsp') args.push('-rtsp_transport', 'tcp');
   // Network reads give up on their own too, in microseconds, so a dead server cannot hang ffmpeg.
   if (source.kind !== 'file') args.push('-rw_timeout', String(timeoutMs * 1000));
@@ -57,7 +64,9 @@ export function probeFirstFrame(
     child.on('error', (error) => finish(() => reject(error)));
     child.on('close', (code) => {
       const size = ppmSize(stdout);
-      finish(() => (size ? resolve(size) : reject(new Error(lastLine(stderr) || `ffmpeg exited with code ${code}`))));
+      finish(() =>
+        size ? resolve(size) : reject(new Error(lastLine(stderr) || `ffmpeg exited with code ${code}`)),
+      );
     });
   });
 }

@@ -28,10 +28,13 @@ export function parseSourceUrl(videoUrl: string): SourceUrl | { error: string } 
   try {
     url = new URL(videoUrl);
   } catch {
-    return { error: 'video_url: must be an rtsp://, rtmp://, http(s)://, file:// URL or an absolute file path' };
+    return {
+      error: 'video_url: must be an rtsp://, rtmp://, http(s)://, file:// URL or an absolute file path',
+    };
   }
   if (url.protocol === 'file:') {
-    if (url.host !== '' && url.host !== 'localhost') return { error: 'video_url: file:// URLs must name a local file' };
+    if (url.host !== '' && url.host !== 'localhost')
+      return { error: 'video_url: file:// URLs must name a local file' };
     return { kind: 'file', input: fileURLToPath(url) };
   }
   const kind = NETWORK_SCHEMES[url.protocol];
@@ -45,5 +48,7 @@ export function parseSourceUrl(videoUrl: string): SourceUrl | { error: string } 
  * playlist could otherwise point ffmpeg at file:///etc/...), and a file source never the network.
  */
 export function protocolWhitelist(kind: SourceKind): string {
-  return kind === 'file' ? 'file' : 'http,https,tcp,tls,crypto,rtp,rtsp,rtsps,udp,rtmp,rtmps,rtmpt,rtmpts,httpproxy';
+  return kind === 'file'
+    ? 'file'
+    : 'http,https,tcp,tls,crypto,rtp,rtsp,rtsps,udp,rtmp,rtmps,rtmpt,rtmpts,httpproxy';
 }

@@ -13,12 +13,22 @@ const Color = Type.String({
 
 export const ClassEntry = Type.Object(
   {
-    class_id: Type.String({ minLength: 1, maxLength: 64, description: 'Model class id (label index as a string)' }),
+    class_id: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: 'Model class id (label index as a string)',
+    }),
     name: Type.String({ minLength: 1, maxLength: 64 }),
     color: Color,
     threshold: Type.Number({ minimum: 0, maximum: 1, description: 'Minimum score, 0..1' }),
-    min_pixel: Type.Number({ minimum: 0, description: 'Least longer box side in source pixels; 0 = no bound' }),
-    max_pixel: Type.Number({ minimum: 0, description: 'Greatest longer box side in source pixels; 0 = no bound' }),
+    min_pixel: Type.Number({
+      minimum: 0,
+      description: 'Least longer box side in source pixels; 0 = no bound',
+    }),
+    max_pixel: Type.Number({
+      minimum: 0,
+      description: 'Greatest longer box side in source pixels; 0 = no bound',
+    }),
   },
   { additionalProperties: false },
 );

@@ -22,7 +22,9 @@ export function ruleProblems(rule: Rule, knownClassIds: ReadonlySet<string> | nu
   const counter = rule.counter;
   if (counter) {
     if (counter.max_count > 0 && counter.min_count > counter.max_count) {
-      problems.push(`rule.counter: min_count ${counter.min_count} is greater than max_count ${counter.max_count}`);
+      problems.push(
+        `rule.counter: min_count ${counter.min_count} is greater than max_count ${counter.max_count}`,
+      );
     }
     const counted = new Set<string>();
     counter.class_counts.forEach((cc, i) => {

@@ -22,7 +22,9 @@ export function openDb(dataDir: string): Db {
 
 /** Applies each numbered migration once, in order, each inside its own transaction. */
 export function migrate(db: Db): void {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)',
+  );
   const applied = new Set(
     db
       .prepare('SELECT version FROM schema_migrations')

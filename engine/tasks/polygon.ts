@@ -1,4 +1,4 @@
-import { type Pt, isSelfIntersecting, polygonArea } from '../rules/geometry';
+import { isSelfIntersecting, type Pt, polygonArea } from '../rules/geometry';
 import { APP_TYPE, type AppType } from '../rules/schema';
 import type { Polygon } from './schema';
 

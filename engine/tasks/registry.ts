@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { ApiError } from '../api/errors';
 import type { Clock, TimerHandle } from '../clock';
-import { type SourceUrl, parseSourceUrl } from '../media/source-url';
+import { parseSourceUrl, type SourceUrl } from '../media/source-url';
 import type { InstalledApp, PackageRegistry } from '../packages/registry';
 import { APP_TYPE } from '../rules/schema';
 import type { Db } from '../store/db';

@@ -36,9 +36,17 @@ export interface CallOptions {
 }
 
 /** A real engine on a loopback port in a fresh data dir, with a clock the test moves by hand. */
-export async function startTestEngine(dataDir = mkdtempSync(join(tmpdir(), 'vc-engine-'))): Promise<TestEngine> {
+export async function startTestEngine(
+  dataDir = mkdtempSync(join(tmpdir(), 'vc-engine-')),
+): Promise<TestEngine> {
   const clock = new ManualClock(Date.now());
-  const engine = await startEngine({ dataDir, port: 0, adminPassword: ADMIN_PASSWORD, clock, logLevel: 'silent' });
+  const engine = await startEngine({
+    dataDir,
+    port: 0,
+    adminPassword: ADMIN_PASSWORD,
+    clock,
+    logLevel: 'silent',
+  });
   const call = async (method: string, path: string, options: CallOptions = {}): Promise<Answer> => {
     const headers: Record<string, string> = { ...options.headers };
     const token = options.token === undefined ? test.token : options.token;
@@ -57,7 +65,9 @@ export async function startTestEngine(dataDir = mkdtempSync(join(tmpdir(), 'vc-e
     try {
       parsed = JSON.parse(text) as Answer['body'];
     } catch {
-      throw new Error(`${method} ${path} answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`);
+      throw new Error(
+        `${method} ${path} answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`,
+      );
     }
     return { status: response.status, headers: response.headers, body: parsed };
   };

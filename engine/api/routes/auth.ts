@@ -1,19 +1,29 @@
+import { Type } from '@sinclair/typebox';
 import { ADMIN_USER } from '../../auth/accounts';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
 import { Envelope, ErrorEnvelope, ok } from '../envelope';
 import { ApiError } from '../errors';
 import { Health, PasswordChange, TokenData, TokenRequest } from '../schemas';
-import { Type } from '@sinclair/typebox';
 
 export function authRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/health',
     {
       config: { public: true },
-      schema: { tags: ['health'], summary: 'Liveness; open, returns nothing sensitive', security: [], response: { 200: Envelope(Health) } },
+      schema: {
+        tags: ['health'],
+        summary: 'Liveness; open, returns nothing sensitive',
+        security: [],
+        response: { 200: Envelope(Health) },
+      },
     },
-    async () => ok({ status: 'ok' as const, version: ctx.version, uptime_s: Math.floor((ctx.clock.now() - ctx.startedAt) / 1000) }),
+    async () =>
+      ok({
+        status: 'ok' as const,
+        version: ctx.version,
+        uptime_s: Math.floor((ctx.clock.now() - ctx.startedAt) / 1000),
+      }),
   );
 
   app.post(
@@ -43,7 +53,8 @@ export function authRoutes(app: Api, ctx: ApiContext): void {
     {
       schema: {
         tags: ['auth'],
-        summary: 'Extension: set the signed-in user\'s password (admin reset from the console); revokes its tokens',
+        summary:
+          "Extension: set the signed-in user's password (admin reset from the console); revokes its tokens",
         body: PasswordChange,
         response: { 200: Envelope(Type.Object({ username: Type.String() })) },
       },

@@ -26,15 +26,23 @@ const notYet = (what: string): never => {
 
 function liveTask(ctx: ApiContext, taskId: string, mode: TaskView['mode']): TaskView {
   const task = ctx.tasks.get(taskId);
-  if (task.status === 'closed') throw new ApiError('TASK_CLOSED', `task ${taskId} is closed (close_code ${task.close_code})`);
-  if (task.mode !== mode) throw new ApiError('WRONG_TASK_MODE', `task ${taskId} is a ${task.mode} task; this endpoint needs a ${mode} task`);
+  if (task.status === 'closed')
+    throw new ApiError('TASK_CLOSED', `task ${taskId} is closed (close_code ${task.close_code})`);
+  if (task.mode !== mode)
+    throw new ApiError(
+      'WRONG_TASK_MODE',
+      `task ${taskId} is a ${task.mode} task; this endpoint needs a ${mode} task`,
+    );
   return task;
 }
 
 function checkAppsOfTask(task: TaskView, appIds: readonly string[]): void {
   appIds.forEach((appId, i) => {
     if (!task.app_ids.includes(appId)) {
-      throw new ApiError('INVALID_PARAMETER', `body.app_ids[${i}]: "${appId}" is not an application of task ${task.task_id}`);
+      throw new ApiError(
+        'INVALID_PARAMETER',
+        `body.app_ids[${i}]: "${appId}" is not an application of task ${task.task_id}`,
+      );
     }
   });
 }
@@ -46,11 +54,21 @@ const imageUpload = {
 
 export function mediaRoutes(app: Api, ctx: ApiContext): void {
   // Raw image bodies for 4.8; size is checked per image after parsing.
-  app.addContentTypeParser([...RAW_IMAGE_TYPES], { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser([...RAW_IMAGE_TYPES], { parseAs: 'buffer' }, (_request, body, done) =>
+    done(null, body),
+  );
 
   app.post(
     '/api/task/:task_id/image',
-    { ...imageUpload, schema: { tags: ['tasks'], summary: '4.8 Upload a task image', params: TaskParams, querystring: ImageQuery } },
+    {
+      ...imageUpload,
+      schema: {
+        tags: ['tasks'],
+        summary: '4.8 Upload a task image',
+        params: TaskParams,
+        querystring: ImageQuery,
+      },
+    },
     async (request) => {
       liveTask(ctx, request.params.task_id, 'image');
       await readImageParts(request, ['image']);
@@ -63,7 +81,12 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     {
       ...imageUpload,
       config: { accepts: ['multipart/form-data', 'application/json'] },
-      schema: { tags: ['tasks'], summary: '4.9 Upload a change-detection pair', params: TaskParams, querystring: ImageQuery },
+      schema: {
+        tags: ['tasks'],
+        summary: '4.9 Upload a change-detection pair',
+        params: TaskParams,
+        querystring: ImageQuery,
+      },
     },
     async (request) => {
       liveTask(ctx, request.params.task_id, 'diff');
@@ -74,7 +97,14 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
 
   app.post(
     '/api/task/:task_id/ailive',
-    { schema: { tags: ['streaming'], summary: '4.10 Get the AI video of applications', params: TaskParams, body: AiLiveBody } },
+    {
+      schema: {
+        tags: ['streaming'],
+        summary: '4.10 Get the AI video of applications',
+        params: TaskParams,
+        body: AiLiveBody,
+      },
+    },
     async (request) => {
       const task = liveTask(ctx, request.params.task_id, 'video');
       checkAppsOfTask(task, request.body.app_ids);
@@ -91,13 +121,18 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     { schema: { tags: ['streaming'], summary: '4.11 Close an AI video', params: LiveStreamParams } },
     async (request) => {
       ctx.tasks.get(request.params.task_id);
-      throw new ApiError('STREAM_NOT_FOUND', `task ${request.params.task_id} has no AI video "${request.params.stream}"`);
+      throw new ApiError(
+        'STREAM_NOT_FOUND',
+        `task ${request.params.task_id} has no AI video "${request.params.stream}"`,
+      );
     },
   );
 
   app.post(
     '/api/stream',
-    { schema: { tags: ['streaming'], summary: '4.12 Get a raw preview stream of a source', body: StreamBody } },
+    {
+      schema: { tags: ['streaming'], summary: '4.12 Get a raw preview stream of a source', body: StreamBody },
+    },
     async (request) => {
       const parsed = parseSourceUrl(request.body.video_url);
       if ('error' in parsed) throw new ApiError('INVALID_PARAMETER', `body.${parsed.error}`);
@@ -116,7 +151,12 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
   app.post(
     '/api/task/:task_id/optimization',
     {
-      schema: { tags: ['optimization'], summary: '4.13 Apply for effect optimization', params: TaskParams, body: OptimizationBody },
+      schema: {
+        tags: ['optimization'],
+        summary: '4.13 Apply for effect optimization',
+        params: TaskParams,
+        body: OptimizationBody,
+      },
     },
     async (request) => {
       const task = liveTask(ctx, request.params.task_id, 'video');
@@ -127,7 +167,10 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
 
   const optimizationLookup = async (request: { params: { task_id: string; optimization_id: string } }) => {
     ctx.tasks.get(request.params.task_id);
-    throw new ApiError('OPTIMIZATION_NOT_FOUND', `task ${request.params.task_id} has no optimization "${request.params.optimization_id}"`);
+    throw new ApiError(
+      'OPTIMIZATION_NOT_FOUND',
+      `task ${request.params.task_id} has no optimization "${request.params.optimization_id}"`,
+    );
   };
   const optimizationSchema = { tags: ['optimization'], params: OptimizationParams };
   app.get(

@@ -4,12 +4,12 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Type } from '@sinclair/typebox';
+import { ListedPackage } from '../../packages/listing';
 import { ZapkError } from '../../packages/zapk';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
 import { ApiError } from '../errors';
-import { ListedPackage } from '../../packages/listing';
 import { AppParams, AppUpdateBody, PackageInstalled, ZapkParams } from '../schemas';
 
 const MAX_PACKAGE_BYTES = 1024 * 1024 * 1024;
@@ -18,7 +18,11 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/zapk',
     {
-      schema: { tags: ['applications'], summary: '4.2 List application packages', response: { 200: Envelope(Type.Array(ListedPackage)) } },
+      schema: {
+        tags: ['applications'],
+        summary: '4.2 List application packages',
+        response: { 200: Envelope(Type.Array(ListedPackage)) },
+      },
     },
     async () => ok(ctx.packages.list()),
   );
@@ -37,17 +41,22 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request) => {
       const file = await request.file({ limits: { fileSize: MAX_PACKAGE_BYTES, files: 1 } });
-      if (!file || file.fieldname !== 'file') {
-        throw new ApiError('INVALID_PARAMETER', 'body.file: a multipart file part named "file" with the .zapk is required');
+      if (file?.fieldname !== 'file') {
+        throw new ApiError(
+          'INVALID_PARAMETER',
+          'body.file: a multipart file part named "file" with the .zapk is required',
+        );
       }
       await mkdir(ctx.tmpDir, { recursive: true });
       const upload = join(ctx.tmpDir, `upload-${randomUUID()}.zapk`);
       try {
         await pipeline(file.file, createWriteStream(upload));
-        if (file.file.truncated) throw new ApiError('BODY_TOO_LARGE', 'the package is larger than the 1 GiB accepted');
+        if (file.file.truncated)
+          throw new ApiError('BODY_TOO_LARGE', 'the package is larger than the 1 GiB accepted');
         return ok(await ctx.packages.installZapk(upload));
       } catch (error) {
-        if (error instanceof ZapkError) throw new ApiError('INVALID_PACKAGE', `invalid .zapk: ${error.message}`);
+        if (error instanceof ZapkError)
+          throw new ApiError('INVALID_PACKAGE', `invalid .zapk: ${error.message}`);
         throw error;
       } finally {
         await rm(upload, { force: true });
@@ -76,7 +85,7 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
     {
       schema: {
         tags: ['applications'],
-        summary: '4.3 Update an application\'s name and rule',
+        summary: "4.3 Update an application's name and rule",
         params: AppParams,
         body: AppUpdateBody,
         response: { 200: Envelope(Type.Object({ zapk_id: Type.String(), app_id: Type.String() })) },

@@ -24,14 +24,25 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
 
   app.get(
     '/api/tasks',
-    { schema: { tags: ['tasks'], summary: '4.5 List tasks (closed ones stay 24 h)', response: { 200: Envelope(Type.Array(TaskView)) } } },
+    {
+      schema: {
+        tags: ['tasks'],
+        summary: '4.5 List tasks (closed ones stay 24 h)',
+        response: { 200: Envelope(Type.Array(TaskView)) },
+      },
+    },
     async () => ok(ctx.tasks.list()),
   );
 
   app.get(
     '/api/task/:task_id',
     {
-      schema: { tags: ['tasks'], summary: 'Extension: one task', params: TaskParams, response: { 200: Envelope(TaskView) } },
+      schema: {
+        tags: ['tasks'],
+        summary: 'Extension: one task',
+        params: TaskParams,
+        response: { 200: Envelope(TaskView) },
+      },
     },
     async (request) => ok(ctx.tasks.get(request.params.task_id)),
   );

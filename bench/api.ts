@@ -1,0 +1,99 @@
+import autocannon from 'autocannon';
+import { spawnBenchEngine } from './engine-process';
+
+/**
+ * Throughput and tail latency of the API on loopback: the task listing with 100 tasks, and the
+ * token check on its own (an unknown token, refused after the hash lookup) beside an open endpoint.
+ */
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
+const CONNECTIONS = 32;
+const TASKS = 100;
+
+interface Row {
+  scenario: string;
+  'req/s': number;
+  'p50 ms': number;
+  'p99 ms': number;
+  status: string;
+}
+
+async function measure(
+  scenario: string,
+  url: string,
+  headers: Record<string, string>,
+  expected: number,
+): Promise<Row> {
+  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION_S });
+  const counts = new Map<string, number>();
+  for (const group of ['1xx', '2xx', '3xx', '4xx', '5xx']) {
+    const n = (result as unknown as Record<string, number>)[group] ?? 0;
+    if (n > 0) counts.set(group, n);
+  }
+  const statusCounts = [...counts].map(([group, n]) => `${group}:${n}`).join(' ');
+  // A benchmark of wrong answers measures nothing: every answer must be of the expected class.
+  if (result.errors > 0 || counts.size !== 1 || !counts.has(`${Math.floor(expected / 100)}xx`)) {
+    throw new Error(`${scenario}: unexpected answers ${statusCounts}, ${result.errors} errors`);
+  }
+  return {
+    scenario,
+    'req/s': Math.round(result.requests.average),
+    'p50 ms': result.latency.p50,
+    'p99 ms': result.latency.p99,
+    status: statusCounts,
+  };
+}
+
+export async function benchApi(): Promise<Row[]> {
+  const engine = await spawnBenchEngine();
+  try {
+    const auth = { authorization: `Bearer ${engine.token}` };
+    let firstTask = '';
+    for (let i = 0; i < TASKS; i++) {
+      const answer = await fetch(`${engine.url}/api/task`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          mode: 'image',
+          zapk_id: 'builtin',
+          app_ids: ['motion'],
+          device_id: `cam-${i}`,
+        }),
+      });
+      const body = (await answer.json()) as { code: number; data: { task_id: string } };
+      if (body.code !== 0) throw new Error(`could not create task ${i}: ${JSON.stringify(body)}`);
+      firstTask ||= body.data.task_id;
+    }
+    const listed = (await (await fetch(`${engine.url}/api/tasks`, { headers: auth })).json()) as {
+      data: unknown[];
+    };
+    if (listed.data.length !== TASKS)
+      throw new Error(`expected ${TASKS} tasks, listed ${listed.data.length}`);
+
+    return [
+      await measure(`GET /api/tasks (${TASKS} tasks)`, `${engine.url}/api/tasks`, auth, 200),
+      await measure(
+        'GET /api/task/{id} (token check + 1 row)',
+        `${engine.url}/api/task/${firstTask}`,
+        auth,
+        200,
+      ),
+      await measure(
+        'token check alone (unknown token -> 401)',
+        `${engine.url}/api/task/${firstTask}`,
+        { authorization: `Bearer ${'x'.repeat(43)}` },
+        401,
+      ),
+      await measure('GET /api/health (open, no token check)', `${engine.url}/api/health`, {}, 200),
+    ];
+  } finally {
+    engine.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const rows = await benchApi();
+  console.log(
+    `\nAPI on loopback: ${CONNECTIONS} connections, ${DURATION_S} s per scenario, engine in its own process`,
+  );
+  console.table(rows);
+}
