@@ -1,0 +1,221 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { APP_TYPE, type AppType, LengthReference, Rule } from '../rules/schema';
+import { ruleProblems } from '../rules/validate';
+import { compileCheck } from '../schema/ajv';
+
+/**
+ * manifest.json of a .zapk package: the package identity, the models with their exact pre- and
+ * post-processing, and the applications built on them. Class ids are label indices as decimal strings.
+ */
+
+/** A string limited to a fixed set; ajv then reports "must be one of [...]" instead of a bare anyOf error. */
+function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+export const ONNX_FAMILIES = ['yolox', 'yolov5', 'yolov8'] as const;
+/** Built-in algorithms that need no weights file. */
+export const BUILTIN_FAMILIES = ['motion', 'change'] as const;
+export type ModelFamily = (typeof ONNX_FAMILIES)[number] | (typeof BUILTIN_FAMILIES)[number];
+
+const ArchivePath = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  description: 'Relative path inside the package',
+});
+const Triple = Type.Array(Type.Number(), { minItems: 3, maxItems: 3 });
+
+export const ModelInput = Type.Object(
+  {
+    width: Type.Integer({ minimum: 32, maximum: 4096 }),
+    height: Type.Integer({ minimum: 32, maximum: 4096 }),
+    channel_order: StringEnum(['RGB', 'BGR'] as const),
+    scale: Type.Number({
+      exclusiveMinimum: 0,
+      description: 'Pixel values (0..255) are multiplied by this first',
+    }),
+    mean: Triple,
+    std: Type.Array(Type.Number({ exclusiveMinimum: 0 }), { minItems: 3, maxItems: 3 }),
+    letterbox: StringEnum(['top-left', 'center'] as const, { description: 'Where the resized image sits' }),
+    pad_value: Type.Integer({ minimum: 0, maximum: 255 }),
+  },
+  { additionalProperties: false },
+);
+export type ModelInput = Static<typeof ModelInput>;
+
+export const ModelSpec = Type.Object(
+  {
+    family: StringEnum([...ONNX_FAMILIES, ...BUILTIN_FAMILIES] as const),
+    file: Type.Optional(ArchivePath),
+    sha256: Type.Optional(
+      Type.String({ pattern: '^[0-9a-f]{64}$', description: 'Lower-case hex digest of file' }),
+    ),
+    input: Type.Optional(ModelInput),
+    labels: Type.Union([
+      ArchivePath,
+      Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 1000 }),
+    ]),
+    score_threshold: Type.Number({ minimum: 0, maximum: 1 }),
+    nms_iou: Type.Number({ minimum: 0, maximum: 1 }),
+    class_agnostic_nms: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+export type ModelSpec = Static<typeof ModelSpec>;
+
+export const AppSpec = Type.Object(
+  {
+    app_id: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' }),
+    name: Type.String({ minLength: 1, maxLength: 128 }),
+    // Same values as AppType, as an enum so a wrong value reads "must be one of [1,2,3]".
+    type: Type.Unsafe<AppType>({ type: 'integer', enum: Object.values(APP_TYPE) }),
+    model: Type.String({ minLength: 1, maxLength: 64 }),
+    rule: Rule,
+    length_reference: Type.Optional(LengthReference),
+    license_expire: Type.Integer({ minimum: 0, description: 'Unix seconds; 0 only with perpetual' }),
+    perpetual: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+export type AppSpec = Static<typeof AppSpec>;
+
+export const Manifest = Type.Object(
+  {
+    format: Type.Literal(1),
+    zapk_id: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' }),
+    name: Type.String({ minLength: 1, maxLength: 128 }),
+    version: Type.String({
+      minLength: 1,
+      maxLength: 32,
+      pattern: '^[0-9]+\\.[0-9]+\\.[0-9]+([-+][0-9A-Za-z.+-]+)?$',
+      description: 'MAJOR.MINOR.PATCH with an optional -pre or +build suffix',
+    }),
+    models: Type.Record(Type.String(), ModelSpec),
+    apps: Type.Array(AppSpec, { minItems: 1, maxItems: 64 }),
+  },
+  { additionalProperties: false },
+);
+export type Manifest = Static<typeof Manifest>;
+
+/** Shape check only; returns the first offending field as "manifest.apps[0].type: ...". */
+export const checkManifestShape = compileCheck<Manifest>(Manifest, 'manifest');
+
+const MODEL_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+export function isOnnxFamily(family: ModelFamily): family is (typeof ONNX_FAMILIES)[number] {
+  return (ONNX_FAMILIES as readonly string[]).includes(family);
+}
+
+/**
+ * True for a plain relative path that stays inside the folder it is resolved against on every OS:
+ * no absolute or drive-letter paths, no backslashes, no NUL, no empty, "." or ".." segments, and no
+ * colon at all (drive letters, and NTFS alternate data streams such as "a.txt:hidden").
+ */
+export function isSafeRelativePath(p: string): boolean {
+  if (p.length === 0 || /[\\\0:]/.test(p) || p.startsWith('/')) return false;
+  return p.split('/').every((segment) => segment !== '' && segment !== '.' && segment !== '..');
+}
+
+/** One label per line; a UTF-8 BOM, a final newline and CRLF line ends are tolerated. */
+export function parseLabels(text: string | Buffer): string[] {
+  const lines = String(text)
+    .replace(/^\uFEFF/, '')
+    .replace(/\r\n/g, '\n')
+    .split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  return lines;
+}
+
+/** The labels of a model: its inline list, or its labels file read through readText (archive-relative path). */
+export function labelsOf(
+  manifest: Manifest,
+  modelId: string,
+  readText: (path: string) => string | Buffer,
+): string[] {
+  const model = manifest.models[modelId];
+  if (!model) throw new Error(`the package has no model "${modelId}"`);
+  return Array.isArray(model.labels) ? model.labels : parseLabels(readText(model.labels));
+}
+
+function labelListProblems(labels: readonly string[], at: string): string[] {
+  if (labels.length === 0 || labels.length > 1000) {
+    return [`${at}: must list 1 to 1000 labels, found ${labels.length}`];
+  }
+  const blank = labels.findIndex((label) => label.trim() === '' || label.length > 128);
+  // A blank line would silently shift every later class id, so it is refused rather than skipped.
+  return blank >= 0 ? [`${at}: label on line ${blank + 1} is empty or longer than 128 characters`] : [];
+}
+
+function modelProblems(id: string, model: ModelSpec): string[] {
+  const at = `manifest.models.${id}`;
+  const problems: string[] = [];
+  if (!MODEL_ID.test(id)) problems.push(`${at}: model id must match ${MODEL_ID.source}`);
+  if (isOnnxFamily(model.family)) {
+    if (model.file === undefined) problems.push(`${at}.file: is required for family "${model.family}"`);
+    if (model.input === undefined) problems.push(`${at}.input: is required for family "${model.family}"`);
+  } else {
+    for (const field of ['file', 'sha256', 'input'] as const) {
+      if (model[field] !== undefined) {
+        problems.push(`${at}.${field}: is not used by the weight-free family "${model.family}"`);
+      }
+    }
+  }
+  if (model.file !== undefined && !isSafeRelativePath(model.file)) {
+    problems.push(`${at}.file: "${model.file}" is not a safe relative path`);
+  }
+  if (typeof model.labels === 'string' && !isSafeRelativePath(model.labels)) {
+    problems.push(`${at}.labels: "${model.labels}" is not a safe relative path`);
+  }
+  return problems;
+}
+
+function appProblems(app: AppSpec, i: number, manifest: Manifest, labels: string[] | null): string[] {
+  const at = `manifest.apps[${i}]`;
+  const problems: string[] = [];
+  const model = manifest.models[app.model];
+  if (!model) return [`${at}.model: the package has no model "${app.model}"`];
+  const changeModel = model.family === 'change' || isOnnxFamily(model.family);
+  if (app.type === 2 && !changeModel) {
+    problems.push(`${at}.model: a change-detection app (type 2) cannot use the "${model.family}" family`);
+  }
+  if (app.type !== 2 && model.family === 'change') {
+    problems.push(`${at}.model: the "change" family serves change-detection apps (type 2) only`);
+  }
+  if (!app.perpetual && app.license_expire === 0) {
+    problems.push(`${at}.license_expire: must be a Unix time in seconds unless perpetual is true`);
+  }
+  const known = labels === null ? null : new Set(labels.map((_, index) => String(index)));
+  for (const problem of ruleProblems(app.rule, known)) problems.push(`${at}.${problem}`);
+  return problems;
+}
+
+/**
+ * Checks a shape-valid manifest beyond its schema: model ids and families, safe paths, unique app ids,
+ * app/model fit, licenses and rules against the model's labels. labelsByModel must hold the labels of
+ * every model whose labels live in a file; pass null to skip the label-dependent checks (class ids).
+ * Returns "field: problem" lines; empty means valid.
+ */
+export function manifestProblems(
+  manifest: Manifest,
+  labelsByModel: ReadonlyMap<string, string[]> | null,
+): string[] {
+  const problems: string[] = [];
+  const labels = new Map<string, string[] | null>();
+  for (const [id, model] of Object.entries(manifest.models)) {
+    problems.push(...modelProblems(id, model));
+    const list = Array.isArray(model.labels) ? model.labels : (labelsByModel?.get(id) ?? null);
+    if (labelsByModel !== null && list === null) {
+      problems.push(`manifest.models.${id}.labels: the labels file "${model.labels}" was not read`);
+    }
+    if (list !== null) problems.push(...labelListProblems(list, `manifest.models.${id}.labels`));
+    labels.set(id, list);
+  }
+
+  const appIds = new Set<string>();
+  manifest.apps.forEach((app, i) => {
+    if (appIds.has(app.app_id)) problems.push(`manifest.apps[${i}].app_id: duplicate app_id "${app.app_id}"`);
+    appIds.add(app.app_id);
+    problems.push(...appProblems(app, i, manifest, labels.get(app.model) ?? null));
+  });
+  return problems;
+}
