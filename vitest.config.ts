@@ -7,6 +7,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Engine tests spawn ffmpeg and engine processes; two cores cannot run many files at once.
     maxWorkers: 2,
-    reporters: ['default'],
+    reporters: ['default', './test/summary-reporter.ts'],
   },
 });
