@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { spawnBenchEngine } from './engine-process';
+import { signIn, spawnEngine } from '../test/helpers/engine-process';
 
 /**
  * Throughput and tail latency of the API on loopback: the task listing with 100 tasks, and the
@@ -43,10 +46,14 @@ async function measure(
   };
 }
 
+const PASSWORD = 'bench-admin-password';
+
 export async function benchApi(): Promise<Row[]> {
-  const engine = await spawnBenchEngine();
+  // The engine runs in its own process, as deployed, so the load generator does not share its event loop.
+  const dataDir = mkdtempSync(join(tmpdir(), 'vc-bench-'));
+  const engine = await spawnEngine(dataDir, PASSWORD);
   try {
-    const auth = { authorization: `Bearer ${engine.token}` };
+    const auth = { authorization: `Bearer ${await signIn(engine.url, PASSWORD)}` };
     let firstTask = '';
     for (let i = 0; i < TASKS; i++) {
       const answer = await fetch(`${engine.url}/api/task`, {
@@ -86,7 +93,8 @@ export async function benchApi(): Promise<Row[]> {
       await measure('GET /api/health (open, no token check)', `${engine.url}/api/health`, {}, 200),
     ];
   } finally {
-    engine.stop();
+    engine.child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

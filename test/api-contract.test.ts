@@ -59,6 +59,15 @@ async function startImageTask(extra: Record<string, unknown> = {}) {
   return (data as { task_id: string }).task_id;
 }
 
+async function startVideoTask() {
+  const data = expectOk(
+    await t.call('POST', '/api/task', {
+      json: { zapk_id: 'coco-yolox-nano', app_ids: ['person'], video_url: VIDEO },
+    }),
+  );
+  return (data as { task_id: string }).task_id;
+}
+
 beforeAll(async () => {
   examplePath = join(work, 'example.zapk');
   await buildZapk(EXAMPLE_MANIFEST, examplePath);
@@ -972,11 +981,7 @@ describe('endpoints whose analysis comes later: validated, then 501', () => {
   });
 
   it('image upload to a video task, diff upload', async () => {
-    const { task_id: videoTask } = expectOk(
-      await t.call('POST', '/api/task', {
-        json: { zapk_id: 'coco-yolox-nano', app_ids: ['person'], video_url: VIDEO },
-      }),
-    ) as { task_id: string };
+    const videoTask = await startVideoTask();
     expectError(
       await t.call('POST', `/api/task/${videoTask}/image`, {
         raw: { type: 'image/png', body: new Uint8Array([1]) },
@@ -1011,11 +1016,7 @@ describe('endpoints whose analysis comes later: validated, then 501', () => {
   });
 
   it('AI video, streams and optimization', async () => {
-    const { task_id: videoTask } = expectOk(
-      await t.call('POST', '/api/task', {
-        json: { zapk_id: 'coco-yolox-nano', app_ids: ['person'], video_url: VIDEO },
-      }),
-    ) as { task_id: string };
+    const videoTask = await startVideoTask();
     expectError(
       await t.call('POST', `/api/task/${videoTask}/ailive`, {
         json: { app_ids: ['person'], rtmp: 'rtmp://127.0.0.1/live/x', bitrate: 2000 },

@@ -1,38 +1,15 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildZapk } from '../engine/packages/zapk';
 import { ADMIN_PASSWORD, startTestEngine, VIDEO } from './helpers/engine';
+import { signIn, spawnEngine } from './helpers/engine-process';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'vc-restart-'));
 const children: ChildProcess[] = [];
-
-/** The engine as operators run it: `npm run engine`'s entry point in its own process. */
-async function spawnEngine(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'engine/cli.ts', '--port', '0', '--data-dir', dataDir],
-    {
-      cwd: ROOT,
-      env: { ...process.env, VC_ADMIN_PASSWORD: ADMIN_PASSWORD },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  children.push(child);
-  const url = await new Promise<string>((done, fail) => {
-    let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /engine listening on (http:\/\/\S+)/.exec(out);
-      if (match?.[1]) done(match[1]);
-    });
-    child.on('exit', (code) => fail(new Error(`engine exited with ${code}: ${out}`)));
-  });
-  return { child, url };
-}
 
 async function call(url: string, token: string, method: string, path: string, json?: unknown) {
   const response = await fetch(`${url}${path}`, {
@@ -61,13 +38,9 @@ afterAll(() => {
 describe('kill -9 and restart', () => {
   it('keeps packages, rules, tasks and tokens, and resumes live tasks', async () => {
     const dataDir = join(work, 'data');
-    const first = await spawnEngine(dataDir);
-    const signIn = await fetch(`${first.url}/api/auth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }),
-    });
-    const token = ((await signIn.json()) as { data: { access_token: string } }).data.access_token;
+    const first = await spawnEngine(dataDir, ADMIN_PASSWORD);
+    children.push(first.child);
+    const token = await signIn(first.url, ADMIN_PASSWORD);
 
     const zapk = join(work, 'example.zapk');
     await buildZapk(resolve(ROOT, 'examples/coco-yolox-nano/manifest.json'), zapk);
@@ -124,7 +97,8 @@ describe('kill -9 and restart', () => {
     await new Promise((done) => first.child.once('exit', done));
     expect(ffmpegChildrenOf(first.child.pid as number)).toBe('');
 
-    const second = await spawnEngine(dataDir);
+    const second = await spawnEngine(dataDir, ADMIN_PASSWORD);
+    children.push(second.child);
     const packages = (await call(second.url, token, 'GET', '/api/zapk')).data as Array<{
       zapk_id: string;
       apps: Record<string, { rule: unknown }>;

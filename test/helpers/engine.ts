@@ -38,10 +38,12 @@ export interface CallOptions {
 /** A real engine on a loopback port in a fresh data dir, with a clock the test moves by hand. */
 export async function startTestEngine(
   dataDir = mkdtempSync(join(tmpdir(), 'vc-engine-')),
+  consoleDir?: string,
 ): Promise<TestEngine> {
   const clock = new ManualClock(Date.now());
   const engine = await startEngine({
     dataDir,
+    consoleDir,
     port: 0,
     adminPassword: ADMIN_PASSWORD,
     clock,

@@ -1,0 +1,41 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+export interface EngineProcess {
+  child: ChildProcess;
+  url: string;
+}
+
+/** The engine as operators run it (`npm run engine`'s entry point) in a process of its own. */
+export async function spawnEngine(dataDir: string, adminPassword: string): Promise<EngineProcess> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'engine/cli.ts', '--port', '0', '--data-dir', dataDir],
+    {
+      cwd: ROOT,
+      env: { ...process.env, VC_ADMIN_PASSWORD: adminPassword },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const url = await new Promise<string>((done, fail) => {
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /engine listening on (http:\/\/\S+)/.exec(out);
+      if (match?.[1]) done(match[1]);
+    });
+    child.once('exit', (code) => fail(new Error(`engine exited with ${code}: ${out}`)));
+  });
+  return { child, url };
+}
+
+export async function signIn(url: string, password: string): Promise<string> {
+  const answer = await fetch(`${url}/api/auth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password }),
+  });
+  return ((await answer.json()) as { data: { access_token: string } }).data.access_token;
+}
