@@ -1,0 +1,57 @@
+import { resolve } from 'node:path';
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'electron-vite';
+import type { Plugin } from 'vite';
+import { buildCsp } from './renderer/csp';
+
+const root = import.meta.dirname;
+
+/** Native or binary-carrying packages: loaded from node_modules (asar-unpacked), never bundled. */
+const NATIVE_EXTERNALS = ['better-sqlite3', 'onnxruntime-node', 'ffmpeg-static'];
+
+/**
+ * The dev server injects an inline React refresh preamble and inline styles, which the production
+ * meta CSP of index.html forbids: relax it while serving only. Builds keep index.html's policy.
+ */
+function devCsp(): Plugin {
+  return {
+    name: 'vision-console:dev-csp',
+    apply: 'serve',
+    transformIndexHtml(html) {
+      return html.replace(
+        /(<meta http-equiv="Content-Security-Policy" content=")[^"]*(")/,
+        `$1${buildCsp({ meta: true, dev: true })}$2`,
+      );
+    },
+  };
+}
+
+export default defineConfig({
+  main: {
+    build: {
+      outDir: resolve(root, 'out/main'),
+      // Dependencies stay in node_modules (electron-builder ships production dependencies).
+      externalizeDeps: true,
+      lib: { entry: resolve(root, 'main/index.ts'), formats: ['es'], fileName: () => 'index.js' },
+      rolldownOptions: { external: NATIVE_EXTERNALS },
+    },
+  },
+  preload: {
+    build: {
+      outDir: resolve(root, 'out/preload'),
+      // A sandboxed preload must be a single CommonJS file that requires nothing but 'electron'.
+      externalizeDeps: false,
+      lib: { entry: resolve(root, 'preload/index.ts'), formats: ['cjs'], fileName: () => 'index.cjs' },
+    },
+  },
+  renderer: {
+    root: resolve(root, 'renderer'),
+    plugins: [react(), devCsp()],
+    build: {
+      outDir: resolve(root, 'out/renderer'),
+      // The headless engine also serves this folder over the network (web mode): ship it small.
+      minify: true,
+      rolldownOptions: { input: resolve(root, 'renderer/index.html') },
+    },
+  },
+});

@@ -1,0 +1,278 @@
+/**
+ * Electron main process: a thin shell around the in-process analysis engine.
+ *
+ * - one instance per user (a second launch focuses the first window);
+ * - the engine listens on 127.0.0.1 with an ephemeral port unless VC_PORT / settings.json fix one;
+ * - the console is served from app://console (built renderer) with a strict CSP, sandboxed, with
+ *   context isolation; it talks to the engine only through the validated IPC of ./ipc;
+ * - no navigation away, no new windows, no webviews, no permissions, no remote content;
+ * - quitting waits for engine.close(), which stops every task's ffmpeg process.
+ *
+ * Policy lives in ./security, ./ipc and ./settings, which are unit-tested without Electron.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  app,
+  BrowserWindow,
+  dialog,
+  nativeTheme,
+  protocol,
+  type Session,
+  session,
+  type WebContents,
+} from 'electron';
+import { type Engine, startEngine } from '../engine/index';
+import { buildCsp, engineSource, securityHeaders } from '../renderer/csp';
+import { registerIpc } from './ipc';
+import {
+  APP_ORIGIN,
+  APP_SCHEME,
+  contentTypeFor,
+  isAllowedNavigation,
+  isAllowedRequest,
+  originOf,
+  resolveAppAsset,
+} from './security';
+import { DESKTOP_HOST, resolveSettings } from './settings';
+
+const here = import.meta.dirname;
+const rendererDir = join(here, '../renderer');
+const preloadPath = join(here, '../preload/index.cjs');
+
+// The Vite dev server (electron-vite dev) is honoured only when unpackaged: an installed app never
+// loads a URL taken from the environment.
+const devServerUrl = app.isPackaged ? undefined : process.env.ELECTRON_RENDERER_URL;
+const devOrigin = devServerUrl ? originOf(devServerUrl) : null;
+const appOrigin = devOrigin ?? APP_ORIGIN;
+const startUrl = devServerUrl && devOrigin ? devServerUrl : `${APP_ORIGIN}/index.html`;
+
+// Must happen before "ready": app:// becomes a standard, secure origin ('self' in the CSP, fetch, and
+// corsEnabled for the CORS-mode loads of ES module scripts; no Access-Control header is ever sent, so
+// other origins still cannot read it).
+protocol.registerSchemesAsPrivileged([
+  {
+    scheme: APP_SCHEME,
+    privileges: { standard: true, secure: true, supportFetchAPI: true, corsEnabled: true, codeCache: true },
+  },
+]);
+app.enableSandbox();
+
+let engine: Engine | null = null;
+let mainWindow: BrowserWindow | null = null;
+let disposeIpc: (() => void) | null = null;
+let lifecycle: 'running' | 'stopping' | 'stopped' = 'running';
+
+const ENGINE_CLOSE_TIMEOUT_MS = 20_000;
+
+/** The engine's own settings file (<data-dir>/settings.json, as for the headless engine). */
+async function readSettingsText(dataDir: string): Promise<string | undefined> {
+  try {
+    return await readFile(join(dataDir, 'settings.json'), 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Session-wide policy: deny permissions, cancel remote requests, put the CSP on every document. */
+function hardenSession(ses: Session, csp: string, engineUrl: string): void {
+  ses.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+  ses.setPermissionCheckHandler(() => false);
+
+  const allowedOrigins = [APP_ORIGIN, engineSource(engineUrl)];
+  if (devOrigin) allowedOrigins.push(devOrigin, devOrigin.replace(/^http/, 'ws'));
+  ses.webRequest.onBeforeRequest((details, callback) => {
+    const allowed = isAllowedRequest(details.url, allowedOrigins);
+    if (!allowed) console.warn(`blocked request to ${details.url}`);
+    callback({ cancel: !allowed });
+  });
+
+  // Header events fire for http(s) documents (the dev server); app:// pages get the same headers from
+  // the protocol handler below, and index.html carries a meta CSP as a third layer.
+  const headers = securityHeaders(csp);
+  ses.webRequest.onHeadersReceived((details, callback) => {
+    if (details.resourceType !== 'mainFrame' && details.resourceType !== 'subFrame') return callback({});
+    const responseHeaders: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(details.responseHeaders ?? {})) {
+      if (!Object.keys(headers).some((own) => own.toLowerCase() === name.toLowerCase())) {
+        responseHeaders[name] = value;
+      }
+    }
+    callback({ responseHeaders: { ...responseHeaders, ...headers } });
+  });
+}
+
+/** Serves the built console from out/renderer at app://console/, read-only, with the security headers. */
+function serveConsole(csp: string): void {
+  const headers = securityHeaders(csp);
+  protocol.handle(APP_SCHEME, async (request) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      return new Response(null, { status: 405, headers });
+    }
+    const file = resolveAppAsset(rendererDir, request.url, APP_ORIGIN);
+    if (file) {
+      try {
+        const data = await readFile(file);
+        return new Response(new Uint8Array(data), {
+          status: 200,
+          headers: { ...headers, 'Content-Type': contentTypeFor(file) },
+        });
+      } catch {
+        // Missing file: 404 below.
+      }
+    }
+    return new Response('Not found', { status: 404, headers: { ...headers, 'Content-Type': 'text/plain' } });
+  });
+}
+
+/** Per-webContents policy: no navigation off the app, no popups, no webviews. */
+function hardenContents(contents: WebContents): void {
+  const guard = (event: { url: string; preventDefault(): void }) => {
+    if (!isAllowedNavigation(event.url, appOrigin)) {
+      console.warn(`blocked navigation to ${event.url}`);
+      event.preventDefault();
+    }
+  };
+  contents.on('will-navigate', guard);
+  contents.on('will-frame-navigate', guard);
+  contents.on('will-redirect', guard);
+  contents.setWindowOpenHandler(() => ({ action: 'deny' }));
+  contents.on('will-attach-webview', (event) => event.preventDefault());
+}
+
+function createWindow(): void {
+  const window = new BrowserWindow({
+    width: 1280,
+    height: 820,
+    minWidth: 800,
+    minHeight: 560,
+    show: false,
+    title: 'Vision Console',
+    backgroundColor: nativeTheme.shouldUseDarkColors ? '#15171c' : '#ffffff',
+    webPreferences: {
+      preload: preloadPath,
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      nodeIntegrationInSubFrames: false,
+      nodeIntegrationInWorker: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      webviewTag: false,
+      navigateOnDragDrop: false,
+      spellcheck: false,
+    },
+  });
+  mainWindow = window;
+  window.once('ready-to-show', () => window.show());
+  window.on('closed', () => {
+    if (mainWindow === window) mainWindow = null;
+  });
+  window.loadURL(startUrl).catch((error: unknown) => {
+    console.error(`cannot load the console: ${error instanceof Error ? error.message : String(error)}`);
+  });
+}
+
+function focusWindow(): void {
+  if (!mainWindow) return;
+  if (mainWindow.isMinimized()) mainWindow.restore();
+  mainWindow.show();
+  mainWindow.focus();
+}
+
+async function start(): Promise<void> {
+  const dataDir = join(app.getPath('userData'), 'data');
+  const { settings, warnings } = resolveSettings(process.env, await readSettingsText(dataDir));
+  for (const warning of warnings) console.warn(warning);
+
+  let started: Engine;
+  try {
+    started = await startEngine({
+      host: DESKTOP_HOST,
+      port: settings.port,
+      dataDir,
+      // electron-builder copies assets/ into resources/ (extraResources); in development it is the repo's.
+      builtinDir: app.isPackaged
+        ? join(process.resourcesPath, 'assets', 'builtin')
+        : join(app.getAppPath(), 'assets', 'builtin'),
+      logLevel: 'info',
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    dialog.showErrorBox('Vision Console', `The analysis engine could not start.\n\n${message}`);
+    app.exit(1);
+    return;
+  }
+  if (lifecycle !== 'running') {
+    // Quit was requested while the engine was starting.
+    await started.close();
+    return;
+  }
+  engine = started;
+
+  const csp = buildCsp({ engineUrl: started.url, dev: devOrigin !== null });
+  hardenSession(session.defaultSession, csp, started.url);
+  serveConsole(csp);
+  disposeIpc = registerIpc({ appOrigin, engine: started, version: app.getVersion() });
+  createWindow();
+}
+
+async function stopEngine(): Promise<void> {
+  disposeIpc?.();
+  disposeIpc = null;
+  const running = engine;
+  engine = null;
+  if (!running) return;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      console.error('engine.close() did not finish in time; quitting anyway');
+      resolve();
+    }, ENGINE_CLOSE_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([running.close(), timeout]);
+  } catch (error) {
+    console.error(`engine.close() failed: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+if (!app.requestSingleInstanceLock()) {
+  // Another instance owns the data folder and the engine: it gets focused (second-instance), we leave.
+  app.quit();
+} else {
+  app.on('second-instance', focusWindow);
+  app.on('web-contents-created', (_event, contents) => hardenContents(contents));
+
+  app.on('before-quit', (event) => {
+    if (lifecycle === 'stopped') return;
+    event.preventDefault();
+    if (lifecycle === 'stopping') return;
+    lifecycle = 'stopping';
+    void stopEngine().finally(() => {
+      lifecycle = 'stopped';
+      app.quit();
+    });
+  });
+
+  app.on('window-all-closed', () => {
+    if (process.platform !== 'darwin') app.quit();
+  });
+
+  app.on('activate', () => {
+    if (!mainWindow && engine) createWindow();
+  });
+
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => app.quit());
+
+  app
+    .whenReady()
+    .then(start)
+    .catch(async (error: unknown) => {
+      console.error(error);
+      await stopEngine();
+      app.exit(1);
+    });
+}

@@ -1,0 +1,326 @@
+/**
+ * IPC between the console page and the main process. The renderer reaches the engine only through
+ * these handlers: every message is checked (sender frame = the app's own top-level page, payload =
+ * the channel's TypeBox schema, path = a plain /api/ path) before main calls the engine with the
+ * Bearer token it got from engine.issueToken(). The token never crosses to the renderer.
+ */
+import { openAsBlob } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { BrowserWindow, dialog, type IpcMainInvokeEvent, ipcMain, type OpenDialogOptions } from 'electron';
+import type { IssuedToken } from '../engine/index';
+import { compileCheck } from '../engine/schema/ajv';
+import type { AppInfo, EngineResponse } from '../preload/api';
+import { type Channel, Channels } from '../preload/channels';
+import { isAllowedNavigation } from './security';
+
+/** What the IPC layer needs from the engine (a subset of engine/index.ts's Engine). */
+export interface EngineHandle {
+  readonly url: string;
+  issueToken(): IssuedToken;
+}
+
+export interface IpcOptions {
+  /** Origin of the console page (app://console, or the Vite dev server in development). */
+  appOrigin: string;
+  engine: EngineHandle;
+  /** Application version for app:info. */
+  version: string;
+  /** Timeout of one engine call; start-task may legitimately wait 15 s for a first frame. */
+  requestTimeoutMs?: number;
+  /** Timeout of a package upload (large model files). */
+  uploadTimeoutMs?: number;
+  now?: () => number;
+  /** Where refusals are reported (main's console by default). */
+  log?: (message: string) => void;
+}
+
+/** JSON bodies the engine accepts (api-decisions.md: up to 1 MiB). */
+export const MAX_JSON_BODY_BYTES = 1024 * 1024;
+
+/** Paths the renderer may not call through main: token minting stays out of the renderer entirely. */
+const DENIED_PREFIXES = ['/api/auth/'];
+
+export const EngineRequestSchema = Type.Object(
+  {
+    method: Type.Union([
+      Type.Literal('GET'),
+      Type.Literal('POST'),
+      Type.Literal('PUT'),
+      Type.Literal('DELETE'),
+    ]),
+    path: Type.String({ minLength: 5, maxLength: 2048, pattern: '^/api/' }),
+    query: Type.Optional(
+      Type.Record(
+        Type.String({ minLength: 1, maxLength: 128 }),
+        Type.Union([Type.String({ maxLength: 4096 }), Type.Number(), Type.Boolean()]),
+      ),
+    ),
+    body: Type.Optional(Type.Unknown()),
+  },
+  { additionalProperties: false },
+);
+export type EngineRequestPayload = Static<typeof EngineRequestSchema>;
+
+export const InstallZapkSchema = Type.Object(
+  { path: Type.String({ minLength: 1, maxLength: 4096 }) },
+  { additionalProperties: false },
+);
+export type InstallZapkPayload = Static<typeof InstallZapkSchema>;
+
+/** Channels without arguments: the preload sends null. */
+export const NoPayloadSchema = Type.Null();
+
+/** Every channel and its payload schema. */
+export const CHANNEL_SCHEMAS: Record<Channel, TSchema> = {
+  [Channels.request]: EngineRequestSchema,
+  [Channels.openZapk]: NoPayloadSchema,
+  [Channels.installZapk]: InstallZapkSchema,
+  [Channels.info]: NoPayloadSchema,
+};
+
+/** A refusal: the message says why, and reaches the renderer as the rejected invoke's error. */
+export class IpcRefusedError extends Error {
+  override readonly name = 'IpcRefusedError';
+}
+
+const SEGMENT = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%]+$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused.
+const FORBIDDEN_DECODED = /[/\\\u0000-\u001f\u007f]/;
+
+/**
+ * Checks an engine API path from the renderer: /api/ followed by non-empty segments of URL-safe
+ * characters; no query or fragment, no "." or ".." (also percent-encoded), no encoded slashes,
+ * backslashes or control characters, nothing under /api/auth/. Returns the reason, or null when fine.
+ */
+export function checkApiPath(path: string): string | null {
+  if (!path.startsWith('/api/')) return 'path must start with /api/';
+  const decodedSegments: string[] = [];
+  for (const segment of path.slice(1).split('/')) {
+    if (segment === '') return 'path must not contain empty segments';
+    if (!SEGMENT.test(segment))
+      return 'path contains a character that is not allowed (query goes in "query")';
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      return 'path has malformed percent-encoding';
+    }
+    if (decoded === '.' || decoded === '..') return 'path must not contain "." or ".." segments';
+    if (FORBIDDEN_DECODED.test(decoded)) return 'path must not encode "/", "\\" or control characters';
+    decodedSegments.push(decoded);
+  }
+  const decodedPath = `/${decodedSegments.join('/')}/`.toLowerCase();
+  if (DENIED_PREFIXES.some((prefix) => decodedPath.startsWith(prefix))) {
+    return 'path is not available to the console through IPC';
+  }
+  return null;
+}
+
+/** Whether an IPC message comes from the console page itself: its top-level frame, on the app origin. */
+export function isTrustedSender(
+  frame: { readonly url: string; readonly parent: unknown } | null | undefined,
+  appOrigin: string,
+): boolean {
+  try {
+    if (!frame || frame.parent !== null) return false;
+    return isAllowedNavigation(frame.url, appOrigin);
+  } catch {
+    // A destroyed frame throws on access.
+    return false;
+  }
+}
+
+/** Caches the engine token and renews it a minute before it expires. */
+export class TokenSource {
+  private token: string | null = null;
+  private expiresAt = 0;
+
+  constructor(
+    private readonly engine: EngineHandle,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get(): string {
+    if (this.token !== null && this.now() < this.expiresAt - 60_000) return this.token;
+    const issued = this.engine.issueToken();
+    this.token = issued.access_token;
+    this.expiresAt = this.now() + issued.expires_in * 1000;
+    return this.token;
+  }
+
+  invalidate(): void {
+    this.token = null;
+  }
+}
+
+type Handler = (event: IpcMainInvokeEvent, ...args: unknown[]) => Promise<unknown>;
+
+/**
+ * Registers one handler per channel on ipcMain. Unknown channels have no handler, so Electron rejects
+ * them. Returns a function that removes the handlers again.
+ */
+export function registerIpc(options: IpcOptions): () => void {
+  const log = options.log ?? ((message: string) => console.warn(message));
+  const tokens = new TokenSource(options.engine, options.now);
+  const requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+  const uploadTimeoutMs = options.uploadTimeoutMs ?? 10 * 60_000;
+  /** Paths the user picked in the package dialog; each allows one install. */
+  const granted = new Set<string>();
+
+  const refuse = (channel: Channel, reason: string): never => {
+    log(`ipc ${channel}: refused: ${reason}`);
+    throw new IpcRefusedError(`${channel}: ${reason}`);
+  };
+
+  const engineUrl = (path: string, query?: Record<string, string | number | boolean>): URL => {
+    const base = new URL(options.engine.url);
+    const url = new URL(path, base);
+    // Belt and braces: WHATWG normalisation must not have moved the request anywhere else.
+    if (url.origin !== base.origin || url.pathname !== path) {
+      throw new IpcRefusedError(`path ${path} does not stay on the engine's /api/`);
+    }
+    for (const [key, value] of Object.entries(query ?? {})) url.searchParams.set(key, String(value));
+    return url;
+  };
+
+  /** One engine call with the token; a 401 (token revoked or expired early) is retried once. */
+  const callEngine = async (
+    method: string,
+    url: URL,
+    makeBody: () => { body?: BodyInit; contentType?: string },
+    timeoutMs: number,
+  ): Promise<EngineResponse> => {
+    for (let attempt = 0; ; attempt++) {
+      const { body, contentType } = makeBody();
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${tokens.get()}`,
+        accept: 'application/json',
+      };
+      if (contentType) headers['content-type'] = contentType;
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          method,
+          headers,
+          body: body ?? null,
+          redirect: 'error',
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      } catch (error) {
+        throw new Error(`engine unreachable: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      const text = await response.text();
+      if (response.status === 401 && attempt === 0) {
+        tokens.invalidate();
+        continue;
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        throw new Error(`engine answered HTTP ${response.status} with a body that is not JSON`);
+      }
+      return { status: response.status, body: parsed };
+    }
+  };
+
+  const handlers: Record<Channel, (payload: unknown, event: IpcMainInvokeEvent) => Promise<unknown>> = {
+    [Channels.request]: async (payload) => {
+      const request = payload as EngineRequestPayload;
+      const pathProblem = checkApiPath(request.path);
+      if (pathProblem) return refuse(Channels.request, pathProblem);
+      const hasBody = request.body !== undefined;
+      if (hasBody && (request.method === 'GET' || request.method === 'DELETE')) {
+        return refuse(Channels.request, `${request.method} takes no body`);
+      }
+      let json: string | undefined;
+      if (hasBody) {
+        try {
+          json = JSON.stringify(request.body);
+        } catch {
+          return refuse(Channels.request, 'body is not JSON-serialisable');
+        }
+        if (Buffer.byteLength(json ?? '') > MAX_JSON_BODY_BYTES) {
+          return refuse(Channels.request, 'body is larger than 1 MiB');
+        }
+      }
+      const url = engineUrl(request.path, request.query);
+      return callEngine(
+        request.method,
+        url,
+        () => (json === undefined ? {} : { body: json, contentType: 'application/json' }),
+        requestTimeoutMs,
+      );
+    },
+
+    [Channels.openZapk]: async (_payload, event) => {
+      const window = BrowserWindow.fromWebContents(event.sender);
+      const dialogOptions: OpenDialogOptions = {
+        title: 'Install application package',
+        properties: ['openFile'],
+        filters: [{ name: 'Application package (.zapk)', extensions: ['zapk'] }],
+      };
+      const result = window
+        ? await dialog.showOpenDialog(window, dialogOptions)
+        : await dialog.showOpenDialog(dialogOptions);
+      const chosen = result.filePaths[0];
+      if (result.canceled || chosen === undefined) return null;
+      if (extname(chosen).toLowerCase() !== '.zapk') return refuse(Channels.openZapk, 'choose a .zapk file');
+      granted.add(chosen);
+      return chosen;
+    },
+
+    [Channels.installZapk]: async (payload) => {
+      const { path } = payload as InstallZapkPayload;
+      if (!granted.has(path))
+        return refuse(Channels.installZapk, 'path was not chosen in the package dialog');
+      granted.delete(path);
+      let blob: Blob;
+      try {
+        if (!(await stat(path)).isFile()) return refuse(Channels.installZapk, 'path is not a file');
+        blob = await openAsBlob(path);
+      } catch (error) {
+        if (error instanceof IpcRefusedError) throw error;
+        throw new Error(
+          `cannot read ${basename(path)}: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
+      const url = engineUrl('/api/zapk');
+      return callEngine(
+        'POST',
+        url,
+        () => {
+          const form = new FormData();
+          form.append('file', blob, basename(path));
+          return { body: form };
+        },
+        uploadTimeoutMs,
+      );
+    },
+
+    [Channels.info]: async (): Promise<AppInfo> => ({
+      version: options.version,
+      engineUrl: options.engine.url,
+    }),
+  };
+
+  const channels = Object.keys(handlers) as Channel[];
+  for (const channel of channels) {
+    const check = compileCheck<unknown>(CHANNEL_SCHEMAS[channel], 'payload');
+    const handler: Handler = async (event, ...args) => {
+      if (!isTrustedSender(event.senderFrame, options.appOrigin)) {
+        return refuse(channel, 'sender is not the console page');
+      }
+      if (args.length > 1) return refuse(channel, 'expects a single payload');
+      const checked = check(args.length === 0 ? null : args[0]);
+      if (!checked.ok) return refuse(channel, `invalid payload: ${checked.error}`);
+      return handlers[channel](checked.value, event);
+    };
+    ipcMain.handle(channel, handler);
+  }
+  return () => {
+    for (const channel of channels) ipcMain.removeHandler(channel);
+  };
+}

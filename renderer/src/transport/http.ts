@@ -1,0 +1,103 @@
+/**
+ * Browser transport: fetch against the engine that served the page, with the Bearer token from the
+ * sign-in form. Used when the console runs as a web page (no window.visionConsole).
+ */
+import {
+  ApiError,
+  type Envelope,
+  type HttpMethod,
+  type IssuedToken,
+  NO_ENVELOPE,
+  type RequestOptions,
+  type Transport,
+  toEnvelope,
+} from './types';
+
+export interface HttpTransportOptions {
+  /** Origin of the engine; defaults to the page's own origin. */
+  baseUrl?: string;
+  getToken: () => string | null;
+  /** Called on any 401, e.g. to drop the session and show the sign-in form again. */
+  onUnauthorized?: (error: ApiError) => void;
+  fetch?: typeof fetch;
+}
+
+function resolveBase(baseUrl: string | undefined): string {
+  const base = baseUrl ?? globalThis.location?.origin;
+  if (!base) throw new Error('http transport: no base URL');
+  return base;
+}
+
+async function send(
+  fetchImpl: typeof fetch,
+  url: URL,
+  init: RequestInit,
+): Promise<{ status: number; body: unknown }> {
+  let response: Response;
+  try {
+    response = await fetchImpl(url, init);
+  } catch (error) {
+    if (error instanceof DOMException && error.name === 'AbortError') throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ApiError(0, NO_ENVELOPE, `the engine cannot be reached (${reason})`);
+  }
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, body };
+}
+
+export function createHttpTransport(options: HttpTransportOptions): Transport {
+  const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+  return {
+    kind: 'http',
+    async request<T>(method: HttpMethod, path: string, body?: unknown, requestOptions?: RequestOptions) {
+      const url = new URL(path, resolveBase(options.baseUrl));
+      for (const [key, value] of Object.entries(requestOptions?.query ?? {})) {
+        url.searchParams.set(key, String(value));
+      }
+      const headers: Record<string, string> = { accept: 'application/json' };
+      const token = options.getToken();
+      if (token) headers.authorization = `Bearer ${token}`;
+      const init: RequestInit = { method, headers, credentials: 'omit' };
+      if (body !== undefined) {
+        headers['content-type'] = 'application/json';
+        init.body = JSON.stringify(body);
+      }
+      if (requestOptions?.signal) init.signal = requestOptions.signal;
+      const result = await send(fetchImpl, url, init);
+      try {
+        return toEnvelope<T>(result.status, result.body) as Envelope<T>;
+      } catch (error) {
+        if (error instanceof ApiError && error.unauthorized) options.onUnauthorized?.(error);
+        throw error;
+      }
+    },
+  };
+}
+
+/** POST /api/auth/token with the sign-in form's credentials (no Authorization header). */
+export async function requestToken(
+  username: string,
+  password: string,
+  options: { baseUrl?: string; fetch?: typeof fetch } = {},
+): Promise<IssuedToken> {
+  const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const url = new URL('/api/auth/token', resolveBase(options.baseUrl));
+  const result = await send(fetchImpl, url, {
+    method: 'POST',
+    headers: { accept: 'application/json', 'content-type': 'application/json' },
+    body: JSON.stringify({ username, password }),
+    credentials: 'omit',
+  });
+  const envelope = toEnvelope<IssuedToken>(result.status, result.body);
+  const data = envelope.data;
+  if (!data || typeof data.access_token !== 'string' || typeof data.expires_in !== 'number') {
+    throw new ApiError(result.status, NO_ENVELOPE, 'the engine answered without a token');
+  }
+  return data;
+}

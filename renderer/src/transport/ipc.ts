@@ -1,0 +1,59 @@
+/**
+ * Desktop transport: every call goes through main (window.visionConsole.request), which adds the
+ * token. The renderer never holds a credential in this mode.
+ */
+import type { VisionConsoleApi } from '../../../preload/api';
+import {
+  ApiError,
+  type Envelope,
+  type HttpMethod,
+  NO_ENVELOPE,
+  type RequestOptions,
+  type Transport,
+  toEnvelope,
+} from './types';
+
+/** Electron prefixes rejected invokes with "Error invoking remote method '<channel>': <Name>: ". */
+export function ipcErrorMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/^Error invoking remote method '[^']*': (?:\w*Error: )?/, '');
+}
+
+export function createIpcTransport(api: VisionConsoleApi): Transport {
+  return {
+    kind: 'ipc',
+    async request<T>(method: HttpMethod, path: string, body?: unknown, options?: RequestOptions) {
+      options?.signal?.throwIfAborted();
+      let response: Awaited<ReturnType<VisionConsoleApi['request']>>;
+      try {
+        response = await api.request({
+          method,
+          path,
+          ...(options?.query ? { query: options.query } : {}),
+          ...(body !== undefined ? { body } : {}),
+        });
+      } catch (error) {
+        throw new ApiError(0, NO_ENVELOPE, ipcErrorMessage(error));
+      }
+      return toEnvelope<T>(response.status, response.body) as Envelope<T>;
+    },
+  };
+}
+
+/** Installs a package through main's file dialog; resolves to null when the user cancels. */
+export async function installPackageViaDialog(api: VisionConsoleApi): Promise<Envelope<unknown> | null> {
+  let path: string | null;
+  try {
+    path = await api.openZapk();
+  } catch (error) {
+    throw new ApiError(0, NO_ENVELOPE, ipcErrorMessage(error));
+  }
+  if (path === null) return null;
+  let response: Awaited<ReturnType<VisionConsoleApi['installZapk']>>;
+  try {
+    response = await api.installZapk(path);
+  } catch (error) {
+    throw new ApiError(0, NO_ENVELOPE, ipcErrorMessage(error));
+  }
+  return toEnvelope(response.status, response.body);
+}

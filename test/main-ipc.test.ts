@@ -1,0 +1,322 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Channels } from '../preload/channels';
+
+/*
+ * The 'electron' module is replaced by this mock ONLY because the Electron binary cannot be
+ * downloaded or run on this machine. It stands in for ipcMain (records the handlers main registers),
+ * dialog (returns a scripted file choice) and BrowserWindow.fromWebContents.
+ */
+const electron = vi.hoisted(() => ({
+  handlers: new Map<string, (event: unknown, ...args: unknown[]) => Promise<unknown>>(),
+  showOpenDialog: vi.fn<(...args: unknown[]) => Promise<{ canceled: boolean; filePaths: string[] }>>(),
+}));
+vi.mock('electron', () => ({
+  ipcMain: {
+    handle: (channel: string, handler: (event: unknown, ...args: unknown[]) => Promise<unknown>) => {
+      if (electron.handlers.has(channel)) throw new Error(`second handler for ${channel}`);
+      electron.handlers.set(channel, handler);
+    },
+    removeHandler: (channel: string) => electron.handlers.delete(channel),
+  },
+  dialog: { showOpenDialog: electron.showOpenDialog },
+  BrowserWindow: { fromWebContents: () => null },
+}));
+
+const { checkApiPath, registerIpc, MAX_JSON_BODY_BYTES } = await import('../main/ipc');
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+const APP_ORIGIN = 'app://console';
+const appFrame = { url: 'app://console/index.html', parent: null };
+
+let server: Server;
+let engineUrl: string;
+const seen: Seen[] = [];
+/** Tokens the server accepts; issueToken hands out token-1, token-2, ... */
+const validTokens = new Set<string>();
+let issued = 0;
+let dispose: () => void;
+let tmp: string;
+
+function invoke(channel: string, args: unknown[], frame: unknown = appFrame): Promise<unknown> {
+  const handler = electron.handlers.get(channel);
+  if (!handler) return Promise.reject(new Error(`No handler registered for '${channel}'`));
+  return handler({ senderFrame: frame, sender: {} }, ...args);
+}
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+      });
+      const send = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+      if (!validTokens.has(token)) return send(401, { code: 40102, msg: 'invalid or expired token' });
+      if (req.url?.startsWith('/api/task/missing')) return send(404, { code: 40401, msg: 'task not found' });
+      if (req.url === '/api/not-json') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        return res.end('<html></html>');
+      }
+      return send(200, { code: 0, msg: 'success', data: { method: req.method, url: req.url } });
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  engineUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  tmp = await mkdtemp(join(tmpdir(), 'vc-ipc-'));
+});
+
+afterAll(async () => {
+  await new Promise<void>((done) => server.close(() => done()));
+  await rm(tmp, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  seen.length = 0;
+  validTokens.clear();
+  issued = 0;
+  electron.showOpenDialog.mockReset();
+  dispose = registerIpc({
+    appOrigin: APP_ORIGIN,
+    version: '1.2.3',
+    log: () => {},
+    engine: {
+      get url() {
+        return engineUrl;
+      },
+      issueToken() {
+        issued++;
+        const token = `token-${issued}`;
+        validTokens.add(token);
+        return { access_token: token, token_type: 'Bearer', expires_in: 86_400 };
+      },
+    },
+  });
+});
+
+afterEach(() => dispose());
+
+describe('channel registration', () => {
+  it('registers exactly the four channels, and unknown channels have no handler', async () => {
+    expect([...electron.handlers.keys()].sort()).toEqual(
+      ['app:info', 'dialog:openZapk', 'engine:installZapk', 'engine:request'].sort(),
+    );
+    await expect(invoke('engine:eval', [{}])).rejects.toThrow(/No handler/);
+  });
+
+  it('app:info answers version and engine URL', async () => {
+    await expect(invoke(Channels.info, [null])).resolves.toEqual({ version: '1.2.3', engineUrl });
+  });
+});
+
+describe('engine:request forwarding', () => {
+  it('forwards a GET with the Bearer token and query, returning status and envelope', async () => {
+    const result = await invoke(Channels.request, [
+      { method: 'GET', path: '/api/zapk', query: { page: 2, all: true, q: 'a b' } },
+    ]);
+    expect(result).toEqual({
+      status: 200,
+      body: { code: 0, msg: 'success', data: { method: 'GET', url: '/api/zapk?page=2&all=true&q=a+b' } },
+    });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.headers.authorization).toBe('Bearer token-1');
+  });
+
+  it('forwards a JSON body for POST and PUT', async () => {
+    const body = { zapk_id: 'pkg', app_ids: ['a1'], video_url: '/tmp/x.mp4' };
+    await invoke(Channels.request, [{ method: 'POST', path: '/api/task', body }]);
+    expect(seen[0]?.method).toBe('POST');
+    expect(seen[0]?.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(seen[0]?.body.toString() ?? '')).toEqual(body);
+  });
+
+  it('passes error envelopes through with their HTTP status', async () => {
+    const result = await invoke(Channels.request, [{ method: 'DELETE', path: '/api/task/missing' }]);
+    expect(result).toEqual({ status: 404, body: { code: 40401, msg: 'task not found' } });
+  });
+
+  it('reuses the token, and renews it once when the engine answers 401', async () => {
+    await invoke(Channels.request, [{ method: 'GET', path: '/api/tasks' }]);
+    await invoke(Channels.request, [{ method: 'GET', path: '/api/tasks' }]);
+    expect(issued).toBe(1);
+    validTokens.clear(); // e.g. the token was revoked
+    const result = (await invoke(Channels.request, [{ method: 'GET', path: '/api/tasks' }])) as {
+      status: number;
+    };
+    expect(result.status).toBe(200);
+    expect(issued).toBe(2);
+    expect(seen.map((s) => s.headers.authorization)).toEqual([
+      'Bearer token-1',
+      'Bearer token-1',
+      'Bearer token-1',
+      'Bearer token-2',
+    ]);
+  });
+
+  it('reports a non-JSON answer as an error instead of passing HTML on', async () => {
+    await expect(invoke(Channels.request, [{ method: 'GET', path: '/api/not-json' }])).rejects.toThrow(
+      /not JSON/,
+    );
+  });
+});
+
+describe('engine:request refusals (nothing reaches the engine)', () => {
+  afterEach(() => expect(seen).toHaveLength(0));
+
+  it('refuses senders other than the console page', async () => {
+    const request = { method: 'GET', path: '/api/zapk' };
+    for (const frame of [
+      { url: 'https://evil.example/', parent: null },
+      { url: 'file:///home/user/evil.html', parent: null },
+      { url: 'app://console.evil/index.html', parent: null },
+      { url: 'app://console/index.html', parent: { url: 'app://console/index.html' } },
+      null,
+      {
+        get url(): string {
+          throw new Error('Render frame was disposed');
+        },
+        parent: null,
+      },
+    ]) {
+      await expect(invoke(Channels.request, [request], frame)).rejects.toThrow(
+        /sender is not the console page/,
+      );
+    }
+  });
+
+  it('refuses payloads that do not match the schema', async () => {
+    for (const args of [
+      [],
+      [null],
+      ['GET /api/zapk'],
+      [{ path: '/api/zapk' }],
+      [{ method: 'PATCH', path: '/api/zapk' }],
+      [{ method: 'get', path: '/api/zapk' }],
+      [{ method: 'GET', path: 42 }],
+      [{ method: 'GET', path: '/api/zapk', headers: { authorization: 'x' } }],
+      [{ method: 'GET', path: '/api/zapk', query: { a: { nested: 1 } } }],
+      [{ method: 'GET', path: '/api/zapk' }, 'extra'],
+    ]) {
+      await expect(invoke(Channels.request, args), JSON.stringify(args)).rejects.toThrow(/engine:request/);
+    }
+  });
+
+  it('refuses paths outside /api/, traversal and smuggled queries', async () => {
+    for (const path of [
+      '/health',
+      'api/zapk',
+      '/apix/zapk',
+      'http://evil.example/api/zapk',
+      '//evil.example/api/zapk',
+      '/api/../etc/passwd',
+      '/api/%2e%2e/admin',
+      '/api/task/..%2F..%2Fadmin',
+      '/api/task/%2F',
+      '/api/./zapk',
+      '/api//zapk',
+      '/api/zapk?x=1',
+      '/api/zapk#x',
+      '/api/zapk\\..\\x',
+      '/api/zapk/%zz',
+      '/api/zapk/a%00b',
+      '/api/auth/token',
+      '/api/%61uth/token',
+    ]) {
+      await expect(invoke(Channels.request, [{ method: 'GET', path }]), path).rejects.toThrow(
+        /engine:request/,
+      );
+    }
+  });
+
+  it('refuses a body on GET/DELETE and bodies over 1 MiB', async () => {
+    await expect(invoke(Channels.request, [{ method: 'GET', path: '/api/zapk', body: {} }])).rejects.toThrow(
+      /takes no body/,
+    );
+    const big = { blob: 'x'.repeat(MAX_JSON_BODY_BYTES) };
+    await expect(
+      invoke(Channels.request, [{ method: 'POST', path: '/api/task', body: big }]),
+    ).rejects.toThrow(/1 MiB/);
+  });
+});
+
+describe('checkApiPath', () => {
+  it('accepts ordinary API paths with encoded ids', () => {
+    expect(checkApiPath('/api/zapk')).toBeNull();
+    expect(checkApiPath('/api/task/0b7c5a4e-2f4d-4c1e-9d3b-5a0f3e9f1c2a/image')).toBeNull();
+    expect(checkApiPath('/api/zapk/com.example.pkg/app/person%20v2')).toBeNull();
+    expect(checkApiPath('/api/task/t1/livestream/s-1')).toBeNull();
+  });
+});
+
+describe('package install', () => {
+  it('uploads only a path the dialog returned, once, as multipart field "file"', async () => {
+    const file = join(tmp, 'people.zapk');
+    await writeFile(file, 'PK\u0003\u0004 fake zapk');
+
+    await expect(invoke(Channels.installZapk, [{ path: file }])).rejects.toThrow(
+      /not chosen in the package dialog/,
+    );
+    expect(seen).toHaveLength(0);
+
+    electron.showOpenDialog.mockResolvedValueOnce({ canceled: false, filePaths: [file] });
+    await expect(invoke(Channels.openZapk, [null])).resolves.toBe(file);
+    const options = electron.showOpenDialog.mock.calls[0]?.[0] as {
+      filters: Array<{ extensions: string[] }>;
+    };
+    expect(options.filters[0]?.extensions).toEqual(['zapk']);
+
+    const result = (await invoke(Channels.installZapk, [{ path: file }])) as { status: number };
+    expect(result.status).toBe(200);
+    expect(seen).toHaveLength(1);
+    const upload = seen[0] as Seen;
+    expect(upload.method).toBe('POST');
+    expect(upload.url).toBe('/api/zapk');
+    expect(upload.headers.authorization).toBe('Bearer token-1');
+    expect(upload.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+    const text = upload.body.toString('latin1');
+    expect(text).toContain('Content-Disposition: form-data; name="file"; filename="people.zapk"');
+    expect(text).toContain('PK\u0003\u0004 fake zapk');
+
+    // The grant is single-use.
+    await expect(invoke(Channels.installZapk, [{ path: file }])).rejects.toThrow(/not chosen/);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('a cancelled dialog grants nothing; non-.zapk choices and bad payloads are refused', async () => {
+    electron.showOpenDialog.mockResolvedValueOnce({ canceled: true, filePaths: [] });
+    await expect(invoke(Channels.openZapk, [null])).resolves.toBeNull();
+
+    electron.showOpenDialog.mockResolvedValueOnce({ canceled: false, filePaths: [join(tmp, 'notes.txt')] });
+    await expect(invoke(Channels.openZapk, [null])).rejects.toThrow(/\.zapk/);
+    await expect(invoke(Channels.installZapk, [{ path: join(tmp, 'notes.txt') }])).rejects.toThrow(
+      /not chosen/,
+    );
+
+    await expect(invoke(Channels.openZapk, [{ path: '/etc/passwd' }])).rejects.toThrow(/invalid payload/);
+    await expect(invoke(Channels.installZapk, [{ path: '' }])).rejects.toThrow(/invalid payload/);
+    await expect(invoke(Channels.installZapk, ['/etc/passwd'])).rejects.toThrow(/invalid payload/);
+    await expect(
+      invoke(Channels.openZapk, [null], { url: 'https://evil.example/', parent: null }),
+    ).rejects.toThrow(/sender/);
+    expect(electron.showOpenDialog).toHaveBeenCalledTimes(2);
+    expect(seen).toHaveLength(0);
+  });
+});

@@ -1,0 +1,226 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { EngineRequest, VisionConsoleApi } from '../preload/api';
+import { createHttpTransport, requestToken } from '../renderer/src/transport/http';
+import { createIpcTransport, installPackageViaDialog, ipcErrorMessage } from '../renderer/src/transport/ipc';
+import { ApiError, apiPath, NO_ENVELOPE, toEnvelope } from '../renderer/src/transport/types';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+const TOKEN = 'tok-0123456789abcdef';
+let server: Server;
+let baseUrl: string;
+const seen: Seen[] = [];
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      body += chunk;
+    });
+    req.on('end', () => {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      const send = (status: number, payload: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(payload));
+      };
+      if (req.url === '/api/auth/token' && req.method === 'POST') {
+        const { username, password } = JSON.parse(body) as { username: string; password: string };
+        if (username === 'admin' && password === 'secret') {
+          return send(200, {
+            code: 0,
+            msg: 'success',
+            data: { access_token: TOKEN, token_type: 'Bearer', expires_in: 86400 },
+          });
+        }
+        return send(401, { code: 40103, msg: 'wrong user name or password' });
+      }
+      if (req.url === '/api/html') {
+        res.writeHead(502, { 'content-type': 'text/html' });
+        return res.end('<html>bad gateway</html>');
+      }
+      if (req.headers.authorization !== `Bearer ${TOKEN}`)
+        return send(401, { code: 40101, msg: 'missing token' });
+      if (req.url === '/api/tasks') {
+        return send(200, {
+          code: 0,
+          msg: 'success',
+          data: [{ task_id: 't1', zapk_id: 'p', app_ids: ['a'], close_code: 0 }],
+        });
+      }
+      if (req.url === '/api/task/nope' && req.method === 'DELETE')
+        return send(404, { code: 40401, msg: 'task nope not found' });
+      if (req.url === '/api/task' && req.method === 'POST') {
+        return send(422, { code: 42201, msg: 'app_ids[0]: a1 is not a change-detection application' });
+      }
+      return send(200, { code: 0, msg: 'success', data: { method: req.method, url: req.url, body } });
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(() => new Promise<void>((done) => server.close(() => done())));
+
+beforeEach(() => {
+  seen.length = 0;
+});
+
+describe('http transport', () => {
+  it('sends the Bearer token and parses the envelope', async () => {
+    const transport = createHttpTransport({ baseUrl, getToken: () => TOKEN });
+    expect(transport.kind).toBe('http');
+    const envelope = await transport.request<Array<{ task_id: string }>>('GET', '/api/tasks');
+    expect(envelope.code).toBe(0);
+    expect(envelope.msg).toBe('success');
+    expect(envelope.data[0]?.task_id).toBe('t1');
+    expect(seen[0]?.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(seen[0]?.headers.accept).toBe('application/json');
+  });
+
+  it('sends JSON bodies and query parameters', async () => {
+    const transport = createHttpTransport({ baseUrl, getToken: () => TOKEN });
+    const envelope = await transport.request<{ url: string; body: string }>(
+      'PUT',
+      apiPath`/api/zapk/${'pkg/1'}/app/${'a 1'}`,
+      { name: 'x', rule: { interval: 2 } },
+      { query: { enhance: 1 } },
+    );
+    expect(envelope.data.url).toBe('/api/zapk/pkg%2F1/app/a%201?enhance=1');
+    expect(JSON.parse(envelope.data.body)).toEqual({ name: 'x', rule: { interval: 2 } });
+    expect(seen[0]?.headers['content-type']).toBe('application/json');
+  });
+
+  it('surfaces error envelopes as ApiError with status, code and msg', async () => {
+    const transport = createHttpTransport({ baseUrl, getToken: () => TOKEN });
+    const error = await transport.request('DELETE', '/api/task/nope').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 404, code: 40401, msg: 'task nope not found' });
+    await expect(transport.request('POST', '/api/task', { mode: 'diff' })).rejects.toMatchObject({
+      status: 422,
+      code: 42201,
+      msg: expect.stringContaining('change-detection'),
+    });
+  });
+
+  it('calls onUnauthorized on 401 and sends no header without a token', async () => {
+    const onUnauthorized = vi.fn();
+    const transport = createHttpTransport({ baseUrl, getToken: () => null, onUnauthorized });
+    await expect(transport.request('GET', '/api/tasks')).rejects.toMatchObject({ status: 401, code: 40101 });
+    expect(onUnauthorized).toHaveBeenCalledTimes(1);
+    expect(seen[0]?.headers.authorization).toBeUndefined();
+  });
+
+  it('turns a body that is not an envelope, or no answer at all, into an ApiError', async () => {
+    const transport = createHttpTransport({ baseUrl, getToken: () => TOKEN });
+    await expect(transport.request('GET', '/api/html')).rejects.toMatchObject({
+      status: 502,
+      code: NO_ENVELOPE,
+    });
+    const closed = createServer();
+    await new Promise<void>((done) => closed.listen(0, '127.0.0.1', done));
+    const deadUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise<void>((done) => closed.close(() => done()));
+    const dead = createHttpTransport({ baseUrl: deadUrl, getToken: () => TOKEN });
+    await expect(dead.request('GET', '/api/tasks')).rejects.toMatchObject({ status: 0, code: NO_ENVELOPE });
+  });
+
+  it('requestToken exchanges user name and password for a token', async () => {
+    const token = await requestToken('admin', 'secret', { baseUrl });
+    expect(token).toEqual({ access_token: TOKEN, token_type: 'Bearer', expires_in: 86400 });
+    expect(seen[0]?.headers.authorization).toBeUndefined();
+    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({ username: 'admin', password: 'secret' });
+    await expect(requestToken('admin', 'wrong', { baseUrl })).rejects.toMatchObject({
+      status: 401,
+      code: 40103,
+    });
+  });
+});
+
+describe('ipc transport', () => {
+  function fakeApi(answer: (request: EngineRequest) => Promise<{ status: number; body: unknown }>) {
+    const calls: EngineRequest[] = [];
+    const api: VisionConsoleApi = {
+      request: (request) => {
+        calls.push(request);
+        return answer(request);
+      },
+      openZapk: async () => '/home/u/pkg.zapk',
+      installZapk: async () => ({ status: 200, body: { code: 0, msg: 'success', data: { zapk_id: 'pkg' } } }),
+      info: async () => ({ version: '0.1.0', engineUrl: 'http://127.0.0.1:1' }),
+    };
+    return { api, calls };
+  }
+
+  it('passes method, path, query and body to main and unwraps the envelope', async () => {
+    const { api, calls } = fakeApi(async () => ({
+      status: 200,
+      body: { code: 0, msg: 'success', data: [1] },
+    }));
+    const transport = createIpcTransport(api);
+    expect(transport.kind).toBe('ipc');
+    await expect(transport.request('GET', '/api/tasks', undefined, { query: { a: 1 } })).resolves.toEqual({
+      code: 0,
+      msg: 'success',
+      data: [1],
+    });
+    await transport.request('POST', '/api/task', { zapk_id: 'p' });
+    expect(calls).toEqual([
+      { method: 'GET', path: '/api/tasks', query: { a: 1 } },
+      { method: 'POST', path: '/api/task', body: { zapk_id: 'p' } },
+    ]);
+  });
+
+  it('surfaces error envelopes and IPC refusals as ApiError', async () => {
+    const failing = createIpcTransport(
+      fakeApi(async () => ({ status: 404, body: { code: 40401, msg: 'task not found' } })).api,
+    );
+    await expect(failing.request('DELETE', '/api/task/x')).rejects.toMatchObject({
+      status: 404,
+      code: 40401,
+    });
+    const refused = createIpcTransport(
+      fakeApi(async () => {
+        throw new Error(
+          "Error invoking remote method 'engine:request': IpcRefusedError: engine:request: path must start with /api/",
+        );
+      }).api,
+    );
+    await expect(refused.request('GET', '/x')).rejects.toMatchObject({
+      status: 0,
+      code: NO_ENVELOPE,
+      msg: 'engine:request: path must start with /api/',
+    });
+  });
+
+  it('installs a package through the dialog', async () => {
+    const { api } = fakeApi(async () => ({ status: 200, body: { code: 0, msg: 'success' } }));
+    await expect(installPackageViaDialog(api)).resolves.toMatchObject({ code: 0, data: { zapk_id: 'pkg' } });
+    await expect(installPackageViaDialog({ ...api, openZapk: async () => null })).resolves.toBeNull();
+  });
+});
+
+describe('envelope helpers', () => {
+  it('toEnvelope accepts code 0 only', () => {
+    expect(toEnvelope(200, { code: 0, msg: 'success', data: 1 }).data).toBe(1);
+    expect(() => toEnvelope(200, { code: 50001, msg: 'boom' })).toThrow(ApiError);
+    expect(() => toEnvelope(200, 'text')).toThrow(ApiError);
+    expect(() => toEnvelope(200, { msg: 'no code' })).toThrow(ApiError);
+  });
+
+  it('ipcErrorMessage strips Electron’s prefix', () => {
+    expect(ipcErrorMessage(new Error("Error invoking remote method 'app:info': Error: nope"))).toBe('nope');
+    expect(ipcErrorMessage('plain')).toBe('plain');
+  });
+
+  it('apiPath encodes every interpolated value', () => {
+    expect(apiPath`/api/task/${'../../x?y#z'}/image`).toBe('/api/task/..%2F..%2Fx%3Fy%23z/image');
+  });
+});
