@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import packageJson from '../package.json';
 import { buildApi } from './api/app';
 import { Accounts, ADMIN_USER } from './auth/accounts';
 import { randomPassword } from './auth/passwords';
@@ -12,9 +12,8 @@ import { PackageRegistry } from './packages/registry';
 import { openDb } from './store/db';
 import { TaskRegistry } from './tasks/registry';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const BUILTIN_PACKAGE_DIR = join(ROOT, 'assets', 'builtin');
-const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+/** Where assets/builtin sits when the engine runs from the source tree; a bundled host passes its own. */
+export const BUILTIN_PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'assets', 'builtin');
 const BUILTIN_INSTALLED = 'builtin_package_installed';
 
 /** Opens the data dir, seeds what a first start needs, resumes live tasks and serves the API. */
@@ -38,7 +37,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       tasks,
       clock,
       tmpDir: join(dataDir, 'tmp'),
-      version: VERSION,
+      version: packageJson.version,
       startedAt: clock.now(),
       consoleDir: options.consoleDir,
     },
@@ -58,7 +57,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   accounts.purgeExpiredTokens();
   await packages.sweepOrphans();
   if (!db.prepare('SELECT 1 FROM settings WHERE key = ?').get(BUILTIN_INSTALLED)) {
-    await packages.installDir(BUILTIN_PACKAGE_DIR, true);
+    await packages.installDir(options.builtinDir ?? BUILTIN_PACKAGE_DIR, true);
     db.prepare('INSERT INTO settings (key, value) VALUES (?, ?)').run(
       BUILTIN_INSTALLED,
       JSON.stringify(clock.now()),

@@ -7,6 +7,8 @@ export interface EngineOptions {
   dataDir: string;
   /** Password for the admin account created on first start; defaults to VC_ADMIN_PASSWORD. */
   adminPassword?: string;
+  /** The built-in package's folder (assets/builtin); the desktop app passes where it is packaged. */
+  builtinDir?: string;
   /** Folder with the built console (index.html) served at "/"; omitted = API only. */
   consoleDir?: string;
   clock?: Clock;

@@ -4,6 +4,7 @@ import fastifyStatic from '@fastify/static';
 import fastifySwagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import { buildCsp, securityHeaders } from '../../renderer/csp';
 import { describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
 import type { ApiContext } from './context';
 import { ApiError, ERRORS, type ErrorKind } from './errors';
@@ -192,6 +193,10 @@ function registerRouteTable(app: Api): void {
 async function serveConsole(app: Api, ctx: ApiContext): Promise<void> {
   const dir = ctx.consoleDir;
   if (!dir || !existsSync(dir)) return;
+  const headers = securityHeaders(buildCsp());
+  app.addHook('onSend', async (request, reply) => {
+    if (!request.url.startsWith('/api/')) reply.headers(headers);
+  });
   await app.register(fastifyStatic, { root: dir, prefix: '/', wildcard: false, index: ['index.html'] });
   app.get('/*', { schema: { hide: true } }, async (request, reply) => {
     if (request.url.startsWith('/api/')) return reply.callNotFound();
