@@ -56,9 +56,11 @@ interface TaskRow {
   last_image_at: number | null;
 }
 
+type TimerName = 'idle' | 'loss' | 'license' | 'reconnect';
+
 /** What a live task holds in memory only: timers and source health. */
 interface Runtime {
-  timers: Map<'idle' | 'loss' | 'license' | 'reconnect', TimerHandle>;
+  timers: Map<TimerName, TimerHandle>;
   source?: { width: number; height: number };
   reconnects: number;
   reconnectDelayMs: number;
@@ -385,12 +387,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     );
   }
 
-  private arm(
-    runtime: Runtime,
-    name: Parameters<Runtime['timers']['get']>[0],
-    ms: number,
-    fn: () => void,
-  ): void {
+  private arm(runtime: Runtime, name: TimerName, ms: number, fn: () => void): void {
     this.disarm(runtime, name);
     runtime.timers.set(
       name,
@@ -401,7 +398,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     );
   }
 
-  private disarm(runtime: Runtime, name: Parameters<Runtime['timers']['get']>[0]): void {
+  private disarm(runtime: Runtime, name: TimerName): void {
     const handle = runtime.timers.get(name);
     if (handle) this.clock.clearTimeout(handle);
     runtime.timers.delete(name);
