@@ -764,6 +764,15 @@ describe('4.4 - 4.7 tasks', () => {
           license_expire: Math.floor(t.clock.now() / 1000) + 60,
           perpetual: false,
         },
+        {
+          app_id: 'forever',
+          name: 'Perpetual',
+          type: 1,
+          model: 'm',
+          rule: { interval: 0 },
+          license_expire: 0,
+          perpetual: true,
+        },
       ],
     };
     writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
@@ -775,14 +784,29 @@ describe('4.4 - 4.7 tasks', () => {
       'LICENSE_EXPIRED',
       /"old" expired on 2001-09-09/,
     );
-    // A license that runs out while the task runs closes it with close_code 4.
-    const { task_id } = expectOk(
-      await t.call('POST', '/api/task', { json: { mode: 'image', zapk_id: 'trial', app_ids: ['soon'] } }),
-    ) as { task_id: string };
+    // A license that runs out while the task runs closes it with close_code 4, also when the app
+    // came with an update; an update that drops the app lets the task run on.
+    const start = async (appIds: string[]) =>
+      (
+        expectOk(
+          await t.call('POST', '/api/task', { json: { mode: 'image', zapk_id: 'trial', app_ids: appIds } }),
+        ) as { task_id: string }
+      ).task_id;
+    const expiring = await start(['soon']);
+    const gainsIt = await start(['forever']);
+    const dropsIt = await start(['soon', 'forever']);
+    expectOk(await t.call('PUT', `/api/task/${gainsIt}`, { json: { app_ids: ['forever', 'soon'] } }));
+    expectOk(await t.call('PUT', `/api/task/${dropsIt}`, { json: { app_ids: ['forever'] } }));
     t.advance(61_000);
-    expect(expectOk(await t.call('GET', `/api/task/${task_id}`))).toMatchObject({
-      status: 'closed',
-      close_code: 4,
+    for (const taskId of [expiring, gainsIt]) {
+      expect(expectOk(await t.call('GET', `/api/task/${taskId}`))).toMatchObject({
+        status: 'closed',
+        close_code: 4,
+      });
+    }
+    expect(expectOk(await t.call('GET', `/api/task/${dropsIt}`))).toMatchObject({
+      status: 'running',
+      close_code: 0,
     });
   });
 

@@ -98,7 +98,7 @@ export async function buildApi(ctx: ApiContext, logLevel: string): Promise<Api> 
     }
     const kind = (error.code && FASTIFY_ERRORS[error.code]) || STATUS_ERRORS[error.statusCode ?? 500];
     if (kind)
-      return sendError(reply, kind, kind === 'BODY_TOO_LARGE' ? bodyTooLarge(request) : error.message);
+      return sendError(reply, kind, kind === 'BODY_TOO_LARGE' ? bodyTooLarge(request, error) : error.message);
     request.log.error({ err: error }, 'unhandled error');
     return sendError(reply, 'INTERNAL', 'internal engine error; see the engine log');
   });
@@ -112,7 +112,10 @@ export async function buildApi(ctx: ApiContext, logLevel: string): Promise<Api> 
   return app;
 }
 
-function bodyTooLarge(request: FastifyRequest): string {
+function bodyTooLarge(request: FastifyRequest, error: FastifyError): string {
+  // A multipart file part has its own limit, below the route's whole-body one.
+  if (error.code === 'FST_REQ_FILE_TOO_LARGE')
+    return 'a file part is larger than this endpoint accepts (images 20 MiB, packages 1 GiB)';
   const limit = request.routeOptions.bodyLimit ?? JSON_BODY_LIMIT;
   return `the body is larger than the ${Math.round(limit / MiB)} MiB this endpoint accepts`;
 }

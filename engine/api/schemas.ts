@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Rule } from '../rules/schema';
+import { oneOf } from '../schema/ajv';
 
 /** Request and answer shapes of the endpoints not owned by a domain module. */
 
@@ -56,7 +57,7 @@ export const ImageQuery = Type.Object(
   {
     device_id: Type.Optional(Type.String({ maxLength: 256 })),
     image_id: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
-    enhance: Type.Optional(Type.Union([Type.Literal(0), Type.Literal(1)])),
+    enhance: Type.Optional(oneOf([0, 1])),
   },
   { additionalProperties: false },
 );

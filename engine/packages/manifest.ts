@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { APP_TYPE, type AppType, LengthReference, Rule } from '../rules/schema';
+import { APP_TYPE, AppType, LengthReference, Rule } from '../rules/schema';
 import { ruleProblems } from '../rules/validate';
 import { compileCheck } from '../schema/ajv';
 
@@ -67,8 +67,7 @@ export const AppSpec = Type.Object(
   {
     app_id: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' }),
     name: Type.String({ minLength: 1, maxLength: 128 }),
-    // Same values as AppType, as an enum so a wrong value reads "must be one of [1,2,3]".
-    type: Type.Unsafe<AppType>({ type: 'integer', enum: Object.values(APP_TYPE) }),
+    type: AppType,
     model: Type.String({ minLength: 1, maxLength: 64 }),
     rule: Rule,
     length_reference: Type.Optional(LengthReference),
@@ -175,10 +174,10 @@ function appProblems(app: AppSpec, i: number, manifest: Manifest, labels: string
   const model = manifest.models[app.model];
   if (!model) return [`${at}.model: the package has no model "${app.model}"`];
   const changeModel = model.family === 'change' || isOnnxFamily(model.family);
-  if (app.type === 2 && !changeModel) {
+  if (app.type === APP_TYPE.change && !changeModel) {
     problems.push(`${at}.model: a change-detection app (type 2) cannot use the "${model.family}" family`);
   }
-  if (app.type !== 2 && model.family === 'change') {
+  if (app.type !== APP_TYPE.change && model.family === 'change') {
     problems.push(`${at}.model: the "change" family serves change-detection apps (type 2) only`);
   }
   if (!app.perpetual && app.license_expire === 0) {

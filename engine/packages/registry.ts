@@ -162,7 +162,7 @@ export class PackageRegistry {
     const app = this.app(zapkId, appId);
     const rule: Rule = { ...app.rule, ...update.rule };
     const problems = ruleProblems(rule, classIdsOf(app.labels));
-    if (problems.length > 0) throw new ApiError('INVALID_PARAMETER', problems[0] as string);
+    if (problems.length > 0) throw new ApiError('INVALID_PARAMETER', `body.${problems[0]}`);
     this.db
       .prepare('UPDATE apps SET name = ?, rule = ? WHERE zapk_id = ? AND app_id = ?')
       .run(update.name ?? app.name, JSON.stringify(rule), zapkId, appId);

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { oneOf } from '../schema/ajv';
 
 /**
  * Rule shapes of service-interface 2.4-2.6 with the units fixed by api-decisions.md.
@@ -46,7 +47,7 @@ export type ClassCount = Static<typeof ClassCount>;
 
 export const Counter = Type.Object(
   {
-    numeric_type: Type.Union([Type.Literal(0), Type.Literal(1)], {
+    numeric_type: oneOf([0, 1], {
       description: '0 = objects present now, 1 = distinct tracks since the task started (flow)',
     }),
     distance: Type.Number({ minimum: 0, description: 'Crowd grouping distance in pixels; 0 = off' }),
@@ -97,6 +98,6 @@ export const ListedRule = Type.Object({
 export type ListedRule = Static<typeof ListedRule>;
 
 /** Application kinds (api-decisions): 1 detection, 2 change detection, 3 time-series (video only). */
-export const AppType = Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(3)]);
+export const AppType = oneOf([1, 2, 3]);
 export type AppType = Static<typeof AppType>;
 export const APP_TYPE = { detection: 1, change: 2, timeSeries: 3 } as const;

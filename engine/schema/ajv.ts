@@ -1,4 +1,4 @@
-import type { TSchema } from '@sinclair/typebox';
+import { type SchemaOptions, type TSchema, Type } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
 
 /**
@@ -43,3 +43,15 @@ export function compileCheck<T>(schema: TSchema, root: string): Check<T> {
     return { ok: false, error: first ? describeAjvError(first, root) : `${root}: is invalid` };
   };
 }
+
+/**
+ * A choice among literal values as one JSON-schema enum, so a wrong value is answered with the list
+ * of allowed ones ("must be one of [0,1]") instead of ajv's per-branch "must be equal to constant".
+ */
+export const oneOf = <const T extends readonly (string | number)[]>(values: T, options: SchemaOptions = {}) =>
+  Type.Unsafe<T[number]>({
+    ...options,
+    // The type lets query strings ("1") be coerced before the enum is checked.
+    type: values.every((value) => typeof value === 'number') ? 'number' : 'string',
+    enum: [...values],
+  });

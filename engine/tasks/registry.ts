@@ -204,6 +204,9 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
         this.clock.now(),
         taskId,
       );
+    const runtime = this.runtimes.get(taskId);
+    // The apps changed, so the first license to run out may have too.
+    if (runtime) this.armLicenseTimer(this.row(taskId), runtime);
     const view = this.get(taskId);
     this.emit('updated', view);
     return view;
@@ -381,7 +384,10 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       .map((app) => ({ appId: app.app_id, at: app.license_expire * 1000 }))
       .sort((a, b) => a.at - b.at);
     const first = expiries[0];
-    if (!first) return;
+    if (!first) {
+      this.disarm(runtime, 'license');
+      return;
+    }
     this.arm(runtime, 'license', Math.max(0, first.at - this.clock.now()), () =>
       this.close(row.task_id, CLOSE_CODE.licenseExpired, `application "${first.appId}"`),
     );

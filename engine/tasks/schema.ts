@@ -1,9 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { oneOf } from '../schema/ajv';
 
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
 const Text = (description: string) => Type.String({ maxLength: 256, description });
 
-export const TaskMode = Type.Union([Type.Literal('video'), Type.Literal('image'), Type.Literal('diff')]);
+export const TaskMode = oneOf(['video', 'image', 'diff']);
 export type TaskMode = Static<typeof TaskMode>;
 
 /** osd of the update body (4.7): display_polygon is set at start only. */
