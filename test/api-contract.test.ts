@@ -11,6 +11,16 @@ import { type Answer, startTestEngine, type TestEngine, VIDEO } from './helpers/
  * engine: success shapes field by field, and the failure answers every endpoint owes.
  */
 
+const PERSON_ZONE = [
+  [0, 0],
+  [10, 0],
+  [10, 10],
+];
+const VEHICLE_ZONE = [
+  [1, 1],
+  [50, 1],
+  [50, 50],
+];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const EXAMPLE_MANIFEST = resolve(import.meta.dirname, '../examples/coco-yolox-nano/manifest.json');
 const work = mkdtempSync(join(tmpdir(), 'vc-contract-'));
@@ -815,11 +825,7 @@ describe('4.4 - 4.7 tasks', () => {
       app_configs: [
         {
           app_id: 'person',
-          polygon: [
-            [0, 0],
-            [10, 0],
-            [10, 10],
-          ],
+          polygon: PERSON_ZONE,
         },
       ],
     });
@@ -831,11 +837,7 @@ describe('4.4 - 4.7 tasks', () => {
           app_configs: [
             {
               app_id: 'vehicle',
-              polygon: [
-                [1, 1],
-                [50, 1],
-                [50, 50],
-              ],
+              polygon: VEHICLE_ZONE,
             },
           ],
         },
@@ -847,19 +849,11 @@ describe('4.4 - 4.7 tasks', () => {
       app_configs: [
         {
           app_id: 'person',
-          polygon: [
-            [0, 0],
-            [10, 0],
-            [10, 10],
-          ],
+          polygon: PERSON_ZONE,
         },
         {
           app_id: 'vehicle',
-          polygon: [
-            [1, 1],
-            [50, 1],
-            [50, 50],
-          ],
+          polygon: VEHICLE_ZONE,
         },
       ],
     });
