@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,7 +56,6 @@ async function upload(path: string, bytes: Uint8Array<ArrayBuffer>, name = 'file
 }
 
 async function installExample() {
-  const { readFileSync } = await import('node:fs');
   return upload('/api/zapk', readFileSync(examplePath));
 }
 
@@ -787,7 +786,6 @@ describe('4.4 - 4.7 tasks', () => {
     };
     writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
     await buildZapk(join(dir, 'manifest.json'), join(dir, 'trial.zapk'));
-    const { readFileSync } = await import('node:fs');
     expectOk(await upload('/api/zapk', readFileSync(join(dir, 'trial.zapk'))));
     expectError(
       await t.call('POST', '/api/task', { json: { mode: 'image', zapk_id: 'trial', app_ids: ['old'] } }),

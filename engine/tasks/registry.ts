@@ -182,6 +182,11 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     return toView(this.row(taskId));
   }
 
+  /** The task, refused with 409 when it is closed or not of the given mode. */
+  liveTask(taskId: string, mode: TaskMode): TaskView {
+    return toView(this.liveRow(taskId, mode));
+  }
+
   /** 4.7 plus app_configs: applied to the running task without restarting it. */
   update(taskId: string, body: UpdateTaskBody): TaskView {
     const row = this.liveRow(taskId);
@@ -234,13 +239,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
    * one (not queued), and restarts the 5 min idle timer.
    */
   admitImage(taskId: string, mode: 'image' | 'diff'): void {
-    const row = this.liveRow(taskId);
-    if (row.mode !== mode) {
-      throw new ApiError(
-        'WRONG_TASK_MODE',
-        `task ${taskId} is a ${row.mode} task; this endpoint is for ${mode} tasks`,
-      );
-    }
+    const row = this.liveRow(taskId, mode);
     const now = this.clock.now();
     if (row.last_image_at !== null && now - row.last_image_at < TASK_LIMITS.minImageIntervalMs) {
       throw new ApiError(
@@ -461,10 +460,17 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       .run(status, dump, this.clock.now(), taskId);
   }
 
-  private liveRow(taskId: string): TaskRow {
+  /** A task that is not closed and, when a mode is given, of that mode. */
+  private liveRow(taskId: string, mode?: TaskMode): TaskRow {
     const row = this.row(taskId);
     if (row.status === 'closed')
       throw new ApiError('TASK_CLOSED', `task ${taskId} is closed (close_code ${row.close_code})`);
+    if (mode && row.mode !== mode) {
+      throw new ApiError(
+        'WRONG_TASK_MODE',
+        `task ${taskId} is a ${row.mode} task; this endpoint needs a ${mode} task`,
+      );
+    }
     return row;
   }
 

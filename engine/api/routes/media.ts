@@ -24,18 +24,6 @@ const notYet = (what: string): never => {
   throw new ApiError('NOT_IMPLEMENTED', `${what} is not available in this build of the engine`);
 };
 
-function liveTask(ctx: ApiContext, taskId: string, mode: TaskView['mode']): TaskView {
-  const task = ctx.tasks.get(taskId);
-  if (task.status === 'closed')
-    throw new ApiError('TASK_CLOSED', `task ${taskId} is closed (close_code ${task.close_code})`);
-  if (task.mode !== mode)
-    throw new ApiError(
-      'WRONG_TASK_MODE',
-      `task ${taskId} is a ${task.mode} task; this endpoint needs a ${mode} task`,
-    );
-  return task;
-}
-
 function checkAppsOfTask(task: TaskView, appIds: readonly string[]): void {
   appIds.forEach((appId, i) => {
     if (!task.app_ids.includes(appId)) {
@@ -70,7 +58,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async (request) => {
-      liveTask(ctx, request.params.task_id, 'image');
+      ctx.tasks.liveTask(request.params.task_id, 'image');
       await readImageParts(request, ['image']);
       return notYet('image analysis');
     },
@@ -89,7 +77,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async (request) => {
-      liveTask(ctx, request.params.task_id, 'diff');
+      ctx.tasks.liveTask(request.params.task_id, 'diff');
       await readImageParts(request, ['image_b'], ['image_a']);
       return notYet('change detection');
     },
@@ -106,7 +94,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async (request) => {
-      const task = liveTask(ctx, request.params.task_id, 'video');
+      const task = ctx.tasks.liveTask(request.params.task_id, 'video');
       checkAppsOfTask(task, request.body.app_ids);
       const rtmp = request.body.rtmp ?? '';
       if (rtmp !== '' && !/^rtmps?:\/\/[^/\s]+/.test(rtmp)) {
@@ -159,7 +147,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async (request) => {
-      const task = liveTask(ctx, request.params.task_id, 'video');
+      const task = ctx.tasks.liveTask(request.params.task_id, 'video');
       checkAppsOfTask(task, request.body.app_ids);
       return notYet('effect optimization');
     },
