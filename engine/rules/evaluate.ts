@@ -1,0 +1,325 @@
+import type { Detection } from '../inference/types';
+import type { Polygon } from '../tasks/schema';
+import { type Pt, pointInPolygon } from './geometry';
+import { APP_TYPE, type ClassEntry, type Counter, type Rule } from './schema';
+import { CrossingTally, type Direction, FlowTally, LineCrossings, LoiteringVisits } from './time-series';
+
+/**
+ * Applies one application's rule to the tracked objects of each analysed frame
+ * (api-decisions.md, "Rule semantics"): which objects match, which rules fire, what the overlay shows.
+ */
+
+/** What the tracker hands over: every object has a track id; confirmed = seen in >= 3 analysed frames. */
+export interface TrackedObject extends Detection {
+  trackId: string;
+  hits: number;
+  confirmed: boolean;
+}
+
+export interface AppRuleContext {
+  appId: string;
+  appType: 1 | 2 | 3;
+  rule: Rule;
+  /** Source pixels of the current frame size; [] the whole frame, 2 points a counting line (type 3). */
+  polygon: Polygon;
+  labels: readonly string[];
+}
+
+export interface FrameInfo {
+  id: number;
+  timestampMs: number;
+  width: number;
+  height: number;
+}
+
+export interface ReportedObject {
+  track_id: string;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  score: number;
+  class_id: string;
+  name: string;
+  direction?: Direction;
+}
+
+export interface RuleFiring {
+  id: string;
+  class_id: string;
+  objects: ReportedObject[];
+  count?: number;
+  counts?: { in: number; out: number };
+}
+
+export interface ShownObject extends ReportedObject {
+  /** #rrggbb of the class entry. */
+  color: string;
+}
+
+export interface RuleResult {
+  firings: RuleFiring[];
+  shown: ShownObject[];
+  zoneOccupied: boolean;
+}
+
+/** An object that meets its class entry's criteria in this frame. */
+interface Match {
+  object: TrackedObject;
+  entry: ClassEntry;
+  foot: Pt;
+  /** Foot point inside the region; always true without a region (whole frame or counting line). */
+  inRegion: boolean;
+}
+
+/** What a counter counted in this frame. */
+interface Tally {
+  objects: ReportedObject[];
+  count: number;
+  countOf(classId: string): number;
+}
+
+const withinBounds = (value: number, min: number, max: number) => value >= min && (max === 0 || value <= max);
+
+function entryMatches(entry: ClassEntry, o: Detection): boolean {
+  const longerSide = Math.max(o.x2 - o.x1, o.y2 - o.y1);
+  return o.score >= entry.threshold && withinBounds(longerSide, entry.min_pixel, entry.max_pixel);
+}
+
+function report({ object, entry }: Match, direction?: Direction): ReportedObject {
+  return {
+    track_id: object.trackId,
+    x: Math.round((object.x1 + object.x2) / 2),
+    y: Math.round((object.y1 + object.y2) / 2),
+    w: Math.round(object.x2 - object.x1),
+    h: Math.round(object.y2 - object.y1),
+    score: Math.round(object.score * 1000) / 1000,
+    class_id: entry.class_id,
+    name: entry.name,
+    ...(direction && { direction }),
+  };
+}
+
+/** The largest set of matches chained by foot points at most `distance` apart (single linkage). */
+function largestGroup(matches: readonly Match[], distance: number): Match[] {
+  const unvisited = new Set(matches);
+  let largest: Match[] = [];
+  for (const seed of matches) {
+    if (!unvisited.has(seed)) continue;
+    unvisited.delete(seed);
+    const group = [seed];
+    for (let i = 0; i < group.length; i++) {
+      const from = (group[i] as Match).foot;
+      for (const other of unvisited) {
+        if (Math.hypot(other.foot[0] - from[0], other.foot[1] - from[1]) <= distance) {
+          unvisited.delete(other);
+          group.push(other);
+        }
+      }
+    }
+    if (group.length > largest.length) largest = group;
+  }
+  return largest;
+}
+
+function countPerClass(objects: readonly ReportedObject[]) {
+  return (classId: string) => objects.filter((o) => o.class_id === classId).length;
+}
+
+/** Class entries by class_id, in rule order (class ids are unique, validate.ts checks). */
+const entriesOf = (rule: Rule) => new Map((rule.classes ?? []).map((entry) => [entry.class_id, entry]));
+
+/** Rule state of one application within one task; feed it every analysed frame in order. */
+export class AppRuleState {
+  private ctx: AppRuleContext;
+  private entries: Map<string, ClassEntry>;
+  private lastFiredMs = new Map<string, number>();
+  private flow = new FlowTally();
+  private visits = new LoiteringVisits();
+  private crossings = new LineCrossings();
+  private crossed = new CrossingTally();
+
+  constructor(ctx: AppRuleContext) {
+    this.ctx = ctx;
+    this.entries = entriesOf(ctx.rule);
+  }
+
+  /** Live update: counts and interval timers survive unless the app itself changes. */
+  setContext(ctx: AppRuleContext): void {
+    const previous = this.ctx;
+    if (previous.appId !== ctx.appId || previous.appType !== ctx.appType) {
+      this.lastFiredMs = new Map();
+      this.flow = new FlowTally();
+      this.visits = new LoiteringVisits();
+      this.crossings = new LineCrossings();
+      this.crossed = new CrossingTally();
+    } else if (JSON.stringify(previous.polygon) !== JSON.stringify(ctx.polygon)) {
+      // A visit is a stay inside one shape. Crossing sides stay valid: scaling keeps the sign of the
+      // cross product, and a track's stored side corrects itself on its next sighting after a move.
+      this.visits = new LoiteringVisits();
+    }
+    this.ctx = ctx;
+    this.entries = entriesOf(ctx.rule);
+  }
+
+  evaluate(frame: FrameInfo, objects: readonly TrackedObject[]): RuleResult {
+    const matches = this.match(objects);
+    const present = matches.filter((m) => m.inRegion);
+    const firings =
+      this.ctx.appType === APP_TYPE.timeSeries
+        ? this.timeSeriesFirings(frame, matches, present)
+        : this.detectionFirings(frame, present);
+    const shown = present.map((m) => ({ ...report(m), color: m.entry.color }));
+    return { firings, shown, zoneOccupied: shown.length > 0 };
+  }
+
+  private get region(): Pt[] | null {
+    return this.ctx.polygon.length >= 3 ? (this.ctx.polygon as unknown as Pt[]) : null;
+  }
+
+  private get countingLine(): readonly [Pt, Pt] | null {
+    return this.ctx.polygon.length === 2 ? (this.ctx.polygon as unknown as [Pt, Pt]) : null;
+  }
+
+  private get intervalMs(): number {
+    return (this.ctx.rule.interval ?? 0) * 1000;
+  }
+
+  private match(objects: readonly TrackedObject[]): Match[] {
+    const region = this.region;
+    const matches: Match[] = [];
+    for (const object of objects) {
+      const entry = this.entries.get(String(object.classIndex));
+      if (!entry || !entryMatches(entry, object)) continue;
+      const foot: Pt = [(object.x1 + object.x2) / 2, object.y2];
+      matches.push({ object, entry, foot, inRegion: region === null || pointInPolygon(foot, region) });
+    }
+    return matches;
+  }
+
+  /** True, and the rule's timer restarted, when `interval` has passed since the rule last fired. */
+  private tryFire(ruleId: string, frame: FrameInfo): boolean {
+    const last = this.lastFiredMs.get(ruleId);
+    // Frame time running backwards (a restarted stream) must not silence the rule until it catches up.
+    const due = last === undefined || frame.timestampMs < last || frame.timestampMs - last >= this.intervalMs;
+    if (due) this.lastFiredMs.set(ruleId, frame.timestampMs);
+    return due;
+  }
+
+  /** One firing per class entry with objects, in entry order. */
+  private classFirings(
+    reported: readonly ReportedObject[],
+    allowed: (ruleId: string) => boolean,
+  ): RuleFiring[] {
+    const firings: RuleFiring[] = [];
+    for (const classId of this.entries.keys()) {
+      const objects = reported.filter((o) => o.class_id === classId);
+      const id = `${this.ctx.appId}:${classId}`;
+      if (objects.length > 0 && allowed(id)) firings.push({ id, class_id: classId, objects });
+    }
+    return firings;
+  }
+
+  private counterFiring(
+    frame: FrameInfo,
+    counter: Counter,
+    tally: Tally,
+    counts?: RuleFiring['counts'],
+  ): RuleFiring[] {
+    const holds =
+      withinBounds(tally.count, counter.min_count, counter.max_count) &&
+      counter.class_counts.every((cc) =>
+        withinBounds(tally.countOf(cc.class_id), cc.min_count, cc.max_count),
+      );
+    const id = `${this.ctx.appId}:counter`;
+    if (!holds || !this.tryFire(id, frame)) return [];
+    const classIds = [...this.entries.keys()].join(',');
+    return [
+      { id, class_id: classIds, objects: tally.objects, count: tally.count, ...(counts && { counts }) },
+    ];
+  }
+
+  /** Counted objects: present now (optionally the largest crowd), or distinct confirmed tracks (flow). */
+  private objectTally(frame: FrameInfo, counter: Counter, candidates: readonly Match[]): Tally {
+    if (counter.numeric_type === 1) {
+      const confirmed = candidates.filter((m) => m.object.confirmed);
+      this.flow.add(
+        frame.timestampMs,
+        confirmed.map((m) => ({ trackId: m.object.trackId, classId: m.entry.class_id })),
+      );
+      return {
+        objects: confirmed.map((m) => report(m)),
+        count: this.flow.total,
+        countOf: (c) => this.flow.countOf(c),
+      };
+    }
+    const counted = counter.distance > 0 ? largestGroup(candidates, counter.distance) : candidates;
+    const objects = counted.map((m) => report(m));
+    return { objects, count: objects.length, countOf: countPerClass(objects) };
+  }
+
+  /** Types 1 and 2: a counter, when present, fires alone; the class entries only say what it counts. */
+  private detectionFirings(frame: FrameInfo, present: readonly Match[]): RuleFiring[] {
+    const counter = this.ctx.rule.counter;
+    if (counter) return this.counterFiring(frame, counter, this.objectTally(frame, counter, present));
+    return this.classFirings(
+      present.map((m) => report(m)),
+      (id) => this.tryFire(id, frame),
+    );
+  }
+
+  /**
+   * Type 3: class rules report events (loitering, crossings) each exactly once, so `interval` does not
+   * throttle them; a counter fires besides them and obeys `interval`.
+   */
+  private timeSeriesFirings(
+    frame: FrameInfo,
+    matches: readonly Match[],
+    present: readonly Match[],
+  ): RuleFiring[] {
+    const line = this.countingLine;
+    if (line) return this.crossingFirings(frame, line, matches);
+    const loitering = this.visits.update(
+      frame.timestampMs,
+      this.intervalMs,
+      matches.map((m) => ({ trackId: m.object.trackId, inside: m.inRegion, confirmed: m.object.confirmed })),
+    );
+    const firings = this.classFirings(
+      matches.filter((m) => loitering.has(m.object.trackId)).map((m) => report(m)),
+      () => true,
+    );
+    const counter = this.ctx.rule.counter;
+    if (!counter) return firings;
+    const confirmed = present.filter((m) => m.object.confirmed);
+    return [...firings, ...this.counterFiring(frame, counter, this.objectTally(frame, counter, confirmed))];
+  }
+
+  private crossingFirings(
+    frame: FrameInfo,
+    line: readonly [Pt, Pt],
+    matches: readonly Match[],
+  ): RuleFiring[] {
+    const directions = this.crossings.update(
+      frame.timestampMs,
+      line,
+      matches.map((m) => ({ trackId: m.object.trackId, foot: m.foot, confirmed: m.object.confirmed })),
+    );
+    const crossers: ReportedObject[] = [];
+    for (const m of matches) {
+      const direction = directions.get(m.object.trackId);
+      if (!direction) continue;
+      crossers.push(report(m, direction));
+      this.crossed.add(m.entry.class_id, direction);
+    }
+    const firings = this.classFirings(crossers, () => true);
+    const counter = this.ctx.rule.counter;
+    if (!counter) return firings;
+    const counts = this.crossed.totals;
+    const tally = {
+      objects: crossers,
+      count: counts.in + counts.out,
+      countOf: (c: string) => this.crossed.countOf(c),
+    };
+    return [...firings, ...this.counterFiring(frame, counter, tally, counts)];
+  }
+}
