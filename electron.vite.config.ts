@@ -32,8 +32,20 @@ export default defineConfig({
       outDir: resolve(root, 'out/main'),
       // Dependencies stay in node_modules (electron-builder ships production dependencies).
       externalizeDeps: true,
-      lib: { entry: resolve(root, 'main/index.ts'), formats: ['es'], fileName: () => 'index.js' },
-      rolldownOptions: { external: NATIVE_EXTERNALS },
+      lib: {
+        // The inference worker is its own entry: the engine starts it by file name beside the bundle.
+        entry: {
+          index: resolve(root, 'main/index.ts'),
+          'inference-worker': resolve(root, 'engine/inference/worker.ts'),
+        },
+        formats: ['es'],
+        fileName: (_format, entryName) => `${entryName}.js`,
+      },
+      rolldownOptions: {
+        external: NATIVE_EXTERNALS,
+        // Shared chunks sit beside the entries, so import.meta.url-relative paths hold in every file.
+        output: { chunkFileNames: '[name]-[hash].js' },
+      },
     },
   },
   preload: {

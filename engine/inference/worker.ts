@@ -1,0 +1,98 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import * as ort from 'onnxruntime-node';
+import { isOnnxFamily } from '../packages/manifest';
+import type { OnnxFamily } from './decode';
+import { letterbox } from './letterbox';
+import { postprocess } from './nms';
+import type { DetectReply, DetectRequest, OnnxModelRef, WorkerOptions } from './protocol';
+
+/**
+ * One inference thread: owns an onnxruntime session per model it has been asked to run and does the
+ * whole per-frame job (letterbox, run, decode, NMS) so the engine's main thread only routes frames.
+ */
+
+const options = workerData as WorkerOptions;
+const port = parentPort;
+if (!port) throw new Error('the inference worker must run in a worker thread');
+
+interface LoadedModel {
+  session: ort.InferenceSession;
+  inputName: string;
+  outputName: string;
+  /** Reused between frames: the tensor is the same size for every frame of a model. */
+  tensor: Float32Array;
+}
+
+const models = new Map<string, Promise<LoadedModel>>();
+
+function load(model: OnnxModelRef): Promise<LoadedModel> {
+  let loaded = models.get(model.key);
+  if (!loaded) {
+    loaded = (async () => {
+      const session = await ort.InferenceSession.create(model.file, {
+        intraOpNumThreads: options.intraOpThreads,
+        interOpNumThreads: 1,
+        graphOptimizationLevel: 'all',
+        executionMode: 'sequential',
+      });
+      const input = model.spec.input;
+      if (!input) throw new Error(`model ${model.key} has no input spec`);
+      return {
+        session,
+        inputName: session.inputNames[0] ?? 'images',
+        outputName: session.outputNames[0] ?? 'output',
+        tensor: new Float32Array(3 * input.width * input.height),
+      };
+    })();
+    // A model that fails to load is retried on the next frame rather than cached broken.
+    loaded.catch(() => models.delete(model.key));
+    models.set(model.key, loaded);
+  }
+  return loaded;
+}
+
+function onnxFamily(model: OnnxModelRef): OnnxFamily {
+  const family = model.spec.family;
+  if (isOnnxFamily(family)) return family;
+  throw new Error(`model ${model.key} of family "${family}" does not run on onnxruntime`);
+}
+
+async function detect(request: DetectRequest): Promise<DetectReply> {
+  const { model, pixels, width, height } = request;
+  try {
+    const input = model.spec.input;
+    if (!input) throw new Error(`model ${model.key} has no input spec`);
+    const loaded = await load(model);
+    const t0 = performance.now();
+    const frame = { data: new Uint8Array(pixels), width, height };
+    const placement = letterbox(frame, input, loaded.tensor);
+    const feed = new ort.Tensor('float32', loaded.tensor, [1, 3, input.height, input.width]);
+    const t1 = performance.now();
+    const results = await loaded.session.run({ [loaded.inputName]: feed });
+    const t2 = performance.now();
+    const output = results[loaded.outputName];
+    if (!output) throw new Error(`model ${model.key} produced no "${loaded.outputName}" output`);
+    if (output.type !== 'float32')
+      throw new Error(`model ${model.key} outputs ${output.type}; float32 is supported`);
+    const detections = postprocess(
+      { data: output.data as Float32Array, dims: output.dims },
+      { ...model.spec, family: onnxFamily(model), input },
+      placement,
+      width,
+      height,
+    );
+    const t3 = performance.now();
+    return {
+      id: request.id,
+      pixels,
+      detections,
+      timing: { preprocessMs: t1 - t0, inferenceMs: t2 - t1, postprocessMs: t3 - t2 },
+    };
+  } catch (error) {
+    return { id: request.id, pixels, error: (error as Error).message };
+  }
+}
+
+port.on('message', (request: DetectRequest) => {
+  void detect(request).then((reply) => port.postMessage(reply, [reply.pixels]));
+});

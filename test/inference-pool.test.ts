@@ -1,0 +1,83 @@
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterAll, describe, expect, it } from 'vitest';
+import { InferencePool } from '../engine/inference/pool';
+import type { OnnxModelRef } from '../engine/inference/protocol';
+import type { Frame } from '../engine/inference/types';
+import type { ModelSpec } from '../engine/packages/manifest';
+import { FIXTURES } from './helpers/engine';
+
+const SPEC: ModelSpec = {
+  family: 'yolox',
+  file: 'yolox_nano.onnx',
+  input: {
+    width: 416,
+    height: 416,
+    channel_order: 'BGR',
+    scale: 1,
+    mean: [0, 0, 0],
+    std: [1, 1, 1],
+    letterbox: 'top-left',
+    pad_value: 114,
+  },
+  labels: 'coco-labels.txt',
+  score_threshold: 0.3,
+  nms_iou: 0.45,
+  class_agnostic_nms: false,
+};
+const MODEL: OnnxModelRef = {
+  key: 'fixture#yolox',
+  file: join(FIXTURES, 'models', 'yolox_nano.onnx'),
+  spec: SPEC,
+};
+
+async function basketball(): Promise<Frame> {
+  const { data, info } = await sharp(join(FIXTURES, 'media', 'basketball1.png'))
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  // A view into a larger buffer, as frames cut from a pipe are: the pool must cope.
+  const padded = new Uint8Array(data.length + 16);
+  padded.set(data, 8);
+  return { data: padded.subarray(8, 8 + data.length), width: info.width, height: info.height };
+}
+
+describe('inference pool (worker threads, real onnxruntime)', () => {
+  const pool = new InferencePool({ workers: 2, intraOpThreads: 1 });
+  afterAll(() => pool.close());
+
+  it('finds the two players of basketball1.png off the main thread and hands the pixels back', async () => {
+    const frame = await basketball();
+    const copy = Buffer.from(frame.data);
+    const result = await pool.detect(MODEL, frame);
+    const persons = result.detections.filter((d) => d.classIndex === 0);
+    expect(persons).toHaveLength(2);
+    for (const person of persons) expect(person.score).toBeGreaterThan(0.8);
+    expect(result.frame.width).toBe(640);
+    expect(Buffer.from(result.frame.data).equals(copy)).toBe(true);
+    expect(result.timing.inferenceMs).toBeGreaterThan(0);
+  });
+
+  it('serves concurrent frames on both workers with identical results', async () => {
+    const frames = await Promise.all([basketball(), basketball(), basketball(), basketball()]);
+    const results = await Promise.all(frames.map((frame) => pool.detect(MODEL, frame)));
+    const boxes = results.map((r) => JSON.stringify(r.detections));
+    expect(new Set(boxes).size).toBe(1);
+    expect(pool.completed).toBeGreaterThanOrEqual(5);
+  });
+
+  it('a model that cannot load fails its frames with the reason, and the pool keeps working', async () => {
+    const broken = { ...MODEL, key: 'missing', file: join(FIXTURES, 'models', 'no-such-model.onnx') };
+    await expect(pool.detect(broken, await basketball())).rejects.toThrow(
+      /no-such-model|No such file|Load model/i,
+    );
+    const result = await pool.detect(MODEL, await basketball());
+    expect(result.detections.filter((d) => d.classIndex === 0)).toHaveLength(2);
+  });
+
+  it('a closed pool refuses work', async () => {
+    const closed = new InferencePool({ workers: 1 });
+    await closed.close();
+    await expect(closed.detect(MODEL, await basketball())).rejects.toThrow(/closed/);
+  });
+});
