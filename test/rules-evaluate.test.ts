@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type AppRuleContext,
-  AppRuleState,
-  type FrameInfo,
-  type RuleFiring,
-  type TrackedObject,
-} from '../engine/rules/evaluate';
+import { type AppRuleContext, AppRuleState, type FrameInfo, type RuleFiring } from '../engine/rules/evaluate';
 import type { ClassEntry, Counter, Rule } from '../engine/rules/schema';
 import { FORGET_TRACK_AFTER_MS } from '../engine/rules/time-series';
 import type { Polygon } from '../engine/tasks/schema';
+import type { TrackedObject } from '../engine/tracking/byte-tracker';
 
 const person = (over: Partial<ClassEntry> = {}): ClassEntry => ({
   class_id: '0',

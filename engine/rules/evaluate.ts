@@ -1,5 +1,5 @@
-import type { Detection } from '../inference/types';
 import type { Polygon } from '../tasks/schema';
+import type { TrackedObject } from '../tracking/byte-tracker';
 import { type Pt, pointInPolygon } from './geometry';
 import { APP_TYPE, type ClassEntry, type Counter, type Rule } from './schema';
 import { CrossingTally, type Direction, FlowTally, LineCrossings, LoiteringVisits } from './time-series';
@@ -8,13 +8,6 @@ import { CrossingTally, type Direction, FlowTally, LineCrossings, LoiteringVisit
  * Applies one application's rule to the tracked objects of each analysed frame
  * (api-decisions.md, "Rule semantics"): which objects match, which rules fire, what the overlay shows.
  */
-
-/** What the tracker hands over: every object has a track id; confirmed = seen in >= 3 analysed frames. */
-export interface TrackedObject extends Detection {
-  trackId: string;
-  hits: number;
-  confirmed: boolean;
-}
 
 export interface AppRuleContext {
   appId: string;
@@ -81,7 +74,7 @@ interface Tally {
 
 const withinBounds = (value: number, min: number, max: number) => value >= min && (max === 0 || value <= max);
 
-function entryMatches(entry: ClassEntry, o: Detection): boolean {
+function entryMatches(entry: ClassEntry, o: TrackedObject): boolean {
   const longerSide = Math.max(o.x2 - o.x1, o.y2 - o.y1);
   return o.score >= entry.threshold && withinBounds(longerSide, entry.min_pixel, entry.max_pixel);
 }

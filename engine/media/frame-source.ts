@@ -1,0 +1,279 @@
+import type { ChildProcessByStdio } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import type { Frame } from '../inference/types';
+import { findFfmpeg } from './ffmpeg';
+import { PpmFrameReader } from './frame-reader';
+import { spawnOwned } from './owned-child';
+import { protocolWhitelist, type SourceUrl } from './source-url';
+
+export type RtspTransport = 'tcp' | 'udp';
+
+export interface FrameSourceOptions {
+  /** The ffmpeg binary; findFfmpeg() by default. */
+  ffmpeg?: string;
+  /** RTSP only: how RTP is carried. Default 'tcp'. */
+  transport?: RtspTransport;
+  /** Network sources: ffmpeg gives up on a read or connect that takes longer. Default 10 s. */
+  ioTimeoutMs?: number;
+  /** Adds `-vf fps=<n>`: the caller passes it only when the source is faster than it wants. */
+  outputFps?: number;
+  /** How long stop() waits after SIGTERM before SIGKILL. Default 1 s. */
+  stopGraceMs?: number;
+}
+
+export interface SourceInfo {
+  width: number;
+  height: number;
+  /** Frames per second this source emits. */
+  fps: number;
+}
+
+export interface SourceFrame extends Frame {
+  /** Frames since this ffmpeg started, from 0. */
+  index: number;
+  /** performance.now() when the frame was fully read. */
+  receivedAt: number;
+}
+
+export interface SourceExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stderrTail: string;
+  /** True when stop() ended the process; false is a disconnect or failure. */
+  stopped: boolean;
+}
+
+export interface FrameSourceEvents {
+  info: [SourceInfo];
+  frame: [SourceFrame];
+  exit: [SourceExit];
+}
+
+export const DEFAULT_FPS = 25;
+// Rates above this are timebases ffmpeg could not tell from a frame rate (e.g. "90k tbr").
+const MAX_PLAUSIBLE_FPS = 240;
+const DEFAULT_IO_TIMEOUT_MS = 10_000;
+const DEFAULT_STOP_GRACE_MS = 1_000;
+const STDERR_TAIL_CHARS = 4096;
+
+const LEVEL_TAG = /^(\[[^\]]* @ [^\]]*\] )?\[(trace|debug|verbose|info|warning|error|fatal|panic)\] /;
+
+/**
+ * The last few KB of ffmpeg's stderr as whole lines, for diagnostics. ffmpeg runs with
+ * `-loglevel level+info`, so each line carries its level: the tag is removed from the kept line and
+ * tells which line is the last error (the final statistics would otherwise hide it).
+ */
+class StderrTail {
+  private readonly decoder = new StringDecoder('utf8');
+  private lines: string[] = [];
+  private chars = 0;
+  private partial = '';
+  lastError = '';
+
+  /** Adds a chunk and returns the lines it completed, without level tags. */
+  push(chunk: Buffer): string[] {
+    const parts = (this.partial + this.decoder.write(chunk)).split(/\r?\n|\r/);
+    // A line that never ends must not grow without bound either.
+    this.partial = (parts.pop() ?? '').slice(-STDERR_TAIL_CHARS);
+    return parts.map((line) => this.addLine(line));
+  }
+
+  /** Keeps the unfinished last line once the stream has ended. */
+  end(): void {
+    const rest = this.partial + this.decoder.end();
+    this.partial = '';
+    if (rest) this.addLine(rest);
+  }
+
+  /** Keeps a line; untagged lines of our own (spawn or stream failures) pass level 'error'. */
+  addLine(tagged: string, level?: 'error'): string {
+    const match = LEVEL_TAG.exec(tagged);
+    const line = match ? (match[1] ?? '') + tagged.slice(match[0].length) : tagged;
+    if (!line.trim()) return line;
+    const severity = level ?? match?.[2];
+    if (severity === 'error' || severity === 'fatal' || severity === 'panic') this.lastError = line.trim();
+    this.lines.push(line);
+    this.chars += line.length + 1;
+    while (this.chars > STDERR_TAIL_CHARS && this.lines.length > 1)
+      this.chars -= (this.lines.shift() as string).length + 1;
+    return line;
+  }
+
+  get text(): string {
+    return this.lines.join('\n');
+  }
+
+  get lastLine(): string {
+    return this.lines.at(-1)?.trim() ?? '';
+  }
+}
+
+/**
+ * One ffmpeg process that decodes a source's first video stream to raw RGB frames. Frames are
+ * emitted synchronously as soon as they are complete, so Node never holds more than the frame being
+ * read: a consumer that cannot keep up must drop frames itself, and one that blocks the event loop
+ * slows ffmpeg through the pipe. The rate comes from ffmpeg's description of the input stream.
+ */
+export class FrameSource extends EventEmitter<FrameSourceEvents> {
+  private child: ChildProcessByStdio<null, Readable, Readable> | null = null;
+  private readonly reader = new PpmFrameReader();
+  private readonly stderr = new StderrTail();
+  private frameCount = 0;
+  private inputFps: number | null = null;
+  private sourceInfo: SourceInfo | null = null;
+  /** Frames decoded before the input description was read wait here (only the newest). */
+  private heldFrame: SourceFrame | null = null;
+  private stopRequested = false;
+  private terminating = false;
+  private exited: Promise<void> | null = null;
+
+  constructor(
+    readonly source: SourceUrl,
+    private readonly options: FrameSourceOptions = {},
+  ) {
+    super();
+  }
+
+  /** The ffmpeg arguments for this source. */
+  args(): string[] {
+    const { source, options } = this;
+    const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info'];
+    args.push('-protocol_whitelist', protocolWhitelist(source.kind));
+    if (source.kind === 'rtsp') args.push('-rtsp_transport', options.transport ?? 'tcp');
+    if (source.kind !== 'file')
+      args.push('-rw_timeout', String((options.ioTimeoutMs ?? DEFAULT_IO_TIMEOUT_MS) * 1000));
+    // Files play as live and loop; http may be a plain MP4 or HLS VOD, which ffmpeg would otherwise
+    // decode as fast as it can (live http streams arrive at their own rate anyway).
+    if (source.kind === 'file') args.push('-re', '-stream_loop', '-1');
+    if (source.kind === 'http') args.push('-re');
+    args.push('-i', source.input, '-map', '0:v:0', '-an', '-sn', '-dn');
+    if (options.outputFps) args.push('-vf', `fps=${options.outputFps}`);
+    args.push('-f', 'image2pipe', '-c:v', 'ppm', '-pix_fmt', 'rgb24', '-');
+    return args;
+  }
+
+  /** Starts ffmpeg. Call once, after attaching listeners. */
+  start(): void {
+    if (this.child) throw new Error('FrameSource already started');
+    // Owned: ffmpeg dies with the engine even on kill -9. The stdio option makes both pipes exist.
+    const child = spawnOwned(this.options.ffmpeg ?? findFfmpeg(), this.args(), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }) as ChildProcessByStdio<null, Readable, Readable>;
+    this.child = child;
+    this.exited = new Promise((resolve) => {
+      // 'close' comes after the exit and after stdout's last bytes were read.
+      child.on('close', (code, signal) => {
+        this.stderr.end();
+        this.emit('exit', { code, signal, stderrTail: this.stderr.text, stopped: this.stopRequested });
+        resolve();
+      });
+    });
+    // A spawn failure (EACCES, ENOENT) still ends in 'close'; keep its reason for the exit event.
+    child.on('error', (error) => this.stderr.addLine(error.message, 'error'));
+    child.stderr.on('data', (chunk: Buffer) => {
+      for (const line of this.stderr.push(chunk)) this.readStderrLine(line);
+    });
+    child.stdout.on('data', (chunk: Buffer) => this.readStdout(chunk));
+  }
+
+  /** Ends ffmpeg: SIGTERM, then SIGKILL after the grace period. Resolves once it has exited. */
+  stop(): Promise<void> {
+    this.stopRequested = true;
+    return this.terminate();
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Size and rate, once the first frame and ffmpeg's description of the input are in. */
+  get info(): SourceInfo | null {
+    return this.sourceInfo;
+  }
+
+  /** The last ~4 KB of ffmpeg's stderr, whole lines. */
+  get stderrTail(): string {
+    return this.stderr.text;
+  }
+
+  /** ffmpeg's last error line, else its last line: why the source failed, in its own words. */
+  get lastError(): string {
+    return this.stderr.lastError || this.stderr.lastLine;
+  }
+
+  private readStdout(chunk: Buffer): void {
+    // Once ending, stdout is still drained (so ffmpeg cannot block on it) but not decoded.
+    if (this.terminating) return;
+    let frames: Frame[];
+    try {
+      frames = this.reader.push(chunk);
+    } catch (error) {
+      this.stderr.addLine(`frame stream: ${(error as Error).message}`, 'error');
+      void this.terminate();
+      return;
+    }
+    const receivedAt = performance.now();
+    for (const frame of frames) {
+      if (this.terminating) return;
+      const sourceFrame = { ...frame, index: this.frameCount++, receivedAt };
+      if (this.sourceInfo) this.emit('frame', sourceFrame);
+      else {
+        this.heldFrame = sourceFrame;
+        this.announceWhenKnown();
+      }
+    }
+  }
+
+  private terminate(): Promise<void> {
+    const { child, exited } = this;
+    if (!child || !exited) return Promise.resolve();
+    if (!this.terminating && child.exitCode === null && child.signalCode === null) {
+      this.terminating = true;
+      child.kill('SIGTERM');
+      const killer = setTimeout(
+        () => child.kill('SIGKILL'),
+        this.options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS,
+      );
+      void exited.then(() => clearTimeout(killer));
+    }
+    return exited;
+  }
+
+  private readStderrLine(line: string): void {
+    if (this.inputFps !== null) return;
+    const fps = videoStreamFps(line);
+    if (fps !== null) this.inputFps = fps;
+    // The input description ends where ffmpeg starts describing the output.
+    else if (/^(Stream mapping:|Output #)/.test(line.trim())) this.inputFps = DEFAULT_FPS;
+    else return;
+    this.announceWhenKnown();
+  }
+
+  private announceWhenKnown(): void {
+    const frame = this.heldFrame;
+    if (this.sourceInfo || this.inputFps === null || !frame) return;
+    const fps = this.options.outputFps ? Math.min(this.inputFps, this.options.outputFps) : this.inputFps;
+    this.sourceInfo = { width: frame.width, height: frame.height, fps };
+    this.heldFrame = null;
+    this.emit('info', this.sourceInfo);
+    this.emit('frame', frame);
+  }
+}
+
+/**
+ * The frame rate in one of ffmpeg's input stream lines, e.g. "Stream #0:0[0x100](und): Video: h264,
+ * yuv420p, 768x576, 10 fps, 10 tbr, 90k tbn": fps, else tbr, else 25. Null for other lines.
+ */
+export function videoStreamFps(line: string): number | null {
+  if (!/^\s*Stream #\d+:\d+\S*: Video: /.test(line)) return null;
+  return rate(line, 'fps') ?? rate(line, 'tbr') ?? DEFAULT_FPS;
+}
+
+function rate(line: string, unit: 'fps' | 'tbr'): number | null {
+  const match = new RegExp(`[\\s,](\\d+(?:\\.\\d+)?)(k?) ${unit}\\b`).exec(line);
+  if (!match) return null;
+  const value = Number(match[1]) * (match[2] ? 1000 : 1);
+  return value > 0 && value <= MAX_PLAUSIBLE_FPS ? value : null;
+}

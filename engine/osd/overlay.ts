@@ -1,0 +1,257 @@
+import type { Osd, Polygon } from '../tasks/schema';
+
+/** An app's zone: [] the whole frame (nothing drawn), 3+ points a region, 2 points a counting line. */
+export interface OverlayZone {
+  points: Polygon;
+  /** '#rrggbb' */
+  color: string;
+  /** An object is inside: the region is filled semi-transparently. */
+  occupied: boolean;
+}
+
+/** A detected object in source-frame pixels. */
+export interface OverlayObject {
+  x1: number;
+  y1: number;
+  x2: number;
+  y2: number;
+  /** '#rrggbb' */
+  color: string;
+  name: string;
+  trackId: string;
+}
+
+export interface OverlayInput {
+  width: number;
+  height: number;
+  osd: Required<Osd>;
+  zones: readonly OverlayZone[];
+  objects: readonly OverlayObject[];
+}
+
+/**
+ * An SVG covering only the part of the frame that has drawings, to be placed at (left, top): the
+ * rasterising and blending cost grows with its area, so empty parts of the frame cost nothing.
+ */
+export interface Overlay {
+  svg: string;
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+const OSD_FONT_FAMILY = 'DejaVu Sans, WenQuanYi Micro Hei, sans-serif';
+const OCCUPIED_FILL_OPACITY = 0.35;
+
+/**
+ * The drawings of the analysis results, or null when there is nothing to draw so that the renderer
+ * can skip the work. Zones go under boxes, labels over everything.
+ */
+export function buildOverlay(input: OverlayInput): Overlay | null {
+  const { width, height, osd } = input;
+  const zones = osd.display_polygon ? input.zones.map((zone) => zoneDrawing(zone, osd.border_size)) : [];
+  const boxes: Drawing[] = [];
+  const labels: Drawing[] = [];
+  for (const object of input.objects) {
+    const box = clampBox(object, width, height);
+    if (!box) continue;
+    const color = hexColor(object.color);
+    if (osd.display_box) boxes.push(boxDrawing(box, osd.border_size, color.hex));
+    const text = labelText(object, osd);
+    if (text) labels.push(labelDrawing(box, text, color, osd.font_size, width, height));
+  }
+  const drawings = [...zones, ...boxes, ...labels].filter((drawing) => drawing !== null);
+  if (drawings.length === 0) return null;
+  // One pixel more on each side for anti-aliased edges.
+  const left = Math.max(0, Math.min(...drawings.map((drawing) => drawing.extent.x1)) - 1);
+  const top = Math.max(0, Math.min(...drawings.map((drawing) => drawing.extent.y1)) - 1);
+  const right = Math.min(width, Math.max(...drawings.map((drawing) => drawing.extent.x2)) + 1);
+  const bottom = Math.min(height, Math.max(...drawings.map((drawing) => drawing.extent.y2)) + 1);
+  if (right <= left || bottom <= top) return null;
+  const size = { width: right - left, height: bottom - top };
+  const svg =
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${size.width}" height="${size.height}" ` +
+    `viewBox="${left} ${top} ${size.width} ${size.height}">` +
+    `<g font-family="${OSD_FONT_FAMILY}" font-weight="bold">${drawings.map((drawing) => drawing.markup).join('')}</g></svg>`;
+  return { svg, left, top, ...size };
+}
+
+/** An SVG element and the pixels it may cover, in frame coordinates. */
+interface Drawing {
+  markup: string;
+  extent: PixelBox;
+}
+
+interface PixelBox {
+  x1: number;
+  y1: number;
+  x2: number;
+  y2: number;
+}
+
+/** Clamped to the frame so a box running off the edge keeps a visible border; null when outside. */
+function clampBox(object: OverlayObject, width: number, height: number): PixelBox | null {
+  const x1 = Math.max(0, Math.round(object.x1));
+  const y1 = Math.max(0, Math.round(object.y1));
+  const x2 = Math.min(width, Math.round(object.x2));
+  const y2 = Math.min(height, Math.round(object.y2));
+  return x2 > x1 && y2 > y1 ? { x1, y1, x2, y2 } : null;
+}
+
+/** The border as a filled ring inside the box: integer edges stay crisp, unlike a centred stroke. */
+function boxDrawing(box: PixelBox, borderSize: number, color: string): Drawing {
+  const { x1, y1, x2, y2 } = box;
+  const outer = `M${x1} ${y1}H${x2}V${y2}H${x1}Z`;
+  const inset = Math.round(borderSize);
+  const hasHole = x2 - x1 > 2 * inset && y2 - y1 > 2 * inset;
+  const inner = hasHole ? `M${x1 + inset} ${y1 + inset}V${y2 - inset}H${x2 - inset}V${y1 + inset}Z` : '';
+  return { markup: `<path d="${outer}${inner}" fill="${color}" fill-rule="evenodd"/>`, extent: box };
+}
+
+function zoneDrawing(zone: OverlayZone, borderSize: number): Drawing | null {
+  const color = hexColor(zone.color).hex;
+  const strokeWidth = Math.round(borderSize);
+  const stroke = `stroke="${color}" stroke-width="${strokeWidth}"`;
+  const points = zone.points.map(([x = 0, y = 0]) => [Math.round(x), Math.round(y)] as const);
+  const xs = points.map(([x]) => x);
+  const ys = points.map(([, y]) => y);
+  // Round joins and caps reach half the stroke beyond the points.
+  const reach = Math.ceil(strokeWidth / 2);
+  const extent = {
+    x1: Math.min(...xs) - reach,
+    y1: Math.min(...ys) - reach,
+    x2: Math.max(...xs) + reach,
+    y2: Math.max(...ys) + reach,
+  };
+  const [a, b] = points;
+  if (points.length === 2 && a && b) {
+    return {
+      markup: `<line x1="${a[0]}" y1="${a[1]}" x2="${b[0]}" y2="${b[1]}" ${stroke} stroke-linecap="round"/>`,
+      extent,
+    };
+  }
+  if (points.length < 3) return null;
+  const fill = zone.occupied ? `fill="${color}" fill-opacity="${OCCUPIED_FILL_OPACITY}"` : 'fill="none"';
+  const list = points.map(([x, y]) => `${x},${y}`).join(' ');
+  return { markup: `<polygon points="${list}" ${fill} ${stroke} stroke-linejoin="round"/>`, extent };
+}
+
+function labelText(object: OverlayObject, osd: Required<Osd>): string {
+  const name = osd.display_name ? xmlSafe(object.name).trim() : '';
+  const trackId = osd.display_track ? xmlSafe(object.trackId).trim() : '';
+  return [name, trackId && `#${trackId}`].filter(Boolean).join(' ');
+}
+
+/** A filled tag on the box's top edge, moved inside the box when it would leave the frame. */
+function labelDrawing(
+  box: PixelBox,
+  text: string,
+  color: Rgb,
+  fontSize: number,
+  frameWidth: number,
+  frameHeight: number,
+): Drawing {
+  const padding = Math.round(fontSize * 0.3);
+  const labelHeight = Math.round(fontSize * 1.35);
+  const labelWidth = Math.ceil(textWidth(text, fontSize)) + 2 * padding;
+  const x = Math.max(0, Math.min(box.x1, frameWidth - labelWidth));
+  const above = box.y1 - labelHeight;
+  const y = above >= 0 ? above : Math.max(0, Math.min(box.y1, frameHeight - labelHeight));
+  // Centres the capitals; descenders still fit within the 1.35 em tag.
+  const baseline = y + Math.round((labelHeight + CAP_HEIGHT_EM * fontSize) / 2);
+  const markup =
+    `<rect x="${x}" y="${y}" width="${labelWidth}" height="${labelHeight}" fill="${color.hex}"/>` +
+    `<text x="${x + padding}" y="${baseline}" font-size="${fontSize}" fill="${readableTextColor(color)}">` +
+    `${escapeXml(text)}</text>`;
+  return { markup, extent: { x1: x, y1: y, x2: x + labelWidth, y2: y + labelHeight } };
+}
+
+interface Rgb {
+  hex: string;
+  r: number;
+  g: number;
+  b: number;
+}
+
+/** Colours are validated as #rrggbb upstream; anything else here is a bug, and must not reach the SVG. */
+function hexColor(color: string): Rgb {
+  if (!/^#[0-9a-f]{6}$/i.test(color))
+    throw new TypeError(`OSD colour must be #rrggbb, got ${JSON.stringify(color)}`);
+  const value = Number.parseInt(color.slice(1), 16);
+  return { hex: color.toLowerCase(), r: value >> 16, g: (value >> 8) & 0xff, b: value & 0xff };
+}
+
+/** Black or white, whichever contrasts more with the background (WCAG relative luminance). */
+function readableTextColor({ r, g, b }: Rgb): string {
+  const linear = (channel: number) => {
+    const c = channel / 255;
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  };
+  const luminance = 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+  return (luminance + 0.05) / 0.05 > 1.05 / (luminance + 0.05) ? '#000000' : '#ffffff';
+}
+
+/**
+ * Drops what XML 1.0 cannot carry (C0 controls, U+FFFE/U+FFFF) and the invisible C1 controls, so an
+ * operator's class name cannot make the SVG parser reject the document. Lone surrogates need nothing:
+ * UTF-8 encoding turns them into U+FFFD.
+ */
+function xmlSafe(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\ufffe\uffff]/g, '');
+}
+
+function escapeXml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => XML_ENTITIES[char] ?? char);
+}
+
+const XML_ENTITIES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&apos;',
+};
+
+/** DejaVu Sans Bold cap height, in em. */
+const CAP_HEIGHT_EM = 0.73;
+
+/** DejaVu Sans Bold advance widths of U+0020..U+007E in 1/1000 em, read from the font's hmtx table. */
+const ASCII_ADVANCES = [
+  348, 456, 521, 838, 696, 1002, 872, 306, 457, 457, 523, 838, 380, 415, 380, 365, 696, 696, 696, 696, 696,
+  696, 696, 696, 696, 696, 400, 400, 838, 838, 838, 580, 1000, 774, 762, 734, 830, 683, 683, 821, 837, 372,
+  372, 775, 637, 995, 837, 850, 733, 850, 770, 720, 682, 812, 774, 1103, 771, 724, 725, 457, 365, 457, 838,
+  500, 500, 675, 716, 593, 716, 678, 435, 716, 712, 343, 343, 665, 343, 1042, 712, 687, 716, 716, 493, 595,
+  478, 712, 652, 924, 645, 652, 582, 712, 365, 712, 838,
+];
+/** Other scripts: generous, so that a tag is a little wide rather than the text overflowing it. */
+const OTHER_ADVANCE = 800;
+const WIDE_ADVANCE = 1000;
+
+/**
+ * The label's width, estimated from the font's metrics since librsvg cannot size a box to its text;
+ * CJK (set in WenQuanYi Micro Hei) is one em per character.
+ */
+function textWidth(text: string, fontSize: number): number {
+  let advance = 0;
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    advance += ASCII_ADVANCES[code - 0x20] ?? (isWide(code) ? WIDE_ADVANCE : OTHER_ADVANCE);
+  }
+  return (advance / 1000) * fontSize;
+}
+
+/** East Asian wide and full-width ranges (Hangul, CJK, kana, full-width forms, supplementary ideographs). */
+function isWide(code: number): boolean {
+  return (
+    (code >= 0x1100 && code <= 0x115f) ||
+    (code >= 0x2e80 && code <= 0xa4cf) ||
+    (code >= 0xac00 && code <= 0xd7a3) ||
+    (code >= 0xf900 && code <= 0xfaff) ||
+    (code >= 0xfe30 && code <= 0xfe4f) ||
+    (code >= 0xff00 && code <= 0xff60) ||
+    (code >= 0xffe0 && code <= 0xffe6) ||
+    code >= 0x20000
+  );
+}

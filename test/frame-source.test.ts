@@ -1,0 +1,472 @@
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
+import { type EventEmitter, once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../engine/clock';
+import { PpmFrameReader } from '../engine/media/frame-reader';
+import { FrameSource, type SourceFrame, type SourceInfo, videoStreamFps } from '../engine/media/frame-source';
+import type { SourceUrl } from '../engine/media/source-url';
+import { StreamWatchdog, type WatchdogFrame, type WatchdogState } from '../engine/media/stream-watchdog';
+import { FIXTURES } from './helpers/engine';
+
+const FFMPEG = '/usr/bin/ffmpeg';
+const VIDEO = join(FIXTURES, 'media', 'vtest.avi');
+const VIDEO_INFO: SourceInfo = { width: 768, height: 576, fps: 10 };
+const tmp = mkdtempSync(join(tmpdir(), 'vc-frame-source-'));
+
+/** Everything a test started, so afterEach can make sure none of it outlives the test. */
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** ffmpeg's output for a generated test pattern, in the given format. */
+function testPattern(size: string, frames: number, format: 'ppm' | 'rawvideo'): Buffer {
+  const output = format === 'ppm' ? ['-f', 'image2pipe', '-c:v', 'ppm'] : ['-f', 'rawvideo'];
+  return execFileSync(FFMPEG, [
+    ...['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc=size=${size}:rate=5`],
+    ...['-frames:v', String(frames), '-pix_fmt', 'rgb24', ...output, '-'],
+  ]);
+}
+
+describe('PpmFrameReader', () => {
+  // Two frames at 64x48, then two at 32x24: a resolution change as after a reconnect.
+  const stream = Buffer.concat([testPattern('64x48', 2, 'ppm'), testPattern('32x24', 2, 'ppm')]);
+  const big = testPattern('64x48', 2, 'rawvideo');
+  const small = testPattern('32x24', 2, 'rawvideo');
+  const expected = [
+    { width: 64, height: 48, data: big.subarray(0, 64 * 48 * 3) },
+    { width: 64, height: 48, data: big.subarray(64 * 48 * 3) },
+    { width: 32, height: 24, data: small.subarray(0, 32 * 24 * 3) },
+    { width: 32, height: 24, data: small.subarray(32 * 24 * 3) },
+  ];
+  // Where each 13-byte header ("P6\n64 48\n255\n") starts.
+  const bigFrame = 64 * 48 * 3 + 13;
+  const headerAt = [0, bigFrame, 2 * bigFrame, 2 * bigFrame + 32 * 24 * 3 + 13] as const;
+
+  const decode = (chunks: Buffer[]) => {
+    const reader = new PpmFrameReader();
+    return chunks.flatMap((chunk) => reader.push(chunk));
+  };
+  // Size and pixel digest: comparing thousands of pixel arrays element by element is slow.
+  const asComparable = (frames: { width: number; height: number; data: Uint8Array }[]) =>
+    frames.map(
+      ({ width, height, data }) => `${width}x${height} ${createHash('sha1').update(data).digest('hex')}`,
+    );
+
+  it('finds the four frames in the real ffmpeg stream, with their sizes and pixels', () => {
+    expect(stream.subarray(headerAt[2], headerAt[2] + 13).toString()).toBe('P6\n32 24\n255\n');
+    expect(asComparable(decode([stream]))).toEqual(asComparable(expected));
+  });
+
+  it('decodes the same frames however the stream is split around each header', () => {
+    for (const start of headerAt) {
+      for (let cut = Math.max(0, start - 2); cut <= start + 15; cut++) {
+        const frames = decode([stream.subarray(0, cut), stream.subarray(cut)]);
+        expect(asComparable(frames), `split at byte ${cut}`).toEqual(asComparable(expected));
+      }
+    }
+    const byteByByte = [...stream.subarray(0, headerAt[2] + 40)].map((byte) => Buffer.of(byte));
+    const frames = decode([...byteByByte, stream.subarray(headerAt[2] + 40)]);
+    expect(asComparable(frames)).toEqual(asComparable(expected));
+  });
+
+  it('gives every frame its own exactly sized buffer', () => {
+    const frames = decode([stream]);
+    for (const frame of frames) {
+      expect(frame.data.byteOffset).toBe(0);
+      expect(frame.data.buffer.byteLength).toBe(frame.width * frame.height * 3);
+    }
+    expect(new Set(frames.map((frame) => frame.data.buffer)).size).toBe(4);
+  });
+
+  it('refuses a stream that is not binary rgb24 PPM', () => {
+    expect(() => new PpmFrameReader().push(Buffer.from('GIF89a'))).toThrow(/not a binary PPM/);
+    expect(() => new PpmFrameReader().push(Buffer.from('P6\n2 2\n65535\n'))).toThrow(/max value 65535/);
+  });
+});
+
+describe('videoStreamFps', () => {
+  it('reads fps, else tbr, else 25 from the input stream line', () => {
+    const lines: [string, number | null][] = [
+      [
+        '  Stream #0:0: Video: msmpeg4v3 (div3 / 0x33766964), yuv420p, 768x576, 816 kb/s, 10 fps, 10 tbr, 10 tbn',
+        10,
+      ],
+      ['  Stream #0:0[0x100]: Video: h264 (High), yuv420p, 1920x1080, 29.97 fps, 29.97 tbr, 90k tbn', 29.97],
+      ['  Stream #0:1(und): Video: h264, yuv420p, 640x480, 12.5 tbr, 1k tbn', 12.5],
+      ['  Stream #0:0: Video: h264, yuv420p, 1280x720, 90k tbr, 90k tbn', 25],
+      ['  Stream #0:1: Audio: aac (LC), 48000 Hz, stereo, fltp', null],
+      ['  Duration: 00:01:19.50, start: 0.000000, bitrate: 818 kb/s', null],
+    ];
+    for (const [line, fps] of lines) expect(videoStreamFps(line), line).toBe(fps);
+  });
+});
+
+/** Frames of a source, without their pixels (a few seconds of 768x576 would be hundreds of MB). */
+const frameFacts = (frame: SourceFrame | WatchdogFrame) => ({
+  width: frame.width,
+  height: frame.height,
+  length: frame.data.length,
+  receivedAt: frame.receivedAt,
+  index: frame.index,
+  synthetic: 'synthetic' in frame ? frame.synthetic : false,
+  black: isBlack(frame.data),
+});
+
+const zeros = new Map<number, Buffer>();
+/** Whether every byte is 0, compared natively: a per-byte callback would slow the event loop. */
+function isBlack(data: Uint8Array): boolean {
+  const zero = zeros.get(data.length) ?? Buffer.alloc(data.length);
+  zeros.set(data.length, zero);
+  return zero.equals(data);
+}
+
+const isAlive = (pid: number | undefined) => {
+  if (pid === undefined) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** ffmpeg clients still running for a URL marker (a client's URL is followed by -map, a server's is last). */
+const clientsFor = (marker: string) =>
+  spawnSync('pgrep', ['-f', `${marker} -map`])
+    .stdout.toString()
+    .trim();
+
+describe('FrameSource', () => {
+  it('builds ffmpeg arguments per kind of source', () => {
+    const rtspArgs = new FrameSource({ kind: 'rtsp', input: 'rtsp://cam/1' }, { transport: 'udp' }).args();
+    expect(rtspArgs.join(' ')).toContain(
+      ' -rtsp_transport udp -rw_timeout 10000000 -i rtsp://cam/1 -map 0:v:0 ',
+    );
+    expect(rtspArgs[rtspArgs.indexOf('-protocol_whitelist') + 1]).not.toContain('file');
+    expect(rtspArgs).not.toContain('-re');
+    const fileArgs = new FrameSource({ kind: 'file', input: VIDEO }, { outputFps: 5 }).args();
+    expect(fileArgs.join(' ')).toContain(
+      `-protocol_whitelist file -re -stream_loop -1 -i ${VIDEO} -map 0:v:0 -an -sn -dn -vf fps=5 -f image2pipe`,
+    );
+  });
+
+  it('plays a file as live: 768x576 frames at 10 fps, and an fps filter when asked', async () => {
+    const full = new FrameSource({ kind: 'file', input: VIDEO }, { ffmpeg: FFMPEG });
+    const halved = new FrameSource({ kind: 'file', input: VIDEO }, { ffmpeg: FFMPEG, outputFps: 5 });
+    const seen = new Map<FrameSource, { infos: SourceInfo[]; frames: ReturnType<typeof frameFacts>[] }>();
+    const buffers: ArrayBufferLike[] = [];
+    for (const source of [full, halved]) {
+      const record = { infos: [] as SourceInfo[], frames: [] as ReturnType<typeof frameFacts>[] };
+      seen.set(source, record);
+      source.on('info', (info) => record.infos.push(info));
+      source.on('frame', (frame) => {
+        record.frames.push(frameFacts(frame));
+        if (buffers.length < 2 && source === full) buffers.push(frame.data.buffer);
+      });
+      cleanups.push(() => source.stop());
+      source.start();
+    }
+    await once(full, 'frame');
+    const firstAt = performance.now();
+    await sleep(2_000);
+    const counted = (source: FrameSource) =>
+      seen
+        .get(source)
+        ?.frames.filter((frame) => frame.receivedAt >= firstAt && frame.receivedAt < firstAt + 2_000).length;
+
+    const fullRecord = seen.get(full);
+    expect(fullRecord?.infos).toEqual([VIDEO_INFO]);
+    expect(counted(full)).toBeGreaterThanOrEqual(15);
+    expect(counted(full)).toBeLessThanOrEqual(25);
+    expect(fullRecord?.frames.map((frame) => frame.index)).toEqual(fullRecord?.frames.map((_, i) => i));
+    expect(
+      fullRecord?.frames.every((f) => f.width === 768 && f.height === 576 && f.length === 768 * 576 * 3),
+    ).toBe(true);
+    expect(fullRecord?.frames.some((frame) => !frame.black)).toBe(true);
+    expect(buffers[0]).not.toBe(buffers[1]);
+
+    expect(seen.get(halved)?.infos).toEqual([{ ...VIDEO_INFO, fps: 5 }]);
+    expect(counted(halved)).toBeGreaterThanOrEqual(7);
+    expect(counted(halved)).toBeLessThanOrEqual(13);
+
+    const exit = once(full, 'exit');
+    await full.stop();
+    expect((await exit)[0]).toMatchObject({ stopped: true });
+    expect(isAlive(full.pid)).toBe(false);
+  });
+
+  it('reports an exit it did not ask for, with ffmpeg’s error', async () => {
+    const garbage = join(tmp, 'garbage.avi');
+    writeFileSync(garbage, 'this is not a video\n'.repeat(100));
+    const source = new FrameSource({ kind: 'file', input: garbage }, { ffmpeg: FFMPEG });
+    cleanups.push(() => source.stop());
+    const exit = once(source, 'exit');
+    source.start();
+    const [{ code, stopped, stderrTail }] = await exit;
+    expect(code).toBe(1);
+    expect(stopped).toBe(false);
+    expect(source.lastError).toMatch(/Invalid data found when processing input/);
+    expect(stderrTail).toContain(source.lastError);
+  });
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (!address || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** True once something listens on the loopback port (read from the kernel: a probe connection
+ * would use up the single client an ffmpeg RTMP server takes). */
+const listening = (port: number) => {
+  const hexPort = `:${port.toString(16).toUpperCase().padStart(4, '0')} `;
+  return readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .some((line) => line.includes(`0100007F${hexPort}`) && line.split(/\s+/)[4] === '0A');
+};
+
+/** ffmpeg serving vtest.avi, live, to one RTMP client. */
+async function startRtmpServer(port: number, name: string): Promise<ChildProcess> {
+  const server = spawn(
+    FFMPEG,
+    [
+      ...['-hide_banner', '-loglevel', 'error', '-re', '-stream_loop', '-1', '-i', VIDEO],
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '10'],
+      ...['-f', 'flv', '-listen', '1', `rtmp://127.0.0.1:${port}/live/${name}`],
+    ],
+    { stdio: 'ignore' },
+  );
+  cleanups.push(() => killProcess(server));
+  for (let waited = 0; !listening(port); waited += 50) {
+    if (waited > 5_000 || server.exitCode !== null) throw new Error(`RTMP server on ${port} did not listen`);
+    await sleep(50);
+  }
+  return server;
+}
+
+async function killProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGKILL');
+  await exited;
+}
+
+function waitFor<T extends unknown[]>(
+  emitter: EventEmitter,
+  event: string,
+  timeoutMs: number,
+  accept: (...args: T) => boolean = () => true,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      emitter.off(event, listener);
+      reject(new Error(`no '${event}' within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const listener = (...args: T) => {
+      if (!accept(...args)) return;
+      clearTimeout(timer);
+      emitter.off(event, listener);
+      resolve(args);
+    };
+    emitter.on(event, listener);
+  });
+}
+
+/** A watchdog whose ffmpeg processes are all remembered, to prove none survives. */
+function trackedWatchdog(source: SourceUrl, options: ConstructorParameters<typeof StreamWatchdog>[1] = {}) {
+  const sources: FrameSource[] = [];
+  const states: WatchdogState[] = [];
+  const watchdog = new StreamWatchdog(source, {
+    ...options,
+    createSource: (url, transport) => {
+      const created = new FrameSource(url, { ffmpeg: FFMPEG, transport, ioTimeoutMs: 5_000 });
+      sources.push(created);
+      return created;
+    },
+  });
+  watchdog.on('state', (state) => states.push(state));
+  cleanups.push(() => watchdog.close());
+  const noFfmpegLeft = () => {
+    expect(sources.length).toBeGreaterThan(0);
+    expect(sources.filter((created) => isAlive(created.pid))).toEqual([]);
+  };
+  return { watchdog, sources, states, noFfmpegLeft };
+}
+
+const rtmp = (port: number, name: string): SourceUrl => ({
+  kind: 'rtmp',
+  input: `rtmp://127.0.0.1:${port}/live/${name}`,
+});
+
+describe('StreamWatchdog', () => {
+  it('fills a dropped RTMP stream with black frames and restores it when the server is back', async () => {
+    const port = await freePort();
+    const name = `restore-${randomUUID()}`;
+    let server = await startRtmpServer(port, name);
+    const { watchdog, states, noFfmpegLeft } = trackedWatchdog(rtmp(port, name), {
+      backoffFirstMs: 300,
+      backoffMaxMs: 600,
+    });
+    const frames: ReturnType<typeof frameFacts>[] = [];
+    watchdog.on('frame', (frame) => frames.push(frameFacts(frame)));
+
+    expect(await watchdog.start(15_000)).toEqual(VIDEO_INFO);
+    expect(watchdog.state).toBe('running');
+    await sleep(500);
+    expect(frames.length).toBeGreaterThan(0);
+    expect(frames.every((frame) => !frame.synthetic && frame.width === 768)).toBe(true);
+
+    const lost = waitFor<[{ reason: string }]>(watchdog, 'lost', 10_000);
+    await killProcess(server);
+    const [{ reason }] = await lost;
+    expect(reason).toContain(`rtmp://127.0.0.1:${port}/live/${name}`);
+    expect(watchdog.state).not.toBe('running');
+    expect(watchdog.lastError).toBe(reason);
+
+    const lostAt = performance.now();
+    await sleep(1_500);
+    const black = frames.filter(
+      (frame) => frame.receivedAt > lostAt + 250 && frame.receivedAt <= lostAt + 1_250,
+    );
+    expect(black.length).toBeGreaterThanOrEqual(7);
+    expect(black.length).toBeLessThanOrEqual(13);
+    expect(
+      black.every((frame) => frame.synthetic && frame.black && frame.width === 768 && frame.height === 576),
+    ).toBe(true);
+    expect(watchdog.fps).toBe(0);
+    expect(watchdog.reconnects).toBe(0);
+    expect(states).toContain('reconnecting');
+
+    const restored = waitFor<[SourceInfo]>(watchdog, 'restored', 20_000);
+    server = await startRtmpServer(port, name);
+    expect((await restored)[0]).toEqual(VIDEO_INFO);
+    const restoredAt = performance.now();
+    await waitFor<[WatchdogFrame]>(watchdog, 'frame', 5_000, (frame) => !frame.synthetic);
+    await sleep(300);
+    expect(frames.filter((frame) => frame.receivedAt > restoredAt).every((frame) => !frame.synthetic)).toBe(
+      true,
+    );
+    expect(watchdog.state).toBe('running');
+    expect(watchdog.reconnects).toBe(1);
+    expect(watchdog.fps).toBeGreaterThan(0);
+    expect(frames.map((frame) => frame.index)).toEqual(frames.map((_, i) => i));
+
+    await watchdog.close();
+    expect(watchdog.state).toBe('closed');
+    noFfmpegLeft();
+    expect(clientsFor(name)).toBe('');
+  }, 45_000);
+
+  it('declares a silent stream stalled, backs off on its clock and closes cleanly while reconnecting', async () => {
+    const port = await freePort();
+    const name = `stall-${randomUUID()}`;
+    const server = await startRtmpServer(port, name);
+    const clock = new ManualClock();
+    const { watchdog, states, sources, noFfmpegLeft } = trackedWatchdog(rtmp(port, name), {
+      clock,
+      stallMinMs: 1_000,
+      backoffFirstMs: 2_000,
+    });
+    await watchdog.start(15_000);
+
+    const lost = waitFor<[{ reason: string }]>(watchdog, 'lost', 10_000);
+    server.kill('SIGSTOP');
+    expect((await lost)[0].reason).toBe('no frame for 1 s');
+    await waitFor(watchdog, 'state', 5_000, (state) => state === 'reconnecting');
+    expect(states.slice(-3)).toEqual(['running', 'stalled', 'reconnecting']);
+    expect(isAlive(sources[0]?.pid)).toBe(false);
+
+    // The backoff waits for the injected clock, not for real time.
+    await sleep(300);
+    clock.advance(1_999);
+    expect(watchdog.state).toBe('reconnecting');
+    expect(sources.length).toBe(1);
+
+    await watchdog.close();
+    expect(watchdog.state).toBe('closed');
+    clock.advance(60_000);
+    expect(sources.length).toBe(1);
+    noFfmpegLeft();
+    expect(clientsFor(name)).toBe('');
+  }, 30_000);
+
+  it('rejects at once when nothing listens, leaving no ffmpeg', async () => {
+    const name = `refused-${randomUUID()}`;
+    const { watchdog, noFfmpegLeft } = trackedWatchdog(rtmp(await freePort(), name));
+    const startedAt = performance.now();
+    await expect(watchdog.start(3_000)).rejects.toThrow(/Connection refused/);
+    expect(performance.now() - startedAt).toBeLessThan(3_000);
+    expect(watchdog.state).toBe('closed');
+    noFfmpegLeft();
+    expect(clientsFor(name)).toBe('');
+  });
+
+  describe('against a server that accepts and says nothing', () => {
+    const connections: Socket[] = [];
+    let silent: Server;
+    let port: number;
+
+    const listenSilently = async () => {
+      silent = createServer((socket) => connections.push(socket));
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      port = (silent.address() as { port: number }).port;
+      cleanups.push(() => {
+        for (const socket of connections.splice(0)) socket.destroy();
+        return new Promise((resolve) => silent.close(resolve));
+      });
+    };
+
+    it('rejects when no frame comes within the timeout, leaving no ffmpeg', async () => {
+      await listenSilently();
+      const name = `timeout-${randomUUID()}`;
+      const { watchdog, noFfmpegLeft } = trackedWatchdog(rtmp(port, name));
+      const startedAt = performance.now();
+      await expect(watchdog.start(2_000)).rejects.toThrow(/no video frame within 2 s/);
+      expect(performance.now() - startedAt).toBeGreaterThanOrEqual(1_900);
+      expect(performance.now() - startedAt).toBeLessThan(4_000);
+      expect(connections.length).toBe(1);
+      expect(watchdog.state).toBe('closed');
+      noFfmpegLeft();
+      expect(clientsFor(name)).toBe('');
+    });
+
+    it('closes from connecting, leaving no ffmpeg', async () => {
+      await listenSilently();
+      const name = `connecting-${randomUUID()}`;
+      const { watchdog, sources, noFfmpegLeft } = trackedWatchdog(rtmp(port, name));
+      const started = watchdog.start(10_000).then(
+        () => new Error('start() resolved'),
+        (error: Error) => error,
+      );
+      await sleep(500);
+      expect(watchdog.state).toBe('connecting');
+      expect(isAlive(sources[0]?.pid)).toBe(true);
+      await watchdog.close();
+      expect((await started).message).toBe('closed before the first frame');
+      expect(watchdog.state).toBe('closed');
+      noFfmpegLeft();
+      expect(clientsFor(name)).toBe('');
+      await watchdog.close();
+    });
+  });
+
+  it('rejects a file ffmpeg cannot read with ffmpeg’s own message', async () => {
+    const garbage = join(tmp, `garbage-${randomUUID()}.mp4`);
+    writeFileSync(garbage, Buffer.alloc(4096, 0x5a));
+    const { watchdog, noFfmpegLeft } = trackedWatchdog({ kind: 'file', input: garbage });
+    await expect(watchdog.start(3_000)).rejects.toThrow(/Invalid data found when processing input/);
+    expect(watchdog.state).toBe('closed');
+    noFfmpegLeft();
+  });
+});
