@@ -1,4 +1,7 @@
+import type { Outbox, OutboxOptions } from './callbacks/outbox';
+import type { DeliveryOptions } from './callbacks/worker';
 import type { Clock } from './clock';
+import type { EventBus } from './events/bus';
 
 export interface EngineOptions {
   /** Address to bind; loopback unless the operator exposes the API on the LAN. */
@@ -12,6 +15,8 @@ export interface EngineOptions {
   /** Folder with the built console (index.html) served at "/"; omitted = API only. */
   consoleDir?: string;
   clock?: Clock;
+  /** Callback delivery tuning (request timeout, concurrency, snapshot bytes kept, retry period). */
+  delivery?: Partial<DeliveryOptions & OutboxOptions>;
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
 }
 
@@ -28,6 +33,10 @@ export interface Engine {
   /** A token for a local user without a password: how the desktop main process signs the console in. */
   issueToken(username?: string): IssuedToken;
   resetPassword(username: string, password: string): void;
+  /** Where results are stored for delivery (the analysis pipeline enqueues here). */
+  readonly outbox: Outbox;
+  /** Every stored event and delivery change, in process: the desktop main process forwards it over IPC. */
+  readonly bus: EventBus;
   close(): Promise<void>;
 }
 

@@ -191,6 +191,12 @@ const PROTECTED: ReadonlyArray<[string, string, unknown?]> = [
   ['GET', '/api/task/00000000-0000-4000-8000-000000000000/optimization/o1/export'],
   ['PUT', '/api/auth/password', { password: 'whatever-long' }],
   ['GET', '/api/openapi.json'],
+  ['GET', '/api/task/00000000-0000-4000-8000-000000000000/events'],
+  ['POST', '/api/events/00000000-0000-4000-8000-000000000000/redeliver'],
+  ['GET', '/api/events/backlog'],
+  ['GET', '/api/events/stream'],
+  ['GET', '/api/settings/mqtt'],
+  ['PUT', '/api/settings/mqtt', { enabled: false }],
 ];
 
 describe('every protected endpoint refuses a missing, malformed, unknown or expired token', () => {
@@ -271,6 +277,11 @@ describe('envelope on every failure', () => {
       '/api/task/{task_id}/optimization': ['post'],
       '/api/task/{task_id}/optimization/{optimization_id}': ['get'],
       '/api/task/{task_id}/optimization/{optimization_id}/export': ['get'],
+      '/api/task/{task_id}/events': ['get'],
+      '/api/events/{event_id}/redeliver': ['post'],
+      '/api/events/backlog': ['get'],
+      '/api/events/stream': ['get'],
+      '/api/settings/mqtt': ['get', 'put'],
     };
     for (const [path, methods] of Object.entries(expected)) {
       expect(Object.keys(doc.paths[path] ?? {}).sort(), path).toEqual(methods);

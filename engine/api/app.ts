@@ -9,6 +9,7 @@ import { describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
 import type { ApiContext } from './context';
 import { ApiError, ERRORS, type ErrorKind } from './errors';
 import { authRoutes } from './routes/auth';
+import { eventRoutes } from './routes/events';
 import { mediaRoutes } from './routes/media';
 import { packageRoutes } from './routes/packages';
 import { taskRoutes } from './routes/tasks';
@@ -108,6 +109,7 @@ export async function buildApi(ctx: ApiContext, logLevel: string): Promise<Api> 
   packageRoutes(app, ctx);
   taskRoutes(app, ctx);
   mediaRoutes(app, ctx);
+  eventRoutes(app, ctx);
   await serveConsole(app, ctx);
   return app;
 }
@@ -125,8 +127,11 @@ async function authenticate(ctx: ApiContext, request: FastifyRequest): Promise<v
   if (!path.startsWith('/api/') && path !== '/api') return;
   if (request.routeOptions.config.public) return;
   const header = request.headers.authorization;
-  const match = header ? /^Bearer ([^\s]+)$/.exec(header) : null;
-  if (!match?.[1]) {
+  const bearer = header ? /^Bearer ([^\s]+)$/.exec(header)?.[1] : undefined;
+  const token =
+    bearer ??
+    (request.routeOptions.config.queryToken ? (request.query as { token?: string }).token : undefined);
+  if (!token) {
     throw new ApiError(
       'MISSING_TOKEN',
       'missing Authorization header: send "Authorization: Bearer <token>" from POST /api/auth/token',
@@ -135,7 +140,7 @@ async function authenticate(ctx: ApiContext, request: FastifyRequest): Promise<v
       },
     );
   }
-  const check = ctx.accounts.checkToken(match[1]);
+  const check = ctx.accounts.checkToken(token);
   if (!check.ok) {
     throw new ApiError(
       'INVALID_TOKEN',

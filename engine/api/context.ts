@@ -1,5 +1,8 @@
 import type { Accounts } from '../auth/accounts';
+import type { MqttPublisher } from '../callbacks/mqtt';
+import type { Outbox } from '../callbacks/outbox';
 import type { Clock } from '../clock';
+import type { EventBus } from '../events/bus';
 import type { PackageRegistry } from '../packages/registry';
 import type { TaskRegistry } from '../tasks/registry';
 
@@ -8,6 +11,8 @@ export interface ApiContext {
   accounts: Accounts;
   packages: PackageRegistry;
   tasks: TaskRegistry;
+  /** Result delivery: the outbox, the in-process bus of events, the MQTT publisher. */
+  events: { outbox: Outbox; bus: EventBus; mqtt: MqttPublisher };
   clock: Clock;
   /** Scratch folder for uploads being validated. */
   tmpDir: string;
@@ -20,6 +25,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Reachable without a token (only the token and health endpoints). */
     public?: boolean;
+    /** Also takes the token as ?token= (EventSource cannot send headers). */
+    queryToken?: boolean;
     /** Content types the route accepts for a body; JSON when unset. */
     accepts?: readonly string[];
   }

@@ -36,6 +36,7 @@ export const ERRORS = {
   ROUTE_NOT_FOUND: { code: 40404, status: 404, meaning: 'No such endpoint' },
   STREAM_NOT_FOUND: { code: 40405, status: 404, meaning: 'No video stream with that id' },
   OPTIMIZATION_NOT_FOUND: { code: 40406, status: 404, meaning: 'No optimization with that id' },
+  EVENT_NOT_FOUND: { code: 40407, status: 404, meaning: 'No stored event with that event_id' },
   METHOD_NOT_ALLOWED: {
     code: 40501,
     status: 405,
@@ -47,6 +48,11 @@ export const ERRORS = {
     code: 40903,
     status: 409,
     meaning: 'The operation does not fit the task mode (e.g. an image sent to a video task)',
+  },
+  NO_RECEIVER: {
+    code: 40904,
+    status: 409,
+    meaning: 'The event cannot be redelivered: its task has no report_url',
   },
   BODY_TOO_LARGE: {
     code: 41301,

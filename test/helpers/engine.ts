@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ManualClock } from '../../engine/clock';
-import { type Engine, startEngine } from '../../engine/index';
+import { type Engine, type EngineOptions, startEngine } from '../../engine/index';
 
 export const SHARED = resolve(import.meta.dirname, '../../../shared');
 export const FIXTURES = join(SHARED, 'fixtures');
@@ -39,6 +39,8 @@ export interface CallOptions {
 export async function startTestEngine(
   dataDir = mkdtempSync(join(tmpdir(), 'vc-engine-')),
   consoleDir?: string,
+  /** More engine options (e.g. delivery tuning). */
+  options: Partial<EngineOptions> = {},
 ): Promise<TestEngine> {
   const clock = new ManualClock(Date.now());
   const engine = await startEngine({
@@ -48,6 +50,7 @@ export async function startTestEngine(
     adminPassword: ADMIN_PASSWORD,
     clock,
     logLevel: 'silent',
+    ...options,
   });
   const call = async (method: string, path: string, options: CallOptions = {}): Promise<Answer> => {
     const headers: Record<string, string> = { ...options.headers };

@@ -1,0 +1,172 @@
+import { Type } from '@sinclair/typebox';
+import { MqttSettingsBody, MqttSettingsView } from '../../callbacks/mqtt-settings';
+import { DeliveryRecord, DeliveryState, EventItem } from '../../events/delivery';
+import { ConsoleFeeds, REPLAY_LIMIT } from '../../events/feed';
+import type { Api } from '../app';
+import type { ApiContext } from '../context';
+import { Envelope, ok } from '../envelope';
+import { TaskParams } from '../schemas';
+
+const Id = Type.String({ minLength: 1, maxLength: 128 });
+
+const EventsQuery = Type.Object(
+  {
+    after_seq: Type.Optional(Type.Integer({ minimum: 0, description: 'Return events with a larger seq' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Default 100' })),
+    state: Type.Optional(DeliveryState),
+    with_body: Type.Optional(Type.Boolean({ description: 'Include each callback body (images too)' })),
+  },
+  { additionalProperties: false },
+);
+
+const EventPage = Type.Object({
+  task_id: Type.String(),
+  last_seq: Type.Integer({ description: 'The seq of the task’s latest event; 0 when it has none' }),
+  next_after_seq: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'after_seq of the next page; null on the last page',
+  }),
+  items: Type.Array(EventItem),
+});
+
+const EventParams = Type.Object({ event_id: Id });
+
+const Backlog = Type.Object({
+  pending: Type.Integer({ description: 'Events waiting for delivery' }),
+  delivered: Type.Integer(),
+  dead: Type.Integer(),
+  no_receiver: Type.Integer(),
+  tasks_pending: Type.Integer({ description: 'Tasks with at least one pending event' }),
+  oldest_pending_at: Type.Union([Type.Integer(), Type.Null()]),
+  image_bytes: Type.Integer({ description: 'Base64 snapshot text kept in the outbox' }),
+  image_limit_bytes: Type.Integer(),
+  images_dropped: Type.Integer({ description: 'Events whose snapshots the size bound dropped' }),
+  mqtt: Type.Object({
+    enabled: Type.Boolean(),
+    connected: Type.Boolean(),
+    backlog: Type.Integer(),
+  }),
+});
+
+const StreamQuery = Type.Object(
+  {
+    token: Type.Optional(
+      Type.String({ maxLength: 512, description: 'For EventSource, which cannot send Authorization' }),
+    ),
+    task_id: Type.Optional(Id),
+    last_event_id: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'Replay stored events after this id (as Last-Event-ID does)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** Result delivery seen from the API: the events of a task, redelivery, backlog, live feed, MQTT settings. */
+export function eventRoutes(app: Api, ctx: ApiContext): void {
+  const { outbox, mqtt, bus } = ctx.events;
+  const feeds = new ConsoleFeeds(outbox, bus);
+  // Open streams never end on their own; the server could not close while they last.
+  app.addHook('preClose', async () => feeds.closeAll());
+
+  app.get(
+    '/api/task/:task_id/events',
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'Extension: a task’s events in seq order with their delivery state, paged by seq',
+        params: TaskParams,
+        querystring: EventsQuery,
+        response: { 200: Envelope(EventPage) },
+      },
+    },
+    async (request) => {
+      const { task_id } = request.params;
+      const query = {
+        after_seq: request.query.after_seq ?? 0,
+        limit: request.query.limit ?? 100,
+        state: request.query.state,
+        with_body: request.query.with_body ?? false,
+      };
+      const page = outbox.list(task_id, query);
+      if (page) return ok({ task_id, ...page });
+      // A task without events yet; unknown tasks answer 40401 from the registry.
+      ctx.tasks.get(task_id);
+      return ok({ task_id, last_seq: 0, next_after_seq: null, items: [] });
+    },
+  );
+
+  app.post(
+    '/api/events/:event_id/redeliver',
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'Extension: send a stored event again now, from the start of its backoff',
+        params: EventParams,
+        response: { 200: Envelope(DeliveryRecord) },
+      },
+    },
+    async (request) => ok(outbox.redeliver(request.params.event_id)),
+  );
+
+  app.get(
+    '/api/events/backlog',
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'Extension: what the outbox holds, by delivery state, and its snapshot bytes',
+        response: { 200: Envelope(Backlog) },
+      },
+    },
+    async () => {
+      const status = mqtt.status();
+      const view = mqtt.view();
+      return ok({
+        ...outbox.backlog(),
+        mqtt: { enabled: view.enabled, connected: status.connected, backlog: status.backlog },
+      });
+    },
+  );
+
+  app.get(
+    '/api/events/stream',
+    {
+      exposeHeadRoute: false,
+      config: { queryToken: true },
+      schema: {
+        tags: ['events'],
+        summary: `Extension: live feed (text/event-stream) of stored events and delivery changes; token in Authorization or ?token=; Last-Event-ID replays up to ${REPLAY_LIMIT} events`,
+        querystring: StreamQuery,
+      },
+    },
+    async (request, reply) => {
+      const header = Number(request.headers['last-event-id']);
+      const afterId = Number.isSafeInteger(header) && header >= 0 ? header : request.query.last_event_id;
+      reply.hijack();
+      feeds.serve(reply.raw, { taskId: request.query.task_id, afterId });
+    },
+  );
+
+  app.get(
+    '/api/settings/mqtt',
+    {
+      schema: {
+        tags: ['settings'],
+        summary: 'Extension: the MQTT publisher settings and connection state (the password is never shown)',
+        response: { 200: Envelope(MqttSettingsView) },
+      },
+    },
+    async () => ok(mqtt.view()),
+  );
+
+  app.put(
+    '/api/settings/mqtt',
+    {
+      schema: {
+        tags: ['settings'],
+        summary: 'Extension: change the MQTT publisher settings (omitted fields are kept) and reconnect',
+        body: MqttSettingsBody,
+        response: { 200: Envelope(MqttSettingsView) },
+      },
+    },
+    async (request) => ok(await mqtt.configure(request.body)),
+  );
+}

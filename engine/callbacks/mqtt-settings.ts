@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import { type Static, Type } from '@sinclair/typebox';
+import { ApiError } from '../api/errors';
+import type { Db } from '../store/db';
+
+const KEY = 'mqtt';
+
+/** PUT /api/settings/mqtt: omitted fields keep their stored value; "" clears username or password. */
+export const MqttSettingsBody = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean()),
+    url: Type.Optional(
+      Type.String({ maxLength: 2048, description: 'mqtt://host[:port] or mqtts://host[:port]' }),
+    ),
+    client_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        pattern: '^[\\x21-\\x7E]+$',
+        description: 'Printable ASCII',
+      }),
+    ),
+    username: Type.Optional(Type.String({ maxLength: 256 })),
+    password: Type.Optional(Type.String({ maxLength: 1024, description: 'Write-only; never returned' })),
+    tls: Type.Optional(
+      Type.Object(
+        {
+          reject_unauthorized: Type.Optional(
+            Type.Boolean({
+              description: "Refuse a broker certificate the CAs don't vouch for (default true)",
+            }),
+          ),
+          ca: Type.Optional(
+            Type.String({
+              maxLength: 65_536,
+              description: 'PEM certificate(s) to trust; "" = the system CAs',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type MqttSettingsBody = Static<typeof MqttSettingsBody>;
+
+export const MqttStatus = Type.Object({
+  connected: Type.Boolean(),
+  last_error: Type.Union([Type.String(), Type.Null()]),
+  backlog: Type.Integer({ description: 'Stored events not yet acknowledged (PUBACK) by the broker' }),
+});
+export type MqttStatus = Static<typeof MqttStatus>;
+
+export const MqttSettingsView = Type.Object({
+  enabled: Type.Boolean(),
+  url: Type.String(),
+  client_id: Type.String(),
+  username: Type.String(),
+  password_set: Type.Boolean(),
+  tls: Type.Object({ reject_unauthorized: Type.Boolean(), ca: Type.String() }),
+  status: MqttStatus,
+});
+export type MqttSettingsView = Static<typeof MqttSettingsView>;
+
+export interface MqttSettings {
+  enabled: boolean;
+  url: string;
+  client_id: string;
+  username: string;
+  password: string;
+  tls: { reject_unauthorized: boolean; ca: string };
+}
+
+const DEFAULTS: MqttSettings = {
+  enabled: false,
+  url: '',
+  client_id: '',
+  username: '',
+  password: '',
+  tls: { reject_unauthorized: true, ca: '' },
+};
+
+export function loadMqttSettings(db: Db): MqttSettings {
+  const row = db.prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?').get(KEY);
+  return row ? { ...DEFAULTS, ...(JSON.parse(row.value) as Partial<MqttSettings>) } : DEFAULTS;
+}
+
+export function saveMqttSettings(db: Db, settings: MqttSettings): void {
+  db.prepare(
+    'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+  ).run(KEY, JSON.stringify(settings));
+}
+
+/** The stored settings with the body applied, or a 400 naming the field; nothing is saved here. */
+export function mergeMqttSettings(current: MqttSettings, body: MqttSettingsBody): MqttSettings {
+  const next: MqttSettings = {
+    enabled: body.enabled ?? current.enabled,
+    url: body.url ?? current.url,
+    // A fixed id per engine: the broker then knows a reconnecting engine as the same client.
+    client_id: body.client_id ?? (current.client_id || `vision-console-${randomBytes(4).toString('hex')}`),
+    username: body.username ?? current.username,
+    password: body.password ?? current.password,
+    tls: {
+      reject_unauthorized: body.tls?.reject_unauthorized ?? current.tls.reject_unauthorized,
+      ca: body.tls?.ca ?? current.tls.ca,
+    },
+  };
+  if (next.enabled && next.url === '') throw invalid('body.url: is required to enable MQTT');
+  if (next.url !== '') checkUrl(next.url);
+  if (next.tls.ca !== '' && !next.tls.ca.includes('-----BEGIN CERTIFICATE-----'))
+    throw invalid('body.tls.ca: must be PEM text with at least one "-----BEGIN CERTIFICATE-----" block');
+  return next;
+}
+
+function checkUrl(text: string): void {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw invalid('body.url: must be an absolute URL such as mqtt://127.0.0.1:1883');
+  }
+  if (url.protocol !== 'mqtt:' && url.protocol !== 'mqtts:')
+    throw invalid(`body.url: must start with mqtt:// or mqtts://, not ${url.protocol}//`);
+  if (!url.hostname) throw invalid('body.url: names no host');
+  // Credentials in the URL would come back from GET; they have their own write-only fields.
+  if (url.username || url.password)
+    throw invalid('body.url: put the credentials in username and password, not in the URL');
+}
+
+const invalid = (msg: string) => new ApiError('INVALID_PARAMETER', msg);
+
+export function viewOf(settings: MqttSettings, status: MqttStatus): MqttSettingsView {
+  return {
+    enabled: settings.enabled,
+    url: settings.url,
+    client_id: settings.client_id,
+    username: settings.username,
+    password_set: settings.password !== '',
+    tls: { ...settings.tls },
+    status,
+  };
+}

@@ -1,0 +1,217 @@
+import { connect, type MqttClient } from 'mqtt';
+import type { Clock, TimerHandle } from '../clock';
+import type { EventBus } from '../events/bus';
+import type { Db } from '../store/db';
+import {
+  loadMqttSettings,
+  type MqttSettings,
+  type MqttSettingsBody,
+  type MqttSettingsView,
+  type MqttStatus,
+  mergeMqttSettings,
+  saveMqttSettings,
+  viewOf,
+} from './mqtt-settings';
+
+const CURSOR_KEY = 'mqtt_cursor';
+/** Messages handed to the client and not yet acknowledged; the rest wait in the outbox, not in memory. */
+const WINDOW = 64;
+const RETRY_MS = 5000;
+const CURSOR_SAVE_MS = 1000;
+
+/** Task-level events (app_id "") go to vision/<task_id>/_task; app ids never start with "_". */
+export const topicOf = (taskId: string, appId: string) => `vision/${taskId}/${appId || '_task'}`;
+
+interface Row {
+  id: number;
+  task_id: string;
+  app_id: string;
+  body: string;
+}
+
+/**
+ * Publishes every stored event QoS 1 on vision/<task_id>/<app_id> while a broker is configured.
+ * The outbox is the queue: a cursor (saved in settings) marks the events the broker acknowledged,
+ * so events stored while the broker or the engine was down go out when both are back. mqtt.js
+ * reconnects on its own and resends what was in flight; duplicates are possible, losses are not.
+ * Enabling MQTT starts at the next event: history stored while it was off is not published.
+ */
+export class MqttPublisher {
+  private settings: MqttSettings;
+  private client?: MqttClient;
+  private connected = false;
+  private lastError: string | null = null;
+  /** Every event with id <= cursor has been acknowledged by the broker. */
+  private cursor = 0;
+  private nextId = 1;
+  private window: { id: number; acked: boolean }[] = [];
+  private saveTimer?: TimerHandle;
+  private readonly retryTimers = new Set<TimerHandle>();
+  private configuring: Promise<unknown> = Promise.resolve();
+  private readonly selectFrom;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly bus: EventBus,
+    private readonly onError: (message: string) => void = () => {},
+  ) {
+    this.settings = loadMqttSettings(db);
+    this.selectFrom = db.prepare<[number, number], Row>(
+      'SELECT id, task_id, app_id, body FROM events WHERE id >= ? ORDER BY id LIMIT ?',
+    );
+  }
+
+  private readonly onEvent = () => this.fill();
+
+  start(): void {
+    this.bus.on('event', this.onEvent);
+    if (this.settings.enabled) this.open();
+  }
+
+  view(): MqttSettingsView {
+    return viewOf(this.settings, this.status());
+  }
+
+  status(): MqttStatus {
+    const backlog = this.settings.enabled
+      ? (this.db
+          .prepare<[number], { n: number }>('SELECT COUNT(*) AS n FROM events WHERE id > ?')
+          .get(this.cursor)?.n ?? 0)
+      : 0;
+    return { connected: this.connected, last_error: this.lastError, backlog };
+  }
+
+  /** Validates and saves new settings, then reconnects with them. A refused body changes nothing. */
+  configure(body: MqttSettingsBody): Promise<MqttSettingsView> {
+    // One change at a time: each merges onto the settings the previous one saved.
+    const done = this.configuring.then(() => this.apply(body));
+    this.configuring = done.catch(() => {});
+    return done;
+  }
+
+  private async apply(body: MqttSettingsBody): Promise<MqttSettingsView> {
+    const next = mergeMqttSettings(this.settings, body);
+    const wasEnabled = this.settings.enabled;
+    await this.shut();
+    this.db.transaction(() => {
+      saveMqttSettings(this.db, next);
+      if (!next.enabled) this.db.prepare('DELETE FROM settings WHERE key = ?').run(CURSOR_KEY);
+      else if (!wasEnabled) this.saveCursor(this.maxId());
+    })();
+    this.settings = next;
+    if (next.enabled) this.open();
+    return this.view();
+  }
+
+  async close(): Promise<void> {
+    this.bus.off('event', this.onEvent);
+    await this.shut();
+  }
+
+  private open(): void {
+    const stored = this.db
+      .prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?')
+      .get(CURSOR_KEY);
+    this.cursor = stored ? Number(JSON.parse(stored.value)) : this.maxId();
+    if (!stored) this.saveCursor(this.cursor);
+    this.nextId = this.cursor + 1;
+    this.window = [];
+    const { url, client_id, username, password, tls } = this.settings;
+    const client = connect(url, {
+      clientId: client_id,
+      username: username || undefined,
+      password: password || undefined,
+      clean: true,
+      reconnectPeriod: 1000,
+      connectTimeout: 10_000,
+      keepalive: 30,
+      rejectUnauthorized: tls.reject_unauthorized,
+      ca: tls.ca || undefined,
+    });
+    client.on('connect', () => {
+      this.connected = true;
+      this.lastError = null;
+    });
+    client.on('close', () => {
+      this.connected = false;
+    });
+    client.on('error', (error) => {
+      if (error.message !== this.lastError) this.onError(`mqtt: ${error.message}`);
+      this.lastError = error.message;
+    });
+    this.client = client;
+    this.fill();
+  }
+
+  /** Hands the client the next stored events, up to the window. */
+  private fill(): void {
+    const client = this.client;
+    if (!client || this.window.length >= WINDOW) return;
+    for (const row of this.selectFrom.all(this.nextId, WINDOW - this.window.length)) {
+      const item = { id: row.id, acked: false };
+      this.window.push(item);
+      this.nextId = row.id + 1;
+      this.publish(client, row, item);
+    }
+  }
+
+  private publish(client: MqttClient, row: Row, item: { id: number; acked: boolean }): void {
+    client.publish(topicOf(row.task_id, row.app_id), row.body, { qos: 1 }, (error) => {
+      if (client !== this.client) return;
+      if (error) {
+        // Refused before reaching the broker (e.g. too large for it): try again later, in place.
+        this.lastError = error.message;
+        const timer = this.clock.setTimeout(() => {
+          this.retryTimers.delete(timer);
+          if (client === this.client) this.publish(client, row, item);
+        }, RETRY_MS);
+        this.retryTimers.add(timer);
+        return;
+      }
+      item.acked = true;
+      let advanced = false;
+      while (this.window[0]?.acked) {
+        this.cursor = (this.window.shift() as { id: number }).id;
+        advanced = true;
+      }
+      if (advanced) this.scheduleCursorSave();
+      this.fill();
+    });
+  }
+
+  private scheduleCursorSave(): void {
+    if (this.saveTimer) return;
+    // Saved at most once a second: after a crash the last second's events go out again (QoS 1 allows it).
+    this.saveTimer = this.clock.setTimeout(() => {
+      this.saveTimer = undefined;
+      this.saveCursor(this.cursor);
+    }, CURSOR_SAVE_MS);
+  }
+
+  private saveCursor(cursor: number): void {
+    this.db
+      .prepare(
+        'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      )
+      .run(CURSOR_KEY, JSON.stringify(cursor));
+  }
+
+  private maxId(): number {
+    return this.db.prepare<[], { id: number | null }>('SELECT MAX(id) AS id FROM events').get()?.id ?? 0;
+  }
+
+  /** Ends the client without waiting for the broker; what was in flight goes out again from the cursor. */
+  private async shut(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.connected = false;
+    for (const timer of this.retryTimers) this.clock.clearTimeout(timer);
+    this.retryTimers.clear();
+    if (this.saveTimer) this.clock.clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
+    if (!client) return;
+    this.saveCursor(this.cursor);
+    await new Promise<void>((done) => client.end(true, {}, () => done()));
+  }
+}

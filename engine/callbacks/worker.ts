@@ -1,0 +1,164 @@
+import type { Clock, TimerHandle } from '../clock';
+import type { EventBus } from '../events/bus';
+import { retryDelayMs } from './backoff';
+import type { Outbox } from './outbox';
+import { postCallback } from './post';
+
+export interface DeliveryOptions {
+  /** Per-request limit, answer included: a hanging receiver costs at most this per attempt. */
+  requestTimeoutMs: number;
+  /** Requests in flight over all tasks. */
+  concurrency: number;
+  /** Requests in flight to one receiver (scheme://host:port): a stuck receiver cannot take every slot. */
+  perReceiver: number;
+}
+
+export const DELIVERY_DEFAULTS: DeliveryOptions = {
+  requestTimeoutMs: 10_000,
+  concurrency: 32,
+  perReceiver: 8,
+};
+
+/** idle: nothing scheduled; sleeping: its head waits for its backoff; waiting: for a free slot; sending: in flight. */
+interface Lane {
+  state: 'idle' | 'sleeping' | 'waiting' | 'sending';
+  timer?: TimerHandle;
+  receiver: string;
+}
+
+/**
+ * Sends the outbox's pending events, in seq order per task: one request in flight per task, so an
+ * event goes only after the one before it was acknowledged (or died). Tasks do not wait for each
+ * other beyond the shared limits on concurrent requests. Backoff timers run on the injected Clock.
+ */
+export class DeliveryWorker {
+  readonly options: DeliveryOptions;
+  private readonly lanes = new Map<string, Lane>();
+  /** Lanes waiting for a slot, in the order they asked. */
+  private readonly queue: string[] = [];
+  private readonly activeByReceiver = new Map<string, number>();
+  private active = 0;
+  private stopped = true;
+  private abort = new AbortController();
+
+  constructor(
+    private readonly outbox: Outbox,
+    private readonly clock: Clock,
+    private readonly bus: EventBus,
+    options: Partial<DeliveryOptions> = {},
+  ) {
+    this.options = { ...DELIVERY_DEFAULTS, ...options };
+  }
+
+  private readonly onEvent = (event: { delivery: { state: string; task_id: string } }) => {
+    if (event.delivery.state === 'pending') this.kick(event.delivery.task_id);
+  };
+  private readonly onDelivery = (record: { state: string; task_id: string }) => {
+    if (record.state === 'pending') this.kick(record.task_id);
+  };
+
+  /** Picks up what was pending when the engine stopped (in-flight attempts included) and listens for more. */
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.abort = new AbortController();
+    this.bus.on('event', this.onEvent);
+    this.bus.on('delivery', this.onDelivery);
+    for (const taskId of this.outbox.pendingTasks()) this.kick(taskId);
+  }
+
+  /** Stops sending; attempts in flight are abandoned unrecorded and go out again after a restart. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.bus.off('event', this.onEvent);
+    this.bus.off('delivery', this.onDelivery);
+    this.abort.abort();
+    for (const lane of this.lanes.values()) if (lane.timer) this.clock.clearTimeout(lane.timer);
+    this.lanes.clear();
+    this.queue.length = 0;
+    this.activeByReceiver.clear();
+    this.active = 0;
+  }
+
+  /** Looks at the task's next pending event now (new event, redelivery, or backoff over). */
+  kick(taskId: string): void {
+    if (this.stopped) return;
+    let lane = this.lanes.get(taskId);
+    if (!lane) {
+      lane = { state: 'idle', receiver: '' };
+      this.lanes.set(taskId, lane);
+    }
+    // A request in flight or a place in the queue re-reads the head when its turn comes.
+    if (lane.state === 'waiting' || lane.state === 'sending') return;
+    if (lane.timer) this.clock.clearTimeout(lane.timer);
+    lane.timer = undefined;
+    const head = this.outbox.head(taskId);
+    if (!head) {
+      this.lanes.delete(taskId);
+      return;
+    }
+    const wait = head.next_attempt_at - this.clock.now();
+    if (wait > 0) {
+      lane.state = 'sleeping';
+      lane.timer = this.clock.setTimeout(() => {
+        lane.timer = undefined;
+        lane.state = 'idle';
+        this.kick(taskId);
+      }, wait);
+      return;
+    }
+    lane.state = 'waiting';
+    lane.receiver = receiverOf(head.report_url);
+    this.queue.push(taskId);
+    this.fillSlots();
+  }
+
+  private fillSlots(): void {
+    for (let i = 0; i < this.queue.length && this.active < this.options.concurrency; ) {
+      const taskId = this.queue[i] as string;
+      const lane = this.lanes.get(taskId);
+      if (lane && (this.activeByReceiver.get(lane.receiver) ?? 0) >= this.options.perReceiver) {
+        i++;
+        continue;
+      }
+      this.queue.splice(i, 1);
+      if (lane) void this.send(taskId, lane);
+    }
+  }
+
+  private async send(taskId: string, lane: Lane): Promise<void> {
+    lane.state = 'sending';
+    const receiver = lane.receiver;
+    this.active++;
+    this.activeByReceiver.set(receiver, (this.activeByReceiver.get(receiver) ?? 0) + 1);
+    // Read again: a redelivery may have put an earlier seq first while the lane waited.
+    const head = this.outbox.head(taskId);
+    if (head && head.next_attempt_at <= this.clock.now()) {
+      const stop = this.abort.signal;
+      const outcome = await postCallback({
+        url: head.report_url,
+        json: head.json,
+        secret: head.report_secret,
+        now: this.clock.now(),
+        timeoutMs: this.options.requestTimeoutMs,
+        stop,
+      });
+      if (stop.aborted) return;
+      this.outbox.recordAttempt(head, outcome, this.clock.now() + retryDelayMs(head.attempts + 1));
+    }
+    this.active--;
+    this.activeByReceiver.set(receiver, (this.activeByReceiver.get(receiver) ?? 1) - 1);
+    lane.state = 'idle';
+    this.kick(taskId);
+    this.fillSlots();
+  }
+}
+
+function receiverOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}

@@ -1,0 +1,125 @@
+import { type Static, Type } from '@sinclair/typebox';
+
+/**
+ * The callback body of part 6 with the units and extensions fixed by api-decisions.md.
+ * One schema: the engine builds events against it and the tests validate received callbacks with it.
+ */
+
+export const ReportedObject = Type.Object(
+  {
+    track_id: Type.String(),
+    x: Type.Integer({ description: 'Centre of the box, source-frame pixels' }),
+    y: Type.Integer({ description: 'Centre of the box, source-frame pixels' }),
+    w: Type.Integer({ minimum: 0 }),
+    h: Type.Integer({ minimum: 0 }),
+    score: Type.Number({ minimum: 0, maximum: 1 }),
+    class_id: Type.String(),
+    name: Type.String(),
+    direction: Type.Optional(Type.Union([Type.Literal('in'), Type.Literal('out')])),
+  },
+  { additionalProperties: false },
+);
+export type ReportedObject = Static<typeof ReportedObject>;
+
+export const FiredRule = Type.Object(
+  {
+    id: Type.String({
+      description: '<app_id>:<class_id> for a class rule, <app_id>:counter for a count alarm',
+    }),
+    class_id: Type.String(),
+    image: Type.String({ description: 'Annotated frame, base64 JPEG without a data: prefix' }),
+    objects: Type.Array(ReportedObject),
+    count: Type.Optional(Type.Integer({ minimum: 0 })),
+    counts: Type.Optional(
+      Type.Object(
+        { in: Type.Integer({ minimum: 0 }), out: Type.Integer({ minimum: 0 }) },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type FiredRule = Static<typeof FiredRule>;
+
+export const FrameRef = Type.Object(
+  { height: Type.Integer(), width: Type.Integer(), id: Type.Integer({ description: 'Frame number' }) },
+  { additionalProperties: false },
+);
+
+export const MessageData = Type.Object(
+  { frame: FrameRef, rules: Type.Array(FiredRule, { minItems: 1 }) },
+  { additionalProperties: false },
+);
+
+/** Task-level events (extension) carry the task's state instead of a frame. */
+export const TaskEventData = Type.Object(
+  {
+    close_code: Type.Optional(Type.Integer()),
+    status: Type.String(),
+    dump: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+export const EventKind = Type.Union([
+  Type.Literal('message'),
+  Type.Literal('task_closed'),
+  Type.Literal('stream_lost'),
+  Type.Literal('stream_restored'),
+]);
+export type EventKind = Static<typeof EventKind>;
+
+const envelopeFields = {
+  task_id: Type.String(),
+  app_id: Type.String({ description: 'Empty for task-level events' }),
+  business_id: Type.String(),
+  timestamp: Type.Integer({ description: 'ms since the Unix epoch' }),
+};
+
+/** What the analysis hands to the outbox; the outbox adds event_id and seq when it stores it. */
+export const NewEvent = Type.Union([
+  Type.Object(
+    { event: Type.Literal('message'), ...envelopeFields, data: MessageData },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      event: Type.Union([
+        Type.Literal('task_closed'),
+        Type.Literal('stream_lost'),
+        Type.Literal('stream_restored'),
+      ]),
+      ...envelopeFields,
+      data: TaskEventData,
+    },
+    { additionalProperties: false },
+  ),
+]);
+export type NewEvent = Static<typeof NewEvent>;
+
+const deliveryFields = {
+  event_id: Type.String({ description: 'Stable id: receivers drop duplicates by it' }),
+  seq: Type.Integer({ minimum: 1, description: 'Per task, gap-free: receivers detect loss by it' }),
+};
+
+/** The body POSTed to report_url (and published on MQTT). */
+export const CallbackBody = Type.Union([
+  Type.Object(
+    { event: Type.Literal('message'), ...envelopeFields, ...deliveryFields, data: MessageData },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      event: Type.Union([
+        Type.Literal('task_closed'),
+        Type.Literal('stream_lost'),
+        Type.Literal('stream_restored'),
+      ]),
+      ...envelopeFields,
+      ...deliveryFields,
+      data: TaskEventData,
+    },
+    { additionalProperties: false },
+  ),
+]);
+export type CallbackBody = Static<typeof CallbackBody>;

@@ -1,0 +1,318 @@
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERRORS } from '../engine/api/errors';
+import { Outbox } from '../engine/callbacks/outbox';
+import { wireTaskEvents } from '../engine/callbacks/task-events';
+import { ManualClock } from '../engine/clock';
+import { EventBus, type StoredEvent } from '../engine/events/bus';
+import type { DeliveryRecord } from '../engine/events/delivery';
+import { CallbackBody } from '../engine/events/schema';
+import { compileCheck } from '../engine/schema/ajv';
+import { openDb } from '../engine/store/db';
+import type { TaskEvents } from '../engine/tasks/registry';
+import type { TaskView } from '../engine/tasks/schema';
+import { startTestEngine, type TestEngine } from './helpers/engine';
+import { message, Receiver, range } from './helpers/receiver';
+
+/**
+ * The console's live feed: the in-process bus (what the desktop forwards over IPC) and the SSE
+ * endpoint over real HTTP, with its ?token= auth, task filter and Last-Event-ID replay; and the
+ * task registry's stream events turned into delivered events.
+ */
+
+interface Frame {
+  id?: string;
+  event?: string;
+  data?: string;
+}
+
+/** An SSE client over fetch, as the web console's EventSource reads the stream. */
+class FeedClient {
+  readonly frames: Frame[] = [];
+  ended = false;
+  /** The answer's text when the stream was refused. */
+  body = '';
+
+  private constructor(
+    readonly status: number,
+    private readonly abort: AbortController,
+  ) {}
+
+  static async open(url: string, headers: Record<string, string> = {}): Promise<FeedClient> {
+    const abort = new AbortController();
+    const response = await fetch(url, { headers, signal: abort.signal });
+    const client = new FeedClient(response.status, abort);
+    if (response.ok && response.body) void client.read(response.body);
+    else client.body = await response.text();
+    return client;
+  }
+
+  callbacks(): { id: number; body: CallbackBody }[] {
+    return this.frames
+      .filter((f) => f.event === 'callback')
+      .map((f) => ({ id: Number(f.id), body: JSON.parse(f.data ?? '') as CallbackBody }));
+  }
+
+  deliveries(): DeliveryRecord[] {
+    return this.frames
+      .filter((f) => f.event === 'delivery')
+      .map((f) => JSON.parse(f.data ?? '') as DeliveryRecord);
+  }
+
+  async until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`feed: timed out waiting for ${what}`);
+      await new Promise((done) => setTimeout(done, 10));
+    }
+  }
+
+  close(): void {
+    this.abort.abort();
+  }
+
+  private async read(body: ReadableStream<Uint8Array>): Promise<void> {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of body) {
+        buffer += decoder.decode(chunk, { stream: true });
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const frame: Frame = {};
+          for (const line of buffer.slice(0, end).split('\n')) {
+            const colon = line.indexOf(':');
+            const field = line.slice(0, colon);
+            if (field === 'id' || field === 'event' || field === 'data') frame[field] = line.slice(colon + 2);
+          }
+          buffer = buffer.slice(end + 2);
+          if (frame.event || frame.data) this.frames.push(frame);
+        }
+      }
+    } catch {
+      // Aborted by close().
+    }
+    this.ended = true;
+  }
+}
+
+const checkBody = compileCheck<CallbackBody>(CallbackBody, 'body');
+let t: TestEngine;
+let rx: Receiver;
+const feeds: FeedClient[] = [];
+
+beforeAll(async () => {
+  t = await startTestEngine();
+  rx = await Receiver.start();
+});
+afterAll(async () => {
+  for (const feed of feeds) feed.close();
+  await t?.stop();
+  await rx?.close();
+});
+
+async function feed(query: string, headers: Record<string, string> = {}): Promise<FeedClient> {
+  const client = await FeedClient.open(`${t.engine.url}/api/events/stream${query}`, headers);
+  feeds.push(client);
+  return client;
+}
+
+describe('the in-process bus', () => {
+  it('carries each stored event with its JSON as sent, then its delivery changes', async () => {
+    const stored: StoredEvent[] = [];
+    const changes: DeliveryRecord[] = [];
+    const onEvent = (event: StoredEvent) => stored.push(event);
+    const onDelivery = (record: DeliveryRecord) => changes.push(record);
+    t.engine.bus.on('event', onEvent);
+    t.engine.bus.on('delivery', onDelivery);
+    try {
+      const task = randomUUID();
+      const body = t.engine.outbox.enqueue({ task_id: task, report_url: rx.url }, message(task, 1));
+      expect(stored).toHaveLength(1);
+      expect(stored[0]?.body).toEqual(body);
+      expect(stored[0]?.json).toBe(JSON.stringify(body));
+      expect(stored[0]?.delivery).toMatchObject({
+        event_id: body.event_id,
+        seq: 1,
+        state: 'pending',
+        attempts: 0,
+      });
+      await rx.waitFor('delivery', () => rx.accepted.some((r) => r.event_id === body.event_id));
+      await new Promise((done) => setTimeout(done, 20));
+      expect(changes.filter((c) => c.event_id === body.event_id).map((c) => c.state)).toEqual(['delivered']);
+    } finally {
+      t.engine.bus.off('event', onEvent);
+      t.engine.bus.off('delivery', onDelivery);
+    }
+  });
+
+  it('a throwing listener neither fails the enqueue nor stops delivery', async () => {
+    const broken = () => {
+      throw new Error('a broken console view');
+    };
+    t.engine.bus.on('event', broken);
+    try {
+      const task = randomUUID();
+      const body = t.engine.outbox.enqueue({ task_id: task, report_url: rx.url }, message(task, 1));
+      await rx.waitFor('delivery despite the listener', () =>
+        rx.accepted.some((r) => r.event_id === body.event_id),
+      );
+    } finally {
+      t.engine.bus.off('event', broken);
+    }
+  });
+});
+
+describe('GET /api/events/stream', () => {
+  it('streams a task’s events and delivery changes, with ?token= for EventSource', async () => {
+    const [task, other] = [randomUUID(), randomUUID()];
+    const client = await feed(`?token=${t.token}&task_id=${task}`);
+    expect(client.status).toBe(200);
+    const bodies = range(1, 3).map((i) =>
+      t.engine.outbox.enqueue({ task_id: task, report_url: rx.url }, message(task, i)),
+    );
+    t.engine.outbox.enqueue({ task_id: other, report_url: '' }, message(other, 1));
+    await client.until(
+      '3 callbacks and 3 deliveries',
+      () => client.callbacks().length === 3 && client.deliveries().length === 3,
+    );
+    const callbacks = client.callbacks();
+    expect(callbacks.map((c) => c.body)).toEqual(bodies);
+    for (const c of callbacks) expect(checkBody(c.body).ok).toBe(true);
+    expect(callbacks.map((c) => c.id)).toEqual([...callbacks.map((c) => c.id)].sort((a, b) => a - b));
+    expect(client.deliveries().map((d) => [d.seq, d.state, d.http_status])).toEqual([
+      [1, 'delivered', 200],
+      [2, 'delivered', 200],
+      [3, 'delivered', 200],
+    ]);
+    expect(client.frames.every((f) => !f.data?.includes(other))).toBe(true);
+  });
+
+  it('replays what a reconnecting console missed after its Last-Event-ID', async () => {
+    const task = randomUUID();
+    const bodies = range(1, 4).map((i) =>
+      t.engine.outbox.enqueue({ task_id: task, report_url: '' }, message(task, i)),
+    );
+    const all = await feed(`?task_id=${task}&last_event_id=0`, { authorization: `Bearer ${t.token}` });
+    await all.until('the 4 stored', () => all.callbacks().length === 4);
+    const secondId = all.callbacks()[1]?.id;
+    const resumed = await feed(`?token=${t.token}&task_id=${task}`, { 'last-event-id': String(secondId) });
+    await resumed.until('the 2 after it', () => resumed.callbacks().length === 2);
+    expect(resumed.callbacks().map((c) => c.body)).toEqual(bodies.slice(2));
+    const fifth = t.engine.outbox.enqueue({ task_id: task, report_url: '' }, message(task, 5));
+    await resumed.until('the live one', () => resumed.callbacks().length === 3);
+    expect(resumed.callbacks()[2]?.body).toEqual(fifth);
+  });
+
+  it('refuses a missing or bad token with the envelope; ?token= works for this endpoint only', async () => {
+    const missing = await feed('');
+    expect(missing.status).toBe(401);
+    expect(JSON.parse(missing.body)).toMatchObject({ code: ERRORS.MISSING_TOKEN.code });
+    const bad = await feed('?token=not-a-token');
+    expect(bad.status).toBe(401);
+    expect(JSON.parse(bad.body)).toMatchObject({ code: ERRORS.INVALID_TOKEN.code });
+    const unknown = await feed(`?token=${t.token}&since=1`);
+    expect(JSON.parse(unknown.body)).toMatchObject({
+      code: ERRORS.INVALID_PARAMETER.code,
+      msg: 'query.since: is not an allowed field',
+    });
+    const elsewhere = await fetch(`${t.engine.url}/api/tasks?token=${t.token}`);
+    expect(elsewhere.status).toBe(401);
+    expect(await elsewhere.json()).toMatchObject({ code: ERRORS.MISSING_TOKEN.code });
+  });
+
+  it('cuts off a console that does not read, which then catches up through Last-Event-ID', async () => {
+    const task = randomUUID();
+    const abort = new AbortController();
+    const stalled = await fetch(`${t.engine.url}/api/events/stream?token=${t.token}&task_id=${task}`, {
+      signal: abort.signal,
+    });
+    // 24 events of 1 MB while the console reads nothing: more than the 16 MiB it may fall behind.
+    const bodies = range(1, 24).map((i) =>
+      t.engine.outbox.enqueue({ task_id: task, report_url: '' }, message(task, i, 1024 * 1024)),
+    );
+    const text = await stalled.text();
+    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(ids.length).toBeGreaterThan(0);
+    expect(ids.length).toBeLessThan(24);
+    const resumed = await feed(`?token=${t.token}&task_id=${task}`, { 'last-event-id': String(ids.at(-1)) });
+    await resumed.until('the rest', () => resumed.callbacks().length === 24 - ids.length);
+    expect(resumed.callbacks().map((c) => c.body.seq)).toEqual(bodies.slice(ids.length).map((b) => b.seq));
+    abort.abort();
+  });
+
+  it('ends open streams when the engine stops', async () => {
+    const other = await startTestEngine();
+    const client = await FeedClient.open(`${other.engine.url}/api/events/stream?token=${other.token}`);
+    feeds.push(client);
+    expect(client.status).toBe(200);
+    await other.stop();
+    await client.until('the stream ended', () => client.ended);
+  });
+});
+
+describe('task stream events', () => {
+  it('turns the registry’s stream_lost and stream_restored into delivered events on app_id ""', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vc-task-events-'));
+    const db = openDb(dir);
+    const outbox = new Outbox(db, new ManualClock(), new EventBus());
+    try {
+      const registry = new EventEmitter<TaskEvents>();
+      const errors: unknown[] = [];
+      const unwire = wireTaskEvents(registry, outbox, new ManualClock(5000), {
+        secretOf: () => 'secret-of-the-task-123',
+        onError: (error) => errors.push(error),
+      });
+      const view: TaskView = {
+        task_id: randomUUID(),
+        mode: 'video',
+        zapk_id: 'builtin',
+        app_ids: ['motion'],
+        device_id: 'cam-1',
+        business_id: 'yard',
+        video_url: 'rtsp://127.0.0.1/cam',
+        report_url: 'http://127.0.0.1:9/callback',
+        osd: {},
+        close_code: 0,
+        dump: 'stream lost: EOF; reconnecting (0 reconnects so far)',
+        status: 'stream_lost',
+        app_configs: [],
+        created_at: 1000,
+        closed_at: null,
+      };
+      registry.emit('stream_lost', view);
+      registry.emit('stream_restored', { ...view, status: 'running', dump: 'running' });
+      registry.emit('closed', {
+        ...view,
+        status: 'closed',
+        close_code: 2,
+        dump: 'closed: the video stream was not restored within 5 min',
+      });
+      unwire();
+      registry.emit('stream_lost', view);
+
+      const page = outbox.list(view.task_id, { after_seq: 0, limit: 10, with_body: true });
+      const bodies = page?.items.map((item) => item.body);
+      expect(bodies?.map((b) => checkBody(b).ok)).toEqual([true, true, true]);
+      expect(bodies?.map((b) => [b?.event, b?.seq, b?.app_id, b?.timestamp, b?.business_id])).toEqual([
+        ['stream_lost', 1, '', 5000, 'yard'],
+        ['stream_restored', 2, '', 5000, 'yard'],
+        ['task_closed', 3, '', 5000, 'yard'],
+      ]);
+      expect(bodies?.map((b) => b?.data)).toEqual([
+        { status: 'stream_lost', dump: view.dump },
+        { status: 'running', dump: 'running' },
+        { close_code: 2, status: 'closed', dump: 'closed: the video stream was not restored within 5 min' },
+      ]);
+      expect(page?.items.map((item) => item.state)).toEqual(['pending', 'pending', 'pending']);
+      expect(errors).toEqual([]);
+    } finally {
+      outbox.close();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
