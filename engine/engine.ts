@@ -4,11 +4,21 @@ import packageJson from '../package.json';
 import { buildApi } from './api/app';
 import { Accounts, ADMIN_USER } from './auth/accounts';
 import { randomPassword } from './auth/passwords';
+import { MqttPublisher } from './callbacks/mqtt';
+import { Outbox } from './callbacks/outbox';
+import { startRetention } from './callbacks/retention';
+import { wireTaskEvents } from './callbacks/task-events';
+import { DeliveryWorker } from './callbacks/worker';
 import { systemClock } from './clock';
+import { EventBus } from './events/bus';
 import type { Engine, EngineOptions } from './index';
+import { InferencePool } from './inference/pool';
 import { findFfmpeg } from './media/ffmpeg';
-import { probeFirstFrame } from './media/probe';
+import { FrameSource } from './media/frame-source';
+import { StreamWatchdog } from './media/stream-watchdog';
 import { PackageRegistry } from './packages/registry';
+import { createDetector } from './pipeline/detectors';
+import { VideoAnalysis } from './pipeline/video-analysis';
 import { openDb } from './store/db';
 import { TaskRegistry } from './tasks/registry';
 
@@ -26,15 +36,43 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
 
   let tasks: TaskRegistry | undefined;
   const packages = new PackageRegistry(db, clock, dataDir, (zapkId) => tasks?.usesPackage(zapkId) ?? false);
-  tasks = new TaskRegistry(db, clock, packages, (source, timeoutMs, signal) =>
-    probeFirstFrame(ffmpeg, source, timeoutMs, signal),
+  const pool = new InferencePool();
+  const video = new VideoAnalysis({
+    packages,
+    // The outbox is made below; nothing is enqueued before the first task runs.
+    sink: { enqueue: (target, event) => outbox.enqueue(target, event) },
+    createDetector: (app) => createDetector(app.model, pool),
+    now: () => Date.now(),
+    openStream: (source) =>
+      new StreamWatchdog(source, {
+        clock,
+        createSource: (url, transport) => new FrameSource(url, { transport, ffmpeg }),
+      }),
+    onLost: (taskId, reason) => tasks?.streamLost(taskId, reason, true),
+    onRestored: (taskId, info) => tasks?.streamRestored(taskId, info),
+  });
+  tasks = new TaskRegistry(db, clock, packages, video);
+
+  // Delivery problems are logged once the API's logger exists; nothing reports before start.
+  let log: { error(obj: unknown, msg: string): void; warn(msg: string): void } | undefined;
+  const bus = new EventBus((error) => log?.error({ err: error }, 'an event bus listener failed'));
+  const outbox = new Outbox(db, clock, bus, options.delivery);
+  const delivery = new DeliveryWorker(outbox, clock, bus, options.delivery);
+  const mqtt = new MqttPublisher(db, clock, bus, (message) => log?.warn(message));
+  const secretOf = db.prepare<[string], { report_secret: string }>(
+    'SELECT report_secret FROM tasks WHERE task_id = ?',
   );
+  wireTaskEvents(tasks, outbox, clock, {
+    secretOf: (taskId) => secretOf.get(taskId)?.report_secret || undefined,
+    onError: (error, taskId) => log?.error({ err: error }, `the event of task ${taskId} was not stored`),
+  });
 
   const api = await buildApi(
     {
       accounts,
       packages,
       tasks,
+      events: { outbox, bus, mqtt },
       clock,
       tmpDir: join(dataDir, 'tmp'),
       version: packageJson.version,
@@ -43,6 +81,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     },
     options.logLevel ?? 'info',
   );
+  log = api.log;
 
   if (!accounts.hasUser(ADMIN_USER)) {
     const given = options.adminPassword ?? process.env.VC_ADMIN_PASSWORD;
@@ -64,6 +103,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     );
   }
   tasks.resumeAll();
+  delivery.start();
+  mqtt.start();
+  const stopRetention = startRetention(outbox, clock);
 
   await api.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });
   const address = api.server.address();
@@ -82,11 +124,19 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     resetPassword(username, password) {
       accounts.setPassword(username, password);
     },
+    outbox,
+    bus,
     async close() {
       if (closed) return;
       closed = true;
-      tasks.shutdown();
+      await tasks.shutdown();
+      await pool.close();
+      // Attempts in flight are dropped unrecorded: they go out again after the next start.
+      delivery.stop();
+      stopRetention();
+      await mqtt.close();
       await api.close();
+      outbox.close();
       db.close();
     },
   };

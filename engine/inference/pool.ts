@@ -44,14 +44,12 @@ export class InferencePool {
   completed = 0;
   failures = 0;
 
-  constructor(options: Partial<PoolOptions> = {}) {
-    const workers = options.workers ?? Math.max(1, availableParallelism());
-    const workerOptions: WorkerOptions = { intraOpThreads: options.intraOpThreads ?? 1 };
-    for (let i = 0; i < workers; i += 1) this.slots.push(this.spawn(workerOptions));
-  }
+  private readonly workerCount: number;
+  private readonly workerOptions: WorkerOptions;
 
-  get size(): number {
-    return this.slots.length;
+  constructor(options: Partial<PoolOptions> = {}) {
+    this.workerCount = options.workers ?? Math.max(1, availableParallelism());
+    this.workerOptions = { intraOpThreads: options.intraOpThreads ?? 1 };
   }
 
   get queued(): number {
@@ -70,6 +68,8 @@ export class InferencePool {
       width: frame.width,
       height: frame.height,
     };
+    // Threads start with the first frame: an engine without ONNX tasks never pays for them.
+    while (this.slots.length < this.workerCount) this.slots.push(this.spawn(this.workerOptions));
     return new Promise((resolve, reject) => {
       this.queue.push({ request, resolve, reject });
       this.dispatch();

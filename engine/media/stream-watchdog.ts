@@ -57,6 +57,8 @@ const DEFAULTS = {
   connectTimeoutMs: 15_000,
 };
 const PULL_TIMEOUT_MS = 15_000;
+/** Pause between tries to open a network source within the pull timeout of start(). */
+const START_RETRY_MS = 500;
 // The measured rate covers the frames of this last stretch of time.
 const FPS_WINDOW_MS = 5_000;
 
@@ -88,6 +90,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
   private restorations = 0;
   private error = '';
   private connectTimer: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
   private stallTimer: NodeJS.Timeout | null = null;
   private blackTimer: NodeJS.Timeout | null = null;
   private backoffTimer: TimerHandle | null = null;
@@ -241,11 +244,17 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     this.frameSource = null;
     const reason = source.lastError || `ffmpeg exited with code ${code}`;
     if (this.starting) {
-      // RTSP servers that refuse TCP interleaving may still serve RTP over UDP.
-      if (this.source.kind === 'rtsp' && this.transport === 'tcp') {
-        this.transport = 'udp';
-        this.connect();
-      } else this.failStart(reason);
+      if (this.source.kind === 'file') {
+        this.failStart(reason);
+        return;
+      }
+      // A camera still booting or a server not yet listening gets the whole pull timeout, not one
+      // try; RTSP servers that refuse TCP interleaving may still serve RTP over UDP.
+      if (this.source.kind === 'rtsp') this.transport = this.transport === 'tcp' ? 'udp' : 'tcp';
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = null;
+        if (this.starting) this.connect();
+      }, START_RETRY_MS);
     } else if (this.current === 'running') {
       this.loseStream(reason);
       this.scheduleReconnect();
@@ -379,6 +388,8 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     this.stopBlackFrames();
     if (this.backoffTimer) this.clock.clearTimeout(this.backoffTimer);
     this.backoffTimer = null;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
   }
 }
 

@@ -8,7 +8,7 @@ import type { AppType, ListedRule, Rule } from '../rules/schema';
 import { ruleProblems } from '../rules/validate';
 import type { Db } from '../store/db';
 import type { ListedApp, ListedPackage } from './listing';
-import type { Manifest } from './manifest';
+import type { Manifest, ModelSpec } from './manifest';
 import { extractZapk, inspectZapk, loadManifestDir } from './zapk';
 
 export interface InstalledApp {
@@ -21,6 +21,16 @@ export interface InstalledApp {
   perpetual: boolean;
   /** Label of each class id ("0", "1", ...) of the app's model. */
   labels: string[];
+  model: InstalledModel;
+}
+
+/** The model an app runs, with its weights file resolved inside the unpacked package. */
+export interface InstalledModel {
+  /** Unique across packages and versions, so a session cache can key on it. */
+  key: string;
+  spec: ModelSpec;
+  /** Absolute path of the weights; null for weight-free families. */
+  file: string | null;
 }
 
 export interface AppUpdate {
@@ -59,6 +69,8 @@ export type PackageInUse = (zapkId: string) => boolean;
  */
 export class PackageRegistry {
   private readonly packagesDir: string;
+  /** Bumped on every install, upgrade, uninstall and rule edit: running tasks reload their apps when it moves. */
+  revision = 0;
 
   constructor(
     private readonly db: Db,
@@ -106,6 +118,7 @@ export class PackageRegistry {
     const row = this.row(zapkId);
     this.refuseIfInUse(zapkId, 'uninstalled');
     this.db.prepare('DELETE FROM packages WHERE zapk_id = ?').run(zapkId);
+    this.revision += 1;
     if (!row.builtin) await rm(row.dir, { recursive: true, force: true });
   }
 
@@ -144,7 +157,9 @@ export class PackageRegistry {
     if (!row) throw new ApiError('APP_NOT_FOUND', `package "${zapkId}" has no application "${appId}"`);
     const manifest = JSON.parse(pkg.manifest) as Manifest;
     const labelsByModel = JSON.parse(pkg.labels) as Record<string, string[]>;
-    const model = manifest.apps.find((a) => a.app_id === appId)?.model ?? '';
+    const modelId = manifest.apps.find((a) => a.app_id === appId)?.model ?? '';
+    const spec = manifest.models[modelId];
+    if (!spec) throw new Error(`package "${zapkId}" lists no model "${modelId}" for "${appId}"`);
     return {
       zapk_id: zapkId,
       app_id: appId,
@@ -153,7 +168,12 @@ export class PackageRegistry {
       rule: JSON.parse(row.rule) as Rule,
       license_expire: row.license_expire,
       perpetual: row.perpetual === 1,
-      labels: labelsByModel[model] ?? [],
+      labels: labelsByModel[modelId] ?? [],
+      model: {
+        key: `${pkg.dir}#${modelId}`,
+        spec,
+        file: spec.file === undefined ? null : join(pkg.dir, spec.file),
+      },
     };
   }
 
@@ -166,6 +186,7 @@ export class PackageRegistry {
     this.db
       .prepare('UPDATE apps SET name = ?, rule = ? WHERE zapk_id = ? AND app_id = ?')
       .run(update.name ?? app.name, JSON.stringify(rule), zapkId, appId);
+    this.revision += 1;
   }
 
   private commit(manifest: Manifest, dir: string, builtin: boolean) {
@@ -219,6 +240,7 @@ export class PackageRegistry {
         );
       });
     })();
+    this.revision += 1;
     if (previous && !previous.builtin && previous.dir !== dir) {
       void rm(previous.dir, { recursive: true, force: true });
     }

@@ -63,4 +63,52 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       );
     `,
   },
+  {
+    // The callback outbox (issue 4): every result event, its per-task seq and its delivery state.
+    version: 2,
+    sql: `
+      CREATE TABLE outbox_tasks (
+        task_id TEXT PRIMARY KEY,
+        last_seq INTEGER NOT NULL,
+        report_url TEXT NOT NULL,
+        report_secret TEXT NOT NULL
+      );
+      CREATE TABLE events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        event_id TEXT NOT NULL UNIQUE,
+        task_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        app_id TEXT NOT NULL,
+        timestamp INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        image_bytes INTEGER NOT NULL,
+        image_dropped INTEGER NOT NULL DEFAULT 0,
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        deadline_at INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        delivered_at INTEGER,
+        http_status INTEGER,
+        answer_code INTEGER,
+        answer_msg TEXT,
+        last_error TEXT,
+        UNIQUE (task_id, seq)
+      );
+      CREATE INDEX events_pending ON events(task_id, seq) WHERE state = 'pending';
+      CREATE INDEX events_images ON events(id) WHERE image_dropped = 0 AND image_bytes > 0;
+      CREATE INDEX events_created ON events(created_at);
+    `,
+  },
+  {
+    version: 3,
+    sql: `
+      -- HMAC key of a task's callbacks (extension); empty = unsigned. Never listed.
+      ALTER TABLE tasks ADD COLUMN report_secret TEXT NOT NULL DEFAULT '';
+      -- Source frame size the task's polygons were drawn on, so they follow a resolution change.
+      ALTER TABLE tasks ADD COLUMN polygon_width INTEGER;
+      ALTER TABLE tasks ADD COLUMN polygon_height INTEGER;
+    `,
+  },
 ];

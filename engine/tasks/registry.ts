@@ -4,6 +4,8 @@ import { ApiError } from '../api/errors';
 import type { Clock, TimerHandle } from '../clock';
 import { parseSourceUrl, type SourceUrl } from '../media/source-url';
 import type { InstalledApp, PackageRegistry } from '../packages/registry';
+import { type FrameSize, scalePolygon } from '../pipeline/app-runtime';
+import type { PipelineTask } from '../pipeline/task-pipeline';
 import { APP_TYPE } from '../rules/schema';
 import type { Db } from '../store/db';
 import { TASK_LIMITS } from './limits';
@@ -21,12 +23,15 @@ import {
   type UpdateTaskBody,
 } from './schema';
 
-/** Opens a video source far enough to decode a frame; rejects when it cannot within the timeout. */
-export type SourceOpener = (
-  source: SourceUrl,
-  timeoutMs: number,
-  signal?: AbortSignal,
-) => Promise<{ width: number; height: number }>;
+/** Runs the analysis of video tasks; the registry decides when, the runner does the work. */
+export interface VideoRunner {
+  /** Resolves once the source's first frame is decoded and analysis runs; rejects leaving nothing running. */
+  start(task: PipelineTask, source: SourceUrl, timeoutMs: number, signal?: AbortSignal): Promise<FrameSize>;
+  update(task: PipelineTask): void;
+  stop(taskId: string): Promise<void>;
+  /** Live health line of a running task, or undefined when it is not running. */
+  describe(taskId: string): string | undefined;
+}
 
 export interface TaskEvents {
   started: [TaskView];
@@ -54,6 +59,9 @@ interface TaskRow {
   updated_at: number;
   closed_at: number | null;
   last_image_at: number | null;
+  report_secret: string;
+  polygon_width: number | null;
+  polygon_height: number | null;
 }
 
 type TimerName = 'idle' | 'loss' | 'license' | 'reconnect';
@@ -91,7 +99,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly packages: PackageRegistry,
-    private readonly openSource: SourceOpener,
+    private readonly video: VideoRunner,
   ) {
     super();
   }
@@ -118,26 +126,6 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const reportUrl = checkReportUrl(body.report_url ?? '');
     const osd: Required<Osd> = { ...DEFAULT_OSD, ...body.osd };
 
-    let source: { width: number; height: number } | undefined;
-    if (mode === 'video') {
-      if (!body.video_url)
-        throw new ApiError('INVALID_PARAMETER', 'body.video_url: is required for a video task');
-      const parsed = parseSourceUrl(body.video_url);
-      if ('error' in parsed) throw new ApiError('INVALID_PARAMETER', `body.${parsed.error}`);
-      try {
-        source = await this.openSource(parsed, TASK_LIMITS.pullTimeoutMs);
-      } catch (error) {
-        throw new ApiError(
-          'STREAM_UNAVAILABLE',
-          `video_url: the source could not be opened: ${(error as Error).message}`,
-        );
-      }
-      // The package may have gone while the source was opening; check again before committing.
-      this.checkApps(body.zapk_id, body.app_ids, mode);
-    } else if (body.video_url) {
-      throw new ApiError('INVALID_PARAMETER', `body.video_url: is only for video tasks, not ${mode} tasks`);
-    }
-
     const now = this.clock.now();
     const row: TaskRow = {
       task_id: randomUUID(),
@@ -157,34 +145,71 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       updated_at: now,
       closed_at: null,
       last_image_at: null,
+      report_secret: body.report_secret ?? '',
+      polygon_width: null,
+      polygon_height: null,
     };
+
+    let source: FrameSize | undefined;
+    if (mode === 'video') {
+      if (!body.video_url)
+        throw new ApiError('INVALID_PARAMETER', 'body.video_url: is required for a video task');
+      const parsed = parseSourceUrl(body.video_url);
+      if ('error' in parsed) throw new ApiError('INVALID_PARAMETER', `body.${parsed.error}`);
+      try {
+        // Polygons are drawn on the source as it is now: whatever size it has from here on, they follow.
+        source = await this.video.start(pipelineTask(row), parsed, TASK_LIMITS.pullTimeoutMs);
+      } catch (error) {
+        throw new ApiError(
+          'STREAM_UNAVAILABLE',
+          `video_url: the source could not be opened: ${(error as Error).message}`,
+        );
+      }
+      row.polygon_width = source.width;
+      row.polygon_height = source.height;
+      this.video.update(pipelineTask(row));
+      try {
+        // The package may have gone while the source was opening; check again before committing.
+        this.checkApps(body.zapk_id, body.app_ids, mode);
+      } catch (error) {
+        await this.video.stop(row.task_id);
+        throw error;
+      }
+    } else if (body.video_url) {
+      throw new ApiError('INVALID_PARAMETER', `body.video_url: is only for video tasks, not ${mode} tasks`);
+    }
+
     const runtime = this.newRuntime(row.task_id);
     runtime.source = source;
     row.dump = this.describe(row, runtime);
     this.db
       .prepare(
-        `INSERT INTO tasks VALUES (@task_id, @mode, @zapk_id, @app_ids, @device_id, @business_id, @video_url,
-         @report_url, @osd, @app_configs, @status, @close_code, @dump, @created_at, @updated_at, @closed_at, @last_image_at)`,
+        `INSERT INTO tasks (task_id, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url, osd,
+           app_configs, status, close_code, dump, created_at, updated_at, closed_at, last_image_at, report_secret,
+           polygon_width, polygon_height)
+         VALUES (@task_id, @mode, @zapk_id, @app_ids, @device_id, @business_id, @video_url, @report_url, @osd,
+           @app_configs, @status, @close_code, @dump, @created_at, @updated_at, @closed_at, @last_image_at,
+           @report_secret, @polygon_width, @polygon_height)`,
       )
       .run(row);
     this.armLicenseTimer(row, runtime);
     if (mode !== 'video') this.armIdleTimer(row.task_id, now);
-    const view = toView(row);
+    const view = this.view(row);
     this.emit('started', view);
     return view;
   }
 
   list(): TaskView[] {
-    return this.rows('1 = 1').map(toView);
+    return this.rows('1 = 1').map((row) => this.view(row));
   }
 
   get(taskId: string): TaskView {
-    return toView(this.row(taskId));
+    return this.view(this.row(taskId));
   }
 
   /** The task, refused with 409 when it is closed or not of the given mode. */
   liveTask(taskId: string, mode: TaskMode): TaskView {
-    return toView(this.liveRow(taskId, mode));
+    return this.view(this.liveRow(taskId, mode));
   }
 
   /** 4.7 plus app_configs: applied to the running task without restarting it. */
@@ -192,26 +217,39 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const row = this.liveRow(taskId);
     const appIds = body.app_ids ?? (JSON.parse(row.app_ids) as string[]);
     const apps = this.checkApps(row.zapk_id, appIds, row.mode);
+    const runtime = this.runtimes.get(taskId);
+    // New polygons are drawn on the source as it is now; kept ones are brought to that size too, so
+    // that one stored frame size holds for all of them.
+    const storedFrame = polygonFrameOf(row);
+    const frame = body.app_configs && runtime?.source ? runtime.source : storedFrame;
     // Polygons of apps the task no longer runs go; given ones replace the app's previous polygon.
     const configs = new Map<string, AppConfig>();
     for (const config of JSON.parse(row.app_configs) as AppConfig[]) {
-      if (appIds.includes(config.app_id)) configs.set(config.app_id, config);
+      if (!appIds.includes(config.app_id)) continue;
+      const polygon = frame ? scalePolygon(config.polygon, storedFrame, frame) : config.polygon;
+      configs.set(config.app_id, { ...config, polygon });
     }
     for (const config of this.checkAppConfigs(body.app_configs ?? [], apps))
       configs.set(config.app_id, config);
     const osd = { ...(JSON.parse(row.osd) as Osd), ...body.osd };
     this.db
-      .prepare('UPDATE tasks SET app_ids = ?, app_configs = ?, osd = ?, updated_at = ? WHERE task_id = ?')
+      .prepare(
+        `UPDATE tasks SET app_ids = ?, app_configs = ?, osd = ?, polygon_width = ?, polygon_height = ?,
+           updated_at = ? WHERE task_id = ?`,
+      )
       .run(
         JSON.stringify(appIds),
         JSON.stringify([...configs.values()]),
         JSON.stringify(osd),
+        frame?.width ?? null,
+        frame?.height ?? null,
         this.clock.now(),
         taskId,
       );
-    const runtime = this.runtimes.get(taskId);
+    const updated = this.row(taskId);
     // The apps changed, so the first license to run out may have too.
-    if (runtime) this.armLicenseTimer(this.row(taskId), runtime);
+    if (runtime) this.armLicenseTimer(updated, runtime);
+    if (updated.mode === 'video') this.video.update(pipelineTask(updated));
     const view = this.get(taskId);
     this.emit('updated', view);
     return view;
@@ -220,7 +258,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   /** Closes a task; closing a closed task again changes nothing and answers as before. */
   close(taskId: string, code: CloseCode, detail = ''): TaskView {
     const row = this.row(taskId);
-    if (row.status === 'closed') return toView(row);
+    if (row.status === 'closed') return this.view(row);
     this.stopRuntime(taskId);
     const now = this.clock.now();
     const dump = detail ? `${CLOSE_REASON[code]} (${detail})` : CLOSE_REASON[code];
@@ -255,8 +293,11 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     this.armIdleTimer(taskId, now);
   }
 
-  /** Called when a video task's stream breaks: reopening starts, and the 5 min close timer runs. */
-  streamLost(taskId: string, reason: string): void {
+  /**
+   * Called when a video task's stream breaks: the 5 min close timer runs. A stream that heals itself
+   * (the analysis' watchdog) reconnects on its own; otherwise the registry reopens it with backoff.
+   */
+  streamLost(taskId: string, reason: string, selfHealing = false): void {
     const row = this.row(taskId);
     const runtime = this.runtimes.get(taskId);
     if (row.status === 'closed' || !runtime) return;
@@ -271,6 +312,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       `stream lost: ${reason}; reconnecting (${runtime.reconnects} reconnects so far)`,
     );
     this.emit('stream_lost', this.get(taskId));
+    if (selfHealing) return;
     this.arm(runtime, 'reconnect', runtime.reconnectDelayMs, () => void this.reopen(taskId));
     runtime.reconnectDelayMs = Math.min(runtime.reconnectDelayMs * 2, TASK_LIMITS.reconnectMaxMs);
   }
@@ -297,19 +339,26 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     );
   }
 
-  /** Stops every timer without closing any task: they resume when the engine starts again. */
-  shutdown(): void {
-    for (const taskId of [...this.runtimes.keys()]) this.stopRuntime(taskId);
+  /** Stops every timer and stream without closing any task: they resume when the engine starts again. */
+  async shutdown(): Promise<void> {
+    const stopping = [...this.runtimes.keys()].map((taskId) => this.stopRuntime(taskId));
     if (this.purgeTimer) this.clock.clearTimeout(this.purgeTimer);
+    await Promise.all(stopping);
   }
 
   private async reopen(taskId: string): Promise<void> {
     const runtime = this.runtimes.get(taskId);
     if (!runtime) return;
-    const parsed = parseSourceUrl(this.row(taskId).video_url);
+    const row = this.row(taskId);
+    const parsed = parseSourceUrl(row.video_url);
     if ('error' in parsed) return this.streamLost(taskId, parsed.error);
     try {
-      const source = await this.openSource(parsed, TASK_LIMITS.pullTimeoutMs, runtime.opening.signal);
+      const source = await this.video.start(
+        pipelineTask(row),
+        parsed,
+        TASK_LIMITS.pullTimeoutMs,
+        runtime.opening.signal,
+      );
       if (this.runtimes.get(taskId) === runtime) this.streamRestored(taskId, source);
     } catch (error) {
       if (this.runtimes.get(taskId) === runtime) this.streamLost(taskId, (error as Error).message);
@@ -422,12 +471,13 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     return runtime;
   }
 
-  private stopRuntime(taskId: string): void {
+  private async stopRuntime(taskId: string): Promise<void> {
     const runtime = this.runtimes.get(taskId);
     if (!runtime) return;
     for (const name of [...runtime.timers.keys()]) this.disarm(runtime, name);
     runtime.opening.abort();
     this.runtimes.delete(taskId);
+    await this.video.stop(taskId);
   }
 
   /** Closed tasks leave the listing 24 h after closing; checked hourly. */
@@ -449,7 +499,17 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   private describe(row: TaskRow, runtime: Runtime): string {
     if (row.mode !== 'video') return `running, ${runtime.images} images received`;
     const size = runtime.source ? `${runtime.source.width}x${runtime.source.height}` : 'unknown size';
-    return `running, source ${size}, ${runtime.reconnects} reconnects; no analysis pipeline in this build`;
+    return `running, source ${size}, ${runtime.reconnects} reconnects`;
+  }
+
+  /** The stored row as the listing shows it; a running video task reports its live health. */
+  private view(row: TaskRow): TaskView {
+    const view = toView(row);
+    if ((row.status === 'running' || row.status === 'stream_lost') && row.mode === 'video') {
+      const live = this.video.describe(row.task_id);
+      if (live) view.dump = live;
+    }
+    return view;
   }
 
   private setStatus(taskId: string, status: TaskStatus, dump: string): void {
@@ -499,6 +559,28 @@ function checkReportUrl(reportUrl: string): string {
     throw new ApiError('INVALID_PARAMETER', 'body.report_url: must be an http:// or https:// URL');
   }
   return reportUrl;
+}
+
+/** What the analysis needs of a task row. */
+function pipelineTask(row: TaskRow): PipelineTask {
+  return {
+    task_id: row.task_id,
+    zapk_id: row.zapk_id,
+    app_ids: JSON.parse(row.app_ids) as string[],
+    app_configs: JSON.parse(row.app_configs) as AppConfig[],
+    osd: { ...DEFAULT_OSD, ...(JSON.parse(row.osd) as Osd) },
+    business_id: row.business_id,
+    report_url: row.report_url,
+    report_secret: row.report_secret || undefined,
+    polygon_frame: polygonFrameOf(row),
+  };
+}
+
+/** The frame size a task's polygons were drawn on, when known. */
+function polygonFrameOf(row: TaskRow): FrameSize | null {
+  return row.polygon_width && row.polygon_height
+    ? { width: row.polygon_width, height: row.polygon_height }
+    : null;
 }
 
 function toView(row: TaskRow): TaskView {

@@ -68,6 +68,14 @@ export const StartTaskBody = Type.Object(
     report_url: Type.Optional(
       Type.String({ maxLength: 2048, description: 'http(s) URL the callbacks are POSTed to' }),
     ),
+    report_secret: Type.Optional(
+      Type.String({
+        minLength: 16,
+        maxLength: 256,
+        description:
+          'Extension: when set, callbacks carry an HMAC-SHA256 signature made with it (never listed)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

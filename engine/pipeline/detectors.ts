@@ -1,0 +1,38 @@
+import { MotionDetector } from '../inference/motion';
+import type { InferencePool } from '../inference/pool';
+import type { Detection, Frame } from '../inference/types';
+import { isOnnxFamily } from '../packages/manifest';
+import type { InstalledModel } from '../packages/registry';
+
+/** One model as a task runs it. detect() may hand back the frame in a new buffer (worker transfer). */
+export interface TaskDetector {
+  readonly key: string;
+  detect(frame: Frame): Promise<{ detections: Detection[]; frame: Frame; inferenceMs: number }>;
+}
+
+/** ONNX models run in the shared pool; weight-free motion keeps its background model per task. */
+export function createDetector(model: InstalledModel, pool: InferencePool): TaskDetector {
+  const { key, spec, file } = model;
+  if (isOnnxFamily(spec.family)) {
+    if (!file) throw new Error(`model ${key} has no weights file`);
+    return {
+      key,
+      async detect(frame) {
+        const result = await pool.detect({ key, file, spec }, frame);
+        return { detections: result.detections, frame: result.frame, inferenceMs: result.timing.inferenceMs };
+      },
+    };
+  }
+  if (spec.family === 'motion') {
+    const motion = new MotionDetector();
+    return {
+      key,
+      async detect(frame) {
+        const start = performance.now();
+        const detections = motion.detect(frame).filter((d) => d.score >= spec.score_threshold);
+        return { detections, frame, inferenceMs: performance.now() - start };
+      },
+    };
+  }
+  throw new Error(`model family "${spec.family}" does not analyse video`);
+}

@@ -1,0 +1,297 @@
+import { EventEmitter } from 'node:events';
+import type { NewEvent } from '../events/schema';
+import type { Frame } from '../inference/types';
+import type { StreamWatchdog, WatchdogFrame } from '../media/stream-watchdog';
+import { buildOverlay, type OverlayObject, type OverlayZone } from '../osd/overlay';
+import { renderSnapshot } from '../osd/render';
+import type { InstalledApp, PackageRegistry } from '../packages/registry';
+import type { RuleResult, ShownObject } from '../rules/evaluate';
+import type { AppConfig, Osd } from '../tasks/schema';
+import { ByteTracker, type TrackedObject } from '../tracking/byte-tracker';
+import { AppRuntime, type FrameSize } from './app-runtime';
+import type { TaskDetector } from './detectors';
+
+/** Where an event goes: the outbox stores it durably before anything else sees it. */
+export interface DeliveryTarget {
+  task_id: string;
+  report_url: string;
+  report_secret?: string;
+}
+
+export interface EventSink {
+  enqueue(target: DeliveryTarget, event: NewEvent): unknown;
+}
+
+/** What the pipeline needs of a task; the registry hands a fresh copy on every update. */
+export interface PipelineTask {
+  task_id: string;
+  zapk_id: string;
+  app_ids: string[];
+  app_configs: AppConfig[];
+  osd: Required<Osd>;
+  business_id: string;
+  report_url: string;
+  report_secret?: string;
+  /** Frame size the polygons were drawn on; null when unknown (then they are taken as drawn on the current size). */
+  polygon_frame: FrameSize | null;
+}
+
+export interface PipelineDeps {
+  packages: PackageRegistry;
+  sink: EventSink;
+  createDetector(app: InstalledApp): TaskDetector;
+  /** Event timestamps, ms since the epoch. */
+  now(): number;
+}
+
+/** The latest analysis of one app, kept for the live overlay and the console. */
+export interface AppOverlay {
+  appId: string;
+  zone: OverlayZone;
+  objects: ShownObject[];
+}
+
+export interface PipelineEvents {
+  analysed: [{ frameId: number; size: FrameSize; overlays: AppOverlay[] }];
+  error: [Error];
+}
+
+type NumberedFrame = WatchdogFrame & { frameId: number };
+
+const RATE_WINDOW_MS = 5_000;
+const LATENCY_SAMPLES = 512;
+
+/**
+ * One video task's analysis: frames from its stream -> detectors -> trackers -> each app's rule ->
+ * events with annotated snapshots. At most one frame is analysed at a time and at most one waits:
+ * a newer frame replaces the waiting one, so when the cores fall behind, frames are dropped evenly
+ * instead of queueing, and every stream keeps its one place in the shared inference queue.
+ */
+export class TaskPipeline extends EventEmitter<PipelineEvents> {
+  private task: PipelineTask;
+  private packagesRevision = -1;
+  private configDirty = true;
+  private readonly apps = new Map<string, AppRuntime>();
+  private readonly detectors = new Map<string, TaskDetector>();
+  private readonly trackers = new Map<string, { floor: number; tracker: ByteTracker }>();
+  private nextTrackId = 1;
+  private size: FrameSize | null = null;
+  private busy = false;
+  private waiting: NumberedFrame | null = null;
+  private frameCount = 0;
+  private stopped = false;
+
+  readonly stats = {
+    analysed: 0,
+    dropped: 0,
+    blackFrames: 0,
+    events: 0,
+    failures: 0,
+    lastError: '',
+    inferenceMs: 0,
+    /** ms from a frame leaving ffmpeg to its event being stored, newest last. */
+    latencies: [] as number[],
+    analysedAt: [] as number[],
+  };
+
+  constructor(
+    task: PipelineTask,
+    stream: StreamWatchdog,
+    private readonly deps: PipelineDeps,
+  ) {
+    super();
+    this.task = task;
+    stream.on('frame', (frame) => this.onFrame(frame));
+  }
+
+  update(task: PipelineTask): void {
+    this.task = task;
+    this.configDirty = true;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.waiting = null;
+  }
+
+  /** Frames analysed per second over the last few seconds. */
+  analysedFps(at = performance.now()): number {
+    const recent = this.stats.analysedAt.filter((t) => at - t <= RATE_WINDOW_MS);
+    return recent.length / (RATE_WINDOW_MS / 1000);
+  }
+
+  private onFrame(frame: WatchdogFrame): void {
+    if (this.stopped) return;
+    this.frameCount += 1;
+    if (frame.synthetic) this.stats.blackFrames += 1;
+    const numbered: NumberedFrame = { ...frame, frameId: this.frameCount };
+    if (this.busy) {
+      if (this.waiting) this.stats.dropped += 1;
+      this.waiting = numbered;
+      return;
+    }
+    void this.run(numbered);
+  }
+
+  private async run(first: NumberedFrame): Promise<void> {
+    this.busy = true;
+    let frame: NumberedFrame | null = first;
+    while (frame && !this.stopped) {
+      try {
+        await this.analyse(frame);
+      } catch (error) {
+        this.stats.failures += 1;
+        this.stats.lastError = (error as Error).message;
+        this.emit('error', error as Error);
+      }
+      frame = this.waiting;
+      this.waiting = null;
+    }
+    this.busy = false;
+  }
+
+  private async analyse(input: NumberedFrame): Promise<void> {
+    const size = { width: input.width, height: input.height };
+    this.refresh(size);
+    // The event's time is when its frame left ffmpeg, not when analysis got round to it.
+    const timestamp = Math.round(this.deps.now() - (performance.now() - input.receivedAt));
+    let frame: Frame = input;
+    const tracked = new Map<string, TrackedObject[]>();
+    for (const [key, detector] of this.detectors) {
+      let detections: TrackedObject[] = [];
+      if (!input.synthetic) {
+        const result = await detector.detect(frame);
+        frame = result.frame;
+        this.stats.inferenceMs = result.inferenceMs;
+        detections = this.tracker(key).update(result.detections);
+      } else {
+        // Black fill frames age the tracks without running a model on them.
+        this.tracker(key).update([]);
+      }
+      tracked.set(key, detections);
+    }
+    if (this.stopped) return;
+
+    const info = { id: input.frameId, timestampMs: timestamp, width: size.width, height: size.height };
+    const overlays: AppOverlay[] = [];
+    const fired: Array<{ runtime: AppRuntime; result: RuleResult }> = [];
+    for (const runtime of this.apps.values()) {
+      const objects = tracked.get(runtime.app.model.key) ?? [];
+      const result = runtime.state.evaluate(info, objects);
+      overlays.push({
+        appId: runtime.app.app_id,
+        zone: { points: runtime.polygon, color: runtime.color, occupied: result.zoneOccupied },
+        objects: result.shown,
+      });
+      if (result.firings.length > 0) fired.push({ runtime, result });
+    }
+    this.stats.analysed += 1;
+    this.stats.analysedAt.push(performance.now());
+    if (this.stats.analysedAt.length > 256) this.stats.analysedAt.splice(0, 128);
+    this.emit('analysed', { frameId: input.frameId, size, overlays });
+
+    for (const { runtime, result } of fired) {
+      const overlay = overlays.find((o) => o.appId === runtime.app.app_id);
+      const jpeg = await renderSnapshot(
+        frame,
+        buildOverlay({
+          width: size.width,
+          height: size.height,
+          osd: this.task.osd,
+          zones: overlay ? [overlay.zone] : [],
+          objects: (overlay?.objects ?? []).map(toOverlayObject),
+        }),
+      );
+      if (this.stopped) return;
+      const image = jpeg.toString('base64');
+      this.deps.sink.enqueue(
+        {
+          task_id: this.task.task_id,
+          report_url: this.task.report_url,
+          report_secret: this.task.report_secret,
+        },
+        {
+          event: 'message',
+          task_id: this.task.task_id,
+          app_id: runtime.app.app_id,
+          business_id: this.task.business_id,
+          timestamp,
+          data: {
+            frame: { height: size.height, width: size.width, id: input.frameId },
+            rules: result.firings.map((firing) => ({ ...firing, image })),
+          },
+        },
+      );
+      this.stats.events += 1;
+      this.stats.latencies.push(performance.now() - input.receivedAt);
+      if (this.stats.latencies.length > LATENCY_SAMPLES) this.stats.latencies.shift();
+    }
+  }
+
+  private tracker(modelKey: string): ByteTracker {
+    const floor = this.scoreFloor(modelKey);
+    let entry = this.trackers.get(modelKey);
+    // Detections an app accepts must be able to start a track, so a lowered threshold rebuilds the tracker.
+    if (!entry || entry.floor !== floor) {
+      const options = { highThreshold: Math.min(0.5, floor), newTrackThreshold: Math.min(0.6, floor) };
+      entry = { floor, tracker: new ByteTracker(options, () => String(this.nextTrackId++)) };
+      this.trackers.set(modelKey, entry);
+    }
+    return entry.tracker;
+  }
+
+  /** The lowest class threshold among the task's apps on a model. */
+  private scoreFloor(modelKey: string): number {
+    let floor = 1;
+    for (const runtime of this.apps.values()) {
+      if (runtime.app.model.key !== modelKey) continue;
+      for (const entry of runtime.app.rule.classes ?? []) floor = Math.min(floor, entry.threshold);
+    }
+    return floor;
+  }
+
+  /** Applies task updates, rule edits and a new frame size before the next frame is analysed. */
+  private refresh(size: FrameSize): void {
+    const resized = !this.size || this.size.width !== size.width || this.size.height !== size.height;
+    this.size = size;
+    if (!this.configDirty && this.packagesRevision === this.deps.packages.revision) {
+      if (resized) for (const runtime of this.apps.values()) runtime.resize(size);
+      return;
+    }
+    this.configDirty = false;
+    this.packagesRevision = this.deps.packages.revision;
+    const wanted = new Set(this.task.app_ids);
+    for (const appId of this.apps.keys()) if (!wanted.has(appId)) this.apps.delete(appId);
+    for (const appId of this.task.app_ids) {
+      const app = this.deps.packages.app(this.task.zapk_id, appId);
+      const polygon = this.task.app_configs.find((c) => c.app_id === appId)?.polygon ?? [];
+      const runtime = this.apps.get(appId);
+      if (runtime) runtime.reconfigure(app, polygon, this.task.polygon_frame, size);
+      else this.apps.set(appId, new AppRuntime(app, polygon, this.task.polygon_frame, size));
+    }
+    const models = new Map([...this.apps.values()].map((r) => [r.app.model.key, r.app]));
+    for (const key of this.detectors.keys()) {
+      if (!models.has(key)) {
+        this.detectors.delete(key);
+        this.trackers.delete(key);
+      }
+    }
+    for (const [key, app] of models) {
+      if (!this.detectors.has(key)) this.detectors.set(key, this.deps.createDetector(app));
+    }
+  }
+}
+
+function toOverlayObject(object: ShownObject): OverlayObject {
+  const x1 = object.x - object.w / 2;
+  const y1 = object.y - object.h / 2;
+  return {
+    x1,
+    y1,
+    x2: x1 + object.w,
+    y2: y1 + object.h,
+    color: object.color,
+    name: object.name,
+    trackId: object.track_id,
+  };
+}

@@ -1,0 +1,95 @@
+import type { SourceInfo } from '../media/frame-source';
+import type { SourceUrl } from '../media/source-url';
+import type { StreamWatchdog } from '../media/stream-watchdog';
+import { type PipelineDeps, type PipelineTask, TaskPipeline } from './task-pipeline';
+
+export interface VideoAnalysisDeps extends PipelineDeps {
+  openStream(source: SourceUrl): StreamWatchdog;
+  /** The stream broke (it reconnects on its own) or came back: the task registry keeps the books. */
+  onLost(taskId: string, reason: string): void;
+  onRestored(taskId: string, info: SourceInfo): void;
+}
+
+interface Running {
+  stream: StreamWatchdog;
+  pipeline: TaskPipeline;
+}
+
+/** Every running video task's stream and pipeline, started, updated and stopped by the task registry. */
+export class VideoAnalysis {
+  private readonly running = new Map<string, Running>();
+
+  constructor(private readonly deps: VideoAnalysisDeps) {}
+
+  /**
+   * Opens the task's source and starts analysing once its first frame is decoded. Rejects when no
+   * frame comes within the timeout or the signal aborts; nothing of the task keeps running then.
+   */
+  async start(
+    task: PipelineTask,
+    source: SourceUrl,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<SourceInfo> {
+    await this.stop(task.task_id);
+    const stream = this.deps.openStream(source);
+    const pipeline = new TaskPipeline(task, stream, this.deps);
+    const onAbort = () => void stream.close();
+    signal?.addEventListener('abort', onAbort);
+    try {
+      const info = await stream.start(timeoutMs);
+      if (signal?.aborted) throw new Error('the task was closed while its source was opening');
+      stream.on('lost', ({ reason }) => this.deps.onLost(task.task_id, reason));
+      stream.on('restored', (restored) => this.deps.onRestored(task.task_id, restored));
+      this.running.set(task.task_id, { stream, pipeline });
+      return info;
+    } catch (error) {
+      pipeline.stop();
+      await stream.close();
+      throw error;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  update(task: PipelineTask): void {
+    this.running.get(task.task_id)?.pipeline.update(task);
+  }
+
+  pipeline(taskId: string): TaskPipeline | undefined {
+    return this.running.get(taskId)?.pipeline;
+  }
+
+  async stop(taskId: string): Promise<void> {
+    const running = this.running.get(taskId);
+    if (!running) return;
+    this.running.delete(taskId);
+    running.pipeline.stop();
+    await running.stream.close();
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.running.keys()].map((taskId) => this.stop(taskId)));
+  }
+
+  /** The dump line of a running task: analysis rate, drops, stream health; or how the outage goes. */
+  describe(taskId: string): string | undefined {
+    const running = this.running.get(taskId);
+    if (!running) return undefined;
+    const { pipeline, stream } = running;
+    const { analysed, dropped, blackFrames, failures, lastError, inferenceMs } = pipeline.stats;
+    const errors = failures > 0 ? `, ${failures} analysis errors, last: ${lastError}` : '';
+    if (stream.state !== 'running') {
+      return (
+        `stream lost (${stream.lastError || 'no frames'}), ${stream.state}: ${stream.reconnects} reconnects, ` +
+        `${blackFrames} black frames filled${errors}`
+      );
+    }
+    return (
+      `running ${pipeline.analysedFps().toFixed(1)} fps analysed, ` +
+      `source ${stream.info?.width}x${stream.info?.height} at ${stream.fps.toFixed(1)} fps, ` +
+      `${stream.reconnects} reconnects, ${analysed} frames analysed, ${dropped} dropped (cores busy), ` +
+      `inference ${inferenceMs.toFixed(0)} ms${errors}`
+    );
+  }
+}

@@ -1,0 +1,122 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findFfmpeg } from '../../engine/media/ffmpeg';
+import { VIDEO } from './engine';
+
+/**
+ * The fixture video as a live RTMP camera: ffmpeg in listen mode serves one client in real time,
+ * looping.
+ * The video is encoded to H.264 once (FLV needs it); the server only copies packets, so serving
+ * costs almost no CPU and the pixels a client decodes are the same on every run.
+ */
+
+const ffmpeg = findFfmpeg();
+
+/** vtest.avi frames 0..frames-1 as H.264 in FLV, made once per machine and reused. */
+export function encodedFixture(frames: number): string {
+  const dir = join(tmpdir(), 'vc-fixture-cache');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `vtest-${frames}.flv`);
+  if (!existsSync(file)) {
+    const partial = `${file}.partial.flv`;
+    execFileSync(ffmpeg, [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-y',
+      '-i',
+      VIDEO,
+      '-frames:v',
+      String(frames),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-tune',
+      'zerolatency',
+      '-g',
+      '10',
+      '-pix_fmt',
+      'yuv420p',
+      '-an',
+      partial,
+    ]);
+    execFileSync('mv', [partial, file]);
+  }
+  return file;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const address = server.address();
+  await new Promise<void>((done) => server.close(() => done()));
+  if (!address || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+export class RtmpSource {
+  private child?: ChildProcess;
+
+  private constructor(
+    readonly url: string,
+    private readonly file: string,
+  ) {}
+
+  /** A server for the first `frames` frames of the fixture, at a unique URL that pgrep can find. */
+  static async create(name: string, frames: number): Promise<RtmpSource> {
+    const port = await freePort();
+    return new RtmpSource(`rtmp://127.0.0.1:${port}/live/${name}`, encodedFixture(frames));
+  }
+
+  start(): void {
+    this.child = spawn(
+      ffmpeg,
+      [
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-re',
+        '-stream_loop',
+        '-1',
+        '-i',
+        this.file,
+        '-c',
+        'copy',
+        '-f',
+        'flv',
+        '-listen',
+        '1',
+        this.url,
+      ],
+      { stdio: 'ignore' },
+    );
+  }
+
+  /** Dies like a camera that loses power: no goodbye to the client. */
+  kill(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null) return Promise.resolve();
+    return new Promise((done) => {
+      child.once('exit', () => done());
+      child.kill('SIGKILL');
+    });
+  }
+}
+
+/** Pids of the clients (not the server) whose command line contains the marker: the engine's ffmpeg. */
+export function clientsOf(marker: string): number[] {
+  let lines: string[];
+  try {
+    lines = execFileSync('pgrep', ['-af', marker], { encoding: 'utf8' }).trim().split('\n');
+  } catch {
+    return [];
+  }
+  return lines
+    .filter((line) => line.includes('ffmpeg') && !line.includes('-listen'))
+    .map((line) => Number(line.split(' ')[0]));
+}
