@@ -30,6 +30,15 @@ const ffmpegChildrenOf = (pid: number) => {
   }
 };
 
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 afterAll(() => {
   for (const child of children) child.kill('SIGKILL');
   rmSync(work, { recursive: true, force: true });
@@ -93,9 +102,14 @@ describe('kill -9 and restart', () => {
     await call(first.url, token, 'DELETE', `/api/task/${closedId}`);
     const before = (await call(first.url, token, 'GET', '/api/tasks')).data as Array<Record<string, unknown>>;
 
+    // The running video task has its ffmpeg; kill -9 of the engine must take it along.
+    const ffmpegPids = ffmpegChildrenOf(first.child.pid as number);
+    expect(ffmpegPids).toMatch(/^\d+$/);
     first.child.kill('SIGKILL');
     await new Promise((done) => first.child.once('exit', done));
-    expect(ffmpegChildrenOf(first.child.pid as number)).toBe('');
+    await expect
+      .poll(() => ffmpegPids.split('\n').filter((pid) => isAlive(Number(pid))), { timeout: 2_000 })
+      .toEqual([]);
 
     const second = await spawnEngine(dataDir, ADMIN_PASSWORD);
     children.push(second.child);
