@@ -4,17 +4,19 @@ import { parseArgs } from 'node:util';
 import { startEngine } from './index';
 
 const USAGE = `usage: npm run engine -- [--host 127.0.0.1] [--port 8080] [--data-dir ./.data] [--console-dir out/renderer]
+                         [--analysis-fps 10]
 The headless engine: the REST API and, when built (npm run build), the console as a web page.
-Settings file: <data-dir>/settings.json {"host": ..., "port": ...}; flags win over it.`;
+Settings file: <data-dir>/settings.json {"host": ..., "port": ..., "analysis_fps": ...}; flags win over it.`;
 
 /** Host and port from <data-dir>/settings.json, when the operator keeps them there. */
-function fileSettings(dataDir: string): { host?: string; port?: number } {
+function fileSettings(dataDir: string): { host?: string; port?: number; analysisFps?: number } {
   const file = join(dataDir, 'settings.json');
   if (!existsSync(file)) return {};
-  const parsed = JSON.parse(readFileSync(file, 'utf8')) as { host?: unknown; port?: unknown };
+  const parsed = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
   return {
     host: typeof parsed.host === 'string' ? parsed.host : undefined,
     port: typeof parsed.port === 'number' ? parsed.port : undefined,
+    analysisFps: typeof parsed.analysis_fps === 'number' ? parsed.analysis_fps : undefined,
   };
 }
 
@@ -25,6 +27,7 @@ async function main(): Promise<void> {
       port: { type: 'string' },
       'data-dir': { type: 'string', default: '.data' },
       'console-dir': { type: 'string', default: 'out/renderer' },
+      'analysis-fps': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -39,11 +42,17 @@ async function main(): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`--port must be 0..65535, not ${values.port}`);
 
+  const analysisFps =
+    values['analysis-fps'] !== undefined ? Number(values['analysis-fps']) : settings.analysisFps;
+  if (analysisFps !== undefined && !(analysisFps >= 1 && analysisFps <= 60))
+    throw new Error(`--analysis-fps must be 1..60, not ${values['analysis-fps'] ?? analysisFps}`);
+
   const engine = await startEngine({
     host: values.host ?? settings.host ?? '127.0.0.1',
     port,
     dataDir,
     consoleDir: resolve(values['console-dir']),
+    analysisFps,
   });
   console.log(`engine listening on ${engine.url} (data: ${dataDir})`);
   const stop = async () => {

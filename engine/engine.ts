@@ -11,6 +11,7 @@ import { wireTaskEvents } from './callbacks/task-events';
 import { DeliveryWorker } from './callbacks/worker';
 import { systemClock } from './clock';
 import { EventBus } from './events/bus';
+import { ImageAnalysis } from './images/analysis';
 import type { Engine, EngineOptions } from './index';
 import { InferencePool } from './inference/pool';
 import { findFfmpeg } from './media/ffmpeg';
@@ -25,6 +26,7 @@ import { TaskRegistry } from './tasks/registry';
 /** Where assets/builtin sits when the engine runs from the source tree; a bundled host passes its own. */
 export const BUILTIN_PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'assets', 'builtin');
 const BUILTIN_INSTALLED = 'builtin_package_installed';
+const DEFAULT_ANALYSIS_FPS = 10;
 
 /** Opens the data dir, seeds what a first start needs, resumes live tasks and serves the API. */
 export async function startEngine(options: EngineOptions): Promise<Engine> {
@@ -46,7 +48,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     openStream: (source) =>
       new StreamWatchdog(source, {
         clock,
-        createSource: (url, transport) => new FrameSource(url, { transport, ffmpeg }),
+        createSource: (url, transport) =>
+          new FrameSource(url, { transport, ffmpeg, outputFps: options.analysisFps ?? DEFAULT_ANALYSIS_FPS }),
       }),
     onLost: (taskId, reason) => tasks?.streamLost(taskId, reason, true),
     onRestored: (taskId, info) => tasks?.streamRestored(taskId, info),
@@ -62,6 +65,14 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const secretOf = db.prepare<[string], { report_secret: string }>(
     'SELECT report_secret FROM tasks WHERE task_id = ?',
   );
+  const images = new ImageAnalysis({
+    tasks,
+    packages,
+    outbox,
+    clock,
+    createDetector: (model) => createDetector(model, pool),
+    secretOf: (taskId) => secretOf.get(taskId)?.report_secret || undefined,
+  });
   wireTaskEvents(tasks, outbox, clock, {
     secretOf: (taskId) => secretOf.get(taskId)?.report_secret || undefined,
     onError: (error, taskId) => log?.error({ err: error }, `the event of task ${taskId} was not stored`),
@@ -72,6 +83,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       accounts,
       packages,
       tasks,
+      images,
       events: { outbox, bus, mqtt },
       clock,
       tmpDir: join(dataDir, 'tmp'),

@@ -15,6 +15,11 @@ export interface EngineOptions {
   /** Folder with the built console (index.html) served at "/"; omitted = API only. */
   consoleDir?: string;
   clock?: Clock;
+  /**
+   * Most frames per second analysed per video stream (default 10): ffmpeg passes no more, so a
+   * 25 or 60 fps camera costs what a 10 fps one does. Line crossing stays exact at low rates.
+   */
+  analysisFps?: number;
   /** Callback delivery tuning (request timeout, concurrency, snapshot bytes kept, retry period). */
   delivery?: Partial<DeliveryOptions & OutboxOptions>;
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';

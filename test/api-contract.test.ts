@@ -936,7 +936,7 @@ describe('4.4 - 4.7 tasks', () => {
   });
 });
 
-describe('endpoints whose analysis comes later: validated, then 501', () => {
+describe('upload checks, and endpoints whose analysis comes later: validated, then 501', () => {
   it('image upload', async () => {
     const taskId = await startImageTask();
     const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
@@ -944,18 +944,18 @@ describe('endpoints whose analysis comes later: validated, then 501', () => {
       await t.call('POST', `/api/task/${taskId}/image?image_id=3&enhance=1`, {
         raw: { type: 'image/png', body: png },
       }),
-      'NOT_IMPLEMENTED',
-      'image analysis',
+      'UNSUPPORTED_IMAGE_TYPE',
+      'body.image: is not a JPEG, PNG, BMP or WebP image',
     );
     expectError(
       await t.call('POST', `/api/task/${taskId}/image`, { raw: { type: '', body: form('image', png) } }),
-      'NOT_IMPLEMENTED',
+      'UNSUPPORTED_IMAGE_TYPE',
     );
     expectError(
       await t.call('POST', `/api/task/${taskId}/image`, {
         json: { image: Buffer.from(png).toString('base64') },
       }),
-      'NOT_IMPLEMENTED',
+      'UNSUPPORTED_IMAGE_TYPE',
     );
     expectError(
       await t.call('POST', `/api/task/${taskId}/image`, { json: { image: 'not base64!' } }),
@@ -1022,8 +1022,8 @@ describe('endpoints whose analysis comes later: validated, then 501', () => {
       await t.call('POST', `/api/task/${diffTask}/diff_image`, {
         json: { image_a: 'AAAA', image_b: 'AAAA' },
       }),
-      'NOT_IMPLEMENTED',
-      'change detection',
+      'UNSUPPORTED_IMAGE_TYPE',
+      'body.image_a',
     );
     expectError(
       await t.call('POST', `/api/task/${diffTask}/diff_image`, { json: { image_a: 'AAAA' } }),

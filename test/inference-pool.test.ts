@@ -75,6 +75,22 @@ describe('inference pool (worker threads, real onnxruntime)', () => {
     expect(result.detections.filter((d) => d.classIndex === 0)).toHaveLength(2);
   });
 
+  it('closing with frames in flight lets them finish and ends every thread cleanly', async () => {
+    const busy = new InferencePool({ workers: 2 });
+    const inFlight = [basketball(), basketball(), basketball()].map(async (frame) =>
+      busy.detect(MODEL, await frame),
+    );
+    await new Promise((done) => setTimeout(done, 300));
+    await busy.close();
+    const outcomes = await Promise.allSettled(inFlight);
+    // Whatever was running completed; whatever still waited was refused, none was lost silently.
+    for (const outcome of outcomes) {
+      if (outcome.status === 'fulfilled') expect(outcome.value.detections.length).toBeGreaterThan(0);
+      else expect(String(outcome.reason)).toMatch(/closed/);
+    }
+    expect(outcomes.some((o) => o.status === 'fulfilled')).toBe(true);
+  });
+
   it('a closed pool refuses work', async () => {
     const closed = new InferencePool({ workers: 1 });
     await closed.close();

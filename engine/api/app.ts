@@ -10,6 +10,7 @@ import type { ApiContext } from './context';
 import { ApiError, ERRORS, type ErrorKind } from './errors';
 import { authRoutes } from './routes/auth';
 import { eventRoutes } from './routes/events';
+import { imageRoutes } from './routes/images';
 import { mediaRoutes } from './routes/media';
 import { packageRoutes } from './routes/packages';
 import { taskRoutes } from './routes/tasks';
@@ -108,6 +109,7 @@ export async function buildApi(ctx: ApiContext, logLevel: string): Promise<Api> 
   authRoutes(app, ctx);
   packageRoutes(app, ctx);
   taskRoutes(app, ctx);
+  imageRoutes(app, ctx);
   mediaRoutes(app, ctx);
   eventRoutes(app, ctx);
   await serveConsole(app, ctx);

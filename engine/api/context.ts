@@ -3,6 +3,7 @@ import type { MqttPublisher } from '../callbacks/mqtt';
 import type { Outbox } from '../callbacks/outbox';
 import type { Clock } from '../clock';
 import type { EventBus } from '../events/bus';
+import type { ImageAnalysis } from '../images/analysis';
 import type { PackageRegistry } from '../packages/registry';
 import type { TaskRegistry } from '../tasks/registry';
 
@@ -11,6 +12,8 @@ export interface ApiContext {
   accounts: Accounts;
   packages: PackageRegistry;
   tasks: TaskRegistry;
+  /** Analysis of the uploads of image and diff tasks (4.8, 4.9). */
+  images: ImageAnalysis;
   /** Result delivery: the outbox, the in-process bus of events, the MQTT publisher. */
   events: { outbox: Outbox; bus: EventBus; mqtt: MqttPublisher };
   clock: Clock;

@@ -18,6 +18,11 @@ export const ERRORS = {
     status: 400,
     meaning: 'The uploaded .zapk is not a valid package (bad zip, bad manifest, unsafe entry, too large)',
   },
+  INVALID_IMAGE: {
+    code: 40004,
+    status: 400,
+    meaning: 'The image cannot be decoded: corrupt, truncated or not a whole image file',
+  },
   MISSING_TOKEN: {
     code: 40101,
     status: 401,
@@ -59,10 +64,20 @@ export const ERRORS = {
     status: 413,
     meaning: 'The body is larger than the endpoint accepts (JSON 1 MiB, images 20 MiB, packages 1 GiB)',
   },
+  IMAGE_TOO_LARGE: {
+    code: 41302,
+    status: 413,
+    meaning: 'The image has more than 100 megapixels',
+  },
   UNSUPPORTED_MEDIA_TYPE: {
     code: 41501,
     status: 415,
     meaning: 'The Content-Type is not one the endpoint accepts',
+  },
+  UNSUPPORTED_IMAGE_TYPE: {
+    code: 41502,
+    status: 415,
+    meaning: 'The image is not a JPEG, PNG, BMP or WebP file (judged by its content)',
   },
   NOT_CHANGE_DETECTION_APP: {
     code: 42201,
@@ -78,6 +93,21 @@ export const ERRORS = {
     code: 42203,
     status: 422,
     meaning: 'A change-detection application (type 2) may only run in a diff task',
+  },
+  IMAGE_SIZE_MISMATCH: {
+    code: 42204,
+    status: 422,
+    meaning: 'The two images of a change-detection pair differ in size',
+  },
+  NO_REFERENCE_IMAGE: {
+    code: 42205,
+    status: 422,
+    meaning: 'image_b came without image_a, and the task has no earlier image_b to compare it with',
+  },
+  MODEL_NOT_SUPPORTED: {
+    code: 42206,
+    status: 422,
+    meaning: "An application's model cannot analyse this kind of upload in this build",
   },
   IMAGE_TOO_SOON: {
     code: 42901,

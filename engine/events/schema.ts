@@ -16,6 +16,9 @@ export const ReportedObject = Type.Object(
     class_id: Type.String(),
     name: Type.String(),
     direction: Type.Optional(Type.Union([Type.Literal('in'), Type.Literal('out')])),
+    area: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'Changed pixels of a change region, source-frame pixels' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -46,10 +49,28 @@ export const FrameRef = Type.Object(
   { additionalProperties: false },
 );
 
+/** Query parameters of an image upload (4.8, 4.9), echoed into its results. */
+const imageFields = {
+  image_id: Type.Integer({ minimum: 0, description: "The upload's image_id, else a per-task counter" }),
+  device_id: Type.Optional(Type.String({ description: "The upload's device_id, when given" })),
+};
+
 export const MessageData = Type.Object(
-  { frame: FrameRef, rules: Type.Array(FiredRule, { minItems: 1 }) },
+  {
+    frame: FrameRef,
+    rules: Type.Array(FiredRule, { minItems: 1 }),
+    image_id: Type.Optional(imageFields.image_id),
+    device_id: imageFields.device_id,
+  },
   { additionalProperties: false },
 );
+
+/** The answer of an image upload (4.8, 4.9): what its callbacks carry, all applications together. */
+export const ImageResult = Type.Object(
+  { ...imageFields, frame: FrameRef, rules: Type.Array(FiredRule) },
+  { additionalProperties: false },
+);
+export type ImageResult = Static<typeof ImageResult>;
 
 /** Task-level events (extension) carry the task's state instead of a frame. */
 export const TaskEventData = Type.Object(

@@ -1,3 +1,5 @@
+import { blobsOf } from './blobs';
+import { openClose } from './morphology';
 import type { Detection, Frame } from './types';
 
 // Typed-array reads below are in bounds by construction; `as number` only answers noUncheckedIndexedAccess.
@@ -98,7 +100,7 @@ export class MotionDetector {
       this.learnWarmup(ws);
       return [];
     }
-    clean(ws, this.options.closeRadius);
+    openClose(ws.foreground, ws.mask, ws.spare, ws.scratch, ws.cols, ws.rows, this.options.closeRadius);
     this.updateBackground(ws, shift);
     return this.blobs(ws);
   }
@@ -179,72 +181,13 @@ export class MotionDetector {
     }
   }
 
-  /** 8-connected components of the cleaned mask, as boxes in source pixels. */
+  /** Blobs of the cleaned mask as detections; the video path reports no area. */
   private blobs(ws: Workspace): Detection[] {
-    const { cols, rows, mask, visited, queue, ratio, factor, width, height } = ws;
-    const minArea = (this.options.minAreaFraction * width * height) / (factor * factor);
-    visited.fill(0);
-    const detections: Detection[] = [];
-    for (let start = 0; start < mask.length; start++) {
-      if (mask[start] === 0 || visited[start] === 1) continue;
-      visited[start] = 1;
-      queue[0] = start;
-      let head = 0;
-      let tail = 1;
-      let minX = cols;
-      let minY = rows;
-      let maxX = -1;
-      let maxY = -1;
-      let ratioSum = 0;
-      let foregroundPixels = 0;
-      while (head < tail) {
-        const i = queue[head++] as number;
-        const x = i % cols;
-        const y = (i - x) / cols;
-        if (x < minX) minX = x;
-        if (x > maxX) maxX = x;
-        if (y < minY) minY = y;
-        if (y > maxY) maxY = y;
-        const r = ratio[i] as number;
-        if (r > 0) {
-          ratioSum += r;
-          foregroundPixels++;
-        }
-        const x0 = x > 0 ? x - 1 : x;
-        const x1 = x < cols - 1 ? x + 1 : x;
-        const y0 = y > 0 ? y - 1 : y;
-        const y1 = y < rows - 1 ? y + 1 : y;
-        for (let ny = y0; ny <= y1; ny++) {
-          for (let nx = x0; nx <= x1; nx++) {
-            const j = ny * cols + nx;
-            if (mask[j] === 1 && visited[j] === 0) {
-              visited[j] = 1;
-              queue[tail++] = j;
-            }
-          }
-        }
-      }
-      if (tail < minArea || foregroundPixels === 0) continue;
-      detections.push({
-        // The last working column or row also covers the source remainder the whole factor left out.
-        x1: minX * factor,
-        y1: minY * factor,
-        x2: maxX === cols - 1 ? width : (maxX + 1) * factor,
-        y2: maxY === rows - 1 ? height : (maxY + 1) * factor,
-        score: scoreOf(ratioSum / foregroundPixels),
-        classIndex: 0,
-      });
-    }
-    return detections;
+    const minArea = (this.options.minAreaFraction * ws.width * ws.height) / (ws.factor * ws.factor);
+    return blobsOf(ws.mask, ws.ratio, ws, minArea, ws.visited, ws.queue).map(
+      ({ x1, y1, x2, y2, score, classIndex }) => ({ x1, y1, x2, y2, score, classIndex }),
+    );
   }
-}
-
-/**
- * Maps the mean difference-to-threshold ratio (> 1 on foreground) to 0..1: a blob barely over the
- * threshold (ratio 1.2) scores 0.31, twice over 0.75, three times over 0.89.
- */
-function scoreOf(meanRatio: number): number {
-  return 1 - 1 / (meanRatio * meanRatio);
 }
 
 function allocateWorkspace(width: number, height: number, options: MotionOptions): Workspace {
@@ -336,60 +279,4 @@ function medianShift(ws: Workspace): number {
     if (seen >= half) return bin - 255;
   }
   return 0;
-}
-
-/** Opening (radius 1) drops speckle; closing joins fragments of one object. Result in ws.mask. */
-function clean(ws: Workspace, closeRadius: number): void {
-  const { foreground, mask, spare, scratch, cols, rows } = ws;
-  morph(foreground, spare, scratch, cols, rows, 1, 'erode');
-  morph(spare, mask, scratch, cols, rows, 1, 'dilate');
-  morph(mask, spare, scratch, cols, rows, closeRadius, 'dilate');
-  morph(spare, mask, scratch, cols, rows, closeRadius, 'erode');
-}
-
-/**
- * Binary erosion or dilation with a square of the given radius, as a row pass then a column pass;
- * the window is clipped at the border so objects touching the edge are not eaten away.
- */
-function morph(
-  source: Uint8Array,
-  target: Uint8Array,
-  scratch: Uint8Array,
-  cols: number,
-  rows: number,
-  radius: number,
-  op: 'erode' | 'dilate',
-): void {
-  // Erosion keeps a pixel only if the whole window is set; dilation sets it if any pixel is.
-  const wanted = op === 'erode' ? 0 : 1;
-  const miss = 1 - wanted;
-  for (let y = 0; y < rows; y++) {
-    const base = y * cols;
-    for (let x = 0; x < cols; x++) {
-      const from = Math.max(0, x - radius);
-      const to = Math.min(cols - 1, x + radius);
-      let value = miss;
-      for (let k = from; k <= to; k++) {
-        if (source[base + k] === wanted) {
-          value = wanted;
-          break;
-        }
-      }
-      scratch[base + x] = value;
-    }
-  }
-  for (let y = 0; y < rows; y++) {
-    const from = Math.max(0, y - radius);
-    const to = Math.min(rows - 1, y + radius);
-    for (let x = 0; x < cols; x++) {
-      let value = miss;
-      for (let k = from; k <= to; k++) {
-        if (scratch[k * cols + x] === wanted) {
-          value = wanted;
-          break;
-        }
-      }
-      target[y * cols + x] = value;
-    }
-  }
 }

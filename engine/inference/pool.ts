@@ -76,13 +76,22 @@ export class InferencePool {
     });
   }
 
+  /** Refuses new work, lets frames in flight finish, then has each thread release its sessions and end. */
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue.splice(0)) job.reject(new Error('the inference pool is closed'));
-    await Promise.all(this.slots.map((slot) => slot.worker.terminate()));
+    await Promise.all(
+      this.slots.map(async (slot) => {
+        if (slot.job) await new Promise((idle) => slot.worker.once('message', idle));
+        const exited = new Promise((done) => slot.worker.once('exit', done));
+        slot.worker.postMessage({ close: true });
+        await exited;
+      }),
+    );
   }
 
   private dispatch(): void {
+    if (this.closed) return;
     for (const slot of this.slots) {
       if (slot.job) continue;
       const job = this.queue.shift();

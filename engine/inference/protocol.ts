@@ -15,7 +15,10 @@ export interface DetectTiming {
   postprocessMs: number;
 }
 
-/** Main thread -> worker. The frame's pixels are transferred, not copied. */
+/** Main thread -> worker: a frame to analyse, or the order to release every session and end. */
+export type WorkerMessage = DetectRequest | { close: true };
+
+/** The frame's pixels are transferred, not copied. */
 export interface DetectRequest {
   id: number;
   model: OnnxModelRef;

@@ -17,4 +17,6 @@ export interface Box {
 export interface Detection extends Box {
   score: number;
   classIndex: number;
+  /** Changed pixels inside the box (change detection), in source pixels. */
+  area?: number;
 }

@@ -4,7 +4,7 @@ import { isOnnxFamily } from '../packages/manifest';
 import type { OnnxFamily } from './decode';
 import { letterbox } from './letterbox';
 import { postprocess } from './nms';
-import type { DetectReply, DetectRequest, OnnxModelRef, WorkerOptions } from './protocol';
+import type { DetectReply, DetectRequest, OnnxModelRef, WorkerMessage, WorkerOptions } from './protocol';
 
 /**
  * One inference thread: owns an onnxruntime session per model it has been asked to run and does the
@@ -93,6 +93,18 @@ async function detect(request: DetectRequest): Promise<DetectReply> {
   }
 }
 
-port.on('message', (request: DetectRequest) => {
-  void detect(request).then((reply) => port.postMessage(reply, [reply.pixels]));
+// Frames are answered one at a time by the pool, so a close never arrives while one is running.
+port.on('message', (message: WorkerMessage) => {
+  if ('close' in message) {
+    void releaseAll().then(() => port.close());
+    return;
+  }
+  void detect(message).then((reply) => port.postMessage(reply, [reply.pixels]));
 });
+
+/** Ends cleanly: terminating a thread inside onnxruntime aborts the whole process. */
+async function releaseAll(): Promise<void> {
+  const loaded = await Promise.allSettled(models.values());
+  for (const model of loaded) if (model.status === 'fulfilled') await model.value.session.release();
+  models.clear();
+}

@@ -1,11 +1,12 @@
 import { EventEmitter } from 'node:events';
+import { messageEvent } from '../events/message';
 import type { NewEvent } from '../events/schema';
 import type { Frame } from '../inference/types';
 import type { StreamWatchdog, WatchdogFrame } from '../media/stream-watchdog';
-import { buildOverlay, type OverlayObject, type OverlayZone } from '../osd/overlay';
-import { renderSnapshot } from '../osd/render';
+import type { OverlayZone } from '../osd/overlay';
+import { appSnapshot } from '../osd/snapshot';
 import type { InstalledApp, PackageRegistry } from '../packages/registry';
-import type { RuleResult, ShownObject } from '../rules/evaluate';
+import type { FrameInfo, RuleResult, ShownObject } from '../rules/evaluate';
 import type { AppConfig, Osd } from '../tasks/schema';
 import { ByteTracker, type TrackedObject } from '../tracking/byte-tracker';
 import { AppRuntime, type FrameSize } from './app-runtime';
@@ -53,13 +54,11 @@ export interface AppOverlay {
 
 export interface PipelineEvents {
   analysed: [{ frameId: number; size: FrameSize; overlays: AppOverlay[] }];
-  error: [Error];
 }
 
 type NumberedFrame = WatchdogFrame & { frameId: number };
 
 const RATE_WINDOW_MS = 5_000;
-const LATENCY_SAMPLES = 512;
 
 /**
  * One video task's analysis: frames from its stream -> detectors -> trackers -> each app's rule ->
@@ -80,6 +79,8 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   private waiting: NumberedFrame | null = null;
   private frameCount = 0;
   private stopped = false;
+  private publishing: Promise<void> = Promise.resolve();
+  private pendingPublishes = 0;
 
   readonly stats = {
     analysed: 0,
@@ -89,8 +90,6 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     failures: 0,
     lastError: '',
     inferenceMs: 0,
-    /** ms from a frame leaving ffmpeg to its event being stored, newest last. */
-    latencies: [] as number[],
     analysedAt: [] as number[],
   };
 
@@ -140,9 +139,11 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       try {
         await this.analyse(frame);
       } catch (error) {
-        this.stats.failures += 1;
-        this.stats.lastError = (error as Error).message;
-        this.emit('error', error as Error);
+        // A failed frame is counted and shown in dump; the next frame is tried afresh.
+        if (!this.stopped) {
+          this.stats.failures += 1;
+          this.stats.lastError = (error as Error).message;
+        }
       }
       frame = this.waiting;
       this.waiting = null;
@@ -190,41 +191,47 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     if (this.stats.analysedAt.length > 256) this.stats.analysedAt.splice(0, 128);
     this.emit('analysed', { frameId: input.frameId, size, overlays });
 
+    if (fired.length === 0) return;
+    // Snapshots are drawn and stored while the next frame is analysed, in frame order. More than
+    // two waiting means drawing is the bottleneck: analysis then waits instead of holding frames.
+    const task = this.task;
+    this.pendingPublishes += 1;
+    this.publishing = this.publishing
+      .then(() => this.publish(task, frame, info, fired, overlays))
+      .catch((error: Error) => {
+        this.stats.failures += 1;
+        this.stats.lastError = error.message;
+      })
+      .finally(() => {
+        this.pendingPublishes -= 1;
+      });
+    if (this.pendingPublishes > 2) await this.publishing;
+  }
+
+  /** One event per app that fired, each with its own annotated snapshot, into the outbox. */
+  private async publish(
+    task: PipelineTask,
+    frame: Frame,
+    info: FrameInfo,
+    fired: Array<{ runtime: AppRuntime; result: RuleResult }>,
+    overlays: AppOverlay[],
+  ): Promise<void> {
     for (const { runtime, result } of fired) {
       const overlay = overlays.find((o) => o.appId === runtime.app.app_id);
-      const jpeg = await renderSnapshot(
-        frame,
-        buildOverlay({
-          width: size.width,
-          height: size.height,
-          osd: this.task.osd,
-          zones: overlay ? [overlay.zone] : [],
-          objects: (overlay?.objects ?? []).map(toOverlayObject),
+      if (!overlay) continue;
+      const image = await appSnapshot(frame, task.osd, overlay.zone, overlay.objects);
+      this.deps.sink.enqueue(
+        { task_id: task.task_id, report_url: task.report_url, report_secret: task.report_secret },
+        messageEvent({
+          task,
+          appId: runtime.app.app_id,
+          timestamp: info.timestampMs,
+          frame: info,
+          firings: result.firings,
+          image,
         }),
       );
-      if (this.stopped) return;
-      const image = jpeg.toString('base64');
-      this.deps.sink.enqueue(
-        {
-          task_id: this.task.task_id,
-          report_url: this.task.report_url,
-          report_secret: this.task.report_secret,
-        },
-        {
-          event: 'message',
-          task_id: this.task.task_id,
-          app_id: runtime.app.app_id,
-          business_id: this.task.business_id,
-          timestamp,
-          data: {
-            frame: { height: size.height, width: size.width, id: input.frameId },
-            rules: result.firings.map((firing) => ({ ...firing, image })),
-          },
-        },
-      );
       this.stats.events += 1;
-      this.stats.latencies.push(performance.now() - input.receivedAt);
-      if (this.stats.latencies.length > LATENCY_SAMPLES) this.stats.latencies.shift();
     }
   }
 
@@ -280,18 +287,4 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       if (!this.detectors.has(key)) this.detectors.set(key, this.deps.createDetector(app));
     }
   }
-}
-
-function toOverlayObject(object: ShownObject): OverlayObject {
-  const x1 = object.x - object.w / 2;
-  const y1 = object.y - object.h / 2;
-  return {
-    x1,
-    y1,
-    x2: x1 + object.w,
-    y2: y1 + object.h,
-    color: object.color,
-    name: object.name,
-    trackId: object.track_id,
-  };
 }

@@ -16,6 +16,8 @@ export interface AppRuleContext {
   /** Source pixels of the current frame size; [] the whole frame, 2 points a counting line (type 3). */
   polygon: Polygon;
   labels: readonly string[];
+  /** Images without tracks (image and diff tasks): flow counting counts the distinct objects of each image. */
+  perImage?: boolean;
 }
 
 export interface FrameInfo {
@@ -35,6 +37,7 @@ export interface ReportedObject {
   class_id: string;
   name: string;
   direction?: Direction;
+  area?: number;
 }
 
 export interface RuleFiring {
@@ -90,6 +93,7 @@ function report({ object, entry }: Match, direction?: Direction): ReportedObject
     class_id: entry.class_id,
     name: entry.name,
     ...(direction && { direction }),
+    ...(object.area !== undefined && { area: Math.round(object.area) }),
   };
 }
 
@@ -234,6 +238,10 @@ export class AppRuleState {
 
   /** Counted objects: present now (optionally the largest crowd), or distinct confirmed tracks (flow). */
   private objectTally(frame: FrameInfo, counter: Counter, candidates: readonly Match[]): Tally {
+    if (counter.numeric_type === 1 && this.ctx.perImage) {
+      const objects = candidates.map((m) => report(m));
+      return { objects, count: objects.length, countOf: countPerClass(objects) };
+    }
     if (counter.numeric_type === 1) {
       const confirmed = candidates.filter((m) => m.object.confirmed);
       this.flow.add(

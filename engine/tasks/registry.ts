@@ -287,9 +287,10 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     }
     const runtime = this.runtimes.get(taskId);
     if (runtime) runtime.images += 1;
+    const dump = runtime ? this.describe(row, runtime) : row.dump;
     this.db
-      .prepare('UPDATE tasks SET last_image_at = ?, updated_at = ? WHERE task_id = ?')
-      .run(now, now, taskId);
+      .prepare('UPDATE tasks SET last_image_at = ?, dump = ?, updated_at = ? WHERE task_id = ?')
+      .run(now, dump, now, taskId);
     this.armIdleTimer(taskId, now);
   }
 

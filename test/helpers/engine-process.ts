@@ -9,10 +9,14 @@ export interface EngineProcess {
 }
 
 /** The engine as operators run it (`npm run engine`'s entry point) in a process of its own. */
-export async function spawnEngine(dataDir: string, adminPassword: string): Promise<EngineProcess> {
+export async function spawnEngine(
+  dataDir: string,
+  adminPassword: string,
+  extraArgs: readonly string[] = [],
+): Promise<EngineProcess> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'engine/cli.ts', '--port', '0', '--data-dir', dataDir],
+    ['--import', 'tsx', 'engine/cli.ts', '--port', '0', '--data-dir', dataDir, ...extraArgs],
     {
       cwd: ROOT,
       env: { ...process.env, VC_ADMIN_PASSWORD: adminPassword },

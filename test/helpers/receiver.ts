@@ -19,6 +19,8 @@ export interface Request {
   body?: CallbackBody;
   raw?: string;
   headers?: IncomingHttpHeaders;
+  /** Date.now() when the request arrived. */
+  receivedAt: number;
   /** What became of it: the status answered, 'hung' (never answered) or 'aborted' (the engine hung up first). */
   outcome: number | 'hung' | 'aborted';
 }
@@ -87,6 +89,7 @@ export class Receiver {
       event_id: body.event_id,
       task_id: body.task_id,
       seq: body.seq,
+      receivedAt: Date.now(),
       ...(this.keepBodies ? { body, raw, headers } : {}),
       outcome: 'hung',
     };

@@ -15,11 +15,14 @@ import { VIDEO } from './engine';
 
 const ffmpeg = findFfmpeg();
 
-/** vtest.avi frames 0..frames-1 as H.264 in FLV, made once per machine and reused. */
-export function encodedFixture(frames: number): string {
+/**
+ * vtest.avi frames 0..frames-1 as H.264 in FLV, made once per machine and reused. A speed above 1
+ * plays the same frames as a faster camera (speed x 10 fps), for saturation benchmarks.
+ */
+export function encodedFixture(frames: number, speed = 1): string {
   const dir = join(tmpdir(), 'vc-fixture-cache');
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, `vtest-${frames}.flv`);
+  const file = join(dir, `vtest-${frames}-x${speed}.flv`);
   if (!existsSync(file)) {
     const partial = `${file}.partial.flv`;
     execFileSync(ffmpeg, [
@@ -31,6 +34,10 @@ export function encodedFixture(frames: number): string {
       VIDEO,
       '-frames:v',
       String(frames),
+      '-vf',
+      `setpts=PTS/${speed}`,
+      '-r',
+      String(10 * speed),
       '-c:v',
       'libx264',
       '-preset',
@@ -67,9 +74,9 @@ export class RtmpSource {
   ) {}
 
   /** A server for the first `frames` frames of the fixture, at a unique URL that pgrep can find. */
-  static async create(name: string, frames: number): Promise<RtmpSource> {
+  static async create(name: string, frames: number, speed = 1): Promise<RtmpSource> {
     const port = await freePort();
-    return new RtmpSource(`rtmp://127.0.0.1:${port}/live/${name}`, encodedFixture(frames));
+    return new RtmpSource(`rtmp://127.0.0.1:${port}/live/${name}`, encodedFixture(frames, speed));
   }
 
   start(): void {

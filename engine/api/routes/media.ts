@@ -3,10 +3,8 @@ import type { TaskView } from '../../tasks/schema';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
 import { ApiError } from '../errors';
-import { IMAGE_BODY_LIMIT, RAW_IMAGE_TYPES, readImageParts } from '../image-body';
 import {
   AiLiveBody,
-  ImageQuery,
   LiveStreamParams,
   OptimizationBody,
   OptimizationParams,
@@ -16,8 +14,7 @@ import {
 } from '../schemas';
 
 /**
- * Endpoints whose analysis arrives with later work (image and diff analysis, AI video, raw preview,
- * optimization). They already validate everything and check auth, then say plainly that this build
+ * Endpoints whose analysis arrives with later work (AI video, raw preview, optimization). They already validate everything and check auth, then say plainly that this build
  * cannot do the analysis: never a fake success.
  */
 const notYet = (what: string): never => {
@@ -35,54 +32,7 @@ function checkAppsOfTask(task: TaskView, appIds: readonly string[]): void {
   });
 }
 
-const imageUpload = {
-  config: { accepts: ['multipart/form-data', 'application/json', ...RAW_IMAGE_TYPES] },
-  bodyLimit: IMAGE_BODY_LIMIT,
-};
-
 export function mediaRoutes(app: Api, ctx: ApiContext): void {
-  // Raw image bodies for 4.8; size is checked per image after parsing.
-  app.addContentTypeParser([...RAW_IMAGE_TYPES], { parseAs: 'buffer' }, (_request, body, done) =>
-    done(null, body),
-  );
-
-  app.post(
-    '/api/task/:task_id/image',
-    {
-      ...imageUpload,
-      schema: {
-        tags: ['tasks'],
-        summary: '4.8 Upload a task image',
-        params: TaskParams,
-        querystring: ImageQuery,
-      },
-    },
-    async (request) => {
-      ctx.tasks.liveTask(request.params.task_id, 'image');
-      await readImageParts(request, ['image']);
-      return notYet('image analysis');
-    },
-  );
-
-  app.post(
-    '/api/task/:task_id/diff_image',
-    {
-      ...imageUpload,
-      config: { accepts: ['multipart/form-data', 'application/json'] },
-      schema: {
-        tags: ['tasks'],
-        summary: '4.9 Upload a change-detection pair',
-        params: TaskParams,
-        querystring: ImageQuery,
-      },
-    },
-    async (request) => {
-      ctx.tasks.liveTask(request.params.task_id, 'diff');
-      await readImageParts(request, ['image_b'], ['image_a']);
-      return notYet('change detection');
-    },
-  );
-
   app.post(
     '/api/task/:task_id/ailive',
     {

@@ -1,0 +1,310 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import * as ort from 'onnxruntime-node';
+import { buildZapk } from '../engine/packages/zapk';
+import { FIXTURES } from '../test/helpers/engine';
+import { signIn, spawnEngine } from '../test/helpers/engine-process';
+import { Receiver } from '../test/helpers/receiver';
+import { encodedFixture, RtmpSource } from '../test/helpers/rtmp-source';
+
+/**
+ * Video analysis throughput and latency against the raw onnxruntime ceiling of the same model on the
+ * same machine in the same run. The engine runs in its own process, as deployed; each stream is a
+ * live RTMP camera (ffmpeg serving the fixture video) with a person task firing on every frame, so
+ * every analysed frame with a person yields a callback whose latency is measured at the receiver.
+ */
+
+const MODEL = join(FIXTURES, 'models', 'yolox_nano.onnx');
+const EXAMPLE = resolve(import.meta.dirname, '../examples/coco-yolox-nano/manifest.json');
+const PASSWORD = 'bench-admin-password';
+const RAW_SECONDS = Number(process.env.BENCH_RAW_S ?? 5);
+const WINDOW_SECONDS = Number(process.env.BENCH_WINDOW_S ?? 20);
+const FRAMES = 795;
+
+interface Ceiling {
+  config: string;
+  'inferences/s': number;
+  'median ms': number;
+}
+
+/** session.run alone, on one letterboxed-size tensor, for a few seconds. */
+async function rawSequential(): Promise<Ceiling> {
+  const session = await ort.InferenceSession.create(MODEL, { graphOptimizationLevel: 'all' });
+  const input = new ort.Tensor('float32', new Float32Array(3 * 416 * 416).fill(114), [1, 3, 416, 416]);
+  for (let i = 0; i < 5; i++) await session.run({ images: input });
+  const times: number[] = [];
+  const until = performance.now() + RAW_SECONDS * 1000;
+  while (performance.now() < until) {
+    const start = performance.now();
+    await session.run({ images: input });
+    times.push(performance.now() - start);
+  }
+  await session.release();
+  return {
+    config: '1 session, default threads',
+    'inferences/s': round(times.length / RAW_SECONDS),
+    'median ms': round(percentile(times, 50)),
+  };
+}
+
+/** One single-threaded session per core, each in its own thread: the layout the engine's pool uses. */
+async function rawParallel(threads: number): Promise<Ceiling> {
+  const code = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const ort = require('onnxruntime-node');
+    (async () => {
+      const session = await ort.InferenceSession.create(workerData.model, {
+        intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all' });
+      const input = new ort.Tensor('float32', new Float32Array(3 * 416 * 416).fill(114), [1, 3, 416, 416]);
+      for (let i = 0; i < 5; i++) await session.run({ images: input });
+      parentPort.postMessage('ready');
+      parentPort.once('message', async (until) => {
+        const times = [];
+        while (Date.now() < until) {
+          const start = performance.now();
+          await session.run({ images: input });
+          times.push(performance.now() - start);
+        }
+        parentPort.postMessage(times);
+      });
+    })();`;
+  const workers = Array.from(
+    { length: threads },
+    () => new Worker(code, { eval: true, workerData: { model: MODEL } }),
+  );
+  await Promise.all(workers.map((w) => new Promise((done) => w.once('message', done))));
+  const until = Date.now() + RAW_SECONDS * 1000;
+  const results = await Promise.all(
+    workers.map(
+      (w) =>
+        new Promise<number[]>((done) => {
+          w.once('message', done);
+          w.postMessage(until);
+        }),
+    ),
+  );
+  await Promise.all(workers.map((w) => w.terminate()));
+  const times = results.flat();
+  return {
+    config: `${threads} sessions x 1 thread, parallel`,
+    'inferences/s': round(times.length / RAW_SECONDS),
+    'median ms': round(percentile(times, 50)),
+  };
+}
+
+interface Row {
+  scenario: string;
+  'offered fps': number;
+  'analysed fps': number;
+  'per stream': string;
+  '% of ceiling': number;
+  'engine CPU %': number;
+  'ffmpeg CPU %': number;
+  'RSS MB': number;
+  'latency p50 ms': number;
+  'latency p95 ms': number;
+  callbacks: number;
+}
+
+/** CPU seconds (user + system) of a process, from /proc. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+const rssMb = (pid: number) =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+
+function childPids(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+async function scenario(
+  streams: number,
+  speed: number,
+  interval: number,
+  ceiling: number,
+  engine: EngineUnderTest,
+  receiver: Receiver,
+): Promise<Row> {
+  const auth = { authorization: `Bearer ${engine.token}`, 'content-type': 'application/json' };
+  await fetch(`${engine.url}/api/zapk/coco-yolox-nano/app/person`, {
+    method: 'PUT',
+    headers: auth,
+    body: JSON.stringify({ rule: { interval } }),
+  });
+  const sources = await Promise.all(
+    Array.from({ length: streams }, (_, i) =>
+      RtmpSource.create(`bench-${streams}-${speed}-${i}`, FRAMES, speed),
+    ),
+  );
+  const taskIds: string[] = [];
+  try {
+    for (const source of sources) {
+      source.start();
+      const answer = await fetch(`${engine.url}/api/task`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({
+          zapk_id: 'coco-yolox-nano',
+          app_ids: ['person'],
+          video_url: source.url,
+          report_url: receiver.url,
+        }),
+      });
+      const body = (await answer.json()) as { code: number; msg: string; data: { task_id: string } };
+      if (body.code !== 0) throw new Error(`task did not start: ${body.msg}`);
+      taskIds.push(body.data.task_id);
+    }
+    const analysed = async () => {
+      const listed = (await (await fetch(`${engine.url}/api/tasks`, { headers: auth })).json()) as {
+        data: Array<{ task_id: string; dump: string }>;
+      };
+      return taskIds.map((id) => {
+        const dump = listed.data.find((task) => task.task_id === id)?.dump ?? '';
+        return Number(/(\d+) frames analysed/.exec(dump)?.[1] ?? Number.NaN);
+      });
+    };
+    // RTMP clients probe ~5 s and then catch up on a burst of buffered frames: measure after that.
+    await new Promise((done) => setTimeout(done, 8_000));
+    const ffmpegs = childPids(engine.pid);
+    const before = await analysed();
+    const cpuBefore = cpuSeconds(engine.pid);
+    const ffmpegBefore = ffmpegs.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+    const windowStart = Date.now();
+    const firstRequest = receiver.requests.length;
+    let rss = 0;
+    const until = Date.now() + WINDOW_SECONDS * 1000;
+    while (Date.now() < until) {
+      rss = Math.max(rss, rssMb(engine.pid));
+      await new Promise((done) => setTimeout(done, 1_000));
+    }
+    const seconds = (Date.now() - windowStart) / 1000;
+    const after = await analysed();
+    const cpu = (cpuSeconds(engine.pid) - cpuBefore) / seconds;
+    const ffmpegCpu = (ffmpegs.reduce((sum, pid) => sum + cpuSeconds(pid), 0) - ffmpegBefore) / seconds;
+    const perStream = after.map((n, i) => (n - (before[i] ?? 0)) / seconds);
+    const total = perStream.reduce((sum, fps) => sum + fps, 0);
+    const latencies = receiver.requests
+      .slice(firstRequest)
+      .filter((r) => r.body?.event === 'message')
+      .map((r) => r.receivedAt - (r.body?.timestamp ?? 0));
+    return {
+      scenario: `${streams} x ${speed * 10} fps camera, interval ${interval} s`,
+      'offered fps': streams * speed * 10,
+      'analysed fps': round(total),
+      'per stream': perStream.map((fps) => fps.toFixed(1)).join(' / '),
+      '% of ceiling': round((100 * total) / ceiling),
+      'engine CPU %': Math.round(cpu * 100),
+      'ffmpeg CPU %': Math.round(ffmpegCpu * 100),
+      'RSS MB': Math.round(rss),
+      'latency p50 ms': Math.round(percentile(latencies, 50)),
+      'latency p95 ms': Math.round(percentile(latencies, 95)),
+      callbacks: latencies.length,
+    };
+  } finally {
+    for (const id of taskIds)
+      await fetch(`${engine.url}/api/task/${id}`, { method: 'DELETE', headers: auth });
+    await Promise.all(sources.map((source) => source.kill()));
+  }
+}
+
+interface EngineUnderTest {
+  url: string;
+  pid: number;
+  token: string;
+  stop(): void;
+}
+
+/** An engine in its own process with the example package installed. */
+async function engineWith(work: string, name: string, args: string[]): Promise<EngineUnderTest> {
+  const engine = await spawnEngine(join(work, name), PASSWORD, args);
+  const token = await signIn(engine.url, PASSWORD);
+  const form = new FormData();
+  form.append('file', new Blob([readFileSync(join(work, 'example.zapk'))]), 'example.zapk');
+  const answer = await fetch(`${engine.url}/api/zapk`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: form,
+  });
+  if (((await answer.json()) as { code: number }).code !== 0)
+    throw new Error('the example package did not install');
+  return {
+    url: engine.url,
+    pid: engine.child.pid as number,
+    token,
+    stop: () => engine.child.kill('SIGTERM'),
+  };
+}
+
+export async function benchVideo(): Promise<{ ceiling: Ceiling[]; pipeline: Row[] }> {
+  encodedFixture(FRAMES);
+  encodedFixture(FRAMES, 4);
+  const ceilingRows = [await rawSequential(), await rawParallel(availableParallelism())];
+  const ceiling = Math.max(...ceilingRows.map((row) => row['inferences/s']));
+
+  const work = mkdtempSync(join(tmpdir(), 'vc-bench-video-'));
+  await buildZapk(EXAMPLE, join(work, 'example.zapk'));
+  const receiver = await Receiver.start({ keepBodies: true });
+  const rows: Row[] = [];
+  try {
+    // As shipped (analysis capped at 10 fps per stream). Real-time cameras with interval 0: every
+    // analysed frame with a person fires, so each is a latency sample and gets a snapshot drawn
+    // (the heaviest rule setting); then 40 fps cameras, which the cap brings down to 10 fps.
+    const shipped = await engineWith(work, 'shipped', []);
+    try {
+      for (const [streams, speed, interval] of [
+        [1, 1, 0],
+        [2, 1, 0],
+        [4, 1, 0],
+        [4, 4, 5],
+      ] as const) {
+        rows.push(await scenario(streams, speed, interval, ceiling, shipped, receiver));
+      }
+    } finally {
+      shipped.stop();
+    }
+    // Uncapped (--analysis-fps 40): more frames than the cores can analyse, so the engine drops
+    // evenly per stream; throughput against the inference ceiling, as deployed (5 s interval).
+    const uncapped = await engineWith(work, 'uncapped', ['--analysis-fps', '40']);
+    try {
+      for (const streams of [1, 2, 4]) rows.push(await scenario(streams, 4, 5, ceiling, uncapped, receiver));
+    } finally {
+      uncapped.stop();
+    }
+    return { ceiling: ceilingRows, pipeline: rows };
+  } finally {
+    await receiver.close();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+const round = (n: number) => Math.round(n * 10) / 10;
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { ceiling, pipeline } = await benchVideo();
+  console.log('== raw onnxruntime ceiling (yolox_nano 416x416, CPU) ==');
+  console.table(ceiling);
+  console.log('== engine: RTMP streams -> ffmpeg -> ONNX -> tracking -> rules -> OSD -> callback ==');
+  console.table(pipeline);
+}

@@ -1,0 +1,270 @@
+import { type Blob, blobsOf } from '../inference/blobs';
+import { openClose } from '../inference/morphology';
+import type { Frame } from '../inference/types';
+import { estimateShift, type Shift } from './align';
+import { toWorking, workGrid } from './working';
+
+// Typed-array reads below are in bounds by construction; `as number` only answers noUncheckedIndexedAccess.
+
+export interface ChangeOptions {
+  /** Both images are area-averaged by a whole factor to a grid at least this wide. */
+  workWidth: number;
+  /** The largest camera shift looked for, as a share of the width. */
+  maxShiftFraction: number;
+  /** A pixel changed when its colour departs by more than this many levels (0..255)... */
+  minDifference: number;
+  /** ...and by more than this many times the median difference of the pair (its noise). */
+  noiseFactor: number;
+  /** Regions under this share of the image area are dropped. */
+  minAreaFraction: number;
+  /** Radius in working pixels of the closing that joins the fragments of one region. */
+  closeRadius: number;
+}
+
+export const CHANGE_DEFAULTS: Readonly<ChangeOptions> = {
+  workWidth: 400,
+  maxShiftFraction: 0.05,
+  minDifference: 24,
+  noiseFactor: 5,
+  minAreaFraction: 0.0005,
+  closeRadius: 2,
+};
+
+/** A changed region of the current image: box and area in its pixels, score 0..1, class 0. */
+export type ChangedRegion = Blob;
+
+/**
+ * The regions where `current` differs from `reference`, in pixels of `current`. The reference is
+ * registered onto the current image first (a small camera shift), its tones are mapped onto the
+ * current image's per channel (exposure, gain, gamma: any global monotone change), and a pixel
+ * counts as changed only if it lies outside the reference's range around its place (what sub-pixel
+ * registration and resampling leave at edges). The mask is opened and closed, and each connected
+ * region becomes one changed region.
+ */
+export function detectChanges(
+  reference: Frame,
+  current: Frame,
+  options: Partial<ChangeOptions> = {},
+): ChangedRegion[] {
+  const o = { ...CHANGE_DEFAULTS, ...options };
+  if (reference.width !== current.width || reference.height !== current.height) {
+    throw new RangeError(
+      `the images differ in size: ${reference.width}x${reference.height} and ${current.width}x${current.height}`,
+    );
+  }
+  const grid = workGrid(current.width, current.height, o.workWidth);
+  const { cols, rows } = grid;
+  const n = cols * rows;
+  const now = toWorking(current, grid);
+  const before = toWorking(reference, grid);
+  const shift = estimateShift(
+    now.gray,
+    before.gray,
+    cols,
+    rows,
+    Math.max(1, Math.round(o.maxShiftFraction * cols)),
+  );
+  const { warped, valid } = warp(before.rgb, cols, rows, shift);
+  for (let plane = 0; plane < 3; plane++) {
+    matchTones(
+      warped.subarray(plane * n, (plane + 1) * n),
+      now.rgb.subarray(plane * n, (plane + 1) * n),
+      valid,
+    );
+  }
+  const difference = tolerantDifference(now.rgb, warped, valid, cols, rows);
+  const threshold = Math.max(o.minDifference, o.noiseFactor * medianOf(difference, valid));
+
+  const foreground = new Uint8Array(n);
+  const ratio = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    const d = difference[i] as number;
+    if (d > threshold) {
+      foreground[i] = 1;
+      ratio[i] = d / threshold;
+    }
+  }
+  const mask = new Uint8Array(n);
+  openClose(foreground, mask, new Uint8Array(n), new Uint8Array(n), cols, rows, o.closeRadius);
+  return blobsOf(mask, ratio, grid, o.minAreaFraction * n, new Uint8Array(n), new Int32Array(n));
+}
+
+/**
+ * The reference's planes resampled (bilinear) at (x + dx, y + dy): the reference as the current
+ * camera position sees it. `valid` marks pixels whose sample lies inside the reference.
+ */
+function warp(planes: Float32Array, cols: number, rows: number, shift: Shift) {
+  const n = cols * rows;
+  const warped = new Float32Array(3 * n);
+  const valid = new Uint8Array(n);
+  const fx = Math.floor(shift.dx);
+  const fy = Math.floor(shift.dy);
+  const ax = shift.dx - fx;
+  const ay = shift.dy - fy;
+  // Weights of the four neighbours; an integer shift reads one pixel (and may reach the last row or column).
+  const w00 = (1 - ax) * (1 - ay);
+  const w10 = ax * (1 - ay);
+  const w01 = (1 - ax) * ay;
+  const w11 = ax * ay;
+  const needX = ax > 0 ? 1 : 0;
+  const needY = ay > 0 ? 1 : 0;
+  for (let y = 0; y < rows; y++) {
+    const sy = y + fy;
+    if (sy < 0 || sy + needY > rows - 1) continue;
+    for (let x = 0; x < cols; x++) {
+      const sx = x + fx;
+      if (sx < 0 || sx + needX > cols - 1) continue;
+      const i = y * cols + x;
+      const s = sy * cols + sx;
+      valid[i] = 1;
+      for (let plane = 0; plane < 3; plane++) {
+        const p = plane * n + s;
+        warped[plane * n + i] =
+          w00 * (planes[p] as number) +
+          (needX ? w10 * (planes[p + 1] as number) : 0) +
+          (needY ? w01 * (planes[p + cols] as number) : 0) +
+          (needX && needY ? w11 * (planes[p + cols + 1] as number) : 0);
+      }
+    }
+  }
+  return { warped, valid };
+}
+
+/**
+ * Maps `source`'s tones in place so that its histogram over the valid pixels matches `target`'s
+ * (histogram specification): any global monotone tone change between the shots cancels out.
+ */
+function matchTones(source: Float32Array, target: Float32Array, valid: Uint8Array): void {
+  const cdfSource = cumulative(source, valid);
+  const cdfTarget = cumulative(target, valid);
+  const lut = new Float32Array(256);
+  let t = 0;
+  for (let v = 0; v < 256; v++) {
+    // The middle of the source bin's share of pixels, found on the target's distribution.
+    const share = ((v > 0 ? (cdfSource[v - 1] as number) : 0) + (cdfSource[v] as number)) / 2;
+    while (t < 255 && (cdfTarget[t] as number) < share) t++;
+    lut[v] = t;
+  }
+  for (let i = 0; i < source.length; i++) {
+    if (valid[i] === 0) continue;
+    const value = Math.min(255, Math.max(0, source[i] as number));
+    const low = Math.floor(value);
+    const high = Math.min(255, low + 1);
+    const fraction = value - low;
+    source[i] = (lut[low] as number) * (1 - fraction) + (lut[high] as number) * fraction;
+  }
+}
+
+/** Cumulative share of valid pixels at or below each level 0..255. */
+function cumulative(plane: Float32Array, valid: Uint8Array): Float64Array {
+  const cdf = new Float64Array(256);
+  let count = 0;
+  for (let i = 0; i < plane.length; i++) {
+    if (valid[i] === 0) continue;
+    const bin = Math.min(255, Math.max(0, Math.round(plane[i] as number)));
+    cdf[bin] = (cdf[bin] as number) + 1;
+    count++;
+  }
+  let sum = 0;
+  for (let v = 0; v < 256; v++) {
+    sum += cdf[v] as number;
+    cdf[v] = count > 0 ? sum / count : 0;
+  }
+  return cdf;
+}
+
+/**
+ * Per pixel and channel: how far the current value lies outside the range of the warped reference
+ * over the valid pixels of its 3 x 3 neighbourhood; the largest over the channels. Edges that
+ * registration left a fraction of a pixel apart fall inside that range; a real change does not.
+ * 0 where the pixel itself is not valid.
+ */
+function tolerantDifference(
+  current: Float32Array,
+  warped: Float32Array,
+  valid: Uint8Array,
+  cols: number,
+  rows: number,
+): Float32Array {
+  const n = cols * rows;
+  const out = new Float32Array(n);
+  const low = new Float32Array(n);
+  const high = new Float32Array(n);
+  const scratchLow = new Float32Array(n);
+  const scratchHigh = new Float32Array(n);
+  for (let plane = 0; plane < 3; plane++) {
+    const base = plane * n;
+    neighbourRange(warped, base, valid, cols, rows, low, high, scratchLow, scratchHigh);
+    for (let i = 0; i < n; i++) {
+      if (valid[i] === 0) continue;
+      const value = current[base + i] as number;
+      const below = (low[i] as number) - value;
+      const above = value - (high[i] as number);
+      const d = Math.max(below, above);
+      if (d > (out[i] as number)) out[i] = d;
+    }
+  }
+  return out;
+}
+
+/** Min and max over the valid pixels of each 3 x 3 neighbourhood of one plane: a row pass, then a column pass. */
+function neighbourRange(
+  planes: Float32Array,
+  base: number,
+  valid: Uint8Array,
+  cols: number,
+  rows: number,
+  low: Float32Array,
+  high: Float32Array,
+  rowLow: Float32Array,
+  rowHigh: Float32Array,
+): void {
+  for (let y = 0; y < rows; y++) {
+    for (let x = 0; x < cols; x++) {
+      let lo = 1e9;
+      let hi = -1e9;
+      for (let k = x > 0 ? x - 1 : 0, end = x < cols - 1 ? x + 1 : x; k <= end; k++) {
+        const j = y * cols + k;
+        if (valid[j] === 0) continue;
+        const v = planes[base + j] as number;
+        if (v < lo) lo = v;
+        if (v > hi) hi = v;
+      }
+      rowLow[y * cols + x] = lo;
+      rowHigh[y * cols + x] = hi;
+    }
+  }
+  for (let y = 0; y < rows; y++) {
+    const from = y > 0 ? y - 1 : 0;
+    const to = y < rows - 1 ? y + 1 : y;
+    for (let x = 0; x < cols; x++) {
+      let lo = 1e9;
+      let hi = -1e9;
+      for (let k = from; k <= to; k++) {
+        const j = k * cols + x;
+        if ((rowLow[j] as number) < lo) lo = rowLow[j] as number;
+        if ((rowHigh[j] as number) > hi) hi = rowHigh[j] as number;
+      }
+      low[y * cols + x] = lo;
+      high[y * cols + x] = hi;
+    }
+  }
+}
+
+/** Median of the values at valid pixels, to the nearest level. */
+function medianOf(values: Float32Array, valid: Uint8Array): number {
+  const histogram = new Uint32Array(257);
+  let count = 0;
+  for (let i = 0; i < values.length; i++) {
+    if (valid[i] === 0) continue;
+    const bin = Math.min(256, Math.round(values[i] as number));
+    histogram[bin] = (histogram[bin] as number) + 1;
+    count++;
+  }
+  let seen = 0;
+  for (let v = 0; v < histogram.length; v++) {
+    seen += histogram[v] as number;
+    if (seen * 2 >= count) return v;
+  }
+  return 0;
+}

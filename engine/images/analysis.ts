@@ -1,0 +1,260 @@
+import { ApiError } from '../api/errors';
+import { detectChanges } from '../change/detect';
+import type { Clock } from '../clock';
+import { messageEvent } from '../events/message';
+import type { FiredRule, ImageResult, NewEvent } from '../events/schema';
+import type { Detection, Frame } from '../inference/types';
+import { appSnapshot } from '../osd/snapshot';
+import { isOnnxFamily } from '../packages/manifest';
+import type { InstalledApp, InstalledModel, PackageRegistry } from '../packages/registry';
+import { zoneColor } from '../pipeline/app-runtime';
+import type { TaskDetector } from '../pipeline/detectors';
+import type { DeliveryTarget } from '../pipeline/task-pipeline';
+import { type AppRuleContext, AppRuleState } from '../rules/evaluate';
+import type { TaskRegistry } from '../tasks/registry';
+import { DEFAULT_OSD, type TaskView } from '../tasks/schema';
+import type { TrackedObject } from '../tracking/byte-tracker';
+
+export interface ImageAnalysisDeps {
+  tasks: TaskRegistry;
+  packages: PackageRegistry;
+  outbox: { enqueue(target: DeliveryTarget, event: NewEvent): unknown };
+  /** The task clock: event timestamps and rule intervals. */
+  clock: Clock;
+  /** ONNX detection models, run in the shared inference pool. */
+  createDetector(model: InstalledModel): TaskDetector;
+  /** The task's callback signing secret, which the task view does not show. */
+  secretOf(taskId: string): string | undefined;
+}
+
+/** The query of an upload, echoed into its results. */
+export interface UploadInfo {
+  image_id?: number;
+  device_id?: string;
+}
+
+/** What an image or diff task keeps between uploads, in memory only. */
+interface TaskState {
+  /** Admitted images so far: the image_id of one sent without. */
+  images: number;
+  /** Image task: the previous image (the reference of motion apps). Diff task: the previous image_b. */
+  previous: Frame | null;
+  rules: Map<string, AppRuleState>;
+  /** Analyses of one task run one after the other, in the order their images were admitted. */
+  queue: Promise<unknown>;
+}
+
+/**
+ * Image and diff tasks (4.8, 4.9): each admitted image is analysed at once by the task's apps and
+ * answered with the rules that fired; the same result goes to the outbox, one event per app. There
+ * is no tracker across images: each object of an image is its own, numbered from "1".
+ */
+export class ImageAnalysis {
+  private readonly states = new Map<string, TaskState>();
+  private readonly detectors = new Map<string, TaskDetector>();
+
+  constructor(private readonly deps: ImageAnalysisDeps) {
+    deps.tasks.on('closed', (view) => this.states.delete(view.task_id));
+  }
+
+  /** 4.8: one image. Motion apps compare it with the task's previous image (none on the first). */
+  async analyseImage(taskId: string, image: Frame, upload: UploadInfo): Promise<ImageResult> {
+    const task = this.deps.tasks.liveTask(taskId, 'image');
+    const apps = this.appsOf(
+      task,
+      (app) => isOnnxFamily(app.model.spec.family) || app.model.spec.family === 'motion',
+    );
+    const state = this.stateOf(taskId);
+    this.deps.tasks.admitImage(taskId, 'image');
+    const previous = state.previous;
+    // The ONNX pool takes the pixels over while it runs, so the next image's reference is a copy.
+    if (apps.some((app) => app.model.spec.family === 'motion'))
+      state.previous = { ...image, data: image.data.slice() };
+    const imageId = this.nextImageId(state, upload);
+    return this.serially(state, async () => {
+      let frame = image;
+      const detections = new Map<string, Detection[]>();
+      for (const app of apps) {
+        const { key, spec } = app.model;
+        if (detections.has(key)) continue;
+        if (spec.family === 'motion') {
+          detections.set(
+            key,
+            previous && sameSize(previous, frame) ? changesAbove(previous, frame, spec.score_threshold) : [],
+          );
+        } else {
+          const result = await this.detector(app.model).detect(frame);
+          frame = result.frame;
+          detections.set(key, result.detections);
+        }
+      }
+      return this.report(task, state, apps, frame, imageId, upload, detections);
+    });
+  }
+
+  /** 4.9: a pair, or image_b alone against the task's previous image_b. Regions are in image_b's pixels. */
+  async analysePair(
+    taskId: string,
+    before: Frame | null,
+    after: Frame,
+    upload: UploadInfo,
+  ): Promise<ImageResult> {
+    const task = this.deps.tasks.liveTask(taskId, 'diff');
+    const apps = this.appsOf(task, (app) => app.model.spec.family === 'change');
+    const state = this.stateOf(taskId);
+    const reference = before ?? state.previous;
+    if (!reference) {
+      throw new ApiError(
+        'NO_REFERENCE_IMAGE',
+        'body.image_a: is required: the task has no earlier image_b to compare image_b with',
+      );
+    }
+    if (!sameSize(reference, after)) {
+      throw new ApiError(
+        'IMAGE_SIZE_MISMATCH',
+        `body.image_b: is ${after.width}x${after.height} but ${before ? 'image_a' : "the task's previous image_b"} is ${reference.width}x${reference.height}; the pair must be the same size`,
+      );
+    }
+    this.deps.tasks.admitImage(taskId, 'diff');
+    state.previous = after;
+    const imageId = this.nextImageId(state, upload);
+    return this.serially(state, async () => {
+      const thresholds = new Map(apps.map((app) => [app.model.key, app.model.spec.score_threshold]));
+      const detections = new Map<string, Detection[]>();
+      // One algorithm for every weight-free change model: run it once, filter per model.
+      const regions = detectChanges(reference, after);
+      for (const [key, floor] of thresholds)
+        detections.set(
+          key,
+          regions.filter((r) => r.score >= floor),
+        );
+      return this.report(task, state, apps, after, imageId, upload, detections);
+    });
+  }
+
+  /** Rules of each app on its model's detections; fired rules get a snapshot and go to the outbox. */
+  private async report(
+    task: TaskView,
+    state: TaskState,
+    apps: readonly InstalledApp[],
+    frame: Frame,
+    imageId: number,
+    upload: UploadInfo,
+    detections: ReadonlyMap<string, Detection[]>,
+  ): Promise<ImageResult> {
+    const timestamp = this.deps.clock.now();
+    const info = { id: imageId, timestampMs: timestamp, width: frame.width, height: frame.height };
+    const osd = { ...DEFAULT_OSD, ...task.osd };
+    const echo = {
+      image_id: imageId,
+      ...(upload.device_id !== undefined && { device_id: upload.device_id }),
+    };
+    const rules: FiredRule[] = [];
+    for (const app of apps) {
+      const polygon = task.app_configs.find((c) => c.app_id === app.app_id)?.polygon ?? [];
+      const result = this.ruleState(state, app, polygon).evaluate(
+        info,
+        asObjects(detections.get(app.model.key) ?? []),
+      );
+      if (result.firings.length === 0) continue;
+      const zone = { points: polygon, color: zoneColor(app), occupied: result.zoneOccupied };
+      const image = await appSnapshot(frame, osd, zone, result.shown);
+      const event = messageEvent({
+        task,
+        appId: app.app_id,
+        timestamp,
+        frame: info,
+        firings: result.firings,
+        image,
+        upload: echo,
+      });
+      rules.push(...event.data.rules);
+      // A task closed while its image was analysed gets no more events (task_closed was its last).
+      if (this.states.get(task.task_id) === state) {
+        this.deps.outbox.enqueue(
+          {
+            task_id: task.task_id,
+            report_url: task.report_url,
+            report_secret: this.deps.secretOf(task.task_id),
+          },
+          event,
+        );
+      }
+    }
+    return { ...echo, frame: { height: frame.height, width: frame.width, id: imageId }, rules };
+  }
+
+  /** The task's apps, refused with 422 when one has a model this kind of upload cannot run. */
+  private appsOf(task: TaskView, runs: (app: InstalledApp) => boolean): InstalledApp[] {
+    return task.app_ids.map((appId) => {
+      const app = this.deps.packages.app(task.zapk_id, appId);
+      if (!runs(app)) {
+        throw new ApiError(
+          'MODEL_NOT_SUPPORTED',
+          `application "${appId}" uses the model family "${app.model.spec.family}", which ${task.mode} tasks cannot run in this build` +
+            (task.mode === 'diff' ? ' (change detection needs the built-in "change" family)' : ''),
+        );
+      }
+      return app;
+    });
+  }
+
+  /** The app's rule state with the current rule and polygon; counters and interval timers carry over. */
+  private ruleState(state: TaskState, app: InstalledApp, polygon: AppRuleContext['polygon']): AppRuleState {
+    const context: AppRuleContext = {
+      appId: app.app_id,
+      appType: app.type,
+      rule: app.rule,
+      polygon,
+      labels: app.labels,
+      perImage: true,
+    };
+    let rules = state.rules.get(app.app_id);
+    if (rules) rules.setContext(context);
+    else {
+      rules = new AppRuleState(context);
+      state.rules.set(app.app_id, rules);
+    }
+    return rules;
+  }
+
+  private stateOf(taskId: string): TaskState {
+    let state = this.states.get(taskId);
+    if (!state) {
+      state = { images: 0, previous: null, rules: new Map(), queue: Promise.resolve() };
+      this.states.set(taskId, state);
+    }
+    return state;
+  }
+
+  private nextImageId(state: TaskState, upload: UploadInfo): number {
+    state.images += 1;
+    return upload.image_id ?? state.images;
+  }
+
+  private serially<T>(state: TaskState, run: () => Promise<T>): Promise<T> {
+    const result = state.queue.then(run);
+    state.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  private detector(model: InstalledModel): TaskDetector {
+    let detector = this.detectors.get(model.key);
+    if (!detector) {
+      detector = this.deps.createDetector(model);
+      this.detectors.set(model.key, detector);
+    }
+    return detector;
+  }
+}
+
+const sameSize = (a: Frame, b: Frame) => a.width === b.width && a.height === b.height;
+
+function changesAbove(reference: Frame, current: Frame, floor: number): Detection[] {
+  return detectChanges(reference, current).filter((region) => region.score >= floor);
+}
+
+/** Each detection of an image is an object of its own, numbered in the image from "1". */
+function asObjects(detections: readonly Detection[]): TrackedObject[] {
+  return detections.map((d, i) => ({ ...d, trackId: String(i + 1), hits: 1, confirmed: true }));
+}
