@@ -80,9 +80,10 @@ describe('inference pool (worker threads, real onnxruntime)', () => {
     const inFlight = [basketball(), basketball(), basketball()].map(async (frame) =>
       busy.detect(MODEL, await frame),
     );
+    const settled = Promise.allSettled(inFlight);
     await new Promise((done) => setTimeout(done, 300));
     await busy.close();
-    const outcomes = await Promise.allSettled(inFlight);
+    const outcomes = await settled;
     // Whatever was running completed; whatever still waited was refused, none was lost silently.
     for (const outcome of outcomes) {
       if (outcome.status === 'fulfilled') expect(outcome.value.detections.length).toBeGreaterThan(0);
