@@ -24,6 +24,7 @@ import {
 } from 'electron';
 import { type Engine, startEngine } from '../engine/index';
 import { buildCsp, engineSource, securityHeaders } from '../renderer/csp';
+import { forwardEngineEvents } from './events';
 import { registerIpc } from './ipc';
 import {
   APP_ORIGIN,
@@ -213,7 +214,12 @@ async function start(): Promise<void> {
   const csp = buildCsp({ engineUrl: started.url, dev: devOrigin !== null });
   hardenSession(session.defaultSession, csp, started.url);
   serveConsole(csp);
-  disposeIpc = registerIpc({ appOrigin, engine: started, version: app.getVersion() });
+  const stopIpc = registerIpc({ appOrigin, engine: started, version: app.getVersion() });
+  const stopFeed = forwardEngineEvents(started.bus, () => mainWindow);
+  disposeIpc = () => {
+    stopFeed();
+    stopIpc();
+  };
   createWindow();
 }
 

@@ -3,6 +3,8 @@
  * and never the preload itself). Nothing exposed here carries a secret: main holds the engine token.
  */
 
+import type { CallbackBody } from '../engine/events/schema';
+
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 export type QueryValue = string | number | boolean;
@@ -23,6 +25,9 @@ export interface EngineResponse {
   body: unknown;
 }
 
+/** A stored result event: the callback body of part 6 with event_id and seq. */
+export type EngineEvent = CallbackBody;
+
 export interface AppInfo {
   version: string;
   engineUrl: string;
@@ -35,4 +40,6 @@ export interface VisionConsoleApi {
   /** Installs a package whose path came from openZapk (any other path is refused by main). */
   installZapk(path: string): Promise<EngineResponse>;
   info(): Promise<AppInfo>;
+  /** Calls the listener with every result event the engine stores; returns the unsubscribe. */
+  onEvent(listener: (event: EngineEvent) => void): () => void;
 }

@@ -14,3 +14,9 @@ export const Channels = {
 } as const;
 
 export type Channel = (typeof Channels)[keyof typeof Channels];
+
+/** Messages main pushes to the console page; the page never sends on them. */
+export const PushChannels = {
+  /** Every stored result event (a callback body), as the web console's SSE feed carries it. */
+  event: 'engine:event',
+} as const;

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { EngineRequest, VisionConsoleApi } from '../preload/api';
+import type { EngineEvent, EngineRequest, VisionConsoleApi } from '../preload/api';
 import { createHttpTransport, requestToken } from '../renderer/src/transport/http';
 import { createIpcTransport, installPackageViaDialog, ipcErrorMessage } from '../renderer/src/transport/ipc';
 import { ApiError, apiPath, NO_ENVELOPE, toEnvelope } from '../renderer/src/transport/types';
@@ -147,6 +147,7 @@ describe('http transport', () => {
 describe('ipc transport', () => {
   function fakeApi(answer: (request: EngineRequest) => Promise<{ status: number; body: unknown }>) {
     const calls: EngineRequest[] = [];
+    const listeners: Array<(event: EngineEvent) => void> = [];
     const api: VisionConsoleApi = {
       request: (request) => {
         calls.push(request);
@@ -155,8 +156,12 @@ describe('ipc transport', () => {
       openZapk: async () => '/home/u/pkg.zapk',
       installZapk: async () => ({ status: 200, body: { code: 0, msg: 'success', data: { zapk_id: 'pkg' } } }),
       info: async () => ({ version: '0.1.0', engineUrl: 'http://127.0.0.1:1' }),
+      onEvent: (listener) => {
+        listeners.push(listener);
+        return () => listeners.splice(listeners.indexOf(listener), 1);
+      },
     };
-    return { api, calls };
+    return { api, calls, listeners };
   }
 
   it('passes method, path, query and body to main and unwraps the envelope', async () => {
@@ -222,5 +227,54 @@ describe('envelope helpers', () => {
 
   it('apiPath encodes every interpolated value', () => {
     expect(apiPath`/api/task/${'../../x?y#z'}/image`).toBe('/api/task/..%2F..%2Fx%3Fy%23z/image');
+  });
+});
+
+describe('live event feed', () => {
+  const event = { event: 'task_closed', task_id: 't1', seq: 3 } as unknown as EngineEvent;
+
+  it('ipc: events pushed by main reach the subscriber until it unsubscribes', () => {
+    const listeners: Array<(event: EngineEvent) => void> = [];
+    const api = {
+      onEvent: (listener: (event: EngineEvent) => void) => {
+        listeners.push(listener);
+        return () => listeners.splice(listeners.indexOf(listener), 1);
+      },
+    } as unknown as VisionConsoleApi;
+    const received: EngineEvent[] = [];
+    const unsubscribe = createIpcTransport(api).subscribe((e) => received.push(e));
+    for (const listener of listeners) listener(event);
+    unsubscribe();
+    expect(listeners).toHaveLength(0);
+    expect(received).toEqual([event]);
+  });
+
+  it('http: reads the SSE feed with the token in the query and parses callback frames', () => {
+    const opened: FakeEventSource[] = [];
+    class FakeEventSource extends EventTarget {
+      closed = false;
+      constructor(readonly url: string) {
+        super();
+        opened.push(this);
+      }
+      close() {
+        this.closed = true;
+      }
+    }
+    const transport = createHttpTransport({
+      baseUrl: 'http://127.0.0.1:8080',
+      getToken: () => 'tok en',
+      EventSource: FakeEventSource as unknown as typeof EventSource,
+    });
+    const received: EngineEvent[] = [];
+    const unsubscribe = transport.subscribe((e) => received.push(e));
+    const source = opened[0] as FakeEventSource;
+    expect(source.url).toBe('http://127.0.0.1:8080/api/events/stream?token=tok+en');
+    source.dispatchEvent(new MessageEvent('callback', { data: JSON.stringify(event) }));
+    source.dispatchEvent(new MessageEvent('delivery', { data: '{}' }));
+    unsubscribe();
+    source.dispatchEvent(new MessageEvent('callback', { data: JSON.stringify(event) }));
+    expect(received).toEqual([event]);
+    expect(source.closed).toBe(true);
   });
 });

@@ -4,6 +4,7 @@
  */
 import {
   ApiError,
+  type EngineEvent,
   type Envelope,
   type HttpMethod,
   type IssuedToken,
@@ -20,6 +21,8 @@ export interface HttpTransportOptions {
   /** Called on any 401, e.g. to drop the session and show the sign-in form again. */
   onUnauthorized?: (error: ApiError) => void;
   fetch?: typeof fetch;
+  /** The EventSource class for the live feed; the browser's by default. */
+  EventSource?: typeof EventSource;
 }
 
 function resolveBase(baseUrl: string | undefined): string {
@@ -76,6 +79,20 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
         if (error instanceof ApiError && error.unauthorized) options.onUnauthorized?.(error);
         throw error;
       }
+    },
+    subscribe(listener) {
+      // EventSource cannot send headers, so the feed alone takes the token in its query string.
+      const url = new URL('/api/events/stream', resolveBase(options.baseUrl));
+      const token = options.getToken();
+      if (token) url.searchParams.set('token', token);
+      const EventSourceImpl = options.EventSource ?? globalThis.EventSource;
+      const source = new EventSourceImpl(url.toString());
+      const onCallback = (message: MessageEvent<string>) => listener(JSON.parse(message.data) as EngineEvent);
+      source.addEventListener('callback', onCallback);
+      return () => {
+        source.removeEventListener('callback', onCallback);
+        source.close();
+      };
     },
   };
 }

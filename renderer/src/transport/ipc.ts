@@ -37,6 +37,7 @@ export function createIpcTransport(api: VisionConsoleApi): Transport {
       }
       return toEnvelope<T>(response.status, response.body) as Envelope<T>;
     },
+    subscribe: (listener) => api.onEvent(listener),
   };
 }
 

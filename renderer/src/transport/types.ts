@@ -1,6 +1,6 @@
-import type { HttpMethod, QueryValue } from '../../../preload/api';
+import type { EngineEvent, HttpMethod, QueryValue } from '../../../preload/api';
 
-export type { HttpMethod, QueryValue };
+export type { EngineEvent, HttpMethod, QueryValue };
 
 /** The engine's response envelope (service-interface.md 2.1). */
 export interface Envelope<T> {
@@ -31,6 +31,8 @@ export interface Transport {
     body?: unknown,
     options?: RequestOptions,
   ): Promise<Envelope<T>>;
+  /** Live result events (the same bodies the callbacks carry); returns the unsubscribe. */
+  subscribe(listener: (event: EngineEvent) => void): () => void;
 }
 
 /** Code used when there is no envelope at all (network failure, a body that is not an envelope). */
