@@ -152,6 +152,8 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   }
 
   private async analyse(input: NumberedFrame): Promise<void> {
+    // One frame is judged and reported under the settings it started with, even if an update lands meanwhile.
+    const task = this.task;
     const size = { width: input.width, height: input.height };
     this.refresh(size);
     // The event's time is when its frame left ffmpeg, not when analysis got round to it.
@@ -194,7 +196,6 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     if (fired.length === 0) return;
     // Snapshots are drawn and stored while the next frame is analysed, in frame order. More than
     // two waiting means drawing is the bottleneck: analysis then waits instead of holding frames.
-    const task = this.task;
     this.pendingPublishes += 1;
     this.publishing = this.publishing
       .then(() => this.publish(task, frame, info, fired, overlays))

@@ -1,0 +1,619 @@
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../engine/clock';
+import { BUILTIN_PACKAGE_DIR } from '../engine/engine';
+import { CallbackBody, NewEvent } from '../engine/events/schema';
+import type { Detection, Frame } from '../engine/inference/types';
+import type { StreamWatchdog, WatchdogFrame } from '../engine/media/stream-watchdog';
+import type { Manifest } from '../engine/packages/manifest';
+import { PackageRegistry } from '../engine/packages/registry';
+import type { TaskDetector } from '../engine/pipeline/detectors';
+import { type DeliveryTarget, type PipelineTask, TaskPipeline } from '../engine/pipeline/task-pipeline';
+import type { ClassEntry } from '../engine/rules/schema';
+import { compileCheck } from '../engine/schema/ajv';
+import { type Db, openDb } from '../engine/store/db';
+import { DEFAULT_OSD, type Polygon } from '../engine/tasks/schema';
+
+/**
+ * TaskPipeline with a real package registry on SQLite, real tracking, rules, OSD and JPEG snapshots.
+ * Only the frame stream (an EventEmitter standing in for the watchdog) and the model (a detector the
+ * test answers for) are stand-ins, so each test decides which frames arrive, when analysis finishes
+ * and what it finds.
+ */
+
+type Message = Extract<NewEvent, { event: 'message' }>;
+
+const PERSON = '#ff0000';
+const entry = (class_id: string, name: string, color: string): ClassEntry => ({
+  class_id,
+  name,
+  color,
+  threshold: 0.5,
+  min_pixel: 0,
+  max_pixel: 0,
+});
+
+/** Two weight-free models so that adding and removing apps also adds and removes detectors. */
+const MANIFEST: Manifest = {
+  format: 1,
+  zapk_id: 'unit',
+  name: 'Pipeline unit package',
+  version: '1.0.0',
+  models: {
+    objects: {
+      family: 'motion',
+      labels: ['person', 'car'],
+      score_threshold: 0.25,
+      nms_iou: 0.5,
+      class_agnostic_nms: true,
+    },
+    things: {
+      family: 'motion',
+      labels: ['thing'],
+      score_threshold: 0.25,
+      nms_iou: 0.5,
+      class_agnostic_nms: true,
+    },
+  },
+  apps: [
+    {
+      app_id: 'person',
+      name: 'Person',
+      type: 1,
+      model: 'objects',
+      rule: { interval: 0, classes: [entry('0', 'person', PERSON)] },
+      license_expire: 0,
+      perpetual: true,
+    },
+    {
+      app_id: 'car',
+      name: 'Car',
+      type: 1,
+      model: 'objects',
+      rule: { interval: 0, classes: [entry('1', 'car', '#0000ff')] },
+      license_expire: 0,
+      perpetual: true,
+    },
+    {
+      app_id: 'thing',
+      name: 'Thing',
+      type: 1,
+      model: 'things',
+      rule: { interval: 0, classes: [entry('0', 'thing', '#00ff00')] },
+      license_expire: 0,
+      perpetual: true,
+    },
+  ],
+};
+
+const checkEvent = compileCheck<NewEvent>(NewEvent, 'event');
+const checkBody = compileCheck<CallbackBody>(CallbackBody, 'callback');
+
+const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+
+async function until(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(1);
+  }
+}
+
+const box = (x1: number, y1: number, x2: number, y2: number, classIndex = 0, score = 0.9): Detection => ({
+  x1,
+  y1,
+  x2,
+  y2,
+  score,
+  classIndex,
+});
+
+/** The frame's position in the stream, written into its first pixel so the detector can tell frames apart. */
+const markerOf = (frame: Frame) =>
+  (frame.data[0] as number) | ((frame.data[1] as number) << 8) | ((frame.data[2] as number) << 16);
+
+type Respond = (model: string, marker: number) => Detection[] | Promise<Detection[]>;
+
+let dir: string;
+let db: Db;
+let packages: PackageRegistry;
+let pipelines: TaskPipeline[] = [];
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'vc-pipeline-'));
+  db = openDb(dir);
+  packages = new PackageRegistry(db, new ManualClock(), dir, () => false);
+  await packages.installDir(BUILTIN_PACKAGE_DIR, true);
+  const unit = join(dir, 'unit-package');
+  mkdirSync(unit);
+  writeFileSync(join(unit, 'manifest.json'), JSON.stringify(MANIFEST));
+  await packages.installDir(unit, false);
+});
+
+afterEach(() => {
+  for (const pipeline of pipelines) pipeline.stop();
+  pipelines = [];
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function taskOf(appIds: string[], extra: Partial<PipelineTask> = {}): PipelineTask {
+  return {
+    task_id: 'task-1',
+    zapk_id: 'unit',
+    app_ids: appIds,
+    app_configs: [],
+    osd: { ...DEFAULT_OSD },
+    business_id: 'gate-3',
+    report_url: 'http://127.0.0.1:9/callback',
+    polygon_frame: null,
+    ...extra,
+  };
+}
+
+interface FrameOptions {
+  width?: number;
+  height?: number;
+  synthetic?: boolean;
+  /** Fills the frame; gray 128 by default. */
+  paint?: (data: Uint8Array) => void;
+}
+
+/** A pipeline fed by hand: emit() hands it a frame, step() hands one and waits until it is dealt with. */
+function harness(task: PipelineTask) {
+  const stream = new EventEmitter();
+  const enqueued: Array<{ target: DeliveryTarget; event: NewEvent }> = [];
+  const detectCalls: Array<{ model: string; marker: number }> = [];
+  const created: string[] = [];
+  const h = {
+    stream,
+    enqueued,
+    detectCalls,
+    created,
+    emitted: 0,
+    respond: ((): Detection[] => []) as Respond,
+    pipeline: undefined as unknown as TaskPipeline,
+    messages: () => enqueued.map((e) => e.event as Message),
+    /** [app_id, frame id] of every event, in enqueue order. */
+    fired: () => enqueued.map((e) => [e.event.app_id, (e.event as Message).data.frame.id] as const),
+    emit(options: FrameOptions = {}): number {
+      const { width = 320, height = 240, synthetic = false } = options;
+      h.emitted += 1;
+      const data = new Uint8Array(width * height * 3);
+      if (synthetic) data.fill(0);
+      else if (options.paint) options.paint(data);
+      else data.fill(128);
+      data[0] = h.emitted & 0xff;
+      data[1] = (h.emitted >> 8) & 0xff;
+      data[2] = (h.emitted >> 16) & 0xff;
+      const frame: WatchdogFrame = {
+        data,
+        width,
+        height,
+        synthetic,
+        index: h.emitted - 1,
+        receivedAt: performance.now(),
+      };
+      stream.emit('frame', frame);
+      return h.emitted;
+    },
+    /** Emits one frame and waits until it is analysed or has failed (publishing may still run). */
+    async step(options: FrameOptions = {}): Promise<number> {
+      const { stats } = h.pipeline;
+      const before = stats.analysed + stats.failures;
+      const position = h.emit(options);
+      await until(`frame ${position} analysed`, () => stats.analysed + stats.failures > before);
+      return position;
+    },
+  };
+  h.pipeline = new TaskPipeline(task, stream as unknown as StreamWatchdog, {
+    packages,
+    sink: { enqueue: (target, event) => enqueued.push({ target, event }) },
+    createDetector(app): TaskDetector {
+      const model = app.model.key.split('#').pop() ?? '';
+      created.push(model);
+      return {
+        key: app.model.key,
+        async detect(frame) {
+          const marker = markerOf(frame);
+          detectCalls.push({ model, marker });
+          const detections = await h.respond(model, marker);
+          return { detections, frame, inferenceMs: 1 };
+        },
+      };
+    },
+    now: () => Date.now(),
+  });
+  pipelines.push(h.pipeline);
+  return h;
+}
+
+/** Waits for `count` events, then a little longer so that an unexpected extra one would show. */
+async function eventsSettled(h: ReturnType<typeof harness>, count: number): Promise<void> {
+  await until(`${count} events`, () => h.enqueued.length >= count);
+  await sleep(150);
+}
+
+describe('frames arriving faster than analysis', () => {
+  it('drops evenly, keeps one frame in analysis and at most one waiting, always the newest', async () => {
+    const h = harness(taskOf(['person']));
+    let active = 0;
+    let maxActive = 0;
+    const pickedUp: Array<{ marker: number; newest: number }> = [];
+    h.respond = async (_model, marker) => {
+      pickedUp.push({ marker, newest: h.emitted });
+      active += 1;
+      maxActive = Math.max(maxActive, active);
+      await sleep(50);
+      active -= 1;
+      return [];
+    };
+    const analysedIds: number[] = [];
+    h.pipeline.on('analysed', ({ frameId }) => analysedIds.push(frameId));
+    const { stats } = h.pipeline;
+
+    const FRAMES = 100;
+    let maxBacklog = 0;
+    await new Promise<void>((done) => {
+      const timer = setInterval(() => {
+        h.emit({ width: 64, height: 48 });
+        // In analysis plus waiting: frames neither analysed nor dropped yet.
+        maxBacklog = Math.max(maxBacklog, h.emitted - stats.dropped - stats.analysed);
+        if (h.emitted === FRAMES) {
+          clearInterval(timer);
+          done();
+        }
+      }, 10);
+    });
+    const backlogAtEnd = FRAMES - stats.dropped - stats.analysed;
+    expect(backlogAtEnd).toBeGreaterThanOrEqual(1);
+    expect(backlogAtEnd).toBeLessThanOrEqual(2);
+    expect(maxBacklog).toBeLessThanOrEqual(2);
+
+    await until('the backlog analysed', () => stats.analysed + stats.dropped === FRAMES);
+    await sleep(100);
+    expect(stats.analysed + stats.dropped).toBe(FRAMES);
+    expect(stats.analysed).toBe(analysedIds.length);
+    expect(stats.failures).toBe(0);
+    expect(maxActive).toBe(1);
+    // A frame taken up from the wait slot is always the newest one: older waiting frames were replaced.
+    expect(pickedUp.filter((p) => p.marker !== p.newest)).toEqual([]);
+    expect(analysedIds.at(-1)).toBe(FRAMES);
+    expect(analysedIds).toEqual([...analysedIds].sort((a, b) => a - b));
+
+    // ~50 ms of analysis per ~10 ms frame: every ~5th frame, evenly, not bursts and long holes.
+    expect(analysedIds.length).toBeGreaterThanOrEqual(8);
+    expect(stats.dropped).toBeGreaterThan(FRAMES / 2);
+    const gaps = analysedIds.slice(1).map((id, i) => id - (analysedIds[i] as number));
+    const median = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)] as number;
+    expect(median).toBeGreaterThanOrEqual(2);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(2 * median);
+  });
+});
+
+describe('frame numbering and black frames', () => {
+  it('frame ids count every frame since the start, dropped ones included', async () => {
+    const h = harness(taskOf(['person']));
+    const gates: Array<() => void> = [];
+    h.respond = () => new Promise((done) => gates.push(() => done([box(100, 60, 140, 140)])));
+    h.emit(); // 1: analysed
+    await until('frame 1 in detection', () => gates.length === 1);
+    h.emit(); // 2: waits, then replaced
+    h.emit(); // 3: waits, then replaced
+    h.emit(); // 4: waits
+    expect(h.pipeline.stats.dropped).toBe(2);
+    gates.shift()?.();
+    await until('frame 4 in detection', () => gates.length === 1);
+    gates.shift()?.();
+    await until('frame 4 analysed', () => h.pipeline.stats.analysed === 2);
+    h.emit(); // 5
+    await until('frame 5 in detection', () => gates.length === 1);
+    gates.shift()?.();
+    await eventsSettled(h, 3);
+
+    expect(h.detectCalls.map((c) => c.marker)).toEqual([1, 4, 5]);
+    expect(h.messages().map((m) => m.data.frame)).toEqual([
+      { width: 320, height: 240, id: 1 },
+      { width: 320, height: 240, id: 4 },
+      { width: 320, height: 240, id: 5 },
+    ]);
+    expect(h.pipeline.stats).toMatchObject({ analysed: 3, dropped: 2, events: 3, failures: 0 });
+  });
+
+  it('black frames never reach the detector but take frame ids and age the tracks', async () => {
+    const h = harness(taskOf(['person']));
+    h.respond = () => [box(100, 60, 140, 140)];
+    const analysedIds: number[] = [];
+    h.pipeline.on('analysed', ({ frameId }) => analysedIds.push(frameId));
+
+    for (let i = 0; i < 3; i++) await h.step(); // 1-3
+    for (let i = 0; i < 5; i++) await h.step({ synthetic: true }); // 4-8: a short outage
+    await h.step(); // 9: the same object, its track survived
+    for (let i = 0; i < 40; i++) await h.step({ synthetic: true }); // 10-49: longer than a track is kept
+    await h.step(); // 50: the same place, but a new track
+    await eventsSettled(h, 5);
+
+    expect(h.detectCalls.map((c) => c.marker)).toEqual([1, 2, 3, 9, 50]);
+    expect(analysedIds).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(h.pipeline.stats).toMatchObject({ analysed: 50, blackFrames: 45, dropped: 0 });
+    const messages = h.messages();
+    expect(messages.map((m) => m.data.frame.id)).toEqual([1, 2, 3, 9, 50]);
+    const trackIds = messages.map((m) => m.data.rules[0]?.objects[0]?.track_id);
+    const first = trackIds[0];
+    expect(first).toBeTruthy();
+    expect(trackIds.slice(0, 4)).toEqual([first, first, first, first]);
+    expect(trackIds[4]).toBeTruthy();
+    expect(trackIds[4]).not.toBe(first);
+  });
+});
+
+describe('live changes', () => {
+  const LEFT: Polygon = [
+    [0, 0],
+    [160, 0],
+    [160, 240],
+    [0, 240],
+  ];
+  const RIGHT: Polygon = [
+    [160, 0],
+    [320, 0],
+    [320, 240],
+    [160, 240],
+  ];
+
+  it('a new polygon through update() applies to the very next analysed frame', async () => {
+    const task = taskOf(['person'], { app_configs: [{ app_id: 'person', polygon: LEFT }] });
+    const h = harness(task);
+    // Foot point (220, 180): in the right half only.
+    h.respond = () => [box(200, 100, 240, 180)];
+    await h.step(); // 1
+    await h.step(); // 2
+    h.pipeline.update({ ...task, app_configs: [{ app_id: 'person', polygon: RIGHT }] });
+    await h.step(); // 3
+    await h.step(); // 4
+    await eventsSettled(h, 2);
+
+    expect(h.fired()).toEqual([
+      ['person', 3],
+      ['person', 4],
+    ]);
+    const object = h.messages()[0]?.data.rules[0]?.objects[0];
+    expect(object).toMatchObject({ x: 220, y: 140, w: 40, h: 80, score: 0.9, class_id: '0', name: 'person' });
+    expect(h.enqueued[0]?.target).toEqual({
+      task_id: 'task-1',
+      report_url: 'http://127.0.0.1:9/callback',
+      report_secret: undefined,
+    });
+  });
+
+  it('osd changes reach the next snapshot: display_box false leaves no box border', async () => {
+    const task = taskOf(['person'], { osd: { ...DEFAULT_OSD, border_size: 4 } });
+    const h = harness(task);
+    const [x1, y1, x2, y2] = [100, 80, 220, 200];
+    h.respond = () => [box(x1, y1, x2, y2)];
+    await h.step(); // 1: boxes shown
+    h.pipeline.update({ ...task, osd: { ...task.osd, display_box: false } });
+    await h.step(); // 2: boxes hidden
+    await eventsSettled(h, 2);
+    expect(h.fired()).toEqual([
+      ['person', 1],
+      ['person', 2],
+    ]);
+
+    const redIn = async (message: Message | undefined, rows: [number, number], cols: [number, number]) => {
+      const jpeg = Buffer.from(message?.data.rules[0]?.image ?? '', 'base64');
+      const { data, info } = await sharp(jpeg).raw().toBuffer({ resolveWithObject: true });
+      expect([info.width, info.height, info.channels]).toEqual([320, 240, 3]);
+      let red = 0;
+      for (let y = rows[0]; y < rows[1]; y++) {
+        for (let x = cols[0]; x < cols[1]; x++) {
+          const p = (y * info.width + x) * 3;
+          if ((data[p] as number) > 190 && (data[p + 1] as number) < 80 && (data[p + 2] as number) < 80)
+            red++;
+        }
+      }
+      return red;
+    };
+    const [shown, hidden] = h.messages();
+    // The bottom edge of the box (4 px thick) and its left and right edges below the label.
+    const bottom: [[number, number], [number, number]] = [
+      [y2 - 4, y2],
+      [x1 + 4, x2 - 4],
+    ];
+    const left: [[number, number], [number, number]] = [
+      [y1 + 20, y2],
+      [x1, x1 + 4],
+    ];
+    const right: [[number, number], [number, number]] = [
+      [y1 + 20, y2],
+      [x2 - 4, x2],
+    ];
+    const edgePixels = 4 * (x2 - x1 - 8);
+    expect(await redIn(shown, ...bottom)).toBeGreaterThan(edgePixels * 0.8);
+    expect(await redIn(shown, ...left)).toBeGreaterThan(4 * (y2 - y1 - 20) * 0.8);
+    expect(await redIn(hidden, ...bottom)).toBe(0);
+    expect(await redIn(hidden, ...left)).toBe(0);
+    expect(await redIn(hidden, ...right)).toBe(0);
+    // The name tag above the box is still drawn in the class colour: only the box went.
+    expect(await redIn(hidden, [y1 - 20, y1], [x1, x1 + 40])).toBeGreaterThan(100);
+  });
+
+  it('app_ids changes: a removed app stops on the next frame, an added one starts', async () => {
+    const task = taskOf(['person']);
+    const h = harness(task);
+    h.respond = (model) =>
+      model === 'objects'
+        ? [box(20, 20, 60, 100, 0), box(200, 20, 260, 60, 1)]
+        : [box(120, 120, 160, 200, 0)];
+    await h.step(); // 1
+    h.pipeline.update({ ...task, app_ids: ['car', 'thing'] });
+    await h.step(); // 2
+    h.pipeline.update({ ...task, app_ids: ['person'] });
+    await h.step(); // 3
+    await eventsSettled(h, 4);
+
+    const fired = h.fired().map(([app, frame]) => `${app}@${frame}`);
+    expect(fired.slice(0, 1)).toEqual(['person@1']);
+    expect(fired.slice(1, 3).sort()).toEqual(['car@2', 'thing@2']);
+    expect(fired.slice(3)).toEqual(['person@3']);
+    const byApp = Object.fromEntries(
+      h.messages().map((m) => [`${m.app_id}@${m.data.frame.id}`, m.data.rules.map((r) => r.id)]),
+    );
+    expect(byApp).toEqual({
+      'person@1': ['person:0'],
+      'car@2': ['car:1'],
+      'thing@2': ['thing:0'],
+      'person@3': ['person:0'],
+    });
+    // The model of a removed app is not run any more; one still in use keeps its detector.
+    expect(h.detectCalls.map((c) => `${c.model}@${c.marker}`).sort()).toEqual(
+      ['objects@1', 'objects@2', 'objects@3', 'things@2'].sort(),
+    );
+    expect(h.created.sort()).toEqual(['objects', 'things']);
+  });
+
+  it('a rule edit in the package registry is picked up without update()', async () => {
+    const h = harness(taskOf(['person']));
+    h.respond = () => [box(100, 60, 140, 140, 0, 0.9)];
+    await h.step(); // 1: 0.9 >= 0.5
+    packages.updateApp('unit', 'person', {
+      rule: { classes: [{ ...entry('0', 'person', PERSON), threshold: 0.95 }] },
+    });
+    await h.step(); // 2: 0.9 < 0.95
+    await h.step(); // 3
+    packages.updateApp('unit', 'person', { rule: { classes: [entry('0', 'person', PERSON)] } });
+    await h.step(); // 4
+    await eventsSettled(h, 2);
+    expect(h.fired()).toEqual([
+      ['person', 1],
+      ['person', 4],
+    ]);
+  });
+});
+
+describe('polygon rescale', () => {
+  // Drawn on 768x576; on 384x288 frames it is x 50..150, y 50..130.
+  const DRAWN: Polygon = [
+    [100, 100],
+    [300, 100],
+    [300, 260],
+    [100, 260],
+  ];
+
+  it('evaluates the polygon scaled from polygon_frame to the frame size, after changes and size changes', async () => {
+    const task = taskOf(['person'], {
+      app_configs: [{ app_id: 'person', polygon: DRAWN }],
+      polygon_frame: { width: 768, height: 576 },
+    });
+    const h = harness(task);
+    let width = 384;
+    h.respond = () =>
+      width === 384
+        ? [
+            // Foot (80, 90): inside the scaled polygon only.
+            box(70, 40, 90, 90),
+            // Foot (250, 200): inside the polygon as drawn, outside the scaled one.
+            box(240, 150, 260, 200),
+          ]
+        : [
+            // On a 768x576 frame: foot (160, 180) inside the polygon as drawn.
+            box(150, 120, 170, 180),
+            // Foot (120, 90): would be inside had the polygon stayed scaled for 384x288.
+            box(110, 40, 130, 90),
+          ];
+    await h.step({ width: 384, height: 288 }); // 1
+    width = 768;
+    await h.step({ width: 768, height: 576 }); // 2
+    width = 384;
+    await h.step({ width: 384, height: 288 }); // 3
+    // A live change rebuilds the app's zone: it must still be scaled from polygon_frame.
+    h.pipeline.update({ ...task, osd: { ...task.osd, display_track: false } });
+    await h.step({ width: 384, height: 288 }); // 4
+    await eventsSettled(h, 4);
+    const feet = h
+      .messages()
+      .map((m) => [m.data.frame, m.data.rules[0]?.objects.map((o) => [o.x, o.y + o.h / 2])]);
+    expect(feet).toEqual([
+      [{ width: 384, height: 288, id: 1 }, [[80, 90]]],
+      [{ width: 768, height: 576, id: 2 }, [[160, 180]]],
+      [{ width: 384, height: 288, id: 3 }, [[80, 90]]],
+      [{ width: 384, height: 288, id: 4 }, [[80, 90]]],
+    ]);
+  });
+
+  it('without polygon_frame the polygon is taken as drawn on the current frame', async () => {
+    const h = harness(taskOf(['person'], { app_configs: [{ app_id: 'person', polygon: DRAWN }] }));
+    h.respond = () => [box(70, 40, 90, 90), box(240, 150, 260, 200)];
+    await h.step({ width: 384, height: 288 });
+    await eventsSettled(h, 1);
+    expect(h.messages()[0]?.data.rules[0]?.objects.map((o) => [o.x, o.y + o.h / 2])).toEqual([[250, 200]]);
+  });
+});
+
+describe('publishing', () => {
+  it('enqueues events in frame order while snapshots of different cost are drawn, in the callback shape', async () => {
+    const h = harness(taskOf(['person'], { report_secret: 'a-secret-of-16-chars' }));
+    h.respond = () => [box(10, 10, 40, 44)];
+    // Large noisy frames make slow JPEGs, tiny ones fast: out-of-order drawing would show.
+    const noisy = (data: Uint8Array) => {
+      let state = 12345;
+      for (let i = 0; i < data.length; i++) {
+        state = (state * 1103515245 + 12345) >>> 0;
+        data[i] = state >>> 24;
+      }
+    };
+    const sizes: Array<[number, number]> = [];
+    for (let i = 0; i < 8; i++) {
+      const [width, height] = i % 2 === 0 ? [1280, 720] : [64, 48];
+      sizes.push([width, height]);
+      await h.step({ width, height, paint: i % 2 === 0 ? noisy : undefined });
+    }
+    await eventsSettled(h, 8);
+
+    const messages = h.messages();
+    expect(messages.map((m) => m.data.frame.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    for (const [i, message] of messages.entries()) {
+      const checked = checkEvent(message);
+      expect(checked.ok ? 'valid' : checked.error).toBe('valid');
+      // As the outbox stores it: seq in enqueue order.
+      const body = checkBody({ ...message, event_id: randomUUID(), seq: i + 1 });
+      expect(body.ok ? 'valid' : body.error).toBe('valid');
+      expect(message).toMatchObject({
+        event: 'message',
+        task_id: 'task-1',
+        app_id: 'person',
+        business_id: 'gate-3',
+      });
+      const meta = await sharp(Buffer.from(message.data.rules[0]?.image ?? '', 'base64')).metadata();
+      expect([meta.format, meta.width, meta.height]).toEqual(['jpeg', ...(sizes[i] as [number, number])]);
+    }
+    expect(h.enqueued.every((e) => e.target.report_secret === 'a-secret-of-16-chars')).toBe(true);
+  });
+
+  it('a detector failure on one frame is counted and later frames are analysed', async () => {
+    const h = harness(taskOf(['person']));
+    h.respond = (_model, marker) => {
+      if (marker === 3) throw new Error('model exploded on frame 3');
+      return [box(100, 60, 140, 140)];
+    };
+    for (let i = 0; i < 5; i++) await h.step();
+    await eventsSettled(h, 4);
+    expect(h.pipeline.stats).toMatchObject({
+      analysed: 4,
+      failures: 1,
+      lastError: 'model exploded on frame 3',
+      events: 4,
+    });
+    expect(h.fired()).toEqual([
+      ['person', 1],
+      ['person', 2],
+      ['person', 4],
+      ['person', 5],
+    ]);
+  });
+});
