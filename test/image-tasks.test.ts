@@ -1,16 +1,14 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { encode as encodeBmp } from 'bmp-ts';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../engine/api/errors';
 import { CallbackBody, type ImageResult } from '../engine/events/schema';
 import { InferencePool } from '../engine/inference/pool';
-import type { Manifest, ModelSpec } from '../engine/packages/manifest';
-import { buildZapk } from '../engine/packages/zapk';
 import { compileCheck } from '../engine/schema/ajv';
 import { type Answer, FIXTURES, startTestEngine, type TestEngine } from './helpers/engine';
+import { FIXTURE_MODEL, installExamplePackage } from './helpers/example-package';
 import { Receiver } from './helpers/receiver';
 
 /**
@@ -19,8 +17,6 @@ import { Receiver } from './helpers/receiver';
  * the engine's manual clock.
  */
 
-const EXAMPLE = resolve(import.meta.dirname, '../examples/coco-yolox-nano/manifest.json');
-const MODEL_SPEC = (JSON.parse(readFileSync(EXAMPLE, 'utf8')) as Manifest).models['yolox-nano'] as ModelSpec;
 const BASKETBALL = readFileSync(join(FIXTURES, 'media', 'basketball1.png'));
 /** The person app's class threshold in the example package. */
 const PERSON_THRESHOLD = 0.55;
@@ -33,13 +29,9 @@ let t: TestEngine;
 let receiver: Receiver;
 
 beforeAll(async () => {
-  const work = mkdtempSync(join(tmpdir(), 'vc-images-'));
-  await buildZapk(EXAMPLE, join(work, 'example.zapk'));
   t = await startTestEngine();
   receiver = await Receiver.start();
-  const form = new FormData();
-  form.append('file', new Blob([readFileSync(join(work, 'example.zapk'))]), 'example.zapk');
-  expect((await t.call('POST', '/api/zapk', { raw: { type: '', body: form } })).status).toBe(200);
+  expect(await installExamplePackage(t)).toBe(200);
 }, 120_000);
 
 afterAll(async () => {
@@ -88,11 +80,7 @@ async function rgbOf(bytes: Uint8Array) {
 async function referencePersons(bytes: Uint8Array) {
   const pool = new InferencePool({ workers: 1 });
   try {
-    const file = join(FIXTURES, 'models', 'yolox_nano.onnx');
-    const { detections } = await pool.detect(
-      { key: 'reference', file, spec: MODEL_SPEC },
-      await rgbOf(bytes),
-    );
+    const { detections } = await pool.detect(FIXTURE_MODEL, await rgbOf(bytes));
     return byX(
       detections
         .filter((d) => d.classIndex === 0 && d.score >= PERSON_THRESHOLD)

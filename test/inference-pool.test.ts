@@ -2,34 +2,11 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InferencePool } from '../engine/inference/pool';
-import type { OnnxModelRef } from '../engine/inference/protocol';
 import type { Frame } from '../engine/inference/types';
-import type { ModelSpec } from '../engine/packages/manifest';
 import { FIXTURES } from './helpers/engine';
+import { FIXTURE_MODEL } from './helpers/example-package';
 
-const SPEC: ModelSpec = {
-  family: 'yolox',
-  file: 'yolox_nano.onnx',
-  input: {
-    width: 416,
-    height: 416,
-    channel_order: 'BGR',
-    scale: 1,
-    mean: [0, 0, 0],
-    std: [1, 1, 1],
-    letterbox: 'top-left',
-    pad_value: 114,
-  },
-  labels: 'coco-labels.txt',
-  score_threshold: 0.3,
-  nms_iou: 0.45,
-  class_agnostic_nms: false,
-};
-const MODEL: OnnxModelRef = {
-  key: 'fixture#yolox',
-  file: join(FIXTURES, 'models', 'yolox_nano.onnx'),
-  spec: SPEC,
-};
+const MODEL = FIXTURE_MODEL;
 
 async function basketball(): Promise<Frame> {
   const { data, info } = await sharp(join(FIXTURES, 'media', 'basketball1.png'))

@@ -1,18 +1,14 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallbackBody } from '../engine/events/schema';
 import { InferencePool } from '../engine/inference/pool';
 import type { Detection } from '../engine/inference/types';
 import { findFfmpeg } from '../engine/media/ffmpeg';
-import type { Manifest, ModelSpec } from '../engine/packages/manifest';
-import { buildZapk } from '../engine/packages/zapk';
 import { pointInPolygon } from '../engine/rules/geometry';
 import { compileCheck } from '../engine/schema/ajv';
-import { FIXTURES, startTestEngine, type TestEngine } from './helpers/engine';
+import { startTestEngine, type TestEngine } from './helpers/engine';
+import { FIXTURE_MODEL, installExamplePackage } from './helpers/example-package';
 import { Receiver } from './helpers/receiver';
 import { clientsOf, encodedFixture, RtmpSource } from './helpers/rtmp-source';
 
@@ -22,9 +18,6 @@ import { clientsOf, encodedFixture, RtmpSource } from './helpers/rtmp-source';
  * callback receiver on loopback.
  */
 
-const EXAMPLE = resolve(import.meta.dirname, '../examples/coco-yolox-nano/manifest.json');
-const manifest = JSON.parse(readFileSync(EXAMPLE, 'utf8')) as Manifest;
-const MODEL_SPEC = manifest.models['yolox-nano'] as ModelSpec;
 const FRAMES = 260;
 const LEFT_HALF: [number, number][] = [
   [0, 0],
@@ -41,13 +34,9 @@ let receiver: Receiver;
 
 beforeAll(async () => {
   encodedFixture(FRAMES);
-  const work = mkdtempSync(join(tmpdir(), 'vc-video-'));
-  await buildZapk(EXAMPLE, join(work, 'example.zapk'));
   t = await startTestEngine();
   receiver = await Receiver.start();
-  const form = new FormData();
-  form.append('file', new Blob([readFileSync(join(work, 'example.zapk'))]), 'example.zapk');
-  expect((await t.call('POST', '/api/zapk', { raw: { type: '', body: form } })).status).toBe(200);
+  expect(await installExamplePackage(t)).toBe(200);
 }, 120_000);
 
 afterAll(async () => {
@@ -117,17 +106,13 @@ async function referencePersons(frameIndexes: number[]): Promise<Map<number, Det
     child.on('close', () => done());
   });
   const pool = new InferencePool({ workers: 1 });
-  const file = join(FIXTURES, 'models', 'yolox_nano.onnx');
   const result = new Map<number, Detection[]>();
   for (const [index, data] of frames) {
-    const { detections } = await pool.detect(
-      { key: 'reference', file, spec: MODEL_SPEC },
-      {
-        data,
-        width: 768,
-        height: 576,
-      },
-    );
+    const { detections } = await pool.detect(FIXTURE_MODEL, {
+      data,
+      width: 768,
+      height: 576,
+    });
     result.set(
       index,
       detections.filter((d) => d.classIndex === 0 && d.score >= 0.55),
