@@ -39,7 +39,11 @@ beforeAll(async () => {
   expect(await installExamplePackage(t)).toBe(200);
 }, 120_000);
 
+/** Cameras a test started; stopped here too, so a failing test leaves no server behind. */
+const cameras: RtmpSource[] = [];
+
 afterAll(async () => {
+  await Promise.all(cameras.map((camera) => camera.kill()));
   await t?.stop();
   await receiver?.close();
 });
@@ -126,6 +130,7 @@ describe('video task on a live RTMP source', () => {
   it('reports the persons in the polygon with exact callbacks, stable track ids and the interval', async () => {
     await setPersonInterval(0);
     const source = await RtmpSource.create(`e2e-${process.pid}`, FRAMES);
+    cameras.push(source);
     source.start();
     const started = await t.call('POST', '/api/task', {
       json: {
@@ -235,6 +240,7 @@ describe('a video task whose source dies', () => {
   it('fills black frames while lost, resumes when the source is back, and closes with code 2 after 5 min', async () => {
     await setPersonInterval(0);
     const source = await RtmpSource.create(`cut-${process.pid}`, FRAMES);
+    cameras.push(source);
     source.start();
     const started = await t.call('POST', '/api/task', {
       json: {
