@@ -51,7 +51,7 @@ const frame = (seconds: number): FrameInfo => ({
 });
 
 function app(rule: Rule, over: Partial<AppRuleContext> = {}): AppRuleContext {
-  return { appId: 'app', appType: 1, rule, polygon: [], labels: ['person', 'car'], ...over };
+  return { appId: 'app', appType: 1, rule, polygon: [], ...over };
 }
 
 const square: Polygon = [

@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type TProperties, Type } from '@sinclair/typebox';
 
 /**
  * The callback body of part 6 with the units and extensions fixed by api-decisions.md.
@@ -82,12 +82,14 @@ export const TaskEventData = Type.Object(
   { additionalProperties: false },
 );
 
-export const EventKind = Type.Union([
-  Type.Literal('message'),
+/** Task-level event kinds (extension), beside `message`. */
+const TaskEventKind = Type.Union([
   Type.Literal('task_closed'),
   Type.Literal('stream_lost'),
   Type.Literal('stream_restored'),
 ]);
+
+export const EventKind = Type.Union([Type.Literal('message'), TaskEventKind]);
 export type EventKind = Static<typeof EventKind>;
 
 const envelopeFields = {
@@ -97,50 +99,27 @@ const envelopeFields = {
   timestamp: Type.Integer({ description: 'ms since the Unix epoch' }),
 };
 
+/** The two event shapes (a frame's results, a task's state) with the given extra fields. */
+function eventUnion<F extends TProperties>(extra: F) {
+  return Type.Union([
+    Type.Object(
+      { event: Type.Literal('message'), ...envelopeFields, ...extra, data: MessageData },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      { event: TaskEventKind, ...envelopeFields, ...extra, data: TaskEventData },
+      { additionalProperties: false },
+    ),
+  ]);
+}
+
 /** What the analysis hands to the outbox; the outbox adds event_id and seq when it stores it. */
-export const NewEvent = Type.Union([
-  Type.Object(
-    { event: Type.Literal('message'), ...envelopeFields, data: MessageData },
-    { additionalProperties: false },
-  ),
-  Type.Object(
-    {
-      event: Type.Union([
-        Type.Literal('task_closed'),
-        Type.Literal('stream_lost'),
-        Type.Literal('stream_restored'),
-      ]),
-      ...envelopeFields,
-      data: TaskEventData,
-    },
-    { additionalProperties: false },
-  ),
-]);
+export const NewEvent = eventUnion({});
 export type NewEvent = Static<typeof NewEvent>;
 
-const deliveryFields = {
+/** The body POSTed to report_url (and published on MQTT). */
+export const CallbackBody = eventUnion({
   event_id: Type.String({ description: 'Stable id: receivers drop duplicates by it' }),
   seq: Type.Integer({ minimum: 1, description: 'Per task, gap-free: receivers detect loss by it' }),
-};
-
-/** The body POSTed to report_url (and published on MQTT). */
-export const CallbackBody = Type.Union([
-  Type.Object(
-    { event: Type.Literal('message'), ...envelopeFields, ...deliveryFields, data: MessageData },
-    { additionalProperties: false },
-  ),
-  Type.Object(
-    {
-      event: Type.Union([
-        Type.Literal('task_closed'),
-        Type.Literal('stream_lost'),
-        Type.Literal('stream_restored'),
-      ]),
-      ...envelopeFields,
-      ...deliveryFields,
-      data: TaskEventData,
-    },
-    { additionalProperties: false },
-  ),
-]);
+});
 export type CallbackBody = Static<typeof CallbackBody>;

@@ -206,7 +206,6 @@ export class ImageAnalysis {
       appType: app.type,
       rule: app.rule,
       polygon,
-      labels: app.labels,
       perImage: true,
     };
     let rules = state.rules.get(app.app_id);

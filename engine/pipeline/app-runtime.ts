@@ -57,7 +57,6 @@ export class AppRuntime {
       appType: this.app.type,
       rule: this.app.rule,
       polygon: this.polygon,
-      labels: this.app.labels,
     };
   }
 }

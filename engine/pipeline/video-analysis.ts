@@ -56,10 +56,6 @@ export class VideoAnalysis {
     this.running.get(task.task_id)?.pipeline.update(task);
   }
 
-  pipeline(taskId: string): TaskPipeline | undefined {
-    return this.running.get(taskId)?.pipeline;
-  }
-
   async stop(taskId: string): Promise<void> {
     const running = this.running.get(taskId);
     if (!running) return;

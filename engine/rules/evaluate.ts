@@ -15,7 +15,6 @@ export interface AppRuleContext {
   rule: Rule;
   /** Source pixels of the current frame size; [] the whole frame, 2 points a counting line (type 3). */
   polygon: Polygon;
-  labels: readonly string[];
   /** Images without tracks (image and diff tasks): flow counting counts the distinct objects of each image. */
   perImage?: boolean;
 }
