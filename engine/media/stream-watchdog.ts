@@ -250,6 +250,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       }
       // A camera still booting or a server not yet listening gets the whole pull timeout, not one
       // try; RTSP servers that refuse TCP interleaving may still serve RTP over UDP.
+      this.error = reason;
       if (this.source.kind === 'rtsp') this.transport = this.transport === 'tcp' ? 'udp' : 'tcp';
       this.retryTimer = setTimeout(() => {
         this.retryTimer = null;
@@ -323,8 +324,9 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     void this.close().then(() => starting?.reject(new Error(message)));
   }
 
+  /** The running attempt's error, else the one before it (the retry may not have said anything yet). */
   private withDetail(message: string): string {
-    const detail = this.latestSource?.lastError;
+    const detail = this.latestSource?.lastError || this.error;
     return detail ? `${message}: ${detail}` : message;
   }
 
