@@ -12,6 +12,7 @@ import { authRoutes } from './routes/auth';
 import { eventRoutes } from './routes/events';
 import { imageRoutes } from './routes/images';
 import { mediaRoutes } from './routes/media';
+import { optimizationRoutes } from './routes/optimization';
 import { packageRoutes } from './routes/packages';
 import { taskRoutes } from './routes/tasks';
 
@@ -111,6 +112,7 @@ export async function buildApi(ctx: ApiContext, logLevel: string): Promise<Api> 
   taskRoutes(app, ctx);
   imageRoutes(app, ctx);
   mediaRoutes(app, ctx);
+  optimizationRoutes(app, ctx);
   eventRoutes(app, ctx);
   await serveConsole(app, ctx);
   return app;

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { messageEvent } from '../events/message';
 import type { NewEvent } from '../events/schema';
-import type { Frame } from '../inference/types';
+import type { Detection, Frame } from '../inference/types';
 import type { StreamWatchdog, WatchdogFrame } from '../media/stream-watchdog';
 import type { OverlayZone } from '../osd/overlay';
 import { appSnapshot } from '../osd/snapshot';
@@ -52,8 +52,22 @@ export interface AppOverlay {
   objects: ShownObject[];
 }
 
+/** Everything one analysed frame gave, for the live overlay, the console and sample collection. */
+export interface AnalysedFrame {
+  frameId: number;
+  timestampMs: number;
+  size: FrameSize;
+  /** The source pixels (not annotated); null for a black fill frame while the stream is lost. */
+  frame: Frame | null;
+  /** Per model key: what the model found (above its score_threshold) and the tracks after this frame. */
+  models: Map<string, { detections: Detection[]; tracked: TrackedObject[] }>;
+  /** Per app, in the task's order: its rule's verdict on this frame. */
+  results: Array<{ appId: string; modelKey: string; result: RuleResult }>;
+  overlays: AppOverlay[];
+}
+
 export interface PipelineEvents {
-  analysed: [{ frameId: number; size: FrameSize; overlays: AppOverlay[] }];
+  analysed: [AnalysedFrame];
 }
 
 type NumberedFrame = WatchdogFrame & { frameId: number };
@@ -159,28 +173,32 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     // The event's time is when its frame left ffmpeg, not when analysis got round to it.
     const timestamp = Math.round(this.deps.now() - (performance.now() - input.receivedAt));
     let frame: Frame = input;
-    const tracked = new Map<string, TrackedObject[]>();
+    const models: AnalysedFrame['models'] = new Map();
     for (const [key, detector] of this.detectors) {
-      let detections: TrackedObject[] = [];
       if (!input.synthetic) {
         const result = await detector.detect(frame);
         frame = result.frame;
         this.stats.inferenceMs = result.inferenceMs;
-        detections = this.tracker(key).update(result.detections);
+        models.set(key, {
+          detections: result.detections,
+          tracked: this.tracker(key).update(result.detections),
+        });
       } else {
         // Black fill frames age the tracks without running a model on them.
         this.tracker(key).update([]);
+        models.set(key, { detections: [], tracked: [] });
       }
-      tracked.set(key, detections);
     }
     if (this.stopped) return;
 
     const info = { id: input.frameId, timestampMs: timestamp, width: size.width, height: size.height };
     const overlays: AppOverlay[] = [];
+    const results: AnalysedFrame['results'] = [];
     const fired: Array<{ runtime: AppRuntime; result: RuleResult }> = [];
     for (const runtime of this.apps.values()) {
-      const objects = tracked.get(runtime.app.model.key) ?? [];
-      const result = runtime.state.evaluate(info, objects);
+      const modelKey = runtime.app.model.key;
+      const result = runtime.state.evaluate(info, models.get(modelKey)?.tracked ?? []);
+      results.push({ appId: runtime.app.app_id, modelKey, result });
       overlays.push({
         appId: runtime.app.app_id,
         zone: { points: runtime.polygon, color: runtime.color, occupied: result.zoneOccupied },
@@ -191,7 +209,15 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     this.stats.analysed += 1;
     this.stats.analysedAt.push(performance.now());
     if (this.stats.analysedAt.length > 256) this.stats.analysedAt.splice(0, 128);
-    this.emit('analysed', { frameId: input.frameId, size, overlays });
+    this.emit('analysed', {
+      frameId: input.frameId,
+      timestampMs: timestamp,
+      size,
+      frame: input.synthetic ? null : frame,
+      models,
+      results,
+      overlays,
+    });
 
     if (fired.length === 0) return;
     // Snapshots are drawn and stored while the next frame is analysed, in frame order. More than

@@ -3,25 +3,17 @@ import type { TaskView } from '../../tasks/schema';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
 import { ApiError } from '../errors';
-import {
-  AiLiveBody,
-  LiveStreamParams,
-  OptimizationBody,
-  OptimizationParams,
-  StreamBody,
-  StreamParams,
-  TaskParams,
-} from '../schemas';
+import { AiLiveBody, LiveStreamParams, StreamBody, StreamParams, TaskParams } from '../schemas';
 
 /**
- * Endpoints whose analysis arrives with later work (AI video, raw preview, optimization). They already validate everything and check auth, then say plainly that this build
+ * Endpoints whose analysis arrives with later work (AI video, raw preview). They already validate everything and check auth, then say plainly that this build
  * cannot do the analysis: never a fake success.
  */
-const notYet = (what: string): never => {
+export const notYet = (what: string): never => {
   throw new ApiError('NOT_IMPLEMENTED', `${what} is not available in this build of the engine`);
 };
 
-function checkAppsOfTask(task: TaskView, appIds: readonly string[]): void {
+export function checkAppsOfTask(task: TaskView, appIds: readonly string[]): void {
   appIds.forEach((appId, i) => {
     if (!task.app_ids.includes(appId)) {
       throw new ApiError(
@@ -84,41 +76,5 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     async (request) => {
       throw new ApiError('STREAM_NOT_FOUND', `no video stream "${request.params.stream_id}"`);
     },
-  );
-
-  app.post(
-    '/api/task/:task_id/optimization',
-    {
-      schema: {
-        tags: ['optimization'],
-        summary: '4.13 Apply for effect optimization',
-        params: TaskParams,
-        body: OptimizationBody,
-      },
-    },
-    async (request) => {
-      const task = ctx.tasks.liveTask(request.params.task_id, 'video');
-      checkAppsOfTask(task, request.body.app_ids);
-      return notYet('effect optimization');
-    },
-  );
-
-  const optimizationLookup = async (request: { params: { task_id: string; optimization_id: string } }) => {
-    ctx.tasks.get(request.params.task_id);
-    throw new ApiError(
-      'OPTIMIZATION_NOT_FOUND',
-      `task ${request.params.task_id} has no optimization "${request.params.optimization_id}"`,
-    );
-  };
-  const optimizationSchema = { tags: ['optimization'], params: OptimizationParams };
-  app.get(
-    '/api/task/:task_id/optimization/:optimization_id',
-    { schema: { ...optimizationSchema, summary: '4.13 Optimization status and proposed thresholds' } },
-    optimizationLookup,
-  );
-  app.get(
-    '/api/task/:task_id/optimization/:optimization_id/export',
-    { schema: { ...optimizationSchema, summary: '4.13 Download the collected dataset (zip)' } },
-    optimizationLookup,
   );
 }
