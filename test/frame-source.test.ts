@@ -148,7 +148,7 @@ describe('FrameSource', () => {
   it('builds ffmpeg arguments per kind of source', () => {
     const rtspArgs = new FrameSource({ kind: 'rtsp', input: 'rtsp://cam/1' }, { transport: 'udp' }).args();
     expect(rtspArgs.join(' ')).toContain(
-      ' -rtsp_transport udp -rw_timeout 10000000 -i rtsp://cam/1 -map 0:v:0 ',
+      ' -rtsp_transport udp -timeout 10000000 -i rtsp://cam/1 -map 0:v:0 ',
     );
     expect(rtspArgs[rtspArgs.indexOf('-protocol_whitelist') + 1]).not.toContain('file');
     expect(rtspArgs).not.toContain('-re');

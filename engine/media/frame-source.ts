@@ -142,8 +142,10 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info'];
     args.push('-protocol_whitelist', protocolWhitelist(source.kind));
     if (source.kind === 'rtsp') args.push('-rtsp_transport', options.transport ?? 'tcp');
-    if (source.kind !== 'file')
-      args.push('-rw_timeout', String((options.ioTimeoutMs ?? DEFAULT_IO_TIMEOUT_MS) * 1000));
+    // The RTSP demuxer has its own socket timeout option; the others go through the protocol layer.
+    const ioTimeoutUs = String((options.ioTimeoutMs ?? DEFAULT_IO_TIMEOUT_MS) * 1000);
+    if (source.kind === 'rtsp') args.push('-timeout', ioTimeoutUs);
+    else if (source.kind !== 'file') args.push('-rw_timeout', ioTimeoutUs);
     // Files play as live and loop; http may be a plain MP4 or HLS VOD, which ffmpeg would otherwise
     // decode as fast as it can (live http streams arrive at their own rate anyway).
     if (source.kind === 'file') args.push('-re', '-stream_loop', '-1');
