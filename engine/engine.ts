@@ -37,8 +37,14 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const ffmpeg = findFfmpeg();
 
   let tasks: TaskRegistry | undefined;
-  const packages = new PackageRegistry(db, clock, dataDir, (zapkId) => tasks?.usesPackage(zapkId) ?? false);
   const pool = new InferencePool();
+  const packages = new PackageRegistry(
+    db,
+    clock,
+    dataDir,
+    (zapkId) => tasks?.usesPackage(zapkId) ?? false,
+    (model, labels) => pool.checkModel(model, labels),
+  );
   const video = new VideoAnalysis({
     packages,
     // The outbox is made below; nothing is enqueued before the first task runs.

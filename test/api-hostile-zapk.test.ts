@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEngine, type TestEngine } from './helpers/engine';
-import { HOSTILE_ZAPKS } from './helpers/zip-fixtures';
+import { HOSTILE_ZAPKS, MODEL_MISMATCH_ZAPKS } from './helpers/zip-fixtures';
 
 /** Hostile packages uploaded through the real API: each refused with 40003, nothing installed or left on disk. */
 const work = mkdtempSync(join(tmpdir(), 'vc-hostile-'));
@@ -15,7 +15,7 @@ beforeAll(async () => {
 afterAll(async () => t?.stop());
 
 describe('POST /api/zapk with hostile packages', () => {
-  it.each(HOSTILE_ZAPKS.map((hostile) => [hostile.name, hostile] as const))(
+  it.each([...HOSTILE_ZAPKS, ...MODEL_MISMATCH_ZAPKS].map((hostile) => [hostile.name, hostile] as const))(
     'refuses %s',
     async (_name, hostile) => {
       const file = join(work, `${readdirSync(work).length}.zapk`);

@@ -43,6 +43,23 @@ describe('inference pool (worker threads, real onnxruntime)', () => {
     expect(pool.completed).toBeGreaterThanOrEqual(5);
   });
 
+  it('checks a model against its manifest entry and labels before a package is accepted', async () => {
+    const input = MODEL.spec.input;
+    if (!input) throw new Error('the example model has an input spec');
+    expect(await pool.checkModel(MODEL, 80)).toBeNull();
+    expect(await pool.checkModel(MODEL, 3)).toBe('scores 80 classes, but the package lists 3 labels for it');
+    const smaller = { ...MODEL, spec: { ...MODEL.spec, input: { ...input, width: 320, height: 320 } } };
+    expect(await pool.checkModel(smaller, 80)).toMatch(/invalid dimensions.*Got: 320 Expected: 416/is);
+    const yolov5 = { ...MODEL, spec: { ...MODEL.spec, family: 'yolov5' as const } };
+    expect(await pool.checkModel(yolov5, 80)).toBeNull();
+    const yolov8 = { ...MODEL, spec: { ...MODEL.spec, family: 'yolov8' as const } };
+    expect(await pool.checkModel(yolov8, 80)).toBe(
+      'scores 81 classes, but the package lists 80 labels for it',
+    );
+    const missing = { ...MODEL, file: join(FIXTURES, 'models', 'no-such-model.onnx') };
+    expect(await pool.checkModel(missing, 80)).toMatch(/no-such-model|No such file|Load model/i);
+  });
+
   it('a model that cannot load fails its frames with the reason, and the pool keeps working', async () => {
     const broken = { ...MODEL, key: 'missing', file: join(FIXTURES, 'models', 'no-such-model.onnx') };
     await expect(pool.detect(broken, await basketball())).rejects.toThrow(

@@ -46,6 +46,15 @@ export function decodeOutput(
   }
 }
 
+/**
+ * How many classes an output of this family and shape scores, so a package's labels can be checked
+ * against its model at install; decodeOutput refuses the shapes this cannot read.
+ */
+export function classCount(family: OnnxFamily, dims: readonly number[]): number {
+  const [, first = 0, second = 0] = dims;
+  return family === 'yolov8' ? Math.min(first, second) - 4 : second - 5;
+}
+
 /** [rows, columns] of a [1, rows, columns] output with at least minColumns columns, or null. */
 function rowsAndColumns(dims: readonly number[], minColumns: number): [number, number] | null {
   const [batch, rows, columns] = dims;

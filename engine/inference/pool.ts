@@ -3,7 +3,15 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { DetectReply, DetectRequest, DetectTiming, OnnxModelRef, WorkerOptions } from './protocol';
+import type {
+  CheckReply,
+  CheckRequest,
+  DetectReply,
+  DetectRequest,
+  DetectTiming,
+  OnnxModelRef,
+  WorkerOptions,
+} from './protocol';
 import type { Detection, Frame } from './types';
 
 export interface PoolOptions {
@@ -20,9 +28,11 @@ export interface DetectResult {
   timing: DetectTiming;
 }
 
+/** A frame to analyse or a model to check, waiting for a thread. */
 interface Job {
-  request: DetectRequest;
-  resolve: (result: DetectResult) => void;
+  request: DetectRequest | CheckRequest;
+  /** Takes the worker's reply for this request. */
+  settle: (reply: DetectReply | CheckReply) => void;
   reject: (error: Error) => void;
 }
 
@@ -68,12 +78,43 @@ export class InferencePool {
       width: frame.width,
       height: frame.height,
     };
-    // Threads start with the first frame: an engine without ONNX tasks never pays for them.
-    while (this.slots.length < this.workerCount) this.slots.push(this.spawn(this.workerOptions));
     return new Promise((resolve, reject) => {
-      this.queue.push({ request, resolve, reject });
-      this.dispatch();
+      const settle = (reply: DetectReply | CheckReply) => {
+        if (!('pixels' in reply)) return reject(new Error('the inference thread answered another request'));
+        const frame = { data: new Uint8Array(reply.pixels), width: request.width, height: request.height };
+        if ('error' in reply) {
+          this.failures += 1;
+          reject(new Error(reply.error));
+        } else {
+          this.completed += 1;
+          resolve({ detections: reply.detections, frame, timing: reply.timing });
+        }
+      };
+      this.enqueue({ request, settle, reject });
     });
+  }
+
+  /**
+   * Loads the model in a session of its own, runs it once and compares its output with the family
+   * and the number of labels: resolves with the problem in plain words, or null when it fits.
+   */
+  checkModel(model: OnnxModelRef, labels: number): Promise<string | null> {
+    if (this.closed) return Promise.reject(new Error('the inference pool is closed'));
+    const request: CheckRequest = { id: this.nextId++, check: model, labels };
+    return new Promise((resolve, reject) => {
+      const settle = (reply: DetectReply | CheckReply) =>
+        'problem' in reply
+          ? resolve(reply.problem)
+          : reject(new Error('the inference thread answered another request'));
+      this.enqueue({ request, settle, reject });
+    });
+  }
+
+  private enqueue(job: Job): void {
+    // Threads start with the first job: an engine without ONNX models never pays for them.
+    while (this.slots.length < this.workerCount) this.slots.push(this.spawn(this.workerOptions));
+    this.queue.push(job);
+    this.dispatch();
   }
 
   /** Refuses new work, lets frames in flight finish, then has each thread release its sessions and end. */
@@ -97,29 +138,17 @@ export class InferencePool {
       const job = this.queue.shift();
       if (!job) return;
       slot.job = job;
-      slot.worker.postMessage(job.request, [job.request.pixels]);
+      const { request } = job;
+      slot.worker.postMessage(request, 'pixels' in request ? [request.pixels] : []);
     }
   }
 
   private spawn(options: WorkerOptions): Slot {
     const slot: Slot = { worker: startWorker(options) };
-    slot.worker.on('message', (reply: DetectReply) => {
+    slot.worker.on('message', (reply: DetectReply | CheckReply) => {
       const job = slot.job;
       slot.job = undefined;
-      if (job && job.request.id === reply.id) {
-        const frame = {
-          data: new Uint8Array(reply.pixels),
-          width: job.request.width,
-          height: job.request.height,
-        };
-        if ('error' in reply) {
-          this.failures += 1;
-          job.reject(new Error(reply.error));
-        } else {
-          this.completed += 1;
-          job.resolve({ detections: reply.detections, frame, timing: reply.timing });
-        }
-      }
+      if (job && job.request.id === reply.id) job.settle(reply);
       this.dispatch();
     });
     // A crashed worker fails its job and is replaced, so one bad frame cannot stop every stream.

@@ -15,8 +15,22 @@ export interface DetectTiming {
   postprocessMs: number;
 }
 
-/** Main thread -> worker: a frame to analyse, or the order to release every session and end. */
-export type WorkerMessage = DetectRequest | { close: true };
+/** Main thread -> worker: a frame to analyse, a model to check, or the order to release every session and end. */
+export type WorkerMessage = DetectRequest | CheckRequest | { close: true };
+
+/** Load the model on its own, run it once on a padding frame, and compare what it outputs with the manifest. */
+export interface CheckRequest {
+  id: number;
+  check: OnnxModelRef;
+  /** How many labels the package lists for the model. */
+  labels: number;
+}
+
+/** Worker -> main thread: the model's problem in plain words, or none. */
+export interface CheckReply {
+  id: number;
+  problem: string | null;
+}
 
 /** The frame's pixels are transferred, not copied. */
 export interface DetectRequest {

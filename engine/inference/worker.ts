@@ -1,10 +1,18 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import { isOnnxFamily } from '../packages/manifest';
-import type { OnnxFamily } from './decode';
+import { classCount, decodeOutput, type OnnxFamily } from './decode';
 import { letterbox } from './letterbox';
 import { postprocess } from './nms';
-import type { DetectReply, DetectRequest, OnnxModelRef, WorkerMessage, WorkerOptions } from './protocol';
+import type {
+  CheckReply,
+  CheckRequest,
+  DetectReply,
+  DetectRequest,
+  OnnxModelRef,
+  WorkerMessage,
+  WorkerOptions,
+} from './protocol';
 
 /**
  * One inference thread: owns an onnxruntime session per model it has been asked to run and does the
@@ -25,25 +33,27 @@ interface LoadedModel {
 
 const models = new Map<string, Promise<LoadedModel>>();
 
+async function open(model: OnnxModelRef): Promise<LoadedModel> {
+  const session = await ort.InferenceSession.create(model.file, {
+    intraOpNumThreads: options.intraOpThreads,
+    interOpNumThreads: 1,
+    graphOptimizationLevel: 'all',
+    executionMode: 'sequential',
+  });
+  const input = model.spec.input;
+  if (!input) throw new Error(`model ${model.key} has no input spec`);
+  return {
+    session,
+    inputName: session.inputNames[0] ?? 'images',
+    outputName: session.outputNames[0] ?? 'output',
+    tensor: new Float32Array(3 * input.width * input.height),
+  };
+}
+
 function load(model: OnnxModelRef): Promise<LoadedModel> {
   let loaded = models.get(model.key);
   if (!loaded) {
-    loaded = (async () => {
-      const session = await ort.InferenceSession.create(model.file, {
-        intraOpNumThreads: options.intraOpThreads,
-        interOpNumThreads: 1,
-        graphOptimizationLevel: 'all',
-        executionMode: 'sequential',
-      });
-      const input = model.spec.input;
-      if (!input) throw new Error(`model ${model.key} has no input spec`);
-      return {
-        session,
-        inputName: session.inputNames[0] ?? 'images',
-        outputName: session.outputNames[0] ?? 'output',
-        tensor: new Float32Array(3 * input.width * input.height),
-      };
-    })();
+    loaded = open(model);
     // A model that fails to load is retried on the next frame rather than cached broken.
     loaded.catch(() => models.delete(model.key));
     models.set(model.key, loaded);
@@ -93,13 +103,43 @@ async function detect(request: DetectRequest): Promise<DetectReply> {
   }
 }
 
-// Frames are answered one at a time by the pool, so a close never arrives while one is running.
+/**
+ * A model is checked in a session of its own, released afterwards: the package may still be refused,
+ * and the sessions that serve tasks must not change under them.
+ */
+async function check(request: CheckRequest): Promise<CheckReply> {
+  const { check: model, labels } = request;
+  let opened: LoadedModel | null = null;
+  try {
+    const input = model.spec.input;
+    if (!input) return { id: request.id, problem: 'has no input spec' };
+    opened = await open(model);
+    const feed = new ort.Tensor('float32', opened.tensor, [1, 3, input.height, input.width]);
+    const output = (await opened.session.run({ [opened.inputName]: feed }))[opened.outputName];
+    if (output?.type !== 'float32')
+      return { id: request.id, problem: `does not output float32 "${opened.outputName}"` };
+    const family = onnxFamily(model);
+    decodeOutput(family, output.data as Float32Array, output.dims, input, 1);
+    const classes = classCount(family, output.dims);
+    const problem =
+      classes === labels ? null : `scores ${classes} classes, but the package lists ${labels} labels for it`;
+    return { id: request.id, problem };
+  } catch (error) {
+    return { id: request.id, problem: (error as Error).message };
+  } finally {
+    await opened?.session.release();
+  }
+}
+
+// Jobs are answered one at a time by the pool, so a close never arrives while one is running.
 port.on('message', (message: WorkerMessage) => {
   if ('close' in message) {
     void releaseAll().then(() => port.close());
-    return;
+  } else if ('check' in message) {
+    void check(message).then((reply) => port.postMessage(reply));
+  } else {
+    void detect(message).then((reply) => port.postMessage(reply, [reply.pixels]));
   }
-  void detect(message).then((reply) => port.postMessage(reply, [reply.pixels]));
 });
 
 /** Ends cleanly: terminating a thread inside onnxruntime aborts the whole process. */

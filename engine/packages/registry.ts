@@ -8,8 +8,8 @@ import type { AppType, ListedRule, Rule } from '../rules/schema';
 import { ruleProblems } from '../rules/validate';
 import type { Db } from '../store/db';
 import type { ListedApp, ListedPackage } from './listing';
-import type { Manifest, ModelSpec } from './manifest';
-import { extractZapk, inspectZapk, loadManifestDir } from './zapk';
+import { isOnnxFamily, type Manifest, type ModelSpec } from './manifest';
+import { extractZapk, inspectZapk, loadManifestDir, ZapkError } from './zapk';
 
 export interface InstalledApp {
   zapk_id: string;
@@ -62,6 +62,9 @@ interface AppRow {
 /** A package is "in use" while a task that is not closed runs one of its apps. */
 export type PackageInUse = (zapkId: string) => boolean;
 
+/** Runs a model once and says what of it disagrees with its manifest entry and labels, or null. */
+export type ModelCheck = (model: InstalledModel & { file: string }, labels: number) => Promise<string | null>;
+
 /**
  * Installed application packages and their apps' rules. The database row is the truth: a package's
  * files are unpacked into a fresh folder first and only then committed, so a crash mid-install
@@ -77,6 +80,7 @@ export class PackageRegistry {
     private readonly clock: Clock,
     dataDir: string,
     private readonly inUse: PackageInUse,
+    private readonly checkModel?: ModelCheck,
   ) {
     this.packagesDir = join(dataDir, 'packages');
   }
@@ -98,6 +102,7 @@ export class PackageRegistry {
     const dir = join(this.packagesDir, `${manifest.zapk_id}-${randomUUID()}`);
     await extractZapk(zapkPath, dir);
     try {
+      await this.checkModels(manifest, dir);
       return this.commit(manifest, dir, false);
     } catch (error) {
       await rm(dir, { recursive: true, force: true });
@@ -112,6 +117,22 @@ export class PackageRegistry {
   ): Promise<{ zapk_id: string; version: string; upgraded: boolean }> {
     const manifest = await loadManifestDir(dir);
     return this.commit(manifest, dir, builtin);
+  }
+
+  /**
+   * Each ONNX model is loaded and run once before the package is accepted, so a model that does not
+   * load, takes another input size, or scores another number of classes than its labels is refused
+   * at install (400 40003, as every invalid package) instead of failing every frame of every task later.
+   */
+  private async checkModels(manifest: Manifest, dir: string): Promise<void> {
+    if (!this.checkModel) return;
+    const labels = readLabels(manifest, dir);
+    for (const [modelId, spec] of Object.entries(manifest.models)) {
+      if (!isOnnxFamily(spec.family) || spec.file === undefined) continue;
+      const model = { key: `check:${dir}#${modelId}`, spec, file: join(dir, spec.file) };
+      const problem = await this.checkModel(model, labels[modelId]?.length ?? 0);
+      if (problem !== null) throw new ZapkError(`manifest.models.${modelId}: the model ${problem}`);
+    }
   }
 
   async uninstall(zapkId: string): Promise<void> {

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { crc32, deflateRawSync } from 'node:zlib';
 import type { Manifest } from '../../engine/packages/manifest';
+import { FIXTURES } from './engine';
 
 /**
  * Hand-made zip archives for the .zapk tests. Zip libraries refuse to write hostile archives, so
@@ -329,5 +331,33 @@ export const HOSTILE_ZAPKS: readonly HostileZapk[] = [
       writeFileSync(path, rawZip([{ name: 'manifest.json', data: json(motionManifest()) }, ...files]));
     },
     reason: /the archive has 257 entries, more than the 256 allowed/,
+  },
+];
+
+/** Well-formed packages whose model the engine refuses once it has loaded and run it at install. */
+export const MODEL_MISMATCH_ZAPKS: readonly HostileZapk[] = [
+  {
+    name: 'a model file that is not ONNX (the format checks pass; loading it fails)',
+    write: writeValidOnnxZapk,
+    reason: /manifest\.models\.detector: the model .*(protobuf|parsing|Load model)/i,
+  },
+  {
+    name: 'the fixture model with one label too few',
+    write: (path) => {
+      const model = readFileSync(join(FIXTURES, 'models', 'yolox_nano.onnx'));
+      const labels = readFileSync(join(FIXTURES, 'models', 'coco-labels.txt'), 'utf8')
+        .trim()
+        .split('\n');
+      const manifest = onnxManifest();
+      const detector = manifest.models.detector;
+      if (detector) detector.sha256 = createHash('sha256').update(model).digest('hex');
+      const entries = onnxEntries(manifest).map((entry) => {
+        if (entry.name === 'models/fake.onnx') return { ...entry, data: model };
+        if (entry.name === 'labels/labels.txt') return { ...entry, data: labels.slice(0, -1).join('\n') };
+        return entry;
+      });
+      writeFileSync(path, rawZip(entries));
+    },
+    reason: /manifest\.models\.detector: the model scores 80 classes, but the package lists 79 labels for it/,
   },
 ];
