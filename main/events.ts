@@ -1,4 +1,5 @@
-import type { EventBus } from '../engine/events/bus';
+import type { EventBus, StoredEvent } from '../engine/events/bus';
+import type { DeliveryRecord } from '../engine/events/delivery';
 import { PushChannels } from '../preload/channels';
 
 /** The part of a BrowserWindow the event feed needs. */
@@ -8,16 +9,25 @@ export interface FeedWindow {
 }
 
 /**
- * The desktop console's live feed: every event the engine stores goes to the window over one push
- * channel, the same bodies the web console reads from the SSE endpoint. Returns the unsubscribe.
+ * The desktop console's live feed: every event the engine stores, and every change of its delivery
+ * state, goes to the window over the push channels: what the web console reads from the SSE
+ * endpoint. A new event's first state comes along as a delivery message, which SSE leaves out.
+ * Returns the unsubscribe.
  */
 export function forwardEngineEvents(bus: EventBus, window: () => FeedWindow | null): () => void {
-  const forward = ({ body }: { body: unknown }) => {
+  const send = (channel: string, payload: unknown) => {
     const target = window();
-    if (target && !target.isDestroyed()) target.webContents.send(PushChannels.event, body);
+    if (target && !target.isDestroyed()) target.webContents.send(channel, payload);
   };
-  bus.on('event', forward);
+  const onEvent = ({ body, delivery }: StoredEvent) => {
+    send(PushChannels.event, body);
+    send(PushChannels.delivery, delivery);
+  };
+  const onDelivery = (record: DeliveryRecord) => send(PushChannels.delivery, record);
+  bus.on('event', onEvent);
+  bus.on('delivery', onDelivery);
   return () => {
-    bus.off('event', forward);
+    bus.off('event', onEvent);
+    bus.off('delivery', onDelivery);
   };
 }

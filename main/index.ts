@@ -2,16 +2,18 @@
  * Electron main process: a thin shell around the in-process analysis engine.
  *
  * - one instance per user (a second launch focuses the first window);
- * - the engine listens on 127.0.0.1 with an ephemeral port unless VC_PORT / settings.json fix one;
+ * - the engine listens on 127.0.0.1 with an ephemeral port unless VC_PORT / the settings file fix
+ *   one (./settings; the console's settings screen edits it, also LAN exposure and the data folder);
  * - the console is served from app://console (built renderer) with a strict CSP, sandboxed, with
- *   context isolation; it talks to the engine only through the validated IPC of ./ipc;
+ *   context isolation; it talks to the engine only through the validated IPC of ./ipc; media it loads
+ *   from the engine directly (HLS) gets the token added here, so the page never holds it;
  * - no navigation away, no new windows, no webviews, no permissions, no remote content;
  * - quitting waits for engine.close(), which stops every task's ffmpeg process.
  *
  * Policy lives in ./security, ./ipc and ./settings, which are unit-tested without Electron.
  */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import {
   app,
   BrowserWindow,
@@ -25,7 +27,7 @@ import {
 import { type Engine, startEngine } from '../engine/index';
 import { buildCsp, engineSource, securityHeaders } from '../renderer/csp';
 import { forwardEngineEvents } from './events';
-import { registerIpc } from './ipc';
+import { registerIpc, type SettingsStore, TokenSource } from './ipc';
 import {
   APP_ORIGIN,
   APP_SCHEME,
@@ -34,8 +36,17 @@ import {
   isAllowedRequest,
   originOf,
   resolveAppAsset,
+  withEngineAuthorization,
 } from './security';
-import { DESKTOP_HOST, resolveSettings } from './settings';
+import {
+  applyPatch,
+  type DesktopSettings,
+  parseSavedSettings,
+  resolveSettings,
+  SETTINGS_FILE,
+  serializeSettings,
+  settingsView,
+} from './settings';
 
 const here = import.meta.dirname;
 const rendererDir = join(here, '../renderer');
@@ -66,21 +77,44 @@ let lifecycle: 'running' | 'stopping' | 'stopped' = 'running';
 
 const ENGINE_CLOSE_TIMEOUT_MS = 20_000;
 
-/** The engine's own settings file (<data-dir>/settings.json, as for the headless engine). */
-async function readSettingsText(dataDir: string): Promise<string | undefined> {
+async function readText(file: string): Promise<string | undefined> {
   try {
-    return await readFile(join(dataDir, 'settings.json'), 'utf8');
+    return await readFile(file, 'utf8');
   } catch {
     return undefined;
   }
 }
 
-/** Session-wide policy: deny permissions, cancel remote requests, put the CSP on every document. */
-function hardenSession(ses: Session, csp: string, engineUrl: string): void {
+/** The settings file beside (never inside) the data folder it names; the settings screen edits it. */
+function settingsStore(
+  file: string,
+  running: DesktopSettings & { url: string },
+  defaultDataDir: string,
+): SettingsStore {
+  const load = async () => parseSavedSettings(await readText(file)).saved;
+  const view = async () => settingsView(await load(), running, defaultDataDir, process.env);
+  return {
+    view,
+    async save(patch) {
+      const next = applyPatch(await load(), patch);
+      if ('error' in next) throw new Error(next.error);
+      await mkdir(dirname(file), { recursive: true });
+      await writeFile(file, serializeSettings(next));
+      return view();
+    },
+  };
+}
+
+/**
+ * Session-wide policy: deny permissions, cancel remote requests, put the CSP on every document, and
+ * authorise the page's own requests to the engine (HLS media) with main's token.
+ */
+function hardenSession(ses: Session, csp: string, engineUrl: string, tokens: TokenSource): void {
   ses.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
   ses.setPermissionCheckHandler(() => false);
 
-  const allowedOrigins = [APP_ORIGIN, engineSource(engineUrl)];
+  const engineOrigin = engineSource(engineUrl);
+  const allowedOrigins = [APP_ORIGIN, engineOrigin];
   if (devOrigin) allowedOrigins.push(devOrigin, devOrigin.replace(/^http/, 'ws'));
   ses.webRequest.onBeforeRequest((details, callback) => {
     const allowed = isAllowedRequest(details.url, allowedOrigins);
@@ -88,10 +122,20 @@ function hardenSession(ses: Session, csp: string, engineUrl: string): void {
     callback({ cancel: !allowed });
   });
 
+  ses.webRequest.onBeforeSendHeaders((details, callback) => {
+    callback({
+      requestHeaders: withEngineAuthorization(details, details.requestHeaders, engineOrigin, () =>
+        tokens.get(),
+      ),
+    });
+  });
+
   // Header events fire for http(s) documents (the dev server); app:// pages get the same headers from
   // the protocol handler below, and index.html carries a meta CSP as a third layer.
   const headers = securityHeaders(csp);
   ses.webRequest.onHeadersReceived((details, callback) => {
+    // The token was revoked (a password change): the next media request gets a fresh one.
+    if (details.statusCode === 401 && originOf(details.url) === engineOrigin) tokens.invalidate();
     if (details.resourceType !== 'mainFrame' && details.resourceType !== 'subFrame') return callback({});
     const responseHeaders: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(details.responseHeaders ?? {})) {
@@ -182,16 +226,21 @@ function focusWindow(): void {
 }
 
 async function start(): Promise<void> {
-  const dataDir = join(app.getPath('userData'), 'data');
-  const { settings, warnings } = resolveSettings(process.env, await readSettingsText(dataDir));
-  for (const warning of warnings) console.warn(warning);
+  const userData = app.getPath('userData');
+  const settingsFile = join(userData, SETTINGS_FILE);
+  const defaultDataDir = join(userData, 'data');
+  const { saved, warnings: fileWarnings } = parseSavedSettings(await readText(settingsFile));
+  const { settings, warnings } = resolveSettings(process.env, saved, defaultDataDir);
+  for (const warning of [...fileWarnings, ...warnings]) console.warn(warning);
 
   let started: Engine;
   try {
     started = await startEngine({
-      host: DESKTOP_HOST,
+      host: settings.host,
       port: settings.port,
-      dataDir,
+      dataDir: settings.dataDir,
+      // Exposed on the LAN, the engine also serves the console as a web page there.
+      ...(saved.lan ? { consoleDir: rendererDir } : {}),
       // electron-builder copies assets/ into resources/ (extraResources); in development it is the repo's.
       builtinDir: app.isPackaged
         ? join(process.resourcesPath, 'assets', 'builtin')
@@ -211,10 +260,27 @@ async function start(): Promise<void> {
   }
   engine = started;
 
-  const csp = buildCsp({ engineUrl: started.url, dev: devOrigin !== null });
-  hardenSession(session.defaultSession, csp, started.url);
+  // On 0.0.0.0 the engine reports that address; the window reaches it over loopback.
+  const engineUrl = `http://127.0.0.1:${started.port}`;
+  const csp = buildCsp({ engineUrl, dev: devOrigin !== null });
+  const tokens = new TokenSource(started);
+  hardenSession(session.defaultSession, csp, engineUrl, tokens);
   serveConsole(csp);
-  const stopIpc = registerIpc({ appOrigin, engine: started, version: app.getVersion() });
+  const stopIpc = registerIpc({
+    appOrigin,
+    engine: { url: engineUrl, issueToken: () => started.issueToken() },
+    tokens,
+    version: app.getVersion(),
+    settings: settingsStore(
+      settingsFile,
+      { ...settings, port: started.port, url: engineUrl },
+      defaultDataDir,
+    ),
+    relaunch: () => {
+      app.relaunch();
+      app.quit();
+    },
+  });
   const stopFeed = forwardEngineEvents(started.bus, () => mainWindow);
   disposeIpc = () => {
     stopFeed();

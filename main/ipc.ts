@@ -6,14 +6,15 @@
  */
 import { openAsBlob } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { basename, extname } from 'node:path';
+import { basename, extname, isAbsolute } from 'node:path';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { BrowserWindow, dialog, type IpcMainInvokeEvent, ipcMain, type OpenDialogOptions } from 'electron';
 import type { IssuedToken } from '../engine/index';
 import { compileCheck } from '../engine/schema/ajv';
-import type { AppInfo, EngineResponse } from '../preload/api';
+import type { AppInfo, EngineResponse, SettingsView } from '../preload/api';
 import { type Channel, Channels } from '../preload/channels';
 import { isAllowedNavigation } from './security';
+import { type SettingsPatch, SettingsPatchSchema } from './settings';
 
 /** What the IPC layer needs from the engine (a subset of engine/index.ts's Engine). */
 export interface EngineHandle {
@@ -21,10 +22,22 @@ export interface EngineHandle {
   issueToken(): IssuedToken;
 }
 
+/** The desktop settings file, as main reads and writes it (./settings does the checking). */
+export interface SettingsStore {
+  view(): Promise<SettingsView>;
+  /** Saves a checked patch; rejects with the reason when the patch is refused. */
+  save(patch: SettingsPatch): Promise<SettingsView>;
+}
+
 export interface IpcOptions {
   /** Origin of the console page (app://console, or the Vite dev server in development). */
   appOrigin: string;
   engine: EngineHandle;
+  /** The engine token; shared with the session's header injection for media requests. */
+  tokens?: TokenSource;
+  settings: SettingsStore;
+  /** Quits (stopping the engine) and starts the app again. */
+  relaunch: () => void;
   /** Application version for app:info. */
   version: string;
   /** Timeout of one engine call; start-task may legitimately wait 15 s for a first frame. */
@@ -38,9 +51,24 @@ export interface IpcOptions {
 
 /** JSON bodies the engine accepts (api-decisions.md: up to 1 MiB). */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
+/** Image uploads as base64 JSON (4.8, 4.9): two images of 20 MiB, base64-encoded, and the braces. */
+export const MAX_IMAGE_BODY_BYTES = 54 * 1024 * 1024;
+/** Packages the engine accepts (E.3). */
+export const MAX_ZAPK_BYTES = 1024 * 1024 * 1024;
 
-/** Paths the renderer may not call through main: token minting stays out of the renderer entirely. */
+const IMAGE_UPLOAD_PATH = /^\/api\/task\/[^/]+\/(image|diff_image)$/;
+
+/** The largest JSON body main passes on for a path. */
+export function maxBodyBytes(path: string): number {
+  return IMAGE_UPLOAD_PATH.test(path) ? MAX_IMAGE_BODY_BYTES : MAX_JSON_BODY_BYTES;
+}
+
+/**
+ * Paths the renderer may not call through main: token minting stays out of the renderer entirely.
+ * The one exception is changing the admin password (PUT /api/auth/password, the settings screen).
+ */
 const DENIED_PREFIXES = ['/api/auth/'];
+const ALLOWED_UNDER_DENIED = [{ method: 'PUT', path: '/api/auth/password/' }];
 
 export const EngineRequestSchema = Type.Object(
   {
@@ -69,6 +97,16 @@ export const InstallZapkSchema = Type.Object(
 );
 export type InstallZapkPayload = Static<typeof InstallZapkSchema>;
 
+/** The bytes are checked by hand (a Uint8Array is no JSON type); the name must end in .zapk. */
+export const InstallZapkDataSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255, pattern: '\\.[zZ][aA][pP][kK]$' }),
+    data: Type.Unknown(),
+  },
+  { additionalProperties: false },
+);
+export type InstallZapkDataPayload = Static<typeof InstallZapkDataSchema>;
+
 /** Channels without arguments: the preload sends null. */
 export const NoPayloadSchema = Type.Null();
 
@@ -77,7 +115,12 @@ export const CHANNEL_SCHEMAS: Record<Channel, TSchema> = {
   [Channels.request]: EngineRequestSchema,
   [Channels.openZapk]: NoPayloadSchema,
   [Channels.installZapk]: InstallZapkSchema,
+  [Channels.installZapkData]: InstallZapkDataSchema,
   [Channels.info]: NoPayloadSchema,
+  [Channels.getSettings]: NoPayloadSchema,
+  [Channels.saveSettings]: SettingsPatchSchema,
+  [Channels.chooseDataDir]: NoPayloadSchema,
+  [Channels.relaunch]: NoPayloadSchema,
 };
 
 /** A refusal: the message says why, and reaches the renderer as the rejected invoke's error. */
@@ -92,9 +135,10 @@ const FORBIDDEN_DECODED = /[/\\\u0000-\u001f\u007f]/;
 /**
  * Checks an engine API path from the renderer: /api/ followed by non-empty segments of URL-safe
  * characters; no query or fragment, no "." or ".." (also percent-encoded), no encoded slashes,
- * backslashes or control characters, nothing under /api/auth/. Returns the reason, or null when fine.
+ * backslashes or control characters, nothing under /api/auth/ but PUT /api/auth/password. Returns
+ * the reason, or null when fine.
  */
-export function checkApiPath(path: string): string | null {
+export function checkApiPath(path: string, method?: string): string | null {
   if (!path.startsWith('/api/')) return 'path must start with /api/';
   const decodedSegments: string[] = [];
   for (const segment of path.slice(1).split('/')) {
@@ -112,7 +156,10 @@ export function checkApiPath(path: string): string | null {
     decodedSegments.push(decoded);
   }
   const decodedPath = `/${decodedSegments.join('/')}/`.toLowerCase();
-  if (DENIED_PREFIXES.some((prefix) => decodedPath.startsWith(prefix))) {
+  const excepted = ALLOWED_UNDER_DENIED.some(
+    (allowed) => allowed.method === method && allowed.path === decodedPath,
+  );
+  if (!excepted && DENIED_PREFIXES.some((prefix) => decodedPath.startsWith(prefix))) {
     return 'path is not available to the console through IPC';
   }
   return null;
@@ -163,11 +210,13 @@ type Handler = (event: IpcMainInvokeEvent, ...args: unknown[]) => Promise<unknow
  */
 export function registerIpc(options: IpcOptions): () => void {
   const log = options.log ?? ((message: string) => console.warn(message));
-  const tokens = new TokenSource(options.engine, options.now);
+  const tokens = options.tokens ?? new TokenSource(options.engine, options.now);
   const requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
   const uploadTimeoutMs = options.uploadTimeoutMs ?? 10 * 60_000;
   /** Paths the user picked in the package dialog; each allows one install. */
   const granted = new Set<string>();
+  /** Folders the user picked in the data-folder dialog; each may be saved as data_dir. */
+  const grantedDirs = new Set<string>();
 
   const refuse = (channel: Channel, reason: string): never => {
     log(`ipc ${channel}: refused: ${reason}`);
@@ -229,7 +278,7 @@ export function registerIpc(options: IpcOptions): () => void {
   const handlers: Record<Channel, (payload: unknown, event: IpcMainInvokeEvent) => Promise<unknown>> = {
     [Channels.request]: async (payload) => {
       const request = payload as EngineRequestPayload;
-      const pathProblem = checkApiPath(request.path);
+      const pathProblem = checkApiPath(request.path, request.method);
       if (pathProblem) return refuse(Channels.request, pathProblem);
       const hasBody = request.body !== undefined;
       if (hasBody && (request.method === 'GET' || request.method === 'DELETE')) {
@@ -242,8 +291,9 @@ export function registerIpc(options: IpcOptions): () => void {
         } catch {
           return refuse(Channels.request, 'body is not JSON-serialisable');
         }
-        if (Buffer.byteLength(json ?? '') > MAX_JSON_BODY_BYTES) {
-          return refuse(Channels.request, 'body is larger than 1 MiB');
+        const limit = maxBodyBytes(request.path);
+        if (Buffer.byteLength(json ?? '') > limit) {
+          return refuse(Channels.request, `body is larger than ${limit / (1024 * 1024)} MiB`);
         }
       }
       const url = engineUrl(request.path, request.query);
@@ -300,10 +350,63 @@ export function registerIpc(options: IpcOptions): () => void {
       );
     },
 
+    [Channels.installZapkData]: async (payload) => {
+      const { name, data } = payload as InstallZapkDataPayload;
+      if (!(data instanceof Uint8Array)) return refuse(Channels.installZapkData, 'data must be bytes');
+      if (data.byteLength === 0) return refuse(Channels.installZapkData, 'the package is empty');
+      if (data.byteLength > MAX_ZAPK_BYTES)
+        return refuse(Channels.installZapkData, 'the package is over 1 GiB');
+      // IPC hands over a plain ArrayBuffer-backed copy, never a SharedArrayBuffer.
+      const blob = new Blob([data as Uint8Array<ArrayBuffer>]);
+      return callEngine(
+        'POST',
+        engineUrl('/api/zapk'),
+        () => {
+          const form = new FormData();
+          form.append('file', blob, basename(name));
+          return { body: form };
+        },
+        uploadTimeoutMs,
+      );
+    },
+
     [Channels.info]: async (): Promise<AppInfo> => ({
       version: options.version,
       engineUrl: options.engine.url,
     }),
+
+    [Channels.getSettings]: async () => options.settings.view(),
+
+    [Channels.saveSettings]: async (payload) => {
+      const patch = payload as SettingsPatch;
+      if (patch.data_dir !== undefined && patch.data_dir !== '') {
+        if (!isAbsolute(patch.data_dir) || !grantedDirs.has(patch.data_dir)) {
+          return refuse(Channels.saveSettings, 'data_dir was not chosen in the folder dialog');
+        }
+      }
+      const view = await options.settings.save(patch);
+      if (patch.data_dir) grantedDirs.delete(patch.data_dir);
+      return view;
+    },
+
+    [Channels.chooseDataDir]: async (_payload, event) => {
+      const window = BrowserWindow.fromWebContents(event.sender);
+      const dialogOptions: OpenDialogOptions = {
+        title: 'Data folder',
+        properties: ['openDirectory', 'createDirectory'],
+      };
+      const result = window
+        ? await dialog.showOpenDialog(window, dialogOptions)
+        : await dialog.showOpenDialog(dialogOptions);
+      const chosen = result.filePaths[0];
+      if (result.canceled || chosen === undefined) return null;
+      grantedDirs.add(chosen);
+      return chosen;
+    },
+
+    [Channels.relaunch]: async () => {
+      options.relaunch();
+    },
   };
 
   const channels = Object.keys(handlers) as Channel[];

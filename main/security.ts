@@ -90,3 +90,26 @@ const CONTENT_TYPES: Record<string, string> = {
 export function contentTypeFor(file: string): string {
   return CONTENT_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream';
 }
+
+/** The engine's HLS files: an AI video's (4.10) or a raw preview's (4.12) playlist and segments. */
+const MEDIA_PATH = /^\/api\/(task\/[^/]+\/livestream\/[^/]+|stream\/[^/]+)\/[^/]+$/;
+
+/**
+ * The request headers of a request the console page makes: for a GET of the engine's HLS files, the
+ * engine's Bearer token is set (replacing any Authorization the page sent), so that the video the
+ * page plays is authorised while the token never reaches the page. Every other request (the API goes
+ * through IPC) is returned untouched.
+ */
+export function withEngineAuthorization(
+  request: { url: string; method: string },
+  headers: Record<string, string>,
+  engineOrigin: string,
+  token: () => string,
+): Record<string, string> {
+  if (request.method !== 'GET' || originOf(request.url) !== engineOrigin.toLowerCase()) return headers;
+  if (!MEDIA_PATH.test(new URL(request.url).pathname)) return headers;
+  const kept = Object.fromEntries(
+    Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'authorization'),
+  );
+  return { ...kept, Authorization: `Bearer ${token()}` };
+}

@@ -3,7 +3,9 @@
  * and never the preload itself). Nothing exposed here carries a secret: main holds the engine token.
  */
 
+import type { DeliveryRecord } from '../engine/events/delivery';
 import type { CallbackBody } from '../engine/events/schema';
+import type { SavedSettings } from '../main/settings';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -28,9 +30,26 @@ export interface EngineResponse {
 /** A stored result event: the callback body of part 6 with event_id and seq. */
 export type EngineEvent = CallbackBody;
 
+export type { DeliveryRecord, SavedSettings };
+
 export interface AppInfo {
   version: string;
   engineUrl: string;
+}
+
+/** A .zapk the operator dropped on the window: its bytes, read by the page. */
+export interface ZapkData {
+  name: string;
+  data: Uint8Array;
+}
+
+export interface SettingsView {
+  saved: SavedSettings;
+  /** What the running engine uses. */
+  running: { url: string; host: string; port: number; dataDir: string };
+  defaultDataDir: string;
+  /** VC_PORT is set: it overrides the saved port. */
+  portFromEnv: boolean;
 }
 
 export interface VisionConsoleApi {
@@ -39,7 +58,18 @@ export interface VisionConsoleApi {
   openZapk(): Promise<string | null>;
   /** Installs a package whose path came from openZapk (any other path is refused by main). */
   installZapk(path: string): Promise<EngineResponse>;
+  /** Installs a dropped package from its bytes (main never reads a path the page names). */
+  installZapkData(zapk: ZapkData): Promise<EngineResponse>;
   info(): Promise<AppInfo>;
+  getSettings(): Promise<SettingsView>;
+  /** Saves settings for the next start; a data_dir must come from chooseDataDir. */
+  saveSettings(patch: Partial<SavedSettings>): Promise<SettingsView>;
+  /** The native folder dialog; resolves to the chosen folder or null when cancelled. */
+  chooseDataDir(): Promise<string | null>;
+  /** Restarts the app (the engine stops every task first) so saved settings apply. */
+  relaunch(): Promise<void>;
   /** Calls the listener with every result event the engine stores; returns the unsubscribe. */
   onEvent(listener: (event: EngineEvent) => void): () => void;
+  /** Calls the listener with every change of an event's delivery state; returns the unsubscribe. */
+  onDelivery(listener: (record: DeliveryRecord) => void): () => void;
 }

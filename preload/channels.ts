@@ -9,8 +9,18 @@ export const Channels = {
   openZapk: 'dialog:openZapk',
   /** {path} -> {status, body}: main uploads a granted .zapk to POST /api/zapk. */
   installZapk: 'engine:installZapk',
+  /** {name, data} -> {status, body}: main uploads dropped .zapk bytes to POST /api/zapk. */
+  installZapkData: 'engine:installZapkData',
   /** null -> {version, engineUrl}. */
   info: 'app:info',
+  /** null -> the settings view (saved and running). */
+  getSettings: 'settings:get',
+  /** {port?, lan?, data_dir?} -> the settings view; applies at the next start. */
+  saveSettings: 'settings:save',
+  /** null -> chosen folder or null: main's folder dialog; the folder is granted for settings:save. */
+  chooseDataDir: 'dialog:chooseDataDir',
+  /** null -> nothing: quits (stopping the engine) and starts again. */
+  relaunch: 'app:relaunch',
 } as const;
 
 export type Channel = (typeof Channels)[keyof typeof Channels];
@@ -19,4 +29,6 @@ export type Channel = (typeof Channels)[keyof typeof Channels];
 export const PushChannels = {
   /** Every stored result event (a callback body), as the web console's SSE feed carries it. */
   event: 'engine:event',
+  /** Every change of an event's delivery state (a delivery record), as SSE `delivery` carries it. */
+  delivery: 'engine:delivery',
 } as const;

@@ -27,7 +27,7 @@ vi.mock('electron', () => ({
   BrowserWindow: { fromWebContents: () => null },
 }));
 
-const { checkApiPath, registerIpc, MAX_JSON_BODY_BYTES } = await import('../main/ipc');
+const { checkApiPath, registerIpc, MAX_JSON_BODY_BYTES, MAX_IMAGE_BODY_BYTES } = await import('../main/ipc');
 
 interface Seen {
   method: string;
@@ -47,6 +47,15 @@ const validTokens = new Set<string>();
 let issued = 0;
 let dispose: () => void;
 let tmp: string;
+/** What the settings store was asked to save, and how often main was asked to relaunch. */
+const savedPatches: unknown[] = [];
+let relaunches = 0;
+const settingsView = {
+  saved: { port: 0, lan: false, data_dir: '' },
+  running: { url: 'http://127.0.0.1:1', host: '127.0.0.1', port: 1, dataDir: '/data' },
+  defaultDataDir: '/data',
+  portFromEnv: false,
+};
 
 function invoke(channel: string, args: unknown[], frame: unknown = appFrame): Promise<unknown> {
   const handler = electron.handlers.get(channel);
@@ -94,10 +103,22 @@ beforeEach(() => {
   validTokens.clear();
   issued = 0;
   electron.showOpenDialog.mockReset();
+  savedPatches.length = 0;
+  relaunches = 0;
   dispose = registerIpc({
     appOrigin: APP_ORIGIN,
     version: '1.2.3',
     log: () => {},
+    settings: {
+      view: async () => settingsView,
+      save: async (patch) => {
+        savedPatches.push(patch);
+        return settingsView;
+      },
+    },
+    relaunch: () => {
+      relaunches++;
+    },
     engine: {
       get url() {
         return engineUrl;
@@ -115,10 +136,21 @@ beforeEach(() => {
 afterEach(() => dispose());
 
 describe('channel registration', () => {
-  it('registers exactly the four channels, and unknown channels have no handler', async () => {
+  it('registers exactly the channels of preload/channels.ts, and unknown channels have no handler', async () => {
     expect([...electron.handlers.keys()].sort()).toEqual(
-      ['app:info', 'dialog:openZapk', 'engine:installZapk', 'engine:request'].sort(),
+      [
+        'app:info',
+        'app:relaunch',
+        'dialog:chooseDataDir',
+        'dialog:openZapk',
+        'engine:installZapk',
+        'engine:installZapkData',
+        'engine:request',
+        'settings:get',
+        'settings:save',
+      ].sort(),
     );
+    expect([...electron.handlers.keys()].sort()).toEqual(Object.values(Channels).sort());
     await expect(invoke('engine:eval', [{}])).rejects.toThrow(/No handler/);
   });
 
@@ -318,5 +350,107 @@ describe('package install', () => {
     ).rejects.toThrow(/sender/);
     expect(electron.showOpenDialog).toHaveBeenCalledTimes(2);
     expect(seen).toHaveLength(0);
+  });
+});
+
+describe('admin password and image uploads through engine:request', () => {
+  it('passes PUT /api/auth/password on, and nothing else under /api/auth/', async () => {
+    const result = (await invoke(Channels.request, [
+      { method: 'PUT', path: '/api/auth/password', body: { password: 'new-password' } },
+    ])) as { status: number };
+    expect(result.status).toBe(200);
+    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual(['PUT /api/auth/password']);
+    for (const request of [
+      { method: 'GET', path: '/api/auth/password' },
+      { method: 'POST', path: '/api/auth/password', body: {} },
+      { method: 'PUT', path: '/api/auth/token', body: {} },
+    ]) {
+      await expect(invoke(Channels.request, [request]), JSON.stringify(request)).rejects.toThrow(
+        /not available to the console/,
+      );
+    }
+    expect(seen).toHaveLength(1);
+  });
+
+  it('takes base64 image uploads over 1 MiB on the image endpoints only', async () => {
+    const image = { image: 'A'.repeat(2 * MAX_JSON_BODY_BYTES) };
+    const result = (await invoke(Channels.request, [
+      { method: 'POST', path: '/api/task/t1/image', body: image },
+    ])) as { status: number };
+    expect(result.status).toBe(200);
+    expect(seen[0]?.body.length).toBe(JSON.stringify(image).length);
+    await expect(
+      invoke(Channels.request, [{ method: 'POST', path: '/api/task/t1/optimization', body: image }]),
+    ).rejects.toThrow(/larger than 1 MiB/);
+    expect(MAX_IMAGE_BODY_BYTES).toBeGreaterThan(Math.ceil((2 * 20 * 1024 * 1024 * 4) / 3));
+    expect(seen).toHaveLength(1);
+  });
+});
+
+describe('dropped packages (engine:installZapkData)', () => {
+  it('uploads the bytes as multipart field "file" under the dropped name', async () => {
+    const data = new TextEncoder().encode('PK\u0003\u0004 dropped zapk');
+    const result = (await invoke(Channels.installZapkData, [{ name: 'people.zapk', data }])) as {
+      status: number;
+    };
+    expect(result.status).toBe(200);
+    const upload = seen[0] as Seen;
+    expect(`${upload.method} ${upload.url}`).toBe('POST /api/zapk');
+    expect(upload.headers.authorization).toBe('Bearer token-1');
+    const text = upload.body.toString('latin1');
+    expect(text).toContain('Content-Disposition: form-data; name="file"; filename="people.zapk"');
+    expect(text).toContain('PK\u0003\u0004 dropped zapk');
+  });
+
+  it('refuses what is not bytes, no bytes, another name or a path in the name', async () => {
+    for (const payload of [
+      { name: 'people.zapk', data: 'PK' },
+      { name: 'people.zapk', data: [80, 75] },
+      { name: 'people.zapk', data: new Uint8Array(0) },
+      { name: 'people.zip', data: new Uint8Array([1]) },
+      { name: 'people.zapk', data: new Uint8Array([1]), path: '/etc/passwd' },
+    ]) {
+      await expect(invoke(Channels.installZapkData, [payload]), payload.name).rejects.toThrow(
+        /engine:installZapkData/,
+      );
+    }
+    expect(seen).toHaveLength(0);
+  });
+});
+
+describe('desktop settings channels', () => {
+  it('reads and saves settings; a data folder must come from the folder dialog, once', async () => {
+    await expect(invoke(Channels.getSettings, [null])).resolves.toEqual(settingsView);
+    await invoke(Channels.saveSettings, [{ port: 9100, lan: true }]);
+    await expect(invoke(Channels.saveSettings, [{ data_dir: '/srv/vision' }])).rejects.toThrow(
+      /not chosen in the folder dialog/,
+    );
+
+    electron.showOpenDialog.mockResolvedValueOnce({ canceled: false, filePaths: ['/srv/vision'] });
+    await expect(invoke(Channels.chooseDataDir, [null])).resolves.toBe('/srv/vision');
+    const options = electron.showOpenDialog.mock.calls[0]?.[0] as { properties: string[] };
+    expect(options.properties).toContain('openDirectory');
+    await invoke(Channels.saveSettings, [{ data_dir: '/srv/vision' }]);
+    await expect(invoke(Channels.saveSettings, [{ data_dir: '/srv/vision' }])).rejects.toThrow(
+      /folder dialog/,
+    );
+    // "" (back to the default folder) needs no dialog.
+    await invoke(Channels.saveSettings, [{ data_dir: '' }]);
+    expect(savedPatches).toEqual([{ port: 9100, lan: true }, { data_dir: '/srv/vision' }, { data_dir: '' }]);
+  });
+
+  it('refuses settings that do not match the schema, and relaunches on request', async () => {
+    for (const patch of [{}, { port: 70000 }, { port: '80' }, { lan: 'yes' }, { host: '0.0.0.0' }, null]) {
+      await expect(invoke(Channels.saveSettings, [patch]), JSON.stringify(patch)).rejects.toThrow(
+        /invalid payload/,
+      );
+    }
+    expect(savedPatches).toHaveLength(0);
+    await invoke(Channels.relaunch, [null]);
+    expect(relaunches).toBe(1);
+    await expect(
+      invoke(Channels.relaunch, [null], { url: 'https://evil.example/', parent: null }),
+    ).rejects.toThrow(/sender/);
+    expect(relaunches).toBe(1);
   });
 });

@@ -8,6 +8,7 @@ import {
   isAllowedRequest,
   originOf,
   resolveAppAsset,
+  withEngineAuthorization,
 } from '../main/security';
 import { buildCsp, engineSource, securityHeaders } from '../renderer/csp';
 
@@ -169,5 +170,59 @@ describe('app:// asset mapping', () => {
     expect(contentTypeFor('a/x.js')).toMatch(/^text\/javascript/);
     expect(contentTypeFor('a/x.css')).toMatch(/^text\/css/);
     expect(contentTypeFor('a/x.bin')).toBe('application/octet-stream');
+  });
+});
+
+describe('engine authorization of media requests', () => {
+  const engine = 'http://127.0.0.1:43123';
+  const token = () => 'tok-1';
+  const get = (url: string) => ({ url, method: 'GET' });
+
+  it('adds the Bearer token to GETs of the engine HLS files, replacing one the page sent', () => {
+    for (const path of ['/api/task/t1/livestream/s1/index.m3u8', '/api/stream/p1/seg00001.ts']) {
+      expect(
+        withEngineAuthorization(get(`${engine}${path}`), { Accept: '*/*' }, engine, token),
+        path,
+      ).toEqual({
+        Accept: '*/*',
+        Authorization: 'Bearer tok-1',
+      });
+    }
+    expect(
+      withEngineAuthorization(
+        get(`${engine}/api/stream/p1/index.m3u8`),
+        { authorization: 'Bearer forged' },
+        engine,
+        token,
+      ),
+    ).toEqual({ Authorization: 'Bearer tok-1' });
+  });
+
+  it('never sends it anywhere else: other origins, other API paths, other methods', () => {
+    let asked = 0;
+    const counting = () => {
+      asked++;
+      return 'tok-1';
+    };
+    for (const request of [
+      get('app://console/index.html'),
+      get('http://127.0.0.1:8080/api/stream/p1/index.m3u8'),
+      get('https://127.0.0.1:43123/api/stream/p1/index.m3u8'),
+      get('http://localhost:43123/api/stream/p1/index.m3u8'),
+      get('https://cdn.example.com/x.js'),
+      get(`${engine}/api/zapk`),
+      get(`${engine}/api/task/t1`),
+      get(`${engine}/api/stream/p1/x/y`),
+      { url: `${engine}/api/stream/p1/index.m3u8`, method: 'DELETE' },
+      { url: `${engine}/api/task/t1/livestream/s1/index.m3u8`, method: 'POST' },
+    ]) {
+      expect(
+        withEngineAuthorization(request, { Accept: '*/*' }, engine, counting),
+        JSON.stringify(request),
+      ).toEqual({
+        Accept: '*/*',
+      });
+    }
+    expect(asked).toBe(0);
   });
 });

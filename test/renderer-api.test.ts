@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { appsOf, isRunning, licenseState } from '../renderer/src/api';
+import { appsOf, dumpFigures, fileToBase64, isRunning, licenseState, modesOfType } from '../renderer/src/api';
+import { appColor, paletteColor } from '../renderer/src/colors';
 import { dictionaries, pickLanguage, translate } from '../renderer/src/i18n';
 
 describe('license state', () => {
@@ -24,6 +25,35 @@ describe('package and task helpers', () => {
     const app = { app_id: 'a', name: 'A', license_expire: 0, perpetual: true, rule: {} };
     expect(appsOf({ zapk_id: 'p', name: 'P', apps: { a: app } })).toEqual([app]);
     expect(appsOf({ zapk_id: 'p', name: 'P', apps: [app] })).toEqual([app]);
+  });
+
+  it('reads fps and reconnects from the dump line of the task table', () => {
+    expect(
+      dumpFigures(
+        'running 9.6 fps analysed, source 768x576 at 10.0 fps, 2 reconnects, 501 frames analysed, 3 dropped (cores busy)',
+      ),
+    ).toEqual({ fps: 9.6, reconnects: 2 });
+    expect(dumpFigures('running, 3 images received')).toEqual({ fps: null, reconnects: null });
+    expect(dumpFigures(undefined)).toEqual({ fps: null, reconnects: null });
+  });
+
+  it('offers each app type only for the modes it runs in', () => {
+    expect(modesOfType(1)).toEqual(['video', 'image']);
+    expect(modesOfType(2)).toEqual(['diff']);
+    expect(modesOfType(3)).toEqual(['video']);
+    expect(modesOfType(undefined)).toEqual([]);
+  });
+
+  it('encodes uploads as standard base64, also past the chunk size', async () => {
+    const bytes = new Uint8Array(70_000).map((_, i) => (i * 7) % 256);
+    expect(await fileToBase64(new Blob([bytes]))).toBe(Buffer.from(bytes).toString('base64'));
+  });
+
+  it('colours an app by its rule, else the same palette colour every time', () => {
+    expect(appColor('crowd', { class_area: { color: '#af52de' }, classes: {} })).toBe('#af52de');
+    expect(appColor('person', { classes: { '0': { color: '#ff3b30' } } })).toBe('#ff3b30');
+    expect(appColor('x', { classes: { '0': { color: 'red' } } })).toBe(paletteColor('x'));
+    expect(paletteColor('vehicle')).toBe(paletteColor('vehicle'));
   });
 
   it('isRunning is close_code 0 or absent', () => {

@@ -1,10 +1,16 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { EngineEvent, EngineRequest, VisionConsoleApi } from '../preload/api';
+import type { DeliveryRecord, EngineEvent, EngineRequest, VisionConsoleApi } from '../preload/api';
 import { createHttpTransport, requestToken } from '../renderer/src/transport/http';
 import { createIpcTransport, installPackageViaDialog, ipcErrorMessage } from '../renderer/src/transport/ipc';
-import { ApiError, apiPath, NO_ENVELOPE, toEnvelope } from '../renderer/src/transport/types';
+import {
+  ApiError,
+  apiPath,
+  type FeedMessage,
+  NO_ENVELOPE,
+  toEnvelope,
+} from '../renderer/src/transport/types';
 
 interface Seen {
   method: string;
@@ -155,11 +161,21 @@ describe('ipc transport', () => {
       },
       openZapk: async () => '/home/u/pkg.zapk',
       installZapk: async () => ({ status: 200, body: { code: 0, msg: 'success', data: { zapk_id: 'pkg' } } }),
+      installZapkData: async () => ({ status: 200, body: { code: 0, msg: 'success' } }),
       info: async () => ({ version: '0.1.0', engineUrl: 'http://127.0.0.1:1' }),
+      getSettings: async () => {
+        throw new Error('not used here');
+      },
+      saveSettings: async () => {
+        throw new Error('not used here');
+      },
+      chooseDataDir: async () => null,
+      relaunch: async () => {},
       onEvent: (listener) => {
         listeners.push(listener);
         return () => listeners.splice(listeners.indexOf(listener), 1);
       },
+      onDelivery: () => () => {},
     };
     return { api, calls, listeners };
   }
@@ -232,24 +248,40 @@ describe('envelope helpers', () => {
 
 describe('live event feed', () => {
   const event = { event: 'task_closed', task_id: 't1', seq: 3 } as unknown as EngineEvent;
+  const record = { event_id: 'e1', state: 'delivered' } as unknown as DeliveryRecord;
 
-  it('ipc: events pushed by main reach the subscriber until it unsubscribes', () => {
-    const listeners: Array<(event: EngineEvent) => void> = [];
+  it('ipc: events and delivery changes pushed by main reach the subscriber until it unsubscribes', () => {
+    const events: Array<(event: EngineEvent) => void> = [];
+    const deliveries: Array<(record: DeliveryRecord) => void> = [];
     const api = {
       onEvent: (listener: (event: EngineEvent) => void) => {
-        listeners.push(listener);
-        return () => listeners.splice(listeners.indexOf(listener), 1);
+        events.push(listener);
+        return () => events.splice(events.indexOf(listener), 1);
+      },
+      onDelivery: (listener: (record: DeliveryRecord) => void) => {
+        deliveries.push(listener);
+        return () => deliveries.splice(deliveries.indexOf(listener), 1);
       },
     } as unknown as VisionConsoleApi;
-    const received: EngineEvent[] = [];
-    const unsubscribe = createIpcTransport(api).subscribe((e) => received.push(e));
-    for (const listener of listeners) listener(event);
+    const received: FeedMessage[] = [];
+    const status: boolean[] = [];
+    const unsubscribe = createIpcTransport(api).subscribe(
+      (message) => received.push(message),
+      (connected) => status.push(connected),
+    );
+    for (const listener of events) listener(event);
+    for (const listener of deliveries) listener(record);
     unsubscribe();
-    expect(listeners).toHaveLength(0);
-    expect(received).toEqual([event]);
+    expect(events).toHaveLength(0);
+    expect(deliveries).toHaveLength(0);
+    expect(received).toEqual([
+      { type: 'callback', body: event },
+      { type: 'delivery', record },
+    ]);
+    expect(status).toEqual([true]);
   });
 
-  it('http: reads the SSE feed with the token in the query and parses callback frames', () => {
+  it('http: reads the SSE feed with the token in the query: callbacks, deliveries and the connection', () => {
     const opened: FakeEventSource[] = [];
     class FakeEventSource extends EventTarget {
       closed = false;
@@ -266,15 +298,77 @@ describe('live event feed', () => {
       getToken: () => 'tok en',
       EventSource: FakeEventSource as unknown as typeof EventSource,
     });
-    const received: EngineEvent[] = [];
-    const unsubscribe = transport.subscribe((e) => received.push(e));
+    const received: FeedMessage[] = [];
+    const status: boolean[] = [];
+    const unsubscribe = transport.subscribe(
+      (message) => received.push(message),
+      (connected) => status.push(connected),
+    );
     const source = opened[0] as FakeEventSource;
     expect(source.url).toBe('http://127.0.0.1:8080/api/events/stream?token=tok+en');
+    source.dispatchEvent(new Event('open'));
     source.dispatchEvent(new MessageEvent('callback', { data: JSON.stringify(event) }));
-    source.dispatchEvent(new MessageEvent('delivery', { data: '{}' }));
+    source.dispatchEvent(new MessageEvent('delivery', { data: JSON.stringify(record) }));
+    source.dispatchEvent(new MessageEvent('callback', { data: 'not json' }));
+    source.dispatchEvent(new Event('error'));
     unsubscribe();
     source.dispatchEvent(new MessageEvent('callback', { data: JSON.stringify(event) }));
-    expect(received).toEqual([event]);
+    expect(received).toEqual([
+      { type: 'callback', body: event },
+      { type: 'delivery', record },
+    ]);
+    expect(status).toEqual([true, false]);
     expect(source.closed).toBe(true);
+  });
+});
+
+describe('packages and media', () => {
+  it('http: uploads a picked .zapk as multipart field "file" with the token', async () => {
+    const transport = createHttpTransport({ baseUrl, getToken: () => TOKEN });
+    const file = new File(['PK\u0003\u0004 zapk bytes'], 'people.zapk');
+    await expect(transport.installPackage(file)).resolves.toMatchObject({ code: 0 });
+    const upload = seen[0] as Seen;
+    expect(`${upload.method} ${upload.url}`).toBe('POST /api/zapk');
+    expect(upload.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(upload.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+    expect(upload.body).toContain('name="file"; filename="people.zapk"');
+    expect(upload.body).toContain('zapk bytes');
+  });
+
+  it('ipc: hands a dropped .zapk to main as bytes', async () => {
+    const sent: Array<{ name: string; data: Uint8Array }> = [];
+    const api = {
+      installZapkData: async (zapk: { name: string; data: Uint8Array }) => {
+        sent.push(zapk);
+        return {
+          status: 200,
+          body: { code: 0, msg: 'success', data: { zapk_id: 'p', version: '1.0.0', upgraded: false } },
+        };
+      },
+    } as unknown as VisionConsoleApi;
+    const answer = await createIpcTransport(api).installPackage(
+      new File([new Uint8Array([80, 75, 3, 4])], 'p.zapk'),
+    );
+    expect(answer.data).toEqual({ zapk_id: 'p', version: '1.0.0', upgraded: false });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.name).toBe('p.zapk');
+    expect([...(sent[0]?.data ?? [])]).toEqual([80, 75, 3, 4]);
+  });
+
+  it('http: loads engine media from the page origin with the token header; ipc leaves both to main', () => {
+    const http = createHttpTransport({ baseUrl: 'http://192.168.1.20:8080', getToken: () => TOKEN });
+    expect(http.mediaUrl('http://127.0.0.1:8080/api/stream/s1/index.m3u8?x=1')).toBe(
+      'http://192.168.1.20:8080/api/stream/s1/index.m3u8?x=1',
+    );
+    expect(http.mediaUrl('/api/task/t1/livestream/v1/index.m3u8')).toBe(
+      'http://192.168.1.20:8080/api/task/t1/livestream/v1/index.m3u8',
+    );
+    expect(http.mediaHeaders()).toEqual({ authorization: `Bearer ${TOKEN}` });
+    expect(createHttpTransport({ baseUrl, getToken: () => null }).mediaHeaders()).toEqual({});
+    const ipc = createIpcTransport({} as VisionConsoleApi);
+    expect(ipc.mediaUrl('http://127.0.0.1:41000/api/stream/s1/index.m3u8')).toBe(
+      'http://127.0.0.1:41000/api/stream/s1/index.m3u8',
+    );
+    expect(ipc.mediaHeaders()).toEqual({});
   });
 });

@@ -1,33 +1,71 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { LanguageSwitch } from './components/LanguageSwitch';
-import { translate } from './i18n';
+import { ThemeSwitch } from './components/ThemeSwitch';
+import { useTransport } from './context';
+import { useFeed, useFeedSubscription } from './feed/store';
+import { type MessageKey, translate } from './i18n';
+import { Events } from './screens/Events';
+import { Images } from './screens/Images';
+import { LiveView } from './screens/LiveView';
 import { Packages } from './screens/Packages';
+import { Settings } from './screens/Settings';
 import { SignIn } from './screens/SignIn';
 import { Tasks } from './screens/Tasks';
 import { type Screen, useSession, useT } from './store';
 
-const SCREENS: ReadonlyArray<{ id: Screen; label: 'nav.packages' | 'nav.tasks' }> = [
+const SCREENS: ReadonlyArray<{ id: Screen; label: MessageKey }> = [
   { id: 'packages', label: 'nav.packages' },
   { id: 'tasks', label: 'nav.tasks' },
+  { id: 'live', label: 'nav.live' },
+  { id: 'events', label: 'nav.events' },
+  { id: 'images', label: 'nav.images' },
+  { id: 'settings', label: 'nav.settings' },
 ];
+
+function CurrentScreen({ screen }: { screen: Screen }) {
+  switch (screen) {
+    case 'packages':
+      return <Packages />;
+    case 'tasks':
+      return <Tasks />;
+    case 'live':
+      return <LiveView />;
+    case 'events':
+      return <Events />;
+    case 'images':
+      return <Images />;
+    case 'settings':
+      return <Settings />;
+  }
+}
 
 export function App() {
   const t = useT();
+  const transport = useTransport();
   const queryClient = useQueryClient();
   const mode = useSession((state) => state.mode);
   const session = useSession((state) => state.session);
   const screen = useSession((state) => state.screen);
   const language = useSession((state) => state.language);
+  const theme = useSession((state) => state.theme);
   const setScreen = useSession((state) => state.setScreen);
   const signOut = useSession((state) => state.signOut);
+  const connected = useFeed((state) => state.connected);
+  const signedIn = mode === 'ipc' || session !== null;
+  useFeedSubscription(transport, signedIn);
 
   useEffect(() => {
     document.documentElement.lang = language;
     document.title = translate(language, 'app.title');
   }, [language]);
 
-  if (mode === 'http' && !session) return <SignIn />;
+  useEffect(() => {
+    if (theme === 'system') delete document.documentElement.dataset.theme;
+    else document.documentElement.dataset.theme = theme;
+  }, [theme]);
+
+  if (!signedIn) return <SignIn />;
 
   return (
     <div className="app">
@@ -37,7 +75,7 @@ export function App() {
       <header className="app-header">
         <span className="brand">{t('app.title')}</span>
         <nav aria-label={t('nav.label')}>
-          <ul>
+          <ul className="nav-list">
             {SCREENS.map((item) => (
               <li key={item.id}>
                 <button
@@ -53,6 +91,13 @@ export function App() {
           </ul>
         </nav>
         <div className="header-tools">
+          <span
+            className={connected ? 'feed-dot feed-on' : 'feed-dot'}
+            role="img"
+            aria-label={connected ? t('events.connected') : t('events.disconnected')}
+            title={connected ? t('events.connected') : t('events.disconnected')}
+          />
+          <ThemeSwitch />
           <LanguageSwitch />
           {mode === 'http' && session && (
             <>
@@ -71,7 +116,7 @@ export function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        {screen === 'packages' ? <Packages /> : <Tasks />}
+        <CurrentScreen screen={screen} />
       </main>
     </div>
   );

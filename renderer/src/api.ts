@@ -1,8 +1,15 @@
 /**
- * Typed engine endpoints used by the screens (service-interface.md 4.2, 4.5, 4.6 and
- * api-decisions.md). Only what the console reads is typed; unknown extra fields are ignored.
+ * Typed engine endpoints used by the screens (service-interface.md part 4, api-decisions.md and the
+ * extensions of docs/api.md). Shapes come from the engine's own schemas where one exists.
  */
+import type { Static } from '@sinclair/typebox';
+import type { AppUpdateBody, PasswordChange } from '../../engine/api/schemas';
+import type { DeliveryRecord, EventItem } from '../../engine/events/delivery';
+import type { ImageResult } from '../../engine/events/schema';
+import type { AppConfig, Osd, StartTaskBody, TaskStatus, UpdateTaskBody } from '../../engine/tasks/schema';
 import { apiPath, type Transport } from './transport';
+
+export type { AppConfig, DeliveryRecord, EventItem, ImageResult, Osd, StartTaskBody, UpdateTaskBody };
 
 export interface ZapkApp {
   app_id: string;
@@ -35,28 +42,169 @@ export interface Task {
   business_id?: string;
   video_url?: string;
   report_url?: string;
+  osd?: Osd;
   /** 0 while running; 1..5 why it ended (api-decisions.md 4.4 - 4.7). */
   close_code?: number;
   dump?: string;
+  status?: TaskStatus;
+  app_configs?: AppConfig[];
+  created_at?: number;
+  closed_at?: number | null;
 }
 
+const withSignal = (signal?: AbortSignal) => (signal ? { signal } : {});
+
 export async function listPackages(transport: Transport, signal?: AbortSignal): Promise<ZapkPackage[]> {
-  const envelope = await transport.request<ZapkPackage[]>(
-    'GET',
-    '/api/zapk',
-    undefined,
-    signal ? { signal } : {},
-  );
+  const envelope = await transport.request<ZapkPackage[]>('GET', '/api/zapk', undefined, withSignal(signal));
   return Array.isArray(envelope.data) ? envelope.data : [];
+}
+
+export async function updateApp(
+  transport: Transport,
+  zapkId: string,
+  appId: string,
+  body: Static<typeof AppUpdateBody>,
+): Promise<void> {
+  await transport.request('PUT', apiPath`/api/zapk/${zapkId}/app/${appId}`, body);
+}
+
+export async function uninstallPackage(transport: Transport, zapkId: string): Promise<void> {
+  await transport.request('DELETE', apiPath`/api/zapk/${zapkId}`);
 }
 
 export async function listTasks(transport: Transport, signal?: AbortSignal): Promise<Task[]> {
-  const envelope = await transport.request<Task[]>('GET', '/api/tasks', undefined, signal ? { signal } : {});
+  const envelope = await transport.request<Task[]>('GET', '/api/tasks', undefined, withSignal(signal));
   return Array.isArray(envelope.data) ? envelope.data : [];
+}
+
+export async function getTask(transport: Transport, taskId: string, signal?: AbortSignal): Promise<Task> {
+  return (await transport.request<Task>('GET', apiPath`/api/task/${taskId}`, undefined, withSignal(signal)))
+    .data;
+}
+
+export async function startTask(transport: Transport, body: StartTaskBody): Promise<string> {
+  return (await transport.request<{ task_id: string }>('POST', '/api/task', body)).data.task_id;
+}
+
+export async function updateTask(transport: Transport, taskId: string, body: UpdateTaskBody): Promise<Task> {
+  return (await transport.request<Task>('PUT', apiPath`/api/task/${taskId}`, body)).data;
 }
 
 export async function closeTask(transport: Transport, taskId: string): Promise<void> {
   await transport.request<unknown>('DELETE', apiPath`/api/task/${taskId}`);
+}
+
+/** data of 4.10 (api-decisions.md). */
+export interface AiLive {
+  stream: string;
+  hls_url: string;
+  rtmp: string;
+}
+
+export async function startAiLive(transport: Transport, taskId: string, appIds: string[]): Promise<AiLive> {
+  return (await transport.request<AiLive>('POST', apiPath`/api/task/${taskId}/ailive`, { app_ids: appIds }))
+    .data;
+}
+
+export async function closeAiLive(transport: Transport, taskId: string, stream: string): Promise<void> {
+  await transport.request('DELETE', apiPath`/api/task/${taskId}/livestream/${stream}`);
+}
+
+/** data of 4.12 (api-decisions.md). */
+export interface Preview {
+  stream_id: string;
+  hls_url: string;
+  width: number;
+  height: number;
+}
+
+export async function startPreview(transport: Transport, videoUrl: string): Promise<Preview> {
+  return (await transport.request<Preview>('POST', '/api/stream', { video_url: videoUrl })).data;
+}
+
+export async function closePreview(transport: Transport, streamId: string): Promise<void> {
+  await transport.request('DELETE', apiPath`/api/stream/${streamId}`);
+}
+
+export interface ImageOptions {
+  device_id?: string;
+  enhance?: 0 | 1;
+}
+
+const imageQuery = (options: ImageOptions) => {
+  const query: Record<string, string | number> = {};
+  if (options.device_id) query.device_id = options.device_id;
+  if (options.enhance) query.enhance = options.enhance;
+  return query;
+};
+
+/** 4.8 with the image as base64 JSON: the one body form both transports carry. */
+export async function uploadImage(
+  transport: Transport,
+  taskId: string,
+  image: string,
+  options: ImageOptions = {},
+): Promise<ImageResult> {
+  const path = apiPath`/api/task/${taskId}/image`;
+  return (await transport.request<ImageResult>('POST', path, { image }, { query: imageQuery(options) })).data;
+}
+
+/** 4.9; without image_a the task's previous image_b is the reference. */
+export async function uploadDiff(
+  transport: Transport,
+  taskId: string,
+  images: { image_a?: string; image_b: string },
+  options: ImageOptions = {},
+): Promise<ImageResult> {
+  const path = apiPath`/api/task/${taskId}/diff_image`;
+  return (await transport.request<ImageResult>('POST', path, images, { query: imageQuery(options) })).data;
+}
+
+export interface EventPage {
+  task_id: string;
+  last_seq: number;
+  next_after_seq: number | null;
+  items: EventItem[];
+}
+
+export async function taskEvents(
+  transport: Transport,
+  taskId: string,
+  query: { after_seq?: number; limit?: number; with_body?: boolean },
+): Promise<EventPage> {
+  return (
+    await transport.request<EventPage>('GET', apiPath`/api/task/${taskId}/events`, undefined, { query })
+  ).data;
+}
+
+export async function redeliver(transport: Transport, eventId: string): Promise<DeliveryRecord> {
+  return (await transport.request<DeliveryRecord>('POST', apiPath`/api/events/${eventId}/redeliver`)).data;
+}
+
+export interface MqttSettings {
+  enabled: boolean;
+  url: string;
+  client_id: string;
+  username: string;
+  password_set: boolean;
+  tls: { reject_unauthorized: boolean; ca: string };
+  status: { connected: boolean; last_error: string | null; backlog: number };
+}
+
+export async function getMqtt(transport: Transport, signal?: AbortSignal): Promise<MqttSettings> {
+  return (await transport.request<MqttSettings>('GET', '/api/settings/mqtt', undefined, withSignal(signal)))
+    .data;
+}
+
+export async function putMqtt(transport: Transport, body: Record<string, unknown>): Promise<MqttSettings> {
+  return (await transport.request<MqttSettings>('PUT', '/api/settings/mqtt', body)).data;
+}
+
+export async function changePassword(
+  transport: Transport,
+  body: Static<typeof PasswordChange>,
+): Promise<void> {
+  await transport.request('PUT', '/api/auth/password', body);
 }
 
 export function appsOf(pkg: ZapkPackage): ZapkApp[] {
@@ -81,4 +229,33 @@ export function licenseState(
 /** Whether a task still runs (close_code 0 or absent). */
 export function isRunning(task: Pick<Task, 'close_code'>): boolean {
   return task.close_code === undefined || task.close_code === 0;
+}
+
+/** What the table shows of a task's dump line (docs/api.md part 8); null where the line says nothing. */
+export function dumpFigures(dump: string | undefined): { fps: number | null; reconnects: number | null } {
+  const fps = /([\d.]+) fps analysed/.exec(dump ?? '');
+  const reconnects = /(\d+) reconnects/.exec(dump ?? '');
+  return {
+    fps: fps ? Number(fps[1]) : null,
+    reconnects: reconnects ? Number(reconnects[1]) : null,
+  };
+}
+
+/** The task modes an application type can run in (docs/api.md 4.4). */
+export function modesOfType(type: number | undefined): TaskMode[] {
+  if (type === 1) return ['video', 'image'];
+  if (type === 2) return ['diff'];
+  if (type === 3) return ['video'];
+  return [];
+}
+
+/** A file's bytes as standard base64 (the JSON body form of image uploads). */
+export async function fileToBase64(file: Blob): Promise<string> {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = '';
+  const chunk = 0x8000;
+  for (let i = 0; i < bytes.length; i += chunk) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + chunk));
+  }
+  return btoa(binary);
 }

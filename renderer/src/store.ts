@@ -1,13 +1,15 @@
 /**
  * Session and UI state. In web mode the token lives in memory and sessionStorage (gone with the tab);
- * in desktop mode there is no token at all in the renderer. The language choice is kept in
- * localStorage.
+ * in desktop mode there is no token at all in the renderer. The language and theme choices are kept
+ * in localStorage.
  */
 import { create } from 'zustand';
 import { isLanguage, type Language, pickLanguage, type Translate, translate } from './i18n';
 
-export type Screen = 'packages' | 'tasks';
+export type Screen = 'packages' | 'tasks' | 'live' | 'events' | 'images' | 'settings';
 export type Mode = 'ipc' | 'http';
+export type Theme = 'system' | 'light' | 'dark';
+export const THEMES: readonly Theme[] = ['system', 'light', 'dark'];
 
 interface StoredSession {
   token: string;
@@ -18,18 +20,26 @@ interface StoredSession {
 export interface SessionState {
   mode: Mode;
   session: StoredSession | null;
-  /** Shown on the sign-in screen, e.g. after the token expired. */
-  notice: 'expired' | null;
+  /** Shown on the sign-in screen, e.g. after the token expired or the password changed. */
+  notice: 'expired' | 'passwordChanged' | null;
   screen: Screen;
+  /** The task of the live view, and of the images screen. */
+  liveTaskId: string | null;
+  imageTaskId: string | null;
   language: Language;
+  theme: Theme;
   signIn(token: string, expiresInSeconds: number, username: string): void;
-  signOut(reason?: 'expired'): void;
+  signOut(reason?: 'expired' | 'passwordChanged'): void;
   setScreen(screen: Screen): void;
+  openLive(taskId: string): void;
+  openImages(taskId: string): void;
   setLanguage(language: Language): void;
+  setTheme(theme: Theme): void;
 }
 
 const SESSION_KEY = 'vc.session';
 const LANGUAGE_KEY = 'vc.language';
+const THEME_KEY = 'vc.theme';
 
 function storage(kind: 'sessionStorage' | 'localStorage'): Storage | null {
   try {
@@ -58,12 +68,20 @@ function initialLanguage(): Language {
   return pickLanguage(typeof navigator === 'undefined' ? [] : navigator.languages);
 }
 
+function initialTheme(): Theme {
+  const saved = storage('localStorage')?.getItem(THEME_KEY);
+  return THEMES.find((theme) => theme === saved) ?? 'system';
+}
+
 export const useSession = create<SessionState>()((set) => ({
   mode: 'http',
   session: loadSession(),
   notice: null,
   screen: 'packages',
+  liveTaskId: null,
+  imageTaskId: null,
   language: initialLanguage(),
+  theme: initialTheme(),
   signIn(token, expiresInSeconds, username) {
     const session = { token, username, expiresAt: Date.now() + expiresInSeconds * 1000 };
     storage('sessionStorage')?.setItem(SESSION_KEY, JSON.stringify(session));
@@ -76,9 +94,19 @@ export const useSession = create<SessionState>()((set) => ({
   setScreen(screen) {
     set({ screen });
   },
+  openLive(taskId) {
+    set({ screen: 'live', liveTaskId: taskId });
+  },
+  openImages(taskId) {
+    set({ screen: 'images', imageTaskId: taskId });
+  },
   setLanguage(language) {
     storage('localStorage')?.setItem(LANGUAGE_KEY, language);
     set({ language });
+  },
+  setTheme(theme) {
+    storage('localStorage')?.setItem(THEME_KEY, theme);
+    set({ theme });
   },
 }));
 

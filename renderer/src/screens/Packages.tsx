@@ -1,13 +1,17 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useId } from 'react';
-import { appsOf, licenseState, listPackages, type ZapkApp, type ZapkPackage } from '../api';
+import { type DragEvent, useId, useRef, useState } from 'react';
+import { appsOf, licenseState, listPackages, uninstallPackage, type ZapkApp, type ZapkPackage } from '../api';
+import { appColor } from '../colors';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
 import { formatDate, type MessageKey } from '../i18n';
 import { useSession, useT } from '../store';
+import type { PackageInstalled } from '../transport';
 import { installPackageViaDialog } from '../transport/ipc';
+import { RuleEditor } from './RuleEditor';
 
-function appTypeKey(type: number | undefined): MessageKey | null {
+export function appTypeKey(type: number | undefined): MessageKey | null {
   if (type === 1 || type === 2 || type === 3) return `appType.${type}`;
   return null;
 }
@@ -23,16 +27,34 @@ function License({ app }: { app: ZapkApp }) {
   );
 }
 
-function PackageCard({ pkg }: { pkg: ZapkPackage }) {
+function PackageCard({
+  pkg,
+  onEdit,
+  onUninstall,
+}: {
+  pkg: ZapkPackage;
+  onEdit: (app: ZapkApp) => void;
+  onUninstall: () => void;
+}) {
   const t = useT();
   const headingId = useId();
   const apps = appsOf(pkg);
   return (
     <section className="card" aria-labelledby={headingId}>
-      <h3 id={headingId}>
-        {pkg.name}
-        {pkg.builtin && <span className="badge">{t('packages.builtin')}</span>}
-      </h3>
+      <div className="card-title">
+        <h3 id={headingId}>
+          {pkg.name}
+          {pkg.builtin && <span className="badge">{t('packages.builtin')}</span>}
+        </h3>
+        <button
+          type="button"
+          className="danger"
+          aria-label={t('packages.uninstallLabel', { name: pkg.name })}
+          onClick={onUninstall}
+        >
+          {t('packages.uninstall')}
+        </button>
+      </div>
       <p className="meta">
         <span>{t('packages.id', { id: pkg.zapk_id })}</span>
         {pkg.version && <span>{t('packages.version', { version: pkg.version })}</span>}
@@ -45,6 +67,7 @@ function PackageCard({ pkg }: { pkg: ZapkPackage }) {
             <th scope="col">{t('packages.col.appId')}</th>
             <th scope="col">{t('packages.col.type')}</th>
             <th scope="col">{t('packages.col.license')}</th>
+            <th scope="col">{t('packages.col.rule')}</th>
           </tr>
         </thead>
         <tbody>
@@ -52,7 +75,14 @@ function PackageCard({ pkg }: { pkg: ZapkPackage }) {
             const typeKey = appTypeKey(app.type);
             return (
               <tr key={app.app_id}>
-                <th scope="row">{app.name}</th>
+                <th scope="row">
+                  <span
+                    className="swatch"
+                    style={{ background: appColor(app.app_id, app.rule) }}
+                    aria-hidden="true"
+                  />
+                  {app.name}
+                </th>
                 <td>
                   <code>{app.app_id}</code>
                 </td>
@@ -65,6 +95,15 @@ function PackageCard({ pkg }: { pkg: ZapkPackage }) {
                 </td>
                 <td>
                   <License app={app} />
+                </td>
+                <td>
+                  <button
+                    type="button"
+                    aria-label={t('packages.editRuleLabel', { app: app.name })}
+                    onClick={() => onEdit(app)}
+                  >
+                    {t('packages.editRule')}
+                  </button>
                 </td>
               </tr>
             );
@@ -80,44 +119,141 @@ export function Packages() {
   const transport = useTransport();
   const queryClient = useQueryClient();
   const headingId = useId();
+  const dropHintId = useId();
+  const fileInput = useRef<HTMLInputElement>(null);
+  const [dragging, setDragging] = useState(false);
+  const [editing, setEditing] = useState<{ zapkId: string; app: ZapkApp } | null>(null);
+  const [removing, setRemoving] = useState<ZapkPackage | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
   const packages = useQuery({
     queryKey: ['packages'],
     queryFn: ({ signal }) => listPackages(transport, signal),
   });
   const desktop = transport.kind === 'ipc' ? window.visionConsole : undefined;
+
+  const installed = (data: PackageInstalled | null) => {
+    if (!data) return;
+    setNotice(
+      t(data.upgraded ? 'packages.upgraded' : 'packages.installedAs', {
+        id: data.zapk_id,
+        version: data.version,
+      }),
+    );
+  };
   const install = useMutation({
-    mutationFn: async () => (desktop ? installPackageViaDialog(desktop) : null),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['packages'] }),
+    mutationFn: async (files: File[] | null): Promise<PackageInstalled | null> => {
+      if (files === null) {
+        const envelope = desktop ? await installPackageViaDialog(desktop) : null;
+        return (envelope?.data as PackageInstalled | undefined) ?? null;
+      }
+      let last: PackageInstalled | null = null;
+      for (const file of files) last = (await transport.installPackage(file)).data;
+      return last;
+    },
+    onMutate: () => setNotice(null),
+    onSuccess: installed,
+    onSettled: () => queryClient.invalidateQueries({ queryKey: ['packages'] }),
+  });
+  const uninstall = useMutation({
+    mutationFn: (zapkId: string) => uninstallPackage(transport, zapkId),
+    onMutate: () => setNotice(null),
+    onSuccess: (_data, zapkId) => setNotice(t('packages.uninstalled', { id: zapkId })),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: ['packages'] }),
   });
 
+  const zapks = (list: FileList | null) => [...(list ?? [])].filter((file) => /\.zapk$/i.test(file.name));
+  function onDrop(event: DragEvent) {
+    event.preventDefault();
+    setDragging(false);
+    const files = zapks(event.dataTransfer.files);
+    if (files.length === 0) setNotice(t('packages.dropOnlyZapk'));
+    else install.mutate(files);
+  }
+
   return (
-    <section aria-labelledby={headingId}>
+    <section
+      aria-labelledby={headingId}
+      className={dragging ? 'drop-target dragging' : 'drop-target'}
+      onDragOver={(event) => {
+        event.preventDefault();
+        event.dataTransfer.dropEffect = 'copy';
+        setDragging(true);
+      }}
+      onDragLeave={(event) => {
+        if (event.currentTarget === event.target) setDragging(false);
+      }}
+      onDrop={onDrop}
+    >
       <div className="toolbar">
         <h2 id={headingId}>{t('packages.title')}</h2>
         <button type="button" onClick={() => packages.refetch()} disabled={packages.isFetching}>
           {t('common.refresh')}
         </button>
-        {desktop && (
-          <button
-            type="button"
-            className="primary"
-            onClick={() => install.mutate()}
-            disabled={install.isPending}
-          >
-            {install.isPending ? t('packages.installing') : t('packages.install')}
-          </button>
-        )}
+        <button
+          type="button"
+          className="primary"
+          aria-describedby={dropHintId}
+          onClick={() => (desktop ? install.mutate(null) : fileInput.current?.click())}
+          disabled={install.isPending}
+        >
+          {install.isPending ? t('packages.installing') : t('packages.install')}
+        </button>
+        <input
+          ref={fileInput}
+          type="file"
+          accept=".zapk"
+          multiple
+          hidden
+          aria-label={t('packages.fileLabel')}
+          onChange={(event) => {
+            const files = zapks(event.target.files);
+            event.target.value = '';
+            if (files.length > 0) install.mutate(files);
+          }}
+        />
       </div>
+      <p id={dropHintId} className="drop-hint">
+        {dragging ? t('packages.dropNow') : t('packages.dropHint')}
+      </p>
       {install.isError && <ErrorNotice error={install.error} />}
-      {install.isSuccess && install.data !== null && (
+      {uninstall.isError && <ErrorNotice error={uninstall.error} />}
+      {notice && (
         <p className="notice" role="status">
-          {t('packages.installed')}
+          {notice}
         </p>
       )}
       {packages.isPending && <p role="status">{t('common.loading')}</p>}
       {packages.isError && <ErrorNotice error={packages.error} />}
       {packages.isSuccess && packages.data.length === 0 && <p>{t('packages.empty')}</p>}
-      {packages.isSuccess && packages.data.map((pkg) => <PackageCard key={pkg.zapk_id} pkg={pkg} />)}
+      {packages.isSuccess &&
+        packages.data.map((pkg) => (
+          <PackageCard
+            key={pkg.zapk_id}
+            pkg={pkg}
+            onEdit={(app) => setEditing({ zapkId: pkg.zapk_id, app })}
+            onUninstall={() => setRemoving(pkg)}
+          />
+        ))}
+      {editing && (
+        <RuleEditor
+          zapkId={editing.zapkId}
+          app={editing.app}
+          onClose={() => setEditing(null)}
+          onSaved={() => {
+            setNotice(t('rule.saved', { app: editing.app.name }));
+            setEditing(null);
+          }}
+        />
+      )}
+      {removing && (
+        <ConfirmDialog
+          title={t('packages.uninstallTitle')}
+          message={t('packages.uninstallConfirm', { name: removing.name, id: removing.zapk_id })}
+          confirmLabel={t('packages.uninstall')}
+          onConfirm={() => uninstall.mutate(removing.zapk_id)}
+          onClose={() => setRemoving(null)}
+        />
+      )}
     </section>
   );
 }

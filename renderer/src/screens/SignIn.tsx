@@ -43,9 +43,9 @@ export function SignIn() {
       <form className="card sign-in-form" onSubmit={submit} aria-labelledby={titleId}>
         <h1 id={titleId}>{t('signIn.title')}</h1>
         <p>{t('signIn.intro')}</p>
-        {notice === 'expired' && (
+        {notice !== null && (
           <p className="notice" role="status">
-            {t('session.expired')}
+            {t(notice === 'expired' ? 'session.expired' : 'session.passwordChanged')}
           </p>
         )}
         <label htmlFor={userId}>{t('signIn.username')}</label>

@@ -1,22 +1,38 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useId } from 'react';
-import { closeTask, isRunning, listTasks, type Task } from '../api';
+import { useId, useState } from 'react';
+import { closeTask, dumpFigures, isRunning, listTasks, type Task } from '../api';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
 import type { MessageKey, Translate } from '../i18n';
-import { useT } from '../store';
+import { useSession, useT } from '../store';
+import { StartTask } from './StartTask';
+import { TaskEditor } from './TaskEditor';
 
-const REFRESH_MS = 5_000;
+const REFRESH_MS = 2_000;
 
 function modeLabel(t: Translate, mode: Task['mode']): string {
   return t(`mode.${mode ?? 'video'}`);
 }
 
-function statusLabel(t: Translate, task: Task): string {
-  if (isRunning(task)) return t('status.running');
+export function statusLabel(t: Translate, task: Task): string {
+  if (isRunning(task)) {
+    if (task.status === 'starting') return t('status.starting');
+    if (task.status === 'stream_lost') return t('status.streamLost');
+    return t('status.running');
+  }
   const code = task.close_code ?? 0;
   const key = `status.closed.${code}`;
   return code >= 1 && code <= 5 ? t(key as MessageKey) : t('status.closed.other', { code });
+}
+
+function statusClass(task: Task): string {
+  if (!isRunning(task)) return 'badge';
+  return task.status === 'stream_lost'
+    ? 'badge badge-bad'
+    : task.status === 'starting'
+      ? 'badge'
+      : 'badge badge-ok';
 }
 
 export function Tasks() {
@@ -24,6 +40,11 @@ export function Tasks() {
   const transport = useTransport();
   const queryClient = useQueryClient();
   const headingId = useId();
+  const openLive = useSession((state) => state.openLive);
+  const openImages = useSession((state) => state.openImages);
+  const [starting, setStarting] = useState(false);
+  const [editing, setEditing] = useState<Task | null>(null);
+  const [closing, setClosing] = useState<Task | null>(null);
   const tasks = useQuery({
     queryKey: ['tasks'],
     queryFn: ({ signal }) => listTasks(transport, signal),
@@ -34,16 +55,15 @@ export function Tasks() {
     onSettled: () => queryClient.invalidateQueries({ queryKey: ['tasks'] }),
   });
 
-  function requestClose(taskId: string) {
-    if (window.confirm(t('tasks.closeConfirm', { id: taskId }))) close.mutate(taskId);
-  }
-
   return (
     <section aria-labelledby={headingId}>
       <div className="toolbar">
         <h2 id={headingId}>{t('tasks.title')}</h2>
         <button type="button" onClick={() => tasks.refetch()} disabled={tasks.isFetching}>
           {t('common.refresh')}
+        </button>
+        <button type="button" className="primary" onClick={() => setStarting(true)}>
+          {t('tasks.new')}
         </button>
       </div>
       {close.isError && <ErrorNotice error={close.error} />}
@@ -52,7 +72,7 @@ export function Tasks() {
       {tasks.isSuccess && tasks.data.length === 0 && <p>{t('tasks.empty')}</p>}
       {tasks.isSuccess && tasks.data.length > 0 && (
         <div className="table-scroll">
-          <table>
+          <table className="tasks-table">
             <caption className="visually-hidden">{t('tasks.caption')}</caption>
             <thead>
               <tr>
@@ -60,6 +80,15 @@ export function Tasks() {
                 <th scope="col">{t('tasks.col.mode')}</th>
                 <th scope="col">{t('tasks.col.apps')}</th>
                 <th scope="col">{t('tasks.col.status')}</th>
+                <th scope="col" className="num">
+                  {t('tasks.col.fps')}
+                </th>
+                <th scope="col" className="num">
+                  {t('tasks.col.reconnects')}
+                </th>
+                <th scope="col" className="num">
+                  {t('tasks.col.closeCode')}
+                </th>
                 <th scope="col">{t('tasks.col.dump')}</th>
                 <th scope="col">{t('tasks.col.actions')}</th>
               </tr>
@@ -67,29 +96,65 @@ export function Tasks() {
             <tbody>
               {tasks.data.map((task) => {
                 const running = isRunning(task);
-                const closing = close.isPending && close.variables === task.task_id;
+                const figures = dumpFigures(task.dump);
+                const pending = close.isPending && close.variables === task.task_id;
+                const shortId = task.task_id.slice(0, 8);
                 return (
-                  <tr key={task.task_id}>
+                  <tr key={task.task_id} className={running ? '' : 'closed-row'}>
                     <th scope="row">
-                      <code>{task.task_id}</code>
+                      <code title={task.task_id}>{shortId}</code>
+                      {(task.device_id || task.business_id) && (
+                        <span className="sub">
+                          {[task.device_id, task.business_id].filter(Boolean).join(' · ')}
+                        </span>
+                      )}
                     </th>
                     <td>{modeLabel(t, task.mode)}</td>
                     <td>{task.app_ids.join(', ')}</td>
                     <td>
-                      <span className={running ? 'badge badge-ok' : 'badge'}>{statusLabel(t, task)}</span>
+                      <span className={statusClass(task)}>{statusLabel(t, task)}</span>
                     </td>
+                    <td className="num">{figures.fps === null ? '—' : figures.fps.toFixed(1)}</td>
+                    <td className="num">{figures.reconnects ?? '—'}</td>
+                    <td className="num">{task.close_code ?? 0}</td>
                     <td className="dump">{task.dump ?? ''}</td>
                     <td>
                       {running && (
-                        <button
-                          type="button"
-                          className="danger"
-                          aria-label={t('tasks.closeLabel', { id: task.task_id })}
-                          onClick={() => requestClose(task.task_id)}
-                          disabled={closing}
-                        >
-                          {closing ? t('tasks.closing') : t('tasks.close')}
-                        </button>
+                        <div className="row-actions">
+                          {(task.mode ?? 'video') === 'video' ? (
+                            <button
+                              type="button"
+                              aria-label={t('tasks.liveLabel', { id: shortId })}
+                              onClick={() => openLive(task.task_id)}
+                            >
+                              {t('tasks.live')}
+                            </button>
+                          ) : (
+                            <button
+                              type="button"
+                              aria-label={t('tasks.uploadLabel', { id: shortId })}
+                              onClick={() => openImages(task.task_id)}
+                            >
+                              {t('tasks.upload')}
+                            </button>
+                          )}
+                          <button
+                            type="button"
+                            aria-label={t('tasks.editLabel', { id: shortId })}
+                            onClick={() => setEditing(task)}
+                          >
+                            {t('tasks.edit')}
+                          </button>
+                          <button
+                            type="button"
+                            className="danger"
+                            aria-label={t('tasks.closeLabel', { id: shortId })}
+                            onClick={() => setClosing(task)}
+                            disabled={pending}
+                          >
+                            {pending ? t('tasks.closing') : t('tasks.close')}
+                          </button>
+                        </div>
                       )}
                     </td>
                   </tr>
@@ -98,6 +163,36 @@ export function Tasks() {
             </tbody>
           </table>
         </div>
+      )}
+      {starting && (
+        <StartTask
+          onClose={() => setStarting(false)}
+          onStarted={(taskId, mode) => {
+            setStarting(false);
+            void queryClient.invalidateQueries({ queryKey: ['tasks'] });
+            if (mode === 'video') openLive(taskId);
+            else openImages(taskId);
+          }}
+        />
+      )}
+      {editing && (
+        <TaskEditor
+          task={editing}
+          onClose={() => setEditing(null)}
+          onEditRegions={() => {
+            setEditing(null);
+            openLive(editing.task_id);
+          }}
+        />
+      )}
+      {closing && (
+        <ConfirmDialog
+          title={t('tasks.closeTitle')}
+          message={t('tasks.closeConfirm', { id: closing.task_id })}
+          confirmLabel={t('tasks.close')}
+          onConfirm={() => close.mutate(closing.task_id)}
+          onClose={() => setClosing(null)}
+        />
       )}
     </section>
   );

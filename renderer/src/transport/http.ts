@@ -4,11 +4,13 @@
  */
 import {
   ApiError,
+  type DeliveryRecord,
   type EngineEvent,
   type Envelope,
   type HttpMethod,
   type IssuedToken,
   NO_ENVELOPE,
+  type PackageInstalled,
   type RequestOptions,
   type Transport,
   toEnvelope,
@@ -54,8 +56,29 @@ async function send(
   return { status: response.status, body };
 }
 
+/** Parses a feed message; a malformed one is dropped rather than breaking the feed. */
+function parseData<T>(message: MessageEvent<string>): T | null {
+  try {
+    return JSON.parse(message.data) as T;
+  } catch {
+    return null;
+  }
+}
+
 export function createHttpTransport(options: HttpTransportOptions): Transport {
   const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const authHeaders = (): Record<string, string> => {
+    const token = options.getToken();
+    return token ? { authorization: `Bearer ${token}` } : {};
+  };
+  const toEnvelopeOrSignOut = <T>(status: number, body: unknown): Envelope<T> => {
+    try {
+      return toEnvelope<T>(status, body);
+    } catch (error) {
+      if (error instanceof ApiError && error.unauthorized) options.onUnauthorized?.(error);
+      throw error;
+    }
+  };
   return {
     kind: 'http',
     async request<T>(method: HttpMethod, path: string, body?: unknown, requestOptions?: RequestOptions) {
@@ -63,9 +86,7 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
       for (const [key, value] of Object.entries(requestOptions?.query ?? {})) {
         url.searchParams.set(key, String(value));
       }
-      const headers: Record<string, string> = { accept: 'application/json' };
-      const token = options.getToken();
-      if (token) headers.authorization = `Bearer ${token}`;
+      const headers: Record<string, string> = { accept: 'application/json', ...authHeaders() };
       const init: RequestInit = { method, headers, credentials: 'omit' };
       if (body !== undefined) {
         headers['content-type'] = 'application/json';
@@ -73,24 +94,54 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
       }
       if (requestOptions?.signal) init.signal = requestOptions.signal;
       const result = await send(fetchImpl, url, init);
-      try {
-        return toEnvelope<T>(result.status, result.body) as Envelope<T>;
-      } catch (error) {
-        if (error instanceof ApiError && error.unauthorized) options.onUnauthorized?.(error);
-        throw error;
-      }
+      return toEnvelopeOrSignOut<T>(result.status, result.body);
     },
-    subscribe(listener) {
+    async installPackage(file) {
+      const form = new FormData();
+      form.append('file', file, file.name);
+      const result = await send(fetchImpl, new URL('/api/zapk', resolveBase(options.baseUrl)), {
+        method: 'POST',
+        headers: { accept: 'application/json', ...authHeaders() },
+        body: form,
+        credentials: 'omit',
+      });
+      return toEnvelopeOrSignOut<PackageInstalled>(result.status, result.body);
+    },
+    mediaUrl(url) {
+      // The engine names itself as it knows its address; the page reaches it as the page's origin.
+      const base = resolveBase(options.baseUrl);
+      const parsed = new URL(url, base);
+      return parsed.pathname.startsWith('/api/')
+        ? new URL(parsed.pathname + parsed.search, base).href
+        : parsed.href;
+    },
+    mediaHeaders: authHeaders,
+    subscribe(listener, onStatus) {
       // EventSource cannot send headers, so the feed alone takes the token in its query string.
       const url = new URL('/api/events/stream', resolveBase(options.baseUrl));
       const token = options.getToken();
       if (token) url.searchParams.set('token', token);
       const EventSourceImpl = options.EventSource ?? globalThis.EventSource;
       const source = new EventSourceImpl(url.toString());
-      const onCallback = (message: MessageEvent<string>) => listener(JSON.parse(message.data) as EngineEvent);
+      const onCallback = (message: MessageEvent<string>) => {
+        const body = parseData<EngineEvent>(message);
+        if (body) listener({ type: 'callback', body });
+      };
+      const onDelivery = (message: MessageEvent<string>) => {
+        const record = parseData<DeliveryRecord>(message);
+        if (record) listener({ type: 'delivery', record });
+      };
+      const onOpen = () => onStatus?.(true);
+      const onError = () => onStatus?.(false);
       source.addEventListener('callback', onCallback);
+      source.addEventListener('delivery', onDelivery);
+      source.addEventListener('open', onOpen);
+      source.addEventListener('error', onError);
       return () => {
         source.removeEventListener('callback', onCallback);
+        source.removeEventListener('delivery', onDelivery);
+        source.removeEventListener('open', onOpen);
+        source.removeEventListener('error', onError);
         source.close();
       };
     },

@@ -8,6 +8,7 @@ import {
   type Envelope,
   type HttpMethod,
   NO_ENVELOPE,
+  type PackageInstalled,
   type RequestOptions,
   type Transport,
   toEnvelope,
@@ -37,7 +38,30 @@ export function createIpcTransport(api: VisionConsoleApi): Transport {
       }
       return toEnvelope<T>(response.status, response.body) as Envelope<T>;
     },
-    subscribe: (listener) => api.onEvent(listener),
+    async installPackage(file) {
+      let response: Awaited<ReturnType<VisionConsoleApi['installZapkData']>>;
+      try {
+        response = await api.installZapkData({
+          name: file.name,
+          data: new Uint8Array(await file.arrayBuffer()),
+        });
+      } catch (error) {
+        throw new ApiError(0, NO_ENVELOPE, ipcErrorMessage(error));
+      }
+      return toEnvelope<PackageInstalled>(response.status, response.body);
+    },
+    // Media comes straight from the engine's loopback origin; main adds the Authorization header.
+    mediaUrl: (url) => url,
+    mediaHeaders: () => ({}),
+    subscribe(listener, onStatus) {
+      const stopEvents = api.onEvent((body) => listener({ type: 'callback', body }));
+      const stopDeliveries = api.onDelivery((record) => listener({ type: 'delivery', record }));
+      onStatus?.(true);
+      return () => {
+        stopEvents();
+        stopDeliveries();
+      };
+    },
   };
 }
 

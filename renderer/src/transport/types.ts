@@ -1,6 +1,6 @@
-import type { EngineEvent, HttpMethod, QueryValue } from '../../../preload/api';
+import type { DeliveryRecord, EngineEvent, HttpMethod, QueryValue } from '../../../preload/api';
 
-export type { EngineEvent, HttpMethod, QueryValue };
+export type { DeliveryRecord, EngineEvent, HttpMethod, QueryValue };
 
 /** The engine's response envelope (service-interface.md 2.1). */
 export interface Envelope<T> {
@@ -21,6 +21,23 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/** data of POST /api/zapk (E.3). */
+export interface PackageInstalled {
+  zapk_id: string;
+  version: string;
+  upgraded: boolean;
+}
+
+/** What the live feed carries: a stored event (its callback body), or a change of its delivery state. */
+export type FeedMessage =
+  | { type: 'callback'; body: EngineEvent }
+  | { type: 'delivery'; record: DeliveryRecord };
+
+export type FeedListener = (message: FeedMessage) => void;
+
+/** Whether the live feed is connected (SSE reconnects on its own after a drop). */
+export type FeedStatusListener = (connected: boolean) => void;
+
 /** How the console reaches the engine: IPC through main (desktop) or fetch (browser). */
 export interface Transport {
   readonly kind: 'ipc' | 'http';
@@ -31,8 +48,17 @@ export interface Transport {
     body?: unknown,
     options?: RequestOptions,
   ): Promise<Envelope<T>>;
-  /** Live result events (the same bodies the callbacks carry); returns the unsubscribe. */
-  subscribe(listener: (event: EngineEvent) => void): () => void;
+  /** Live result events (the bodies the callbacks carry) and delivery changes; returns the unsubscribe. */
+  subscribe(listener: FeedListener, onStatus?: FeedStatusListener): () => void;
+  /** Uploads a .zapk the operator picked or dropped (POST /api/zapk). */
+  installPackage(file: File): Promise<Envelope<PackageInstalled>>;
+  /**
+   * An engine media URL (an hls_url) as this console loads it: in a browser on the page's own
+   * origin (the engine that served it), in the desktop app as the engine gave it.
+   */
+  mediaUrl(url: string): string;
+  /** Headers for media requests (HLS playlists and segments); main adds them in the desktop app. */
+  mediaHeaders(): Record<string, string>;
 }
 
 /** Code used when there is no envelope at all (network failure, a body that is not an envelope). */

@@ -1,0 +1,215 @@
+import { type ReactNode, useEffect, useId, useState } from 'react';
+import {
+  activeShape,
+  clearShape,
+  closeShape,
+  type EditorState,
+  formatPoints,
+  parsePoints,
+  redo,
+  setActive,
+  setKind,
+  setPoints,
+  shapeProblem,
+  undo,
+} from '../geometry/editor';
+import type { Size } from '../geometry/viewport';
+import { useT } from '../store';
+import { PolygonStage, type StageApp } from './PolygonStage';
+
+interface RegionEditorProps {
+  apps: readonly StageApp[];
+  editor: EditorState;
+  onChange: (next: EditorState) => void;
+  /** The frame's size in source pixels; without it only typed coordinates are possible. */
+  source: Size | null;
+  /** The frame under the canvas (a video). */
+  frame?: ReactNode;
+  lit?: ReadonlySet<string>;
+  /** Shown under the tools: save state, video state. */
+  status?: ReactNode;
+}
+
+/** The polygon editor with its side panel: apps, tools, typed coordinates, problems, shortcuts. */
+export function RegionEditor({ apps, editor, onChange, source, frame, lit, status }: RegionEditorProps) {
+  const t = useT();
+  const helpId = useId();
+  const textId = useId();
+  const shape = activeShape(editor);
+  const activeApp = apps.find((app) => app.app_id === editor.active);
+  const [text, setText] = useState('');
+  const [textError, setTextError] = useState(false);
+  useEffect(() => {
+    setText(shape ? formatPoints(shape.points) : '');
+    setTextError(false);
+  }, [shape]);
+
+  const problemOf = (appId: string) => {
+    const appShape = editor.shapes[appId];
+    const app = apps.find((candidate) => candidate.app_id === appId);
+    if (!appShape || !app) return null;
+    const problem = shapeProblem(appShape, app.type);
+    if (!problem)
+      return appShape.points.length === 0
+        ? t('regions.wholeFrame')
+        : t('regions.ok', { count: appShape.points.length });
+    return problem.kind === 'drawing' ? t('regions.drawing') : problem.message;
+  };
+  const activeProblem = shape && activeApp ? shapeProblem(shape, activeApp.type) : null;
+
+  return (
+    <div className="region-editor">
+      <div className="region-canvas">
+        {source ? (
+          <PolygonStage
+            source={source}
+            editor={editor}
+            onChange={onChange}
+            apps={apps}
+            lit={lit}
+            label={t('regions.canvasLabel', { app: activeApp?.name ?? '' })}
+            describedBy={helpId}
+          >
+            {frame}
+          </PolygonStage>
+        ) : (
+          <div className="stage stage-empty">
+            <p>{t('regions.noFrame')}</p>
+          </div>
+        )}
+      </div>
+      <div className="region-panel">
+        <fieldset>
+          <legend>{t('regions.apps')}</legend>
+          <ul className="app-picker">
+            {apps.map((app, index) => {
+              const appShape = editor.shapes[app.app_id];
+              const problem = appShape ? shapeProblem(appShape, app.type) : null;
+              return (
+                <li key={app.app_id}>
+                  <label className={app.app_id === editor.active ? 'app-choice active' : 'app-choice'}>
+                    <input
+                      type="radio"
+                      name={`${helpId}-app`}
+                      checked={app.app_id === editor.active}
+                      onChange={() => onChange(setActive(editor, app.app_id))}
+                    />
+                    <span className="swatch" style={{ background: app.color }} aria-hidden="true" />
+                    <span className="app-choice-name">
+                      {index < 9 && <kbd>{index + 1}</kbd>} {app.name}
+                      {lit?.has(app.app_id) && (
+                        <span className="badge badge-live">{t('regions.occupied')}</span>
+                      )}
+                    </span>
+                    <span
+                      className={problem?.kind === 'invalid' ? 'app-choice-state bad' : 'app-choice-state'}
+                    >
+                      {problemOf(app.app_id)}
+                    </span>
+                  </label>
+                </li>
+              );
+            })}
+          </ul>
+        </fieldset>
+        {shape && activeApp && (
+          <fieldset>
+            <legend>{t('regions.tools', { app: activeApp.name })}</legend>
+            {activeApp.type === 3 && (
+              <div className="segmented" role="radiogroup" aria-label={t('regions.kind')}>
+                {(['region', 'line'] as const).map((kind) => (
+                  <label key={kind}>
+                    <input
+                      type="radio"
+                      name={`${helpId}-kind`}
+                      checked={shape.kind === kind}
+                      onChange={() => onChange(setKind(editor, kind))}
+                    />
+                    {t(kind === 'region' ? 'regions.kindRegion' : 'regions.kindLine')}
+                  </label>
+                ))}
+              </div>
+            )}
+            <div className="button-row">
+              <button
+                type="button"
+                onClick={() => onChange(undo(editor))}
+                disabled={editor.past.length === 0}
+              >
+                {t('regions.undo')}
+              </button>
+              <button
+                type="button"
+                onClick={() => onChange(redo(editor))}
+                disabled={editor.future.length === 0}
+              >
+                {t('regions.redo')}
+              </button>
+              <button
+                type="button"
+                onClick={() => onChange(closeShape(editor))}
+                disabled={shape.closed || shape.kind !== 'region' || shape.points.length < 3}
+              >
+                {t('regions.close')}
+              </button>
+              <button
+                type="button"
+                onClick={() => onChange(clearShape(editor))}
+                disabled={shape.points.length === 0}
+              >
+                {t('regions.clear')}
+              </button>
+            </div>
+            <form
+              className="field"
+              onSubmit={(event) => {
+                event.preventDefault();
+                const points = parsePoints(text);
+                setTextError(points === null);
+                if (points) onChange(setPoints(editor, points));
+              }}
+            >
+              <label htmlFor={textId}>{t('regions.points')}</label>
+              <div className="field-row">
+                <input
+                  id={textId}
+                  value={text}
+                  spellCheck={false}
+                  onChange={(event) => setText(event.target.value)}
+                  aria-invalid={textError || undefined}
+                  aria-describedby={`${textId}-hint`}
+                />
+                <button type="submit">{t('regions.apply')}</button>
+              </div>
+              <span id={`${textId}-hint`} className={textError ? 'field-error' : 'hint'}>
+                {textError ? t('regions.pointsInvalid') : t('regions.pointsHint')}
+              </span>
+            </form>
+            {activeProblem?.kind === 'invalid' && (
+              <p className="notice notice-error" role="alert">
+                {activeProblem.message}
+              </p>
+            )}
+          </fieldset>
+        )}
+        {status}
+        <details className="shortcuts">
+          <summary>{t('regions.shortcuts')}</summary>
+          <ul id={helpId} className="shortcuts-list">
+            <li>{t('regions.help.click')}</li>
+            <li>{t('regions.help.drag')}</li>
+            <li>{t('regions.help.edge')}</li>
+            <li>{t('regions.help.delete')}</li>
+            <li>{t('regions.help.undo')}</li>
+            <li>{t('regions.help.close')}</li>
+            <li>{t('regions.help.zoom')}</li>
+            <li>{t('regions.help.pan')}</li>
+            <li>{t('regions.help.snap')}</li>
+            <li>{t('regions.help.keyboard')}</li>
+            <li>{t('regions.help.apps')}</li>
+          </ul>
+        </details>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,277 @@
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
+import {
+  fileToBase64,
+  type ImageResult,
+  isRunning,
+  listTasks,
+  type Task,
+  uploadDiff,
+  uploadImage,
+} from '../api';
+import { ErrorNotice } from '../components/ErrorNotice';
+import { useTransport } from '../context';
+import { useSession, useT } from '../store';
+
+/** The engine takes an image per task at most every second (42901 otherwise). */
+const UPLOAD_SPACING_MS = 1100;
+
+interface Result {
+  id: number;
+  names: string;
+  result: ImageResult;
+  /** The uploaded image (after) as an object URL, shown when no rule fired. */
+  preview: string;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Image and diff tasks (4.8, 4.9): upload images or pairs from the console and see what was found. */
+export function Images() {
+  const t = useT();
+  const transport = useTransport();
+  const taskId = useSession((state) => state.imageTaskId);
+  const openImages = useSession((state) => state.openImages);
+  const setScreen = useSession((state) => state.setScreen);
+  const ids = { task: useId(), title: useId() };
+  const tasks = useQuery({
+    queryKey: ['tasks'],
+    queryFn: ({ signal }) => listTasks(transport, signal),
+    refetchInterval: 3000,
+  });
+  const imageTasks = (tasks.data ?? []).filter(
+    (task) => task.mode !== 'video' && task.mode !== undefined && isRunning(task),
+  );
+  const task = imageTasks.find((candidate) => candidate.task_id === taskId);
+
+  return (
+    <section aria-labelledby={ids.title}>
+      <div className="toolbar">
+        <h2 id={ids.title}>{t('images.title')}</h2>
+        <label htmlFor={ids.task}>{t('live.task')}</label>
+        <select
+          id={ids.task}
+          value={task ? task.task_id : ''}
+          onChange={(event) => openImages(event.target.value)}
+        >
+          <option value="">{t('live.chooseTask')}</option>
+          {imageTasks.map((candidate) => (
+            <option key={candidate.task_id} value={candidate.task_id}>
+              {candidate.task_id.slice(0, 8)} · {t(`mode.${candidate.mode ?? 'image'}`)} ·{' '}
+              {candidate.app_ids.join(', ')}
+            </option>
+          ))}
+        </select>
+      </div>
+      {tasks.isError && <ErrorNotice error={tasks.error} />}
+      {!task && (
+        <div className="notice">
+          <p>{imageTasks.length === 0 ? t('images.noTasks') : t('live.pick')}</p>
+          <button type="button" onClick={() => setScreen('tasks')}>
+            {t('images.toTasks')}
+          </button>
+        </div>
+      )}
+      {task && <Uploads key={task.task_id} task={task} />}
+    </section>
+  );
+}
+
+function Uploads({ task }: { task: Task }) {
+  const t = useT();
+  const transport = useTransport();
+  const ids = { images: useId(), before: useId(), after: useId(), device: useId(), enhance: useId() };
+  const diff = task.mode === 'diff';
+  const [deviceId, setDeviceId] = useState('');
+  const [enhance, setEnhance] = useState(false);
+  const [results, setResults] = useState<Result[]>([]);
+  const [progress, setProgress] = useState<string | null>(null);
+  const counter = useRef(0);
+  // Object URLs live as long as their result is shown.
+  const urls = useRef<string[]>([]);
+  useEffect(
+    () => () => {
+      for (const url of urls.current) URL.revokeObjectURL(url);
+    },
+    [],
+  );
+
+  const options = {
+    ...(deviceId ? { device_id: deviceId } : {}),
+    ...(enhance ? { enhance: 1 as const } : {}),
+  };
+  const keep = (names: string, result: ImageResult, file: File) => {
+    const preview = URL.createObjectURL(file);
+    urls.current.push(preview);
+    counter.current += 1;
+    setResults((current) => [{ id: counter.current, names, result, preview }, ...current].slice(0, 50));
+  };
+
+  const send = useMutation({
+    mutationFn: async (files: { images?: File[]; before?: File; after?: File }) => {
+      if (diff) {
+        const after = files.after as File;
+        const images = {
+          ...(files.before ? { image_a: await fileToBase64(files.before) } : {}),
+          image_b: await fileToBase64(after),
+        };
+        const result = await uploadDiff(transport, task.task_id, images, options);
+        keep([files.before?.name, after.name].filter(Boolean).join(' → '), result, after);
+        return;
+      }
+      const images = files.images ?? [];
+      for (const [index, file] of images.entries()) {
+        setProgress(t('images.progress', { index: index + 1, count: images.length, name: file.name }));
+        if (index > 0) await sleep(UPLOAD_SPACING_MS);
+        keep(file.name, await uploadImage(transport, task.task_id, await fileToBase64(file), options), file);
+      }
+    },
+    onSettled: () => setProgress(null),
+  });
+
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const data = new FormData(event.currentTarget);
+    const files = (name: string) =>
+      data.getAll(name).filter((value): value is File => value instanceof File && value.size > 0);
+    if (diff) {
+      const after = files('after')[0];
+      if (!after) return;
+      const before = files('before')[0];
+      send.mutate(before ? { before, after } : { after });
+    } else {
+      const images = files('images');
+      if (images.length > 0) send.mutate({ images });
+    }
+  }
+
+  return (
+    <>
+      <form className="card upload-form" onSubmit={submit}>
+        <p className="meta">
+          <span>{t(`mode.${task.mode ?? 'image'}`)}</span>
+          <span>{task.app_ids.join(', ')}</span>
+          <span className="dump">{task.dump}</span>
+        </p>
+        <div className="field-grid">
+          {diff ? (
+            <>
+              <div className="field">
+                <label htmlFor={ids.before}>{t('images.before')}</label>
+                <input
+                  id={ids.before}
+                  name="before"
+                  type="file"
+                  accept="image/jpeg,image/png,image/bmp,image/webp"
+                />
+                <span className="hint">{t('images.beforeHint')}</span>
+              </div>
+              <div className="field">
+                <label htmlFor={ids.after}>{t('images.after')}</label>
+                <input
+                  id={ids.after}
+                  name="after"
+                  type="file"
+                  required
+                  accept="image/jpeg,image/png,image/bmp,image/webp"
+                />
+              </div>
+            </>
+          ) : (
+            <div className="field">
+              <label htmlFor={ids.images}>{t('images.files')}</label>
+              <input
+                id={ids.images}
+                name="images"
+                type="file"
+                multiple
+                required
+                accept="image/jpeg,image/png,image/bmp,image/webp"
+              />
+              <span className="hint">{t('images.filesHint')}</span>
+            </div>
+          )}
+          <div className="field">
+            <label htmlFor={ids.device}>{t('wizard.device_id')}</label>
+            <input id={ids.device} value={deviceId} onChange={(event) => setDeviceId(event.target.value)} />
+          </div>
+          <label className="switch">
+            <input
+              id={ids.enhance}
+              type="checkbox"
+              checked={enhance}
+              onChange={(event) => setEnhance(event.target.checked)}
+            />
+            {t('images.enhance')}
+          </label>
+        </div>
+        <div className="button-row">
+          <button type="submit" className="primary" disabled={send.isPending}>
+            {send.isPending ? t('images.uploading') : t('images.upload')}
+          </button>
+          {progress && (
+            <span role="status" className="meta">
+              {progress}
+            </span>
+          )}
+        </div>
+        {send.isError && <ErrorNotice error={send.error} />}
+      </form>
+      <h3>{t('images.results')}</h3>
+      {results.length === 0 && <p className="meta">{t('images.noResults')}</p>}
+      <ul className="results">
+        {results.map((entry) => (
+          <li key={entry.id} className="card result">
+            <h4>
+              {entry.names}{' '}
+              <span className="meta">
+                {t('images.frame', {
+                  id: entry.result.image_id,
+                  width: entry.result.frame.width,
+                  height: entry.result.frame.height,
+                })}
+              </span>
+            </h4>
+            {entry.result.rules.length === 0 ? (
+              <div className="result-body">
+                <img
+                  src={entry.preview}
+                  alt={t('images.uploadedAlt', { name: entry.names })}
+                  className="result-image"
+                />
+                <p>{t('images.nothing')}</p>
+              </div>
+            ) : (
+              entry.result.rules.map((rule) => (
+                <div key={rule.id} className="result-body">
+                  {rule.image && (
+                    <img
+                      src={`data:image/jpeg;base64,${rule.image}`}
+                      alt={t('events.snapshotAlt', { rule: rule.id })}
+                      className="result-image"
+                    />
+                  )}
+                  <div>
+                    <p>
+                      <strong>{rule.id}</strong> ·{' '}
+                      {t('images.objects', { count: rule.count ?? rule.objects.length })}
+                    </p>
+                    <ul className="object-list">
+                      {rule.objects.map((object) => (
+                        <li key={`${object.track_id}-${object.x}-${object.y}`}>
+                          {object.name} {object.score.toFixed(2)} · {object.x}, {object.y} · {object.w}×
+                          {object.h}
+                          {object.area !== undefined ? ` · ${t('images.area', { area: object.area })}` : ''}
+                        </li>
+                      ))}
+                    </ul>
+                  </div>
+                </div>
+              ))
+            )}
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}

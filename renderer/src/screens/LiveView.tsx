@@ -1,0 +1,299 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useId, useMemo, useRef, useState } from 'react';
+import { pointInPolygon } from '../../../engine/rules/geometry';
+import {
+  type AppConfig,
+  appsOf,
+  closeAiLive,
+  getTask,
+  isRunning,
+  listPackages,
+  listTasks,
+  startAiLive,
+  type Task,
+  updateTask,
+} from '../api';
+import { appColor } from '../colors';
+import { ErrorNotice } from '../components/ErrorNotice';
+import { HlsVideo, type VideoState } from '../components/HlsVideo';
+import type { StageApp } from '../components/PolygonStage';
+import { RegionEditor } from '../components/RegionEditor';
+import { useTransport } from '../context';
+import { useFeed } from '../feed/store';
+import { createEditor, type EditorState, polygonOf, shapeProblem } from '../geometry/editor';
+import { type Size, sourceSizeFromDump } from '../geometry/viewport';
+import { useNow } from '../hooks/useNow';
+import { useSession, useT } from '../store';
+import { ApiError } from '../transport';
+import { statusLabel } from './Tasks';
+
+/** How long a reported object keeps its zone lit. */
+const LIT_MS = 3_000;
+const SAVE_DELAY_MS = 300;
+
+type SaveState =
+  | { kind: 'idle' }
+  | { kind: 'saving' }
+  | { kind: 'saved'; at: number }
+  | { kind: 'error'; msg: string };
+
+const samePolygon = (a: AppConfig['polygon'] | undefined, b: AppConfig['polygon']) =>
+  JSON.stringify(a ?? []) === JSON.stringify(b);
+
+/**
+ * A video task's AI video (4.10) with the polygon editor over it. Finished, valid shapes are saved
+ * at once through 4.7, so the running analysis follows the drawing; zones light up while the feed
+ * reports objects inside them.
+ */
+export function LiveView() {
+  const t = useT();
+  const transport = useTransport();
+  const taskId = useSession((state) => state.liveTaskId);
+  const openLive = useSession((state) => state.openLive);
+  const selectId = useId();
+  const tasks = useQuery({ queryKey: ['tasks'], queryFn: ({ signal }) => listTasks(transport, signal) });
+  const videoTasks = (tasks.data ?? []).filter(
+    (task) => (task.mode ?? 'video') === 'video' && isRunning(task),
+  );
+
+  return (
+    <section aria-labelledby={`${selectId}-title`} className="live">
+      <div className="toolbar">
+        <h2 id={`${selectId}-title`}>{t('live.title')}</h2>
+        <label htmlFor={selectId}>{t('live.task')}</label>
+        <select id={selectId} value={taskId ?? ''} onChange={(event) => openLive(event.target.value)}>
+          <option value="">{t('live.chooseTask')}</option>
+          {videoTasks.map((task) => (
+            <option key={task.task_id} value={task.task_id}>
+              {task.task_id.slice(0, 8)} · {task.app_ids.join(', ')}
+              {task.device_id ? ` · ${task.device_id}` : ''}
+            </option>
+          ))}
+        </select>
+      </div>
+      {tasks.isError && <ErrorNotice error={tasks.error} />}
+      {!taskId && <p>{videoTasks.length === 0 ? t('live.noTasks') : t('live.pick')}</p>}
+      {taskId && <LiveTask key={taskId} taskId={taskId} />}
+    </section>
+  );
+}
+
+function LiveTask({ taskId }: { taskId: string }) {
+  const t = useT();
+  const transport = useTransport();
+  const queryClient = useQueryClient();
+  const now = useNow(1000);
+  const task = useQuery({
+    queryKey: ['task', taskId],
+    queryFn: ({ signal }) => getTask(transport, taskId, signal),
+    refetchInterval: 2000,
+  });
+  const packages = useQuery({
+    queryKey: ['packages'],
+    queryFn: ({ signal }) => listPackages(transport, signal),
+  });
+  const data = task.data;
+  const running = data ? isRunning(data) : false;
+  const appKey = data?.app_ids.join('\n') ?? '';
+
+  const apps: StageApp[] = useMemo(() => {
+    const pkg = packages.data?.find((candidate) => candidate.zapk_id === data?.zapk_id);
+    const listed = pkg ? appsOf(pkg) : [];
+    return (appKey ? appKey.split('\n') : []).map((appId) => {
+      const app = listed.find((candidate) => candidate.app_id === appId);
+      return {
+        app_id: appId,
+        name: app?.name ?? appId,
+        type: app?.type ?? 1,
+        color: appColor(appId, app?.rule),
+      };
+    });
+  }, [packages.data, data?.zapk_id, appKey]);
+
+  // The AI video of all the task's apps; released when the view closes or the apps change.
+  const live = useQuery({
+    queryKey: ['ailive', taskId, appKey],
+    queryFn: () => startAiLive(transport, taskId, appKey.split('\n')),
+    enabled: running && appKey !== '',
+    staleTime: Number.POSITIVE_INFINITY,
+    gcTime: 0,
+    // 503: the source is (re)opening; anything else will not get better by asking again.
+    retry: (failures, error) => error instanceof ApiError && error.status === 503 && failures < 5,
+    retryDelay: 2000,
+  });
+  const stream = live.data?.stream;
+  useEffect(() => {
+    if (!stream) return;
+    return () => {
+      closeAiLive(transport, taskId, stream).catch(() => {
+        // Already gone with its task.
+      });
+    };
+  }, [stream, taskId, transport]);
+  const [videoState, setVideoState] = useState<VideoState | null>(null);
+  const [videoSize, setVideoSize] = useState<Size | null>(null);
+
+  // What the feed says about this task: the latest frame (size, snapshot) and recent objects.
+  const items = useFeed((state) => state.items);
+  const taskItems = useMemo(() => items.filter((item) => item.body.task_id === taskId), [items, taskId]);
+  const latestMessage = taskItems.find((item) => item.body.event === 'message');
+  const latestFrame = latestMessage?.body.event === 'message' ? latestMessage.body.data.frame : undefined;
+  const latestSnapshot =
+    latestMessage?.body.event === 'message'
+      ? latestMessage.body.data.rules.find((rule) => rule.image !== '')?.image
+      : undefined;
+  const source: Size | null =
+    sourceSizeFromDump(data?.dump) ??
+    (latestFrame ? { width: latestFrame.width, height: latestFrame.height } : null) ??
+    videoSize;
+
+  // The editor starts from the engine's polygons, and follows a change of the task's apps.
+  const [editor, setEditor] = useState<EditorState | null>(null);
+  const saved = useRef<Record<string, AppConfig['polygon']>>({});
+  useEffect(() => {
+    if (!data || apps.length === 0) return;
+    setEditor((current) => {
+      const configs = data.app_configs ?? [];
+      if (!current) {
+        saved.current = Object.fromEntries(configs.map((config) => [config.app_id, config.polygon]));
+        return createEditor(apps, configs);
+      }
+      const same =
+        apps.every((app) => app.app_id in current.shapes) &&
+        Object.keys(current.shapes).length === apps.length;
+      if (same) return current;
+      const kept = Object.entries(current.shapes).flatMap(([app_id, shape]) => {
+        const polygon = polygonOf(shape);
+        return polygon ? [{ app_id, polygon }] : [];
+      });
+      return {
+        ...createEditor(apps, kept),
+        active: current.active in current.shapes ? current.active : (apps[0]?.app_id ?? ''),
+      };
+    });
+  }, [data, apps]);
+
+  // Finished, valid shapes that differ from what the engine has are saved live (4.7).
+  const [save, setSave] = useState<SaveState>({ kind: 'idle' });
+  useEffect(() => {
+    if (!editor || !running) return;
+    const changed: AppConfig[] = [];
+    for (const app of apps) {
+      const shape = editor.shapes[app.app_id];
+      if (!shape || shapeProblem(shape, app.type)) continue;
+      const polygon = polygonOf(shape) ?? [];
+      if (!samePolygon(saved.current[app.app_id], polygon)) changed.push({ app_id: app.app_id, polygon });
+    }
+    if (changed.length === 0) return;
+    const timer = setTimeout(() => {
+      setSave({ kind: 'saving' });
+      updateTask(transport, taskId, { app_configs: changed })
+        .then((updated: Task) => {
+          for (const config of changed) saved.current[config.app_id] = config.polygon;
+          queryClient.setQueryData(['task', taskId], updated);
+          setSave({ kind: 'saved', at: Date.now() });
+        })
+        .catch((error: unknown) =>
+          setSave({ kind: 'error', msg: error instanceof ApiError ? error.msg : String(error) }),
+        );
+    }, SAVE_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [editor, apps, running, taskId, transport, queryClient]);
+
+  // Zones light up while objects reported in the last seconds stand inside them (foot point).
+  const lit = useMemo(() => {
+    const litApps = new Set<string>();
+    for (const item of taskItems) {
+      const body = item.body;
+      if (body.event !== 'message' || now - body.timestamp > LIT_MS) continue;
+      const shape = editor?.shapes[body.app_id];
+      for (const rule of body.data.rules) {
+        for (const object of rule.objects) {
+          const foot: [number, number] = [object.x, object.y + Math.round(object.h / 2)];
+          const polygon = shape ? polygonOf(shape) : null;
+          if (
+            !polygon ||
+            polygon.length === 0 ||
+            (polygon.length >= 3 && pointInPolygon(foot, polygon as Array<[number, number]>))
+          ) {
+            litApps.add(body.app_id);
+          }
+        }
+      }
+    }
+    return litApps;
+  }, [taskItems, editor, now]);
+
+  if (task.isError) return <ErrorNotice error={task.error} />;
+  if (!data || !editor) return <p role="status">{t('common.loading')}</p>;
+
+  const videoUnavailable = live.isError || videoState?.kind === 'error';
+  const frame =
+    live.data && !videoUnavailable ? (
+      <HlsVideo
+        src={transport.mediaUrl(live.data.hls_url)}
+        headers={transport.mediaHeaders()}
+        label={t('live.videoLabel', { id: taskId.slice(0, 8) })}
+        onState={setVideoState}
+        onSize={setVideoSize}
+      />
+    ) : latestSnapshot ? (
+      <img
+        className="stage-video"
+        src={`data:image/jpeg;base64,${latestSnapshot}`}
+        alt={t('live.snapshotAlt')}
+      />
+    ) : undefined;
+
+  return (
+    <>
+      <p className="meta live-meta">
+        <span className={running ? 'badge badge-ok' : 'badge'}>{statusLabel(t, data)}</span>
+        <span>{data.video_url}</span>
+        {source && <span>{t('live.sourceSize', { width: source.width, height: source.height })}</span>}
+        <span className="dump">{data.dump}</span>
+      </p>
+      {!running && <p className="notice">{t('live.closed')}</p>}
+      <RegionEditor
+        apps={apps}
+        editor={editor}
+        onChange={setEditor}
+        source={source}
+        frame={frame}
+        lit={lit}
+        status={
+          <div className="live-status">
+            <p role="status" className="meta">
+              {live.isPending && running
+                ? t('live.videoStarting')
+                : videoUnavailable
+                  ? t('live.videoUnavailable', {
+                      msg:
+                        live.error instanceof ApiError
+                          ? `${live.error.msg} (${live.error.code})`
+                          : videoState?.kind === 'error'
+                            ? videoState.detail
+                            : String(live.error ?? ''),
+                    })
+                  : videoState?.kind === 'playing'
+                    ? t('live.videoPlaying')
+                    : live.data
+                      ? t('live.videoLoading')
+                      : ''}
+              {videoUnavailable && latestSnapshot ? ` ${t('live.showingSnapshot')}` : ''}
+            </p>
+            <p role="status" className={save.kind === 'error' ? 'field-error' : 'meta'}>
+              {save.kind === 'saving'
+                ? t('live.saving')
+                : save.kind === 'saved'
+                  ? t('live.saved')
+                  : save.kind === 'error'
+                    ? t('live.saveFailed', { msg: save.msg })
+                    : t('live.autosave')}
+            </p>
+          </div>
+        }
+      />
+    </>
+  );
+}

@@ -1,0 +1,541 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useId, useMemo, useState } from 'react';
+import { updateApp, type ZapkApp } from '../api';
+import { Dialog } from '../components/Dialog';
+import { ErrorNotice } from '../components/ErrorNotice';
+import { errorProps, FieldError } from '../components/FieldError';
+import { useTransport } from '../context';
+import type { MessageKey } from '../i18n';
+import { useT } from '../store';
+import { ApiError } from '../transport';
+import {
+  bodyOf,
+  type ClassDraft,
+  type CounterDraft,
+  draftFromListing,
+  type NumberInput,
+  type RuleDraft,
+  serverFieldError,
+  validateRuleDraft,
+} from '../validation/rule';
+import type { FieldErrors } from '../validation/schema-errors';
+
+interface NumberFieldProps {
+  label: string;
+  path: string;
+  value: NumberInput;
+  onChange: (value: NumberInput) => void;
+  errors: FieldErrors;
+  min?: number;
+  max?: number;
+  step?: number;
+  /** A slider beside the number box, over this range. */
+  slider?: { min: number; max: number; step: number };
+  hint?: string;
+}
+
+/** A number with its label, optional slider, hint and error; the text is kept while it is not a number. */
+function NumberField({
+  label,
+  path,
+  value,
+  onChange,
+  errors,
+  min,
+  max,
+  step,
+  slider,
+  hint,
+}: NumberFieldProps) {
+  const id = useId();
+  const errorId = `${id}-error`;
+  const hintId = `${id}-hint`;
+  const error = errors[path];
+  const numeric = typeof value === 'number' ? value : Number(value);
+  const described = [hint ? hintId : '', error ? errorId : ''].filter(Boolean).join(' ') || undefined;
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <div className="field-row">
+        {slider && (
+          <input
+            type="range"
+            aria-label={label}
+            min={slider.min}
+            max={slider.max}
+            step={slider.step}
+            value={
+              Number.isFinite(numeric) ? Math.min(slider.max, Math.max(slider.min, numeric)) : slider.min
+            }
+            onChange={(event) => onChange(Number(event.target.value))}
+          />
+        )}
+        <input
+          id={id}
+          type="number"
+          inputMode="decimal"
+          className="number"
+          min={min}
+          max={max}
+          step={step ?? 'any'}
+          value={String(value)}
+          onChange={(event) => onChange(event.target.value)}
+          {...errorProps(errorId, error)}
+          aria-describedby={described}
+        />
+      </div>
+      {hint && (
+        <span id={hintId} className="hint">
+          {hint}
+        </span>
+      )}
+      <FieldError id={errorId} message={error} />
+    </div>
+  );
+}
+
+function TextField(props: {
+  label: string;
+  path: string;
+  value: string;
+  onChange: (value: string) => void;
+  errors: FieldErrors;
+  type?: 'text' | 'color';
+}) {
+  const id = useId();
+  const errorId = `${id}-error`;
+  const error = props.errors[props.path];
+  return (
+    <div className="field">
+      <label htmlFor={id}>{props.label}</label>
+      <input
+        id={id}
+        type={props.type ?? 'text'}
+        value={props.value}
+        onChange={(event) => props.onChange(event.target.value)}
+        {...errorProps(errorId, error)}
+      />
+      <FieldError id={errorId} message={error} />
+    </div>
+  );
+}
+
+/** A colour with a picker and its #RRGGBB text, both labelled. */
+function ColorField(props: {
+  label: string;
+  path: string;
+  value: string;
+  onChange: (value: string) => void;
+  errors: FieldErrors;
+}) {
+  const t = useT();
+  const id = useId();
+  const errorId = `${id}-error`;
+  const error = props.errors[props.path];
+  const valid = /^#[0-9a-f]{6}$/i.test(props.value);
+  return (
+    <div className="field">
+      <label htmlFor={id}>{props.label}</label>
+      <div className="field-row">
+        <input
+          type="color"
+          aria-label={t('rule.colorPicker', { field: props.label })}
+          value={valid ? props.value.toLowerCase() : '#000000'}
+          onChange={(event) => props.onChange(event.target.value)}
+        />
+        <input
+          id={id}
+          className="hex"
+          value={props.value}
+          spellCheck={false}
+          onChange={(event) => props.onChange(event.target.value)}
+          {...errorProps(errorId, error)}
+        />
+      </div>
+      <FieldError id={errorId} message={error} />
+    </div>
+  );
+}
+
+const newClass = (index: number): ClassDraft => ({
+  class_id: String(index),
+  name: `class ${index}`,
+  color: '#ff9f0a',
+  threshold: 0.5,
+  min_pixel: 0,
+  max_pixel: 0,
+});
+
+const newCounter = (): CounterDraft => ({
+  numeric_type: 0,
+  distance: 0,
+  min_count: 1,
+  max_count: 0,
+  class_counts: [],
+});
+
+interface RuleEditorProps {
+  zapkId: string;
+  app: ZapkApp;
+  onClose: () => void;
+  onSaved: () => void;
+}
+
+/**
+ * Everything of a rule (2.4-2.6): interval, area colour, classes, counter with class counts. Checked
+ * as it is typed with the server's schema and checks; the server's own refusal lands on its field.
+ */
+export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
+  const t = useT();
+  const transport = useTransport();
+  const queryClient = useQueryClient();
+  const initial = useMemo(() => draftFromListing(app.name, app.rule), [app]);
+  const stored = app.rule as {
+    class_area?: unknown;
+    counter?: unknown;
+    length_reference?: { pixels: number; meters: number };
+  };
+  const [draft, setDraft] = useState<RuleDraft>(initial);
+  const [serverErrors, setServerErrors] = useState<FieldErrors>({});
+  const [submitted, setSubmitted] = useState(false);
+  const errors = useMemo(() => ({ ...serverErrors, ...validateRuleDraft(draft) }), [draft, serverErrors]);
+  const problemCount = Object.keys(errors).length;
+
+  const save = useMutation({
+    mutationFn: () => updateApp(transport, zapkId, app.app_id, bodyOf(draft)),
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ['packages'] });
+      onSaved();
+    },
+    onError: (error) => {
+      if (error instanceof ApiError && error.code === 40001) {
+        const { path, message } = serverFieldError(error.msg);
+        setServerErrors({ [path]: message });
+      }
+    },
+  });
+
+  const update = (change: (draft: RuleDraft) => RuleDraft) => {
+    setServerErrors({});
+    setDraft((current) => change(current));
+  };
+  const setClass = (index: number, patch: Partial<ClassDraft>) =>
+    update((d) => ({ ...d, classes: d.classes.map((c, i) => (i === index ? { ...c, ...patch } : c)) }));
+  const setCounter = (patch: Partial<CounterDraft>) =>
+    update((d) => (d.counter ? { ...d, counter: { ...d.counter, ...patch } } : d));
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    setSubmitted(true);
+    if (Object.keys(validateRuleDraft(draft)).length === 0) save.mutate();
+  }
+
+  const general = errors[''];
+  const isTimeSeries = app.type === 3;
+  return (
+    <Dialog title={t('rule.title', { app: app.name })} onClose={onClose} wide>
+      <form className="rule-editor" onSubmit={submit} noValidate>
+        <p className="meta">
+          <span>{t('packages.id', { id: zapkId })}</span>
+          <span>{t('rule.appId', { id: app.app_id })}</span>
+        </p>
+        {submitted && problemCount > 0 && (
+          <p className="notice notice-error" role="alert">
+            {t('rule.problems', { count: problemCount })}
+          </p>
+        )}
+        {general && (
+          <p className="notice notice-error" role="alert">
+            {general.text ?? t(general.key as MessageKey, general.params)}
+          </p>
+        )}
+        <fieldset>
+          <legend>{t('rule.general')}</legend>
+          <div className="field-grid">
+            <TextField
+              label={t('rule.name')}
+              path="name"
+              value={draft.name}
+              errors={errors}
+              onChange={(name) => update((d) => ({ ...d, name }))}
+            />
+            <NumberField
+              label={isTimeSeries ? t('rule.loiterTime') : t('rule.interval')}
+              hint={isTimeSeries ? t('rule.loiterTimeHint') : t('rule.intervalHint')}
+              path="rule.interval"
+              value={draft.interval}
+              errors={errors}
+              min={0}
+              max={86400}
+              slider={{ min: 0, max: 600, step: 1 }}
+              onChange={(interval) => update((d) => ({ ...d, interval }))}
+            />
+            {draft.class_area ? (
+              <ColorField
+                label={t('rule.areaColor')}
+                path="rule.class_area.color"
+                value={draft.class_area.color}
+                errors={errors}
+                onChange={(color) => update((d) => ({ ...d, class_area: { color } }))}
+              />
+            ) : (
+              <div className="field">
+                <span className="label-like">{t('rule.areaColor')}</span>
+                <button
+                  type="button"
+                  onClick={() => update((d) => ({ ...d, class_area: { color: '#ff9f0a' } }))}
+                >
+                  {t('rule.addAreaColor')}
+                </button>
+              </div>
+            )}
+          </div>
+          {draft.class_area && stored.class_area === undefined && (
+            <button
+              type="button"
+              className="link"
+              onClick={() => update((d) => ({ ...d, class_area: null }))}
+            >
+              {t('rule.removeAreaColor')}
+            </button>
+          )}
+          {stored.length_reference && (
+            <p className="meta">
+              {t('rule.lengthReference', {
+                pixels: stored.length_reference.pixels,
+                meters: stored.length_reference.meters,
+              })}
+            </p>
+          )}
+        </fieldset>
+
+        <fieldset>
+          <legend>{t('rule.classes')}</legend>
+          {draft.classes.length === 0 && <p className="meta">{t('rule.noClasses')}</p>}
+          {draft.classes.map((entry, index) => (
+            <fieldset
+              // biome-ignore lint/suspicious/noArrayIndexKey: a class row is its position in the list being edited.
+              key={index}
+              className="class-row"
+            >
+              <legend>{t('rule.classLegend', { index: index + 1, name: entry.name || '—' })}</legend>
+              <div className="field-grid">
+                <TextField
+                  label={t('rule.classId')}
+                  path={`rule.classes.${index}.class_id`}
+                  value={entry.class_id}
+                  errors={errors}
+                  onChange={(class_id) => setClass(index, { class_id })}
+                />
+                <TextField
+                  label={t('rule.className')}
+                  path={`rule.classes.${index}.name`}
+                  value={entry.name}
+                  errors={errors}
+                  onChange={(name) => setClass(index, { name })}
+                />
+                <ColorField
+                  label={t('rule.classColor')}
+                  path={`rule.classes.${index}.color`}
+                  value={entry.color}
+                  errors={errors}
+                  onChange={(color) => setClass(index, { color })}
+                />
+                <NumberField
+                  label={t('rule.threshold')}
+                  path={`rule.classes.${index}.threshold`}
+                  value={entry.threshold}
+                  errors={errors}
+                  min={0}
+                  max={1}
+                  step={0.01}
+                  slider={{ min: 0, max: 1, step: 0.01 }}
+                  onChange={(threshold) => setClass(index, { threshold })}
+                />
+                <NumberField
+                  label={t('rule.minPixel')}
+                  hint={t('rule.pixelHint')}
+                  path={`rule.classes.${index}.min_pixel`}
+                  value={entry.min_pixel}
+                  errors={errors}
+                  min={0}
+                  onChange={(min_pixel) => setClass(index, { min_pixel })}
+                />
+                <NumberField
+                  label={t('rule.maxPixel')}
+                  hint={t('rule.pixelHint')}
+                  path={`rule.classes.${index}.max_pixel`}
+                  value={entry.max_pixel}
+                  errors={errors}
+                  min={0}
+                  onChange={(max_pixel) => setClass(index, { max_pixel })}
+                />
+              </div>
+              <button
+                type="button"
+                className="danger"
+                onClick={() => update((d) => ({ ...d, classes: d.classes.filter((_, i) => i !== index) }))}
+              >
+                {t('rule.removeClass', { name: entry.name || String(index + 1) })}
+              </button>
+            </fieldset>
+          ))}
+          <button
+            type="button"
+            onClick={() => update((d) => ({ ...d, classes: [...d.classes, newClass(d.classes.length)] }))}
+          >
+            {t('rule.addClass')}
+          </button>
+        </fieldset>
+
+        <fieldset>
+          <legend>{t('rule.counter')}</legend>
+          {draft.counter ? (
+            <CounterFields
+              counter={draft.counter}
+              errors={errors}
+              onChange={setCounter}
+              removable={stored.counter === undefined}
+              onRemove={() => update((d) => ({ ...d, counter: null }))}
+            />
+          ) : (
+            <>
+              <p className="meta">{t('rule.noCounter')}</p>
+              <button type="button" onClick={() => update((d) => ({ ...d, counter: newCounter() }))}>
+                {t('rule.addCounter')}
+              </button>
+            </>
+          )}
+        </fieldset>
+
+        {save.isError && !(save.error instanceof ApiError && save.error.code === 40001) && (
+          <ErrorNotice error={save.error} />
+        )}
+        <div className="dialog-actions">
+          <button type="button" onClick={onClose}>
+            {t('common.cancel')}
+          </button>
+          <button type="submit" className="primary" disabled={save.isPending}>
+            {save.isPending ? t('common.saving') : t('rule.save')}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function CounterFields(props: {
+  counter: CounterDraft;
+  errors: FieldErrors;
+  onChange: (patch: Partial<CounterDraft>) => void;
+  removable: boolean;
+  onRemove: () => void;
+}) {
+  const t = useT();
+  const typeId = useId();
+  const { counter, errors, onChange } = props;
+  const setCount = (index: number, patch: Partial<CounterDraft['class_counts'][number]>) =>
+    onChange({ class_counts: counter.class_counts.map((c, i) => (i === index ? { ...c, ...patch } : c)) });
+  return (
+    <>
+      <div className="field-grid">
+        <div className="field">
+          <label htmlFor={typeId}>{t('rule.numericType')}</label>
+          <select
+            id={typeId}
+            value={String(counter.numeric_type)}
+            onChange={(event) => onChange({ numeric_type: Number(event.target.value) })}
+          >
+            <option value="0">{t('rule.numericType.0')}</option>
+            <option value="1">{t('rule.numericType.1')}</option>
+          </select>
+        </div>
+        <NumberField
+          label={t('rule.distance')}
+          hint={t('rule.distanceHint')}
+          path="rule.counter.distance"
+          value={counter.distance}
+          errors={errors}
+          min={0}
+          onChange={(distance) => onChange({ distance })}
+        />
+        <NumberField
+          label={t('rule.minCount')}
+          path="rule.counter.min_count"
+          value={counter.min_count}
+          errors={errors}
+          min={0}
+          step={1}
+          onChange={(min_count) => onChange({ min_count })}
+        />
+        <NumberField
+          label={t('rule.maxCount')}
+          hint={t('rule.maxCountHint')}
+          path="rule.counter.max_count"
+          value={counter.max_count}
+          errors={errors}
+          min={0}
+          step={1}
+          onChange={(max_count) => onChange({ max_count })}
+        />
+      </div>
+      <h4>{t('rule.classCounts')}</h4>
+      {counter.class_counts.map((count, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a row is its position in the list being edited.
+        <div key={index} className="field-grid class-count-row">
+          <TextField
+            label={t('rule.classId')}
+            path={`rule.counter.class_counts.${index}.class_id`}
+            value={count.class_id}
+            errors={errors}
+            onChange={(class_id) => setCount(index, { class_id })}
+          />
+          <NumberField
+            label={t('rule.minCount')}
+            path={`rule.counter.class_counts.${index}.min_count`}
+            value={count.min_count}
+            errors={errors}
+            min={0}
+            step={1}
+            onChange={(min_count) => setCount(index, { min_count })}
+          />
+          <NumberField
+            label={t('rule.maxCount')}
+            path={`rule.counter.class_counts.${index}.max_count`}
+            value={count.max_count}
+            errors={errors}
+            min={0}
+            step={1}
+            onChange={(max_count) => setCount(index, { max_count })}
+          />
+          <div className="field">
+            <button
+              type="button"
+              className="danger"
+              onClick={() => onChange({ class_counts: counter.class_counts.filter((_, i) => i !== index) })}
+            >
+              {t('rule.removeClassCount', { index: index + 1 })}
+            </button>
+          </div>
+        </div>
+      ))}
+      <div className="button-row">
+        <button
+          type="button"
+          onClick={() =>
+            onChange({
+              class_counts: [...counter.class_counts, { class_id: '0', min_count: 1, max_count: 0 }],
+            })
+          }
+        >
+          {t('rule.addClassCount')}
+        </button>
+        {props.removable && (
+          <button type="button" className="link" onClick={props.onRemove}>
+            {t('rule.removeCounter')}
+          </button>
+        )}
+      </div>
+    </>
+  );
+}

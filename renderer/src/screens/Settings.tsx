@@ -1,0 +1,433 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useEffect, useId, useState } from 'react';
+import { PasswordChange } from '../../../engine/api/schemas';
+import type { SavedSettings } from '../../../preload/api';
+import { changePassword, getMqtt, type MqttSettings, putMqtt } from '../api';
+import { ErrorNotice } from '../components/ErrorNotice';
+import { errorProps, FieldError } from '../components/FieldError';
+import { useTransport } from '../context';
+import { useSession, useT } from '../store';
+import { ApiError } from '../transport';
+import { type FieldErrors, schemaErrors, splitProblem } from '../validation/schema-errors';
+
+export function Settings() {
+  const t = useT();
+  const transport = useTransport();
+  const titleId = useId();
+  return (
+    <section aria-labelledby={titleId} className="settings">
+      <div className="toolbar">
+        <h2 id={titleId}>{t('settings.title')}</h2>
+      </div>
+      {transport.kind === 'ipc' && window.visionConsole ? <DesktopEngine /> : <WebEngine />}
+      <AdminPassword />
+      <Mqtt />
+    </section>
+  );
+}
+
+/** The web console cannot move the engine: it shows where it is and how the operator sets it. */
+function WebEngine() {
+  const t = useT();
+  const id = useId();
+  return (
+    <section className="card" aria-labelledby={id}>
+      <h3 id={id}>{t('settings.engine')}</h3>
+      <dl className="facts">
+        <dt>{t('settings.address')}</dt>
+        <dd>
+          <code>{window.location.origin}</code>
+        </dd>
+      </dl>
+      <p className="hint">{t('settings.webEngineHint')}</p>
+      <pre className="command">npm run engine -- --host 0.0.0.0 --port 8080 --data-dir /var/lib/vision</pre>
+    </section>
+  );
+}
+
+/** Desktop: port, LAN exposure and data folder, saved for the next start (main/settings.ts). */
+function DesktopEngine() {
+  const t = useT();
+  const api = window.visionConsole;
+  const ids = { title: useId(), port: useId(), lan: useId(), dir: useId() };
+  const queryClient = useQueryClient();
+  const view = useQuery({
+    queryKey: ['desktop-settings'],
+    queryFn: () => api?.getSettings() ?? Promise.reject(),
+  });
+  const [draft, setDraft] = useState<SavedSettings | null>(null);
+  useEffect(() => {
+    if (view.data && !draft) setDraft(view.data.saved);
+  }, [view.data, draft]);
+  const save = useMutation({
+    mutationFn: (patch: Partial<SavedSettings>) => api?.saveSettings(patch) ?? Promise.reject(),
+    onSuccess: (next) => {
+      queryClient.setQueryData(['desktop-settings'], next);
+      setDraft(next.saved);
+    },
+  });
+  const choose = useMutation({
+    mutationFn: () => api?.chooseDataDir() ?? Promise.resolve(null),
+    onSuccess: (dir) => {
+      if (dir) setDraft((current) => (current ? { ...current, data_dir: dir } : current));
+    },
+  });
+  if (view.isError) return <ErrorNotice error={view.error} />;
+  if (!view.data || !draft) return <p role="status">{t('common.loading')}</p>;
+  const running = view.data.running;
+  const portValid = Number.isInteger(draft.port) && draft.port >= 0 && draft.port <= 65535;
+  const changed = JSON.stringify(draft) !== JSON.stringify(view.data.saved);
+  const pendingRestart =
+    view.data.saved.lan !== (running.host !== '127.0.0.1') ||
+    (view.data.saved.data_dir || view.data.defaultDataDir) !== running.dataDir ||
+    (!view.data.portFromEnv && view.data.saved.port !== 0 && view.data.saved.port !== running.port);
+
+  return (
+    <section className="card" aria-labelledby={ids.title}>
+      <h3 id={ids.title}>{t('settings.engine')}</h3>
+      <dl className="facts">
+        <dt>{t('settings.running')}</dt>
+        <dd>
+          <code>{running.url}</code> · {running.host} · <code>{running.dataDir}</code>
+        </dd>
+      </dl>
+      <form
+        onSubmit={(event: FormEvent) => {
+          event.preventDefault();
+          if (portValid) save.mutate(draft);
+        }}
+      >
+        <div className="field-grid">
+          <div className="field">
+            <label htmlFor={ids.port}>{t('settings.port')}</label>
+            <input
+              id={ids.port}
+              type="number"
+              min={0}
+              max={65535}
+              className="number"
+              value={String(draft.port)}
+              onChange={(event) => setDraft({ ...draft, port: Number(event.target.value) })}
+              {...errorProps(`${ids.port}-error`, portValid ? undefined : { key: 'settings.portInvalid' })}
+            />
+            <span className="hint">
+              {view.data.portFromEnv ? t('settings.portFromEnv') : t('settings.portHint')}
+            </span>
+            <FieldError
+              id={`${ids.port}-error`}
+              message={portValid ? undefined : { key: 'settings.portInvalid' }}
+            />
+          </div>
+          <div className="field">
+            <label className="switch" htmlFor={ids.lan}>
+              <input
+                id={ids.lan}
+                type="checkbox"
+                checked={draft.lan}
+                onChange={(event) => setDraft({ ...draft, lan: event.target.checked })}
+              />
+              {t('settings.lan')}
+            </label>
+            <span className="hint">{t('settings.lanHint')}</span>
+          </div>
+          <div className="field">
+            <label htmlFor={ids.dir}>{t('settings.dataDir')}</label>
+            <div className="field-row">
+              <input id={ids.dir} readOnly value={draft.data_dir || view.data.defaultDataDir} />
+              <button type="button" onClick={() => choose.mutate()}>
+                {t('settings.choose')}
+              </button>
+              <button
+                type="button"
+                onClick={() => setDraft({ ...draft, data_dir: '' })}
+                disabled={draft.data_dir === ''}
+              >
+                {t('settings.default')}
+              </button>
+            </div>
+            <span className="hint">{t('settings.dataDirHint')}</span>
+          </div>
+        </div>
+        {save.isError && <ErrorNotice error={save.error} />}
+        <div className="button-row">
+          <button type="submit" className="primary" disabled={!changed || !portValid || save.isPending}>
+            {t('settings.save')}
+          </button>
+          {pendingRestart && (
+            <>
+              <span className="meta" role="status">
+                {t('settings.restartNeeded')}
+              </span>
+              <button type="button" onClick={() => api?.relaunch()}>
+                {t('settings.restart')}
+              </button>
+            </>
+          )}
+        </div>
+      </form>
+    </section>
+  );
+}
+
+function AdminPassword() {
+  const t = useT();
+  const transport = useTransport();
+  const signOut = useSession((state) => state.signOut);
+  const queryClient = useQueryClient();
+  const ids = { title: useId(), password: useId(), confirm: useId() };
+  const [password, setPassword] = useState('');
+  const [confirm, setConfirm] = useState('');
+  const [submitted, setSubmitted] = useState(false);
+  const [done, setDone] = useState(false);
+  const errors: FieldErrors = schemaErrors(PasswordChange, { password });
+  if (confirm !== password) errors.confirm = { key: 'settings.passwordMismatch' };
+  const change = useMutation({
+    mutationFn: () => changePassword(transport, { password }),
+    onSuccess: () => {
+      setPassword('');
+      setConfirm('');
+      setSubmitted(false);
+      setDone(true);
+      // Every token of the admin was revoked: the web console signs in again with the new password.
+      if (transport.kind === 'http') {
+        signOut('passwordChanged');
+        queryClient.clear();
+      }
+    },
+  });
+  const show = (path: string) => (submitted ? errors[path] : undefined);
+  return (
+    <section className="card" aria-labelledby={ids.title}>
+      <h3 id={ids.title}>{t('settings.password')}</h3>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          setSubmitted(true);
+          setDone(false);
+          if (Object.keys(errors).length === 0) change.mutate();
+        }}
+        noValidate
+      >
+        <div className="field-grid">
+          <div className="field">
+            <label htmlFor={ids.password}>{t('settings.newPassword')}</label>
+            <input
+              id={ids.password}
+              type="password"
+              autoComplete="new-password"
+              value={password}
+              onChange={(event) => setPassword(event.target.value)}
+              {...errorProps(`${ids.password}-error`, show('password'))}
+            />
+            <FieldError id={`${ids.password}-error`} message={show('password')} />
+          </div>
+          <div className="field">
+            <label htmlFor={ids.confirm}>{t('settings.confirmPassword')}</label>
+            <input
+              id={ids.confirm}
+              type="password"
+              autoComplete="new-password"
+              value={confirm}
+              onChange={(event) => setConfirm(event.target.value)}
+              {...errorProps(`${ids.confirm}-error`, show('confirm'))}
+            />
+            <FieldError id={`${ids.confirm}-error`} message={show('confirm')} />
+          </div>
+        </div>
+        <p className="hint">{t('settings.passwordHint')}</p>
+        {change.isError && <ErrorNotice error={change.error} />}
+        {done && (
+          <p className="notice" role="status">
+            {t('settings.passwordChanged')}
+          </p>
+        )}
+        <button type="submit" className="primary" disabled={change.isPending}>
+          {t('settings.changePassword')}
+        </button>
+      </form>
+    </section>
+  );
+}
+
+interface MqttDraft {
+  enabled: boolean;
+  url: string;
+  client_id: string;
+  username: string;
+  password: string;
+  clearPassword: boolean;
+  reject_unauthorized: boolean;
+  ca: string;
+}
+
+const draftOf = (settings: MqttSettings): MqttDraft => ({
+  enabled: settings.enabled,
+  url: settings.url,
+  client_id: settings.client_id,
+  username: settings.username,
+  password: '',
+  clearPassword: false,
+  reject_unauthorized: settings.tls.reject_unauthorized,
+  ca: settings.tls.ca,
+});
+
+/** The MQTT publisher (E.11): broker, identity, TLS; the password is write-only. */
+function Mqtt() {
+  const t = useT();
+  const transport = useTransport();
+  const queryClient = useQueryClient();
+  const ids = {
+    title: useId(),
+    url: useId(),
+    client: useId(),
+    user: useId(),
+    password: useId(),
+    ca: useId(),
+  };
+  const settings = useQuery({
+    queryKey: ['mqtt'],
+    queryFn: ({ signal }) => getMqtt(transport, signal),
+    refetchInterval: 5000,
+  });
+  const [draft, setDraft] = useState<MqttDraft | null>(null);
+  const [fieldError, setFieldError] = useState<{ path: string; text: string } | null>(null);
+  useEffect(() => {
+    if (settings.data && !draft) setDraft(draftOf(settings.data));
+  }, [settings.data, draft]);
+  const save = useMutation({
+    mutationFn: (body: Record<string, unknown>) => putMqtt(transport, body),
+    onSuccess: (next) => {
+      queryClient.setQueryData(['mqtt'], next);
+      setDraft(draftOf(next));
+    },
+    onError: (error) => {
+      if (error instanceof ApiError) {
+        const split = splitProblem(error.msg, 'body');
+        if (split) setFieldError({ path: split.path, text: split.what });
+      }
+    },
+  });
+  if (settings.isError) return <ErrorNotice error={settings.error} />;
+  if (!settings.data || !draft) return <p role="status">{t('common.loading')}</p>;
+  const current = settings.data;
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    if (!draft) return;
+    setFieldError(null);
+    const body: Record<string, unknown> = {};
+    if (draft.enabled !== current.enabled) body.enabled = draft.enabled;
+    if (draft.url !== current.url) body.url = draft.url;
+    if (draft.client_id !== current.client_id) body.client_id = draft.client_id;
+    if (draft.username !== current.username) body.username = draft.username;
+    if (draft.clearPassword) body.password = '';
+    else if (draft.password !== '') body.password = draft.password;
+    const tls: Record<string, unknown> = {};
+    if (draft.reject_unauthorized !== current.tls.reject_unauthorized)
+      tls.reject_unauthorized = draft.reject_unauthorized;
+    if (draft.ca !== current.tls.ca) tls.ca = draft.ca;
+    if (Object.keys(tls).length > 0) body.tls = tls;
+    if (Object.keys(body).length > 0) save.mutate(body);
+  }
+  const errorAt = (path: string) =>
+    fieldError?.path.startsWith(path)
+      ? { key: 'validation.invalid' as const, text: fieldError.text }
+      : undefined;
+  const text = (id: string, path: keyof MqttDraft, label: string, type = 'text') => (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <input
+        id={id}
+        type={type}
+        value={String(draft[path])}
+        spellCheck={false}
+        autoComplete={type === 'password' ? 'new-password' : 'off'}
+        onChange={(event) => setDraft({ ...draft, [path]: event.target.value })}
+        {...errorProps(`${id}-error`, errorAt(path))}
+      />
+      <FieldError id={`${id}-error`} message={errorAt(path)} />
+    </div>
+  );
+
+  return (
+    <section className="card" aria-labelledby={ids.title}>
+      <h3 id={ids.title}>{t('mqtt.title')}</h3>
+      <p className="meta" role="status">
+        <span
+          className={
+            current.status.connected ? 'badge badge-ok' : current.enabled ? 'badge badge-bad' : 'badge'
+          }
+        >
+          {current.enabled
+            ? current.status.connected
+              ? t('mqtt.connected')
+              : t('mqtt.disconnected')
+            : t('mqtt.off')}
+        </span>
+        <span>{t('mqtt.backlog', { count: current.status.backlog })}</span>
+        {current.status.last_error && <span>{current.status.last_error}</span>}
+      </p>
+      <form onSubmit={submit} noValidate>
+        <label className="switch">
+          <input
+            type="checkbox"
+            checked={draft.enabled}
+            onChange={(event) => setDraft({ ...draft, enabled: event.target.checked })}
+          />
+          {t('mqtt.enabled')}
+        </label>
+        <div className="field-grid">
+          {text(ids.url, 'url', t('mqtt.url'))}
+          {text(ids.client, 'client_id', t('mqtt.clientId'))}
+          {text(ids.user, 'username', t('mqtt.username'))}
+          <div>
+            {text(
+              ids.password,
+              'password',
+              current.password_set ? t('mqtt.passwordSet') : t('mqtt.password'),
+              'password',
+            )}
+            {current.password_set && (
+              <label className="switch">
+                <input
+                  type="checkbox"
+                  checked={draft.clearPassword}
+                  onChange={(event) => setDraft({ ...draft, clearPassword: event.target.checked })}
+                />
+                {t('mqtt.clearPassword')}
+              </label>
+            )}
+          </div>
+        </div>
+        <fieldset>
+          <legend>{t('mqtt.tls')}</legend>
+          <label className="switch">
+            <input
+              type="checkbox"
+              checked={draft.reject_unauthorized}
+              onChange={(event) => setDraft({ ...draft, reject_unauthorized: event.target.checked })}
+            />
+            {t('mqtt.rejectUnauthorized')}
+          </label>
+          <div className="field">
+            <label htmlFor={ids.ca}>{t('mqtt.ca')}</label>
+            <textarea
+              id={ids.ca}
+              rows={3}
+              value={draft.ca}
+              spellCheck={false}
+              placeholder="-----BEGIN CERTIFICATE-----"
+              onChange={(event) => setDraft({ ...draft, ca: event.target.value })}
+              {...errorProps(`${ids.ca}-error`, errorAt('tls.ca'))}
+            />
+            <FieldError id={`${ids.ca}-error`} message={errorAt('tls.ca')} />
+          </div>
+        </fieldset>
+        {save.isError && !fieldError && <ErrorNotice error={save.error} />}
+        <button type="submit" className="primary" disabled={save.isPending}>
+          {t('mqtt.save')}
+        </button>
+      </form>
+    </section>
+  );
+}

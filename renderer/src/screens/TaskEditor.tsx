@@ -1,0 +1,187 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useId, useMemo, useState } from 'react';
+import { DEFAULT_OSD, UpdateTaskBody } from '../../../engine/tasks/schema';
+import { appsOf, listPackages, modesOfType, type Osd, type Task, updateTask } from '../api';
+import { appColor } from '../colors';
+import { Dialog } from '../components/Dialog';
+import { ErrorNotice } from '../components/ErrorNotice';
+import { FieldError } from '../components/FieldError';
+import { OsdFields } from '../components/OsdFields';
+import { useTransport } from '../context';
+import { createEditor, formatPoints, parsePoints, setPoints, shapeProblem } from '../geometry/editor';
+import { useT } from '../store';
+import { ApiError } from '../transport';
+import { type FieldErrors, schemaErrors, splitProblem } from '../validation/schema-errors';
+
+interface TaskEditorProps {
+  task: Task;
+  onClose: () => void;
+  onEditRegions: () => void;
+}
+
+/**
+ * Update of a running task (4.7): its applications, its drawing options and, as typed coordinates,
+ * its polygons (the live view draws them on the video). Checked with the engine's UpdateTaskBody
+ * schema and polygon check.
+ */
+export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
+  const t = useT();
+  const transport = useTransport();
+  const queryClient = useQueryClient();
+  const polygonsId = useId();
+  const packages = useQuery({
+    queryKey: ['packages'],
+    queryFn: ({ signal }) => listPackages(transport, signal),
+  });
+  const pkg = packages.data?.find((candidate) => candidate.zapk_id === task.zapk_id);
+  const candidates = useMemo(() => (pkg ? appsOf(pkg) : []), [pkg]);
+  const [appIds, setAppIds] = useState<string[]>(task.app_ids);
+  const [osd, setOsd] = useState<Required<Osd>>({ ...DEFAULT_OSD, ...task.osd });
+  const initialText = useMemo(
+    () =>
+      Object.fromEntries(
+        task.app_ids.map((appId) => [
+          appId,
+          formatPoints(task.app_configs?.find((config) => config.app_id === appId)?.polygon ?? []),
+        ]),
+      ),
+    [task],
+  );
+  const [texts, setTexts] = useState<Record<string, string>>(initialText);
+  const [serverError, setServerError] = useState<string | null>(null);
+
+  const { body, errors } = useMemo(() => {
+    const typeOf = (appId: string) => candidates.find((app) => app.app_id === appId)?.type ?? 1;
+    const initialOsd: Record<string, unknown> = { ...DEFAULT_OSD, ...task.osd };
+    const found: FieldErrors = {};
+    const configs: Array<{ app_id: string; polygon: number[][] }> = [];
+    for (const appId of appIds) {
+      const text = texts[appId] ?? '';
+      if (text === (initialText[appId] ?? '')) continue;
+      const points = parsePoints(text);
+      if (points === null) {
+        found[`polygon.${appId}`] = { key: 'regions.pointsInvalid' };
+        continue;
+      }
+      const editor = setPoints(createEditor([{ app_id: appId, type: typeOf(appId) }], []), points);
+      const shape = editor.shapes[appId];
+      const problem = shape ? shapeProblem(shape, typeOf(appId)) : null;
+      if (problem?.kind === 'invalid')
+        found[`polygon.${appId}`] = { key: 'validation.invalid', text: problem.message };
+      else configs.push({ app_id: appId, polygon: points });
+    }
+    const { display_polygon: _ignored, ...osdUpdate } = osd;
+    const changedOsd = Object.fromEntries(
+      Object.entries(osdUpdate).filter(([key, value]) => initialOsd[key] !== value),
+    );
+    const update = {
+      ...(appIds.join() !== task.app_ids.join() ? { app_ids: appIds } : {}),
+      ...(Object.keys(changedOsd).length > 0 ? { osd: changedOsd } : {}),
+      ...(configs.length > 0 ? { app_configs: configs } : {}),
+    };
+    Object.assign(found, Object.keys(update).length > 0 ? schemaErrors(UpdateTaskBody, update) : {});
+    if (appIds.length === 0) found.app_ids = { key: 'wizard.chooseApps' };
+    return { body: update, errors: found };
+  }, [appIds, texts, osd, initialText, task, candidates]);
+
+  const save = useMutation({
+    mutationFn: () => updateTask(transport, task.task_id, body),
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ['tasks'] });
+      onClose();
+    },
+    onError: (error) => {
+      if (error instanceof ApiError) setServerError(splitProblem(error.msg, 'body')?.what ?? error.msg);
+    },
+  });
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    setServerError(null);
+    if (Object.keys(errors).length === 0 && Object.keys(body).length > 0) save.mutate();
+  }
+
+  const compatible = candidates.filter((app) => modesOfType(app.type).includes(task.mode ?? 'video'));
+  return (
+    <Dialog title={t('taskEdit.title', { id: task.task_id.slice(0, 8) })} onClose={onClose} wide>
+      <form onSubmit={submit} noValidate>
+        <fieldset>
+          <legend>{t('wizard.apps')}</legend>
+          {packages.isError && <ErrorNotice error={packages.error} />}
+          <ul className="checklist">
+            {compatible.map((app) => (
+              <li key={app.app_id}>
+                <label>
+                  <input
+                    type="checkbox"
+                    checked={appIds.includes(app.app_id)}
+                    onChange={(event) =>
+                      setAppIds((current) =>
+                        event.target.checked
+                          ? [...current, app.app_id]
+                          : current.filter((id) => id !== app.app_id),
+                      )
+                    }
+                  />
+                  <span
+                    className="swatch"
+                    style={{ background: appColor(app.app_id, app.rule) }}
+                    aria-hidden="true"
+                  />
+                  {app.name} <code>{app.app_id}</code>
+                </label>
+              </li>
+            ))}
+          </ul>
+          <FieldError id={`${polygonsId}-apps`} message={errors.app_ids} />
+        </fieldset>
+        <OsdFields osd={osd} onChange={setOsd} errors={errors} path="osd" withPolygonSwitch={false} />
+        <fieldset>
+          <legend>{t('taskEdit.polygons')}</legend>
+          <p className="hint">{t('regions.pointsHint')}</p>
+          {appIds.map((appId) => {
+            const id = `${polygonsId}-${appId}`;
+            const error = errors[`polygon.${appId}`];
+            return (
+              <div className="field" key={appId}>
+                <label htmlFor={id}>{candidates.find((app) => app.app_id === appId)?.name ?? appId}</label>
+                <input
+                  id={id}
+                  value={texts[appId] ?? ''}
+                  spellCheck={false}
+                  placeholder={t('regions.wholeFrame')}
+                  onChange={(event) => setTexts((current) => ({ ...current, [appId]: event.target.value }))}
+                  aria-invalid={error ? true : undefined}
+                  aria-describedby={error ? `${id}-error` : undefined}
+                />
+                <FieldError id={`${id}-error`} message={error} />
+              </div>
+            );
+          })}
+          {task.mode === 'video' && (
+            <button type="button" onClick={onEditRegions}>
+              {t('taskEdit.drawOnVideo')}
+            </button>
+          )}
+        </fieldset>
+        {serverError && (
+          <p className="notice notice-error" role="alert">
+            {serverError}
+          </p>
+        )}
+        <div className="dialog-actions">
+          <button type="button" onClick={onClose}>
+            {t('common.cancel')}
+          </button>
+          <button
+            type="submit"
+            className="primary"
+            disabled={save.isPending || Object.keys(body).length === 0 || Object.keys(errors).length > 0}
+          >
+            {save.isPending ? t('common.saving') : t('taskEdit.save')}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

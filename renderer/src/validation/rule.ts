@@ -1,0 +1,150 @@
+/**
+ * The rule editor's form (service-interface 2.4-2.6) and its validation with the engine's own
+ * checks: the AppUpdateBody schema of PUT /api/zapk/{zapk_id}/app/{app_id} (engine/api/schemas.ts)
+ * and then ruleProblems (engine/rules/validate.ts), the model-independent part of the server's
+ * semantic checks. Nothing here restates a rule by hand.
+ */
+import { AppUpdateBody } from '../../../engine/api/schemas';
+import type { Rule } from '../../../engine/rules/schema';
+import { ruleProblems } from '../../../engine/rules/validate';
+import { type FieldErrors, type FieldMessage, schemaErrors, splitProblem } from './schema-errors';
+
+/** A number field as typed: a number, or the text while it is not one (so it can be reported). */
+export type NumberInput = number | string;
+
+export interface ClassDraft {
+  class_id: string;
+  name: string;
+  color: string;
+  threshold: NumberInput;
+  min_pixel: NumberInput;
+  max_pixel: NumberInput;
+}
+
+export interface ClassCountDraft {
+  class_id: string;
+  min_count: NumberInput;
+  max_count: NumberInput;
+}
+
+export interface CounterDraft {
+  numeric_type: NumberInput;
+  distance: NumberInput;
+  min_count: NumberInput;
+  max_count: NumberInput;
+  class_counts: ClassCountDraft[];
+}
+
+export interface RuleDraft {
+  name: string;
+  interval: NumberInput;
+  /** null: no area colour. */
+  class_area: { color: string } | null;
+  classes: ClassDraft[];
+  /** null: no counter. */
+  counter: CounterDraft | null;
+}
+
+/** The listing's rule (classes keyed by class_id) as an editable form. */
+export function draftFromListing(name: string, listed: unknown): RuleDraft {
+  const rule = (listed && typeof listed === 'object' ? listed : {}) as {
+    interval?: number;
+    class_area?: { color: string };
+    classes?: Record<string, ClassDraft> | ClassDraft[];
+    counter?: CounterDraft;
+  };
+  const classes = Array.isArray(rule.classes) ? rule.classes : Object.values(rule.classes ?? {});
+  return {
+    name,
+    interval: rule.interval ?? 0,
+    class_area: rule.class_area ? { color: rule.class_area.color } : null,
+    classes: classes.map((entry) => ({ ...entry })),
+    counter: rule.counter
+      ? { ...rule.counter, class_counts: rule.counter.class_counts.map((count) => ({ ...count })) }
+      : null,
+  };
+}
+
+/** Text that is a plain decimal number becomes that number; anything else stays text for the check. */
+export function toNumber(value: NumberInput): NumberInput {
+  if (typeof value === 'number') return value;
+  const text = value.trim();
+  return /^-?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(text) ? Number(text) : value;
+}
+
+/** The PUT body for a draft. Sections the form has not got are left out (the engine keeps them). */
+export function bodyOf(draft: RuleDraft): { name: string; rule: Rule } {
+  const rule: Record<string, unknown> = {
+    interval: toNumber(draft.interval),
+    classes: draft.classes.map((entry) => ({
+      class_id: entry.class_id,
+      name: entry.name,
+      color: entry.color,
+      threshold: toNumber(entry.threshold),
+      min_pixel: toNumber(entry.min_pixel),
+      max_pixel: toNumber(entry.max_pixel),
+    })),
+  };
+  if (draft.class_area) rule.class_area = { color: draft.class_area.color };
+  if (draft.counter) {
+    const counter = draft.counter;
+    rule.counter = {
+      numeric_type: toNumber(counter.numeric_type),
+      distance: toNumber(counter.distance),
+      min_count: toNumber(counter.min_count),
+      max_count: toNumber(counter.max_count),
+      class_counts: counter.class_counts.map((count) => ({
+        class_id: count.class_id,
+        min_count: toNumber(count.min_count),
+        max_count: toNumber(count.max_count),
+      })),
+    };
+  }
+  return { name: draft.name, rule: rule as Rule };
+}
+
+/**
+ * One problem line of ruleProblems ("rule.classes[0]: min_pixel 5 is greater than max_pixel 2") as
+ * the field it concerns and a translatable message.
+ */
+export function problemMessage(line: string): { path: string; message: FieldMessage } {
+  const split = splitProblem(line);
+  const path = split?.path ?? '';
+  const what = split?.what ?? line;
+  const order = /^(min_pixel|min_count) (\S+) is greater than (max_pixel|max_count) (\S+)$/.exec(what);
+  if (order) {
+    return {
+      path: `${path}.${order[3]}`,
+      message: { key: 'validation.minAboveMax', params: { min: order[2] ?? '', max: order[4] ?? '' } },
+    };
+  }
+  const duplicate = /^duplicate class_id "(.*)"$/.exec(what);
+  if (duplicate)
+    return { path, message: { key: 'validation.duplicateClass', params: { id: duplicate[1] ?? '' } } };
+  const unknown = /^the model has no class "(.*)"$/.exec(what);
+  if (unknown) return { path, message: { key: 'validation.unknownClass', params: { id: unknown[1] ?? '' } } };
+  return { path, message: { key: 'validation.invalid', text: what } };
+}
+
+/** Field errors of a draft, keyed like "rule.classes.0.threshold" or "name"; empty when it can be sent. */
+export function validateRuleDraft(draft: RuleDraft): FieldErrors {
+  const body = bodyOf(draft);
+  const errors = schemaErrors(AppUpdateBody, body);
+  if (Object.keys(errors).length > 0) return errors;
+  for (const line of ruleProblems(body.rule, null)) {
+    const { path, message } = problemMessage(line);
+    if (!(path in errors)) errors[path] = message;
+  }
+  return errors;
+}
+
+/**
+ * The engine's refusal of a PUT ("body.rule.classes[0].class_id: the model has no class \"7\"") on
+ * the field it names; the whole message under "" when it names none.
+ */
+export function serverFieldError(msg: string): { path: string; message: FieldMessage } {
+  const split = splitProblem(msg, 'body');
+  if (!split) return { path: '', message: { key: 'validation.invalid', text: msg } };
+  if (split.path === '') return { path: '', message: { key: 'validation.invalid', text: split.what } };
+  return problemMessage(`${split.path}: ${split.what}`);
+}
