@@ -34,6 +34,7 @@ import {
   contentTypeFor,
   isAllowedNavigation,
   isAllowedRequest,
+  isEngineExport,
   originOf,
   resolveAppAsset,
   withEngineAuthorization,
@@ -71,6 +72,8 @@ protocol.registerSchemesAsPrivileged([
 app.enableSandbox();
 
 let engine: Engine | null = null;
+/** The running engine's origin, once it listens. */
+let engineOrigin: string | null = null;
 let mainWindow: BrowserWindow | null = null;
 let disposeIpc: (() => void) | null = null;
 let lifecycle: 'running' | 'stopping' | 'stopped' = 'running';
@@ -173,7 +176,11 @@ function serveConsole(csp: string): void {
 /** Per-webContents policy: no navigation off the app, no popups, no webviews. */
 function hardenContents(contents: WebContents): void {
   const guard = (event: { url: string; preventDefault(): void }) => {
-    if (!isAllowedNavigation(event.url, appOrigin)) {
+    // The page cannot download a file of another origin itself; main does, with its token (hardenSession).
+    if (engineOrigin && isEngineExport(event.url, engineOrigin)) {
+      event.preventDefault();
+      contents.downloadURL(event.url);
+    } else if (!isAllowedNavigation(event.url, appOrigin)) {
       console.warn(`blocked navigation to ${event.url}`);
       event.preventDefault();
     }
@@ -262,6 +269,7 @@ async function start(): Promise<void> {
 
   // On 0.0.0.0 the engine reports that address; the window reaches it over loopback.
   const engineUrl = `http://127.0.0.1:${started.port}`;
+  engineOrigin = engineSource(engineUrl);
   const csp = buildCsp({ engineUrl, dev: devOrigin !== null });
   const tokens = new TokenSource(started);
   hardenSession(session.defaultSession, csp, engineUrl, tokens);

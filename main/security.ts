@@ -91,8 +91,18 @@ export function contentTypeFor(file: string): string {
   return CONTENT_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream';
 }
 
-/** The engine's HLS files: an AI video's (4.10) or a raw preview's (4.12) playlist and segments. */
-const MEDIA_PATH = /^\/api\/(task\/[^/]+\/livestream\/[^/]+|stream\/[^/]+)\/[^/]+$/;
+/**
+ * The engine's files the page loads or downloads without a header of its own: an AI video's (4.10)
+ * or a raw preview's (4.12) HLS playlist and segments, an optimization sample's image, a dataset export.
+ */
+const MEDIA_PATH =
+  /^\/api\/((task\/[^/]+\/livestream\/[^/]+|stream\/[^/]+)\/[^/]+|task\/[^/]+\/optimization\/[^/]+\/(samples\/[^/]+\/image|export))$/;
+
+/** A dataset export of the engine (4.13): a link to it is a download, never a navigation. */
+export function isEngineExport(url: string, engineOrigin: string): boolean {
+  if (originOf(url) !== engineOrigin.toLowerCase()) return false;
+  return /^\/api\/task\/[^/]+\/optimization\/[^/]+\/export$/.test(new URL(url).pathname);
+}
 
 /**
  * The request headers of a request the console page makes: for a GET of the engine's HLS files, the

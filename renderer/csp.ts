@@ -43,7 +43,8 @@ export function buildCsp(options: CspOptions = {}): string {
     ['default-src', ["'self'"]],
     ['script-src', ["'self'", ...inline]],
     ['style-src', ["'self'", ...inline]],
-    ['img-src', ["'self'", 'data:', 'blob:']],
+    // The engine's images: optimization samples, loaded by URL.
+    ['img-src', ["'self'", 'data:', 'blob:', ...engine]],
     ['media-src', ["'self'", 'blob:', ...engine]],
     ['connect-src', ["'self'", ...engine]],
     // hls.js runs its demuxer in a worker created from a blob: URL.

@@ -6,6 +6,7 @@ import {
   contentTypeFor,
   isAllowedNavigation,
   isAllowedRequest,
+  isEngineExport,
   originOf,
   resolveAppAsset,
   withEngineAuthorization,
@@ -34,12 +35,12 @@ describe('buildCsp', () => {
     expect(csp.get('base-uri')).toEqual(["'none'"]);
     expect(csp.get('frame-ancestors')).toEqual(["'none'"]);
     expect(csp.get('frame-src')).toEqual(["'none'"]);
-    expect(csp.get('img-src')).toEqual(["'self'", 'data:', 'blob:']);
   });
 
-  it('admits the engine origin for API/HLS traffic and media, nothing else remote', () => {
+  it('admits the engine origin for API/HLS traffic, media and images, nothing else remote', () => {
     expect(csp.get('connect-src')).toEqual(["'self'", engineUrl]);
     expect(csp.get('media-src')).toEqual(["'self'", 'blob:', engineUrl]);
+    expect(csp.get('img-src')).toEqual(["'self'", 'data:', 'blob:', engineUrl]);
     const all = buildCsp({ engineUrl });
     expect(all).not.toMatch(/unsafe-inline|unsafe-eval|\*|https?:\/\/(?!127\.0\.0\.1:43123)/);
   });
@@ -173,13 +174,29 @@ describe('app:// asset mapping', () => {
   });
 });
 
+describe('dataset exports', () => {
+  const engine = 'http://127.0.0.1:43123';
+  it('are downloads only on the engine origin and only at the export path', () => {
+    expect(isEngineExport(`${engine}/api/task/t1/optimization/o1/export`, engine)).toBe(true);
+    expect(isEngineExport(`${engine}/api/task/t1/optimization/o1/export?token=x`, engine)).toBe(true);
+    expect(isEngineExport('http://127.0.0.1:1/api/task/t1/optimization/o1/export', engine)).toBe(false);
+    expect(isEngineExport(`${engine}/api/task/t1/optimization/o1`, engine)).toBe(false);
+    expect(isEngineExport(`${engine}/api/task/t1/optimization/o1/export/x`, engine)).toBe(false);
+  });
+});
+
 describe('engine authorization of media requests', () => {
   const engine = 'http://127.0.0.1:43123';
   const token = () => 'tok-1';
   const get = (url: string) => ({ url, method: 'GET' });
 
   it('adds the Bearer token to GETs of the engine HLS files, replacing one the page sent', () => {
-    for (const path of ['/api/task/t1/livestream/s1/index.m3u8', '/api/stream/p1/seg00001.ts']) {
+    for (const path of [
+      '/api/task/t1/livestream/s1/index.m3u8',
+      '/api/stream/p1/seg00001.ts',
+      '/api/task/t1/optimization/o1/samples/7/image',
+      '/api/task/t1/optimization/o1/export',
+    ]) {
       expect(
         withEngineAuthorization(get(`${engine}${path}`), { Accept: '*/*' }, engine, token),
         path,
@@ -213,6 +230,9 @@ describe('engine authorization of media requests', () => {
       get(`${engine}/api/zapk`),
       get(`${engine}/api/task/t1`),
       get(`${engine}/api/stream/p1/x/y`),
+      get(`${engine}/api/task/t1/optimization/o1`),
+      get(`${engine}/api/task/t1/optimization/o1/samples`),
+      get(`${engine}/api/task/t1/optimization/o1/samples/7/image/x`),
       { url: `${engine}/api/stream/p1/index.m3u8`, method: 'DELETE' },
       { url: `${engine}/api/task/t1/livestream/s1/index.m3u8`, method: 'POST' },
     ]) {

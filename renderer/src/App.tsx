@@ -5,25 +5,31 @@ import { ThemeSwitch } from './components/ThemeSwitch';
 import { useTransport } from './context';
 import { useFeed, useFeedSubscription } from './feed/store';
 import { type MessageKey, translate } from './i18n';
+import { useOptimizationNav } from './optimization/nav';
 import { Events } from './screens/Events';
 import { Images } from './screens/Images';
 import { LiveView } from './screens/LiveView';
+import { Optimization } from './screens/Optimization';
 import { Packages } from './screens/Packages';
 import { Settings } from './screens/Settings';
 import { SignIn } from './screens/SignIn';
 import { Tasks } from './screens/Tasks';
 import { type Screen, useSession, useT } from './store';
 
-const SCREENS: ReadonlyArray<{ id: Screen; label: MessageKey }> = [
+/** The session's screens, and the optimization screen whose state lives in optimization/nav.ts. */
+type View = Screen | 'optimization';
+
+const SCREENS: ReadonlyArray<{ id: View; label: MessageKey }> = [
   { id: 'packages', label: 'nav.packages' },
   { id: 'tasks', label: 'nav.tasks' },
   { id: 'live', label: 'nav.live' },
+  { id: 'optimization', label: 'nav.optimization' },
   { id: 'events', label: 'nav.events' },
   { id: 'images', label: 'nav.images' },
   { id: 'settings', label: 'nav.settings' },
 ];
 
-function CurrentScreen({ screen }: { screen: Screen }) {
+function CurrentScreen({ screen }: { screen: View }) {
   switch (screen) {
     case 'packages':
       return <Packages />;
@@ -31,6 +37,8 @@ function CurrentScreen({ screen }: { screen: Screen }) {
       return <Tasks />;
     case 'live':
       return <LiveView />;
+    case 'optimization':
+      return <Optimization />;
     case 'events':
       return <Events />;
     case 'images':
@@ -50,6 +58,10 @@ export function App() {
   const language = useSession((state) => state.language);
   const theme = useSession((state) => state.theme);
   const setScreen = useSession((state) => state.setScreen);
+  const optimizing = useOptimizationNav((state) => state.active);
+  const showOptimization = useOptimizationNav((state) => state.show);
+  const leaveOptimization = useOptimizationNav((state) => state.leave);
+  const view: View = optimizing ? 'optimization' : screen;
   const signOut = useSession((state) => state.signOut);
   const connected = useFeed((state) => state.connected);
   const signedIn = mode === 'ipc' || session !== null;
@@ -81,8 +93,12 @@ export function App() {
                 <button
                   type="button"
                   className="nav-item"
-                  aria-current={screen === item.id ? 'page' : undefined}
-                  onClick={() => setScreen(item.id)}
+                  aria-current={view === item.id ? 'page' : undefined}
+                  onClick={() => {
+                    if (item.id === 'optimization') return showOptimization();
+                    leaveOptimization();
+                    setScreen(item.id);
+                  }}
                 >
                   {t(item.label)}
                 </button>
@@ -116,7 +132,7 @@ export function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        <CurrentScreen screen={screen} />
+        <CurrentScreen screen={view} />
       </main>
     </div>
   );

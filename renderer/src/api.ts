@@ -3,13 +3,40 @@
  * extensions of docs/api.md). Shapes come from the engine's own schemas where one exists.
  */
 import type { Static } from '@sinclair/typebox';
-import type { AppUpdateBody, PasswordChange } from '../../engine/api/schemas';
+import type {
+  AppUpdateBody,
+  OptimizationBody,
+  PasswordChange,
+  SampleListQuery,
+} from '../../engine/api/schemas';
 import type { DeliveryRecord, EventItem } from '../../engine/events/delivery';
 import type { ImageResult } from '../../engine/events/schema';
+import type {
+  OptimizationView,
+  Proposal,
+  SamplePage,
+  SampleReason,
+  SampleView,
+  Verdict,
+} from '../../engine/optimization/schema';
 import type { AppConfig, Osd, StartTaskBody, TaskStatus, UpdateTaskBody } from '../../engine/tasks/schema';
 import { apiPath, type Transport } from './transport';
 
-export type { AppConfig, DeliveryRecord, EventItem, ImageResult, Osd, StartTaskBody, UpdateTaskBody };
+export type {
+  AppConfig,
+  DeliveryRecord,
+  EventItem,
+  ImageResult,
+  OptimizationView,
+  Osd,
+  Proposal,
+  SamplePage,
+  SampleReason,
+  SampleView,
+  StartTaskBody,
+  UpdateTaskBody,
+  Verdict,
+};
 
 export interface ZapkApp {
   app_id: string;
@@ -179,6 +206,58 @@ export async function taskEvents(
 
 export async function redeliver(transport: Transport, eventId: string): Promise<DeliveryRecord> {
   return (await transport.request<DeliveryRecord>('POST', apiPath`/api/events/${eventId}/redeliver`)).data;
+}
+
+/** Body of 4.13 (start an effect optimization run). */
+export type OptimizationStart = Static<typeof OptimizationBody>;
+
+export async function startOptimization(
+  transport: Transport,
+  taskId: string,
+  body: OptimizationStart,
+): Promise<string> {
+  const path = apiPath`/api/task/${taskId}/optimization`;
+  return (await transport.request<{ optimization_id: string }>('POST', path, body)).data.optimization_id;
+}
+
+/** The task's optimization runs, oldest first (extension of 4.13). */
+export async function listOptimizations(
+  transport: Transport,
+  taskId: string,
+  signal?: AbortSignal,
+): Promise<OptimizationView[]> {
+  const path = apiPath`/api/task/${taskId}/optimizations`;
+  const envelope = await transport.request<OptimizationView[]>('GET', path, undefined, withSignal(signal));
+  return Array.isArray(envelope.data) ? envelope.data : [];
+}
+
+/** One page of a run's samples in sample_id order. */
+export async function listSamples(
+  transport: Transport,
+  taskId: string,
+  optimizationId: string,
+  query: Static<typeof SampleListQuery>,
+  signal?: AbortSignal,
+): Promise<SamplePage> {
+  const path = apiPath`/api/task/${taskId}/optimization/${optimizationId}/samples`;
+  // An absent filter must not reach the query string as "undefined".
+  const given = Object.fromEntries(
+    Object.entries(query).filter((entry): entry is [string, string | number] => entry[1] !== undefined),
+  );
+  return (
+    await transport.request<SamplePage>('GET', path, undefined, { query: given, ...withSignal(signal) })
+  ).data;
+}
+
+export async function setSampleVerdict(
+  transport: Transport,
+  taskId: string,
+  optimizationId: string,
+  sampleId: number,
+  verdict: Verdict,
+): Promise<SampleView> {
+  const path = apiPath`/api/task/${taskId}/optimization/${optimizationId}/samples/${sampleId}`;
+  return (await transport.request<SampleView>('PUT', path, { verdict })).data;
 }
 
 export interface MqttSettings {

@@ -23,6 +23,7 @@ import { useFeed } from '../feed/store';
 import { createEditor, type EditorState, polygonOf, shapeProblem } from '../geometry/editor';
 import { type Size, sourceSizeFromDump } from '../geometry/viewport';
 import { useNow } from '../hooks/useNow';
+import { useOptimizationNav } from '../optimization/nav';
 import { useSession, useT } from '../store';
 import { ApiError } from '../transport';
 import { statusLabel } from './Tasks';
@@ -50,6 +51,7 @@ export function LiveView() {
   const transport = useTransport();
   const taskId = useSession((state) => state.liveTaskId);
   const openLive = useSession((state) => state.openLive);
+  const openOptimization = useOptimizationNav((state) => state.open);
   const selectId = useId();
   const tasks = useQuery({ queryKey: ['tasks'], queryFn: ({ signal }) => listTasks(transport, signal) });
   const videoTasks = (tasks.data ?? []).filter(
@@ -70,6 +72,11 @@ export function LiveView() {
             </option>
           ))}
         </select>
+        {taskId && (
+          <button type="button" onClick={() => openOptimization(taskId)}>
+            {t('live.optimize')}
+          </button>
+        )}
       </div>
       {tasks.isError && <ErrorNotice error={tasks.error} />}
       {!taskId && <p>{videoTasks.length === 0 ? t('live.noTasks') : t('live.pick')}</p>}

@@ -5,6 +5,7 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
 import type { MessageKey, Translate } from '../i18n';
+import { useOptimizationNav } from '../optimization/nav';
 import { useSession, useT } from '../store';
 import { StartTask } from './StartTask';
 import { TaskEditor } from './TaskEditor';
@@ -42,6 +43,7 @@ export function Tasks() {
   const headingId = useId();
   const openLive = useSession((state) => state.openLive);
   const openImages = useSession((state) => state.openImages);
+  const openOptimization = useOptimizationNav((state) => state.open);
   const [starting, setStarting] = useState(false);
   const [editing, setEditing] = useState<Task | null>(null);
   const [closing, setClosing] = useState<Task | null>(null);
@@ -122,13 +124,22 @@ export function Tasks() {
                       {running && (
                         <div className="row-actions">
                           {(task.mode ?? 'video') === 'video' ? (
-                            <button
-                              type="button"
-                              aria-label={t('tasks.liveLabel', { id: shortId })}
-                              onClick={() => openLive(task.task_id)}
-                            >
-                              {t('tasks.live')}
-                            </button>
+                            <>
+                              <button
+                                type="button"
+                                aria-label={t('tasks.liveLabel', { id: shortId })}
+                                onClick={() => openLive(task.task_id)}
+                              >
+                                {t('tasks.live')}
+                              </button>
+                              <button
+                                type="button"
+                                aria-label={t('tasks.optimizeLabel', { id: shortId })}
+                                onClick={() => openOptimization(task.task_id)}
+                              >
+                                {t('tasks.optimize')}
+                              </button>
+                            </>
                           ) : (
                             <button
                               type="button"

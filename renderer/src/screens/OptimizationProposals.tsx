@@ -1,0 +1,153 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useId, useState } from 'react';
+import { type OptimizationView, type Proposal, updateApp } from '../api';
+import { ErrorNotice } from '../components/ErrorNotice';
+import { useTransport } from '../context';
+import { decimal, proposalAction, signed } from '../optimization/proposals';
+import { useT } from '../store';
+
+interface Applied {
+  app: string;
+  name: string;
+  threshold: number;
+}
+
+const keyOf = (proposal: Pick<Proposal, 'app_id' | 'class_id'>) => `${proposal.app_id}\n${proposal.class_id}`;
+
+/**
+ * The proposed threshold of each class of the run's apps, with what it would change, and the 4.3
+ * update that applies it in one click. The row then shows the rule's new threshold as current.
+ */
+export function OptimizationProposals({ run }: { run: OptimizationView }) {
+  const t = useT();
+  const transport = useTransport();
+  const queryClient = useQueryClient();
+  const titleId = useId();
+  const [applied, setApplied] = useState<Applied | null>(null);
+
+  const apply = useMutation({
+    mutationFn: async (proposal: Proposal) => {
+      const action = proposalAction(proposal);
+      if (action.kind !== 'apply') throw new Error(t('optimization.cannotApply'));
+      await updateApp(transport, action.update.zapkId, action.update.appId, action.update.body);
+      return proposal;
+    },
+    // Pending until the proposals are read again: each one's request carries the app's whole class
+    // list, so no other may be sent from the list as it was before this change.
+    onSuccess: async (proposal) => {
+      setApplied({ app: proposal.app_id, name: proposal.name, threshold: proposal.proposed_threshold ?? 0 });
+      await Promise.all([
+        queryClient.invalidateQueries({ queryKey: ['optimizations', run.task_id] }),
+        queryClient.invalidateQueries({ queryKey: ['packages'] }),
+      ]);
+    },
+  });
+
+  return (
+    <section className="card proposals" aria-labelledby={titleId}>
+      <h3 id={titleId}>{t('optimization.proposals')}</h3>
+      <p className="hint">{t('optimization.proposalsHint')}</p>
+      {apply.isError && <ErrorNotice error={apply.error} />}
+      <p role="status" className={applied ? 'notice' : 'visually-hidden'}>
+        {applied &&
+          t('optimization.applied', {
+            name: applied.name,
+            app: applied.app,
+            threshold: decimal(applied.threshold),
+          })}
+      </p>
+      {run.proposals.length === 0 ? (
+        <p>{t('optimization.noProposals')}</p>
+      ) : (
+        <div className="table-scroll">
+          <table className="proposals-table">
+            <caption className="visually-hidden">{t('optimization.proposals')}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{t('optimization.col.app')}</th>
+                <th scope="col">{t('optimization.col.class')}</th>
+                <th scope="col" className="num">
+                  {t('optimization.col.current')}
+                </th>
+                <th scope="col" className="num">
+                  {t('optimization.col.proposed')}
+                </th>
+                <th scope="col" className="num">
+                  {t('optimization.col.f1')}
+                </th>
+                <th scope="col" className="num">
+                  {t('optimization.col.alarms')}
+                </th>
+                <th scope="col">{t('optimization.col.basis')}</th>
+                <th scope="col">{t('optimization.col.action')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {run.proposals.map((proposal) => {
+                const action = proposalAction(proposal);
+                const pending =
+                  apply.isPending && apply.variables && keyOf(apply.variables) === keyOf(proposal);
+                const change = proposal.alarms.change;
+                return (
+                  <tr key={keyOf(proposal)}>
+                    <td>{proposal.app_id}</td>
+                    <th scope="row">
+                      {proposal.name}{' '}
+                      <span className="sub">{t('optimization.classId', { id: proposal.class_id })}</span>
+                    </th>
+                    <td className="num">{decimal(proposal.current_threshold)}</td>
+                    <td className="num strong">{decimal(proposal.proposed_threshold)}</td>
+                    <td className="num">
+                      {decimal(proposal.f1.current)} → {decimal(proposal.f1.proposed)}
+                    </td>
+                    <td className="num">
+                      {proposal.alarms.current} → {proposal.alarms.proposed}{' '}
+                      <span className={change > 0 ? 'change-up' : change < 0 ? 'change-down' : 'sub-inline'}>
+                        ({signed(change)})
+                      </span>
+                    </td>
+                    <td className="basis">
+                      {t('optimization.basis', {
+                        stable: proposal.basis.stable_tracks,
+                        flickering: proposal.basis.flickering_tracks,
+                        right: proposal.basis.right,
+                        wrong: proposal.basis.wrong,
+                      })}
+                    </td>
+                    <td>
+                      {action.kind === 'apply' ? (
+                        <button
+                          type="button"
+                          className="primary"
+                          disabled={apply.isPending}
+                          aria-label={t('optimization.applyLabel', {
+                            threshold: decimal(proposal.proposed_threshold),
+                            name: proposal.name,
+                            app: proposal.app_id,
+                          })}
+                          onClick={() => apply.mutate(proposal)}
+                        >
+                          {pending
+                            ? t('common.saving')
+                            : t('optimization.apply', { threshold: decimal(proposal.proposed_threshold) })}
+                        </button>
+                      ) : (
+                        <span className="sub">
+                          {action.kind === 'none'
+                            ? t('optimization.noEvidence')
+                            : action.kind === 'same'
+                              ? t('optimization.sameThreshold')
+                              : t('optimization.invalidProposal', { reason: action.reason })}
+                        </span>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
