@@ -111,4 +111,43 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       ALTER TABLE tasks ADD COLUMN polygon_height INTEGER;
     `,
   },
+  {
+    // Effect optimization (4.13): runs and their hard samples; the images are files under
+    // <data-dir>/optimization/<optimization_id>/. Both go with their task when it leaves the listing.
+    version: 4,
+    sql: `
+      CREATE TABLE optimization_runs (
+        optimization_id TEXT PRIMARY KEY,
+        task_id TEXT NOT NULL REFERENCES tasks(task_id) ON DELETE CASCADE,
+        app_ids TEXT NOT NULL,
+        duration_s INTEGER NOT NULL,
+        max_samples INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        end_reason TEXT NOT NULL,
+        stats TEXT NOT NULL,
+        frames INTEGER NOT NULL,
+        dropped INTEGER NOT NULL,
+        sample_limit TEXT,
+        created_at INTEGER NOT NULL,
+        ends_at INTEGER NOT NULL,
+        finished_at INTEGER
+      );
+      CREATE INDEX optimization_runs_task ON optimization_runs(task_id);
+      CREATE TABLE optimization_samples (
+        optimization_id TEXT NOT NULL REFERENCES optimization_runs(optimization_id) ON DELETE CASCADE,
+        sample_id INTEGER NOT NULL,
+        app_id TEXT NOT NULL,
+        frame_id INTEGER NOT NULL,
+        timestamp INTEGER NOT NULL,
+        width INTEGER NOT NULL,
+        height INTEGER NOT NULL,
+        reasons TEXT NOT NULL,
+        annotations TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        verdict TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (optimization_id, sample_id)
+      );
+    `,
+  },
 ];

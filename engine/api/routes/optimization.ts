@@ -1,43 +1,148 @@
+import { Type } from '@sinclair/typebox';
+import { OptimizationView, SamplePage, SampleView } from '../../optimization/schema';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
-import { ApiError } from '../errors';
-import { OptimizationBody, OptimizationParams, TaskParams } from '../schemas';
-import { checkAppsOfTask, notYet } from './media';
+import { Envelope, ok } from '../envelope';
+import {
+  ExportQuery,
+  OptimizationBody,
+  OptimizationParams,
+  SampleImageQuery,
+  SampleListQuery,
+  SampleParams,
+  SampleVerdictBody,
+  TaskParams,
+} from '../schemas';
+import { checkAppsOfTask } from './media';
 
+/** 4.13 effect optimization, and the sample endpoints the console reviews a run with (extensions). */
 export function optimizationRoutes(app: Api, ctx: ApiContext): void {
   app.post(
     '/api/task/:task_id/optimization',
     {
       schema: {
         tags: ['optimization'],
-        summary: '4.13 Apply for effect optimization',
+        summary:
+          '4.13 Apply for effect optimization: collect hard samples of the apps for `duration` seconds',
         params: TaskParams,
         body: OptimizationBody,
+        response: { 200: Envelope(Type.Object({ optimization_id: Type.String() })) },
       },
     },
     async (request) => {
       const task = ctx.tasks.liveTask(request.params.task_id, 'video');
       checkAppsOfTask(task, request.body.app_ids);
-      return notYet('effect optimization');
+      return ok({ optimization_id: ctx.optimizations.start(task.task_id, request.body) });
     },
   );
 
-  const optimizationLookup = async (request: { params: { task_id: string; optimization_id: string } }) => {
-    ctx.tasks.get(request.params.task_id);
-    throw new ApiError(
-      'OPTIMIZATION_NOT_FOUND',
-      `task ${request.params.task_id} has no optimization "${request.params.optimization_id}"`,
-    );
-  };
-  const optimizationSchema = { tags: ['optimization'], params: OptimizationParams };
   app.get(
     '/api/task/:task_id/optimization/:optimization_id',
-    { schema: { ...optimizationSchema, summary: '4.13 Optimization status and proposed thresholds' } },
-    optimizationLookup,
+    {
+      schema: {
+        tags: ['optimization'],
+        summary: '4.13 Optimization status, sample counts and proposed thresholds',
+        params: OptimizationParams,
+        response: { 200: Envelope(OptimizationView) },
+      },
+    },
+    async (request) => ok(ctx.optimizations.view(request.params.task_id, request.params.optimization_id)),
   );
+
   app.get(
     '/api/task/:task_id/optimization/:optimization_id/export',
-    { schema: { ...optimizationSchema, summary: '4.13 Download the collected dataset (zip)' } },
-    optimizationLookup,
+    {
+      config: { queryToken: true },
+      schema: {
+        tags: ['optimization'],
+        summary:
+          '4.13 Download the collected dataset (zip: COCO annotations.json, images/, YOLO labels/ and data.yaml); token in Authorization or ?token=',
+        params: OptimizationParams,
+        querystring: ExportQuery,
+      },
+    },
+    async (request, reply) => {
+      const { task_id, optimization_id } = request.params;
+      const zip = ctx.optimizations.export(task_id, optimization_id);
+      return reply
+        .header('content-type', 'application/zip')
+        .header('content-disposition', `attachment; filename="optimization-${optimization_id}.zip"`)
+        .send(zip);
+    },
+  );
+
+  app.get(
+    '/api/task/:task_id/optimizations',
+    {
+      schema: {
+        tags: ['optimization'],
+        summary: "Extension: the task's optimization runs, oldest first",
+        params: TaskParams,
+        response: { 200: Envelope(Type.Array(OptimizationView)) },
+      },
+    },
+    async (request) => ok(ctx.optimizations.list(request.params.task_id)),
+  );
+
+  app.get(
+    '/api/task/:task_id/optimization/:optimization_id/samples',
+    {
+      schema: {
+        tags: ['optimization'],
+        summary: "Extension: a run's samples in sample_id order, paged by sample_id",
+        params: OptimizationParams,
+        querystring: SampleListQuery,
+        response: { 200: Envelope(SamplePage) },
+      },
+    },
+    async (request) =>
+      ok(ctx.optimizations.samples(request.params.task_id, request.params.optimization_id, request.query)),
+  );
+
+  app.put(
+    '/api/task/:task_id/optimization/:optimization_id/samples/:sample_id',
+    {
+      schema: {
+        tags: ['optimization'],
+        summary: "Extension: the operator's verdict on a sample (right, wrong, or none to clear it)",
+        params: SampleParams,
+        body: SampleVerdictBody,
+        response: { 200: Envelope(SampleView) },
+      },
+    },
+    async (request) => {
+      const { task_id, optimization_id, sample_id } = request.params;
+      return ok(
+        ctx.optimizations.setVerdict(task_id, optimization_id, Number(sample_id), request.body.verdict),
+      );
+    },
+  );
+
+  app.get(
+    '/api/task/:task_id/optimization/:optimization_id/samples/:sample_id/image',
+    {
+      config: { queryToken: true },
+      schema: {
+        tags: ['optimization'],
+        summary:
+          "Extension: a sample's source frame as JPEG (?thumb=true: 320 px wide); token in Authorization or ?token=",
+        params: SampleParams,
+        querystring: SampleImageQuery,
+      },
+    },
+    async (request, reply) => {
+      const { task_id, optimization_id, sample_id } = request.params;
+      const jpeg = await ctx.optimizations.image(
+        task_id,
+        optimization_id,
+        Number(sample_id),
+        request.query.thumb ?? false,
+      );
+      // A sample's image never changes.
+      return reply
+        .header('content-type', 'image/jpeg')
+        .header('cache-control', 'private, max-age=86400')
+        .send(jpeg);
+    },
   );
 }

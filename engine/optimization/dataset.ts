@@ -1,0 +1,138 @@
+import { existsSync } from 'node:fs';
+import type { PassThrough, Readable } from 'node:stream';
+import yazl from 'yazl';
+import type { Annotation } from './schema';
+import type { RunRow, SampleRow } from './store';
+
+/** COCO object detection format (cocodataset.org/#format-data), as the export writes it. */
+export interface CocoDataset {
+  info: { description: string; version: string; year: number; contributor: string; date_created: string };
+  licenses: never[];
+  images: Array<{ id: number; file_name: string; width: number; height: number; date_captured: string }>;
+  annotations: Array<{
+    id: number;
+    image_id: number;
+    category_id: number;
+    bbox: number[];
+    area: number;
+    iscrowd: 0;
+    segmentation: never[];
+    score: number;
+    attributes: { track_id: string; hard: boolean; app_id: string };
+  }>;
+  categories: Array<{ id: number; name: string; supercategory: string }>;
+}
+
+/** What a sample keeps in the dataset: a wrong verdict removes the detections it judged. */
+function keptAnnotations(sample: SampleRow): Annotation[] {
+  return sample.verdict === 'wrong' ? sample.annotations.filter((a) => !a.hard) : sample.annotations;
+}
+
+const baseName = (sampleId: number) => String(sampleId).padStart(6, '0');
+
+/**
+ * The run's samples as a COCO dataset plus YOLO labels. Categories are the labels of the apps'
+ * models (id = label index + 1; the union by name when the apps use different models); a YOLO class
+ * is the category id - 1.
+ */
+function buildDataset(
+  run: RunRow,
+  samples: readonly SampleRow[],
+  labelsOf: (appId: string) => readonly string[],
+): { coco: CocoDataset; yolo: Map<number, string>; names: string[] } {
+  const names: string[] = [];
+  for (const appId of run.app_ids)
+    for (const label of labelsOf(appId)) if (!names.includes(label)) names.push(label);
+  const categoryOf = (label: string) => {
+    if (!names.includes(label)) names.push(label);
+    return names.indexOf(label) + 1;
+  };
+  const created = new Date(run.created_at);
+  const coco: CocoDataset = {
+    info: {
+      description: `Vision Console hard samples of optimization ${run.optimization_id} (task ${run.task_id})`,
+      version: '1.0',
+      year: created.getUTCFullYear(),
+      contributor: 'Vision Console',
+      date_created: created.toISOString(),
+    },
+    licenses: [],
+    images: [],
+    annotations: [],
+    categories: [],
+  };
+  const yolo = new Map<number, string>();
+  for (const sample of samples) {
+    coco.images.push({
+      id: sample.sample_id,
+      file_name: `${baseName(sample.sample_id)}.jpg`,
+      width: sample.width,
+      height: sample.height,
+      date_captured: new Date(sample.timestamp).toISOString(),
+    });
+    const lines: string[] = [];
+    for (const annotation of keptAnnotations(sample)) {
+      const [x, y, w, h] = annotation.bbox as [number, number, number, number];
+      const categoryId = categoryOf(annotation.label);
+      coco.annotations.push({
+        id: coco.annotations.length + 1,
+        image_id: sample.sample_id,
+        category_id: categoryId,
+        bbox: [x, y, w, h],
+        area: Math.round(w * h * 100) / 100,
+        iscrowd: 0,
+        segmentation: [],
+        score: annotation.score,
+        attributes: { track_id: annotation.track_id ?? '', hard: annotation.hard, app_id: sample.app_id },
+      });
+      const cx = (x + w / 2) / sample.width;
+      const cy = (y + h / 2) / sample.height;
+      lines.push(
+        [categoryId - 1, cx, cy, w / sample.width, h / sample.height]
+          .map((v, i) => (i === 0 ? String(v) : v.toFixed(6)))
+          .join(' '),
+      );
+    }
+    yolo.set(sample.sample_id, lines.length > 0 ? `${lines.join('\n')}\n` : '');
+  }
+  coco.categories = names.map((name, index) => ({ id: index + 1, name, supercategory: '' }));
+  return { coco, yolo, names };
+}
+
+/**
+ * The dataset as a zip, streamed: annotations.json (COCO; file_name relative to images/),
+ * images/NNNNNN.jpg (the source frames), labels/NNNNNN.txt (YOLO: class cx cy w h, normalised) and
+ * data.yaml (YOLO class names). Samples whose image is missing are left out.
+ */
+export function datasetZip(
+  run: RunRow,
+  samples: readonly SampleRow[],
+  imagePath: (sampleId: number) => string,
+  labelsOf: (appId: string) => readonly string[],
+): Readable {
+  const present = samples.filter((s) => existsSync(imagePath(s.sample_id)));
+  const { coco, yolo, names } = buildDataset(run, present, labelsOf);
+  const zip = new yazl.ZipFile();
+  const output = zip.outputStream as PassThrough;
+  // yazl reports a failing source file on the ZipFile, which would leave the output stream hanging.
+  zip.on('error', (error: Error) => output.destroy(error));
+  zip.addBuffer(Buffer.from(JSON.stringify(coco)), 'annotations.json');
+  const yaml = [
+    `# ${coco.info.description}`,
+    'path: .',
+    'train: images',
+    'val: images',
+    'names:',
+    ...names.map((name, index) => `  ${index}: ${JSON.stringify(name)}`),
+    '',
+  ].join('\n');
+  zip.addBuffer(Buffer.from(yaml), 'data.yaml');
+  for (const sample of present) {
+    const base = baseName(sample.sample_id);
+    // JPEG does not shrink further; storing saves the time.
+    zip.addFile(imagePath(sample.sample_id), `images/${base}.jpg`, { compress: false });
+    zip.addBuffer(Buffer.from(yolo.get(sample.sample_id) ?? ''), `labels/${base}.txt`);
+  }
+  zip.end();
+  return output;
+}
