@@ -14,9 +14,12 @@ import { EventBus } from './events/bus';
 import { ImageAnalysis } from './images/analysis';
 import type { Engine, EngineOptions } from './index';
 import { InferencePool } from './inference/pool';
+import { HlsRoot } from './live/hls-files';
+import { PreviewStreams } from './live/preview';
 import { findFfmpeg } from './media/ffmpeg';
 import { FrameSource } from './media/frame-source';
 import { StreamWatchdog } from './media/stream-watchdog';
+import { Optimizations } from './optimization/service';
 import { PackageRegistry } from './packages/registry';
 import { createDetector } from './pipeline/detectors';
 import { VideoAnalysis } from './pipeline/video-analysis';
@@ -35,6 +38,11 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const db = openDb(dataDir);
   const accounts = new Accounts(db, clock);
   const ffmpeg = findFfmpeg();
+  const analysisFps = options.analysisFps ?? DEFAULT_ANALYSIS_FPS;
+  // Live HLS folders of a previous run are leftovers: no stream survives a restart.
+  const liveRoot = new HlsRoot(join(dataDir, 'live'));
+  await liveRoot.sweep();
+  const previews = new PreviewStreams({ ffmpeg, root: liveRoot, clock });
 
   let tasks: TaskRegistry | undefined;
   const pool = new InferencePool();
@@ -51,11 +59,18 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     sink: { enqueue: (target, event) => outbox.enqueue(target, event) },
     createDetector: (app) => createDetector(app.model, pool),
     now: () => Date.now(),
+    analysisFps,
+    live: { ffmpeg, root: liveRoot, clock },
     openStream: (source) =>
       new StreamWatchdog(source, {
         clock,
-        createSource: (url, transport) =>
-          new FrameSource(url, { transport, ffmpeg, outputFps: options.analysisFps ?? DEFAULT_ANALYSIS_FPS }),
+        createSource: (url, transport, mode) =>
+          new FrameSource(url, {
+            transport,
+            ffmpeg,
+            outputFps: mode.fullRate ? undefined : analysisFps,
+            seekS: mode.seekS,
+          }),
       }),
     onLost: (taskId, reason) => tasks?.streamLost(taskId, reason, true),
     onRestored: (taskId, info) => tasks?.streamRestored(taskId, info),
@@ -83,6 +98,16 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     secretOf: (taskId) => secretOf.get(taskId)?.report_secret || undefined,
     onError: (error, taskId) => log?.error({ err: error }, `the event of task ${taskId} was not stored`),
   });
+  const optimizations = new Optimizations({
+    db,
+    clock,
+    dataDir,
+    tasks,
+    packages,
+    video,
+    onError: (error) =>
+      log?.error({ err: error }, 'effect optimization: a sample or statistics were not stored'),
+  });
 
   const api = await buildApi(
     {
@@ -90,6 +115,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       packages,
       tasks,
       images,
+      optimizations,
+      video,
+      previews,
       events: { outbox, bus, mqtt },
       clock,
       tmpDir: join(dataDir, 'tmp'),
@@ -120,6 +148,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       JSON.stringify(clock.now()),
     );
   }
+  optimizations.open();
   tasks.resumeAll();
   delivery.start();
   mqtt.start();
@@ -147,7 +176,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     async close() {
       if (closed) return;
       closed = true;
-      await tasks.shutdown();
+      await Promise.all([tasks.shutdown(), previews.closeAll()]);
+      await optimizations.close();
       await pool.close();
       // Attempts in flight are dropped unrecorded: they go out again after the next start.
       delivery.stop();

@@ -1044,12 +1044,15 @@ describe('upload checks, and endpoints whose analysis comes later: validated, th
 
   it('AI video, streams and optimization', async () => {
     const videoTask = await startVideoTask();
-    expectError(
+    const live = expectOk(
       await t.call('POST', `/api/task/${videoTask}/ailive`, {
         json: { app_ids: ['person'], rtmp: 'rtmp://127.0.0.1/live/x', bitrate: 2000 },
       }),
-      'NOT_IMPLEMENTED',
-      'AI video',
+    ) as { stream: string; hls_url: string; rtmp: string };
+    expect(Object.keys(live).sort()).toEqual(['hls_url', 'rtmp', 'stream']);
+    expect(live.rtmp).toBe('rtmp://127.0.0.1/live/x');
+    expect(live.hls_url).toMatch(
+      new RegExp(`^http://127\\.0\\.0\\.1:\\d+/api/task/${videoTask}/livestream/`),
     );
     expectError(
       await t.call('POST', `/api/task/${videoTask}/ailive`, { json: { app_ids: ['vehicle'] } }),
@@ -1077,9 +1080,9 @@ describe('upload checks, and endpoints whose analysis comes later: validated, th
     );
     expectError(await t.call('DELETE', `/api/task/${videoTask}/livestream/nope`), 'STREAM_NOT_FOUND');
     expectError(
-      await t.call('POST', '/api/stream', { json: { video_url: 'rtsp://127.0.0.1/cam' } }),
-      'NOT_IMPLEMENTED',
-      'stream preview',
+      await t.call('POST', '/api/stream', { json: { video_url: 'rtsp://127.0.0.1:1/cam' } }),
+      'STREAM_UNAVAILABLE',
+      'video_url',
     );
     expectError(
       await t.call('POST', '/api/stream', { json: { video_url: 'gopher://x' } }),
@@ -1092,13 +1095,13 @@ describe('upload checks, and endpoints whose analysis comes later: validated, th
       'body.video_url: is required',
     );
     expectError(await t.call('DELETE', '/api/stream/nope'), 'STREAM_NOT_FOUND');
-    expectError(
+    const run = expectOk(
       await t.call('POST', `/api/task/${videoTask}/optimization`, {
         json: { app_ids: ['person'], duration: 600, max_samples: 100 },
       }),
-      'NOT_IMPLEMENTED',
-      'optimization',
-    );
+    ) as { optimization_id: string };
+    expect(Object.keys(run)).toEqual(['optimization_id']);
+    expectOk(await t.call('GET', `/api/task/${videoTask}/optimization/${run.optimization_id}`));
     expectError(
       await t.call('POST', `/api/task/${videoTask}/optimization`, {
         json: { app_ids: ['person'], duration: -5 },

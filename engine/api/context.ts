@@ -4,7 +4,10 @@ import type { Outbox } from '../callbacks/outbox';
 import type { Clock } from '../clock';
 import type { EventBus } from '../events/bus';
 import type { ImageAnalysis } from '../images/analysis';
+import type { PreviewStreams } from '../live/preview';
+import type { Optimizations } from '../optimization/service';
 import type { PackageRegistry } from '../packages/registry';
+import type { VideoAnalysis } from '../pipeline/video-analysis';
 import type { TaskRegistry } from '../tasks/registry';
 
 /** What the HTTP layer needs from the engine; routes reach the domain only through this. */
@@ -14,6 +17,12 @@ export interface ApiContext {
   tasks: TaskRegistry;
   /** Analysis of the uploads of image and diff tasks (4.8, 4.9). */
   images: ImageAnalysis;
+  /** Effect optimization runs of video tasks (4.13): hard samples, proposals, dataset export. */
+  optimizations: Optimizations;
+  /** Running video tasks, with their AI video (4.10, 4.11). */
+  video: VideoAnalysis;
+  /** Raw previews of sources (4.12). */
+  previews: PreviewStreams;
   /** Result delivery: the outbox, the in-process bus of events, the MQTT publisher. */
   events: { outbox: Outbox; bus: EventBus; mqtt: MqttPublisher };
   clock: Clock;

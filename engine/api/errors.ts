@@ -42,6 +42,11 @@ export const ERRORS = {
   STREAM_NOT_FOUND: { code: 40405, status: 404, meaning: 'No video stream with that id' },
   OPTIMIZATION_NOT_FOUND: { code: 40406, status: 404, meaning: 'No optimization with that id' },
   EVENT_NOT_FOUND: { code: 40407, status: 404, meaning: 'No stored event with that event_id' },
+  SAMPLE_NOT_FOUND: {
+    code: 40408,
+    status: 404,
+    meaning: 'The optimization has no sample with that sample_id',
+  },
   METHOD_NOT_ALLOWED: {
     code: 40501,
     status: 405,
@@ -58,6 +63,11 @@ export const ERRORS = {
     code: 40904,
     status: 409,
     meaning: 'The event cannot be redelivered: its task has no report_url',
+  },
+  OPTIMIZATION_RUNNING: {
+    code: 40905,
+    status: 409,
+    meaning: 'An optimization of that application of the task is already running',
   },
   BODY_TOO_LARGE: {
     code: 41301,
@@ -118,11 +128,6 @@ export const ERRORS = {
     code: 50001,
     status: 500,
     meaning: 'An unexpected engine error; details are in the engine log',
-  },
-  NOT_IMPLEMENTED: {
-    code: 50101,
-    status: 501,
-    meaning: 'The endpoint is validated but its analysis is not available in this build',
   },
   STREAM_UNAVAILABLE: {
     code: 50301,

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { Verdict } from '../optimization/schema';
 import { Rule } from '../rules/schema';
 import { oneOf } from '../schema/ajv';
 
@@ -83,6 +84,45 @@ export const StreamBody = Type.Object(
   { additionalProperties: false },
 );
 
+export const AiLiveData = Type.Object({
+  stream: Type.String({
+    description: 'This viewer of the AI video; DELETE .../livestream/{stream} releases it',
+  }),
+  hls_url: Type.String({
+    description: 'Absolute URL of the HLS playlist; send the token as header or ?token=',
+  }),
+  rtmp: Type.String({ description: 'The push address, or "" without a push' }),
+});
+
+export const StreamData = Type.Object({
+  stream_id: Type.String(),
+  hls_url: Type.String({
+    description: 'Absolute URL of the HLS playlist; send the token as header or ?token=',
+  }),
+  width: Type.Integer({ description: 'Source frame width in pixels (polygons are drawn in these)' }),
+  height: Type.Integer(),
+});
+
+/** A file of an HLS stream: its playlist or one of the segments the playlist names. */
+const HlsFileName = Type.String({ pattern: '^(index\\.m3u8|seg[0-9]{5,12}\\.ts)$' });
+export const LiveFileParams = Type.Object({
+  task_id: Type.String({ minLength: 1, maxLength: 128 }),
+  stream: Type.String({ minLength: 1, maxLength: 128 }),
+  file: HlsFileName,
+});
+export const StreamFileParams = Type.Object({
+  stream_id: Type.String({ minLength: 1, maxLength: 128 }),
+  file: HlsFileName,
+});
+export const HlsQuery = Type.Object(
+  {
+    token: Type.Optional(
+      Type.String({ maxLength: 512, description: 'For players that cannot send Authorization (hls.js)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const OptimizationBody = Type.Object(
   {
     app_ids: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
@@ -101,3 +141,39 @@ export const Health = Type.Object({
   version: Type.String(),
   uptime_s: Type.Integer(),
 });
+
+export const SampleParams = Type.Object({
+  task_id: Type.String({ minLength: 1, maxLength: 128 }),
+  optimization_id: Type.String({ minLength: 1, maxLength: 128 }),
+  sample_id: Type.String({
+    pattern: '^[1-9][0-9]{0,8}$',
+    description: 'The sample_id of a sample of the run',
+  }),
+});
+
+export const SampleListQuery = Type.Object(
+  {
+    after_id: Type.Optional(Type.Integer({ minimum: 0, description: 'Samples with a larger sample_id' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Default 100' })),
+    verdict: Type.Optional(Verdict),
+    app_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  },
+  { additionalProperties: false },
+);
+
+/** Binary answers a browser fetches through a plain link (img src, download) take the token as ?token=. */
+const QueryToken = Type.Optional(
+  Type.String({ maxLength: 512, description: 'The token, for links that cannot send Authorization' }),
+);
+
+export const SampleImageQuery = Type.Object(
+  {
+    thumb: Type.Optional(Type.Boolean({ description: 'A thumbnail 320 px wide instead of the full frame' })),
+    token: QueryToken,
+  },
+  { additionalProperties: false },
+);
+
+export const ExportQuery = Type.Object({ token: QueryToken }, { additionalProperties: false });
+
+export const SampleVerdictBody = Type.Object({ verdict: Verdict }, { additionalProperties: false });

@@ -19,6 +19,8 @@ export interface FrameSourceOptions {
   ioTimeoutMs?: number;
   /** Adds `-vf fps=<n>`: the caller passes it only when the source is faster than it wants. */
   outputFps?: number;
+  /** Files only: start this many seconds in (a rate switch continues the picture instead of rewinding). */
+  seekS?: number;
   /** How long stop() waits after SIGTERM before SIGKILL. Default 1 s. */
   stopGraceMs?: number;
 }
@@ -65,7 +67,7 @@ const LEVEL_TAG = /^(\[[^\]]* @ [^\]]*\] )?\[(trace|debug|verbose|info|warning|e
  * `-loglevel level+info`, so each line carries its level: the tag is removed from the kept line and
  * tells which line is the last error (the final statistics would otherwise hide it).
  */
-class StderrTail {
+export class StderrTail {
   private readonly decoder = new StringDecoder('utf8');
   private lines: string[] = [];
   private chars = 0;
@@ -122,6 +124,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private readonly stderr = new StderrTail();
   private frameCount = 0;
   private inputFps: number | null = null;
+  private inputDurationS: number | null = null;
   private sourceInfo: SourceInfo | null = null;
   /** Frames decoded before the input description was read wait here (only the newest). */
   private heldFrame: SourceFrame | null = null;
@@ -140,17 +143,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   args(): string[] {
     const { source, options } = this;
     const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info'];
-    args.push('-protocol_whitelist', protocolWhitelist(source.kind));
-    if (source.kind === 'rtsp') args.push('-rtsp_transport', options.transport ?? 'tcp');
-    // The RTSP demuxer has its own socket timeout option; the others go through the protocol layer.
-    const ioTimeoutUs = String((options.ioTimeoutMs ?? DEFAULT_IO_TIMEOUT_MS) * 1000);
-    if (source.kind === 'rtsp') args.push('-timeout', ioTimeoutUs);
-    else if (source.kind !== 'file') args.push('-rw_timeout', ioTimeoutUs);
-    // Files play as live and loop; http may be a plain MP4 or HLS VOD, which ffmpeg would otherwise
-    // decode as fast as it can (live http streams arrive at their own rate anyway).
-    if (source.kind === 'file') args.push('-re', '-stream_loop', '-1');
-    if (source.kind === 'http') args.push('-re');
-    args.push('-i', source.input, '-map', '0:v:0', '-an', '-sn', '-dn');
+    args.push(...sourceInputArgs(source, options), '-map', '0:v:0', '-an', '-sn', '-dn');
     if (options.outputFps) args.push('-vf', `fps=${options.outputFps}`);
     args.push('-f', 'image2pipe', '-c:v', 'ppm', '-pix_fmt', 'rgb24', '-');
     return args;
@@ -193,6 +186,11 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   /** Size and rate, once the first frame and ffmpeg's description of the input are in. */
   get info(): SourceInfo | null {
     return this.sourceInfo;
+  }
+
+  /** Length of a file source in seconds, from ffmpeg's input description; null for live streams. */
+  get durationS(): number | null {
+    return this.inputDurationS;
   }
 
   /** The last ~4 KB of ffmpeg's stderr, whole lines. */
@@ -245,6 +243,11 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
 
   private readStderrLine(line: string): void {
     if (this.inputFps !== null) return;
+    const duration = /^\s*Duration: (\d+):(\d\d):(\d\d(?:\.\d+)?)/.exec(line);
+    if (duration) {
+      this.inputDurationS = Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3]);
+      return;
+    }
     const fps = videoStreamFps(line);
     if (fps !== null) this.inputFps = fps;
     // The input description ends where ffmpeg starts describing the output.
@@ -262,6 +265,29 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     this.emit('info', this.sourceInfo);
     this.emit('frame', frame);
   }
+}
+
+/**
+ * ffmpeg's input options and `-i` for a source: what it may open, how it reads, and that files and
+ * HTTP recordings play in real time (files loop) as if they were live cameras.
+ */
+export function sourceInputArgs(
+  source: SourceUrl,
+  options: Pick<FrameSourceOptions, 'transport' | 'ioTimeoutMs' | 'seekS'> = {},
+): string[] {
+  const args = ['-protocol_whitelist', protocolWhitelist(source.kind)];
+  if (source.kind === 'rtsp') args.push('-rtsp_transport', options.transport ?? 'tcp');
+  // The RTSP demuxer has its own socket timeout option; the others go through the protocol layer.
+  const ioTimeoutUs = String((options.ioTimeoutMs ?? DEFAULT_IO_TIMEOUT_MS) * 1000);
+  if (source.kind === 'rtsp') args.push('-timeout', ioTimeoutUs);
+  else if (source.kind !== 'file') args.push('-rw_timeout', ioTimeoutUs);
+  // Files play as live and loop; http may be a plain MP4 or HLS VOD, which ffmpeg would otherwise
+  // decode as fast as it can (live http streams arrive at their own rate anyway).
+  if (source.kind === 'file') args.push('-re', '-stream_loop', '-1');
+  if (source.kind === 'http') args.push('-re');
+  if (source.kind === 'file' && options.seekS) args.push('-ss', options.seekS.toFixed(3));
+  args.push('-i', source.input);
+  return args;
 }
 
 /**

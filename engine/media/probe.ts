@@ -1,18 +1,21 @@
 import { spawn } from 'node:child_process';
+import { StderrTail } from './frame-source';
 import type { SourceUrl } from './source-url';
 import { protocolWhitelist } from './source-url';
 
 export interface ProbeResult {
   width: number;
   height: number;
+  /** ffmpeg's name of the video codec (h264, hevc, msmpeg4v3...); '' when it did not say. */
+  codec: string;
+  /** The decoded pixel format (yuv420p...); '' when it did not say. */
+  pixelFormat: string;
 }
-
-const STDERR_TAIL = 2000;
 
 /**
  * Opens a source with ffmpeg and decodes its first video frame, which proves the stream is really
- * playable (not just reachable). Resolves with the frame size; rejects with ffmpeg's last words.
- * The process is killed on timeout or abort, so no ffmpeg outlives the call.
+ * playable (not just reachable). Resolves with the frame size and the codec; rejects with ffmpeg's
+ * last error. The process is killed on timeout or abort, so no ffmpeg outlives the call.
  */
 export function probeFirstFrame(
   ffmpeg: string,
@@ -23,20 +26,25 @@ export function probeFirstFrame(
   const args = [
     '-hide_banner',
     '-nostdin',
+    '-nostats',
+    // Info level for the input description (codec); each line's level tells errors apart.
     '-loglevel',
-    'error',
+    'level+info',
     '-protocol_whitelist',
     protocolWhitelist(source.kind),
   ];
   if (source.kind === 'rtsp') args.push('-rtsp_transport', 'tcp');
-  // Network reads give up on their own too, in microseconds, so a dead server cannot hang ffmpeg.
-  if (source.kind !== 'file') args.push('-rw_timeout', String(timeoutMs * 1000));
+  // Network reads give up on their own too, in microseconds, so a dead server cannot hang ffmpeg;
+  // the RTSP demuxer has its own socket timeout option.
+  if (source.kind === 'rtsp') args.push('-timeout', String(timeoutMs * 1000));
+  else if (source.kind !== 'file') args.push('-rw_timeout', String(timeoutMs * 1000));
   args.push('-i', source.input, '-map', '0:v:0', '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'ppm', '-');
 
   return new Promise((resolve, reject) => {
     const child = spawn(ffmpeg, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const stderr = new StderrTail();
+    let stream: { codec: string; pixelFormat: string } | null = null;
     let stdout = Buffer.alloc(0);
-    let stderr = '';
     let settled = false;
     const finish = (outcome: () => void) => {
       if (settled) return;
@@ -45,6 +53,10 @@ export function probeFirstFrame(
       signal?.removeEventListener('abort', onAbort);
       if (child.exitCode === null) child.kill('SIGKILL');
       outcome();
+    };
+    const found = () => {
+      const size = ppmSize(stdout);
+      return size ? { ...size, codec: stream?.codec ?? '', pixelFormat: stream?.pixelFormat ?? '' } : null;
     };
     const onAbort = () => finish(() => reject(new Error('probe aborted')));
     const timer = setTimeout(
@@ -55,33 +67,34 @@ export function probeFirstFrame(
 
     child.stdout.on('data', (chunk: Buffer) => {
       stdout = Buffer.concat([stdout, chunk]);
-      const size = ppmSize(stdout);
-      if (size) finish(() => resolve(size));
+      const result = found();
+      if (result) finish(() => resolve(result));
     });
     child.stderr.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-STDERR_TAIL);
+      for (const line of stderr.push(chunk)) stream ??= videoStream(line);
     });
     child.on('error', (error) => finish(() => reject(error)));
     child.on('close', (code) => {
-      const size = ppmSize(stdout);
+      stderr.end();
+      const result = found();
       finish(() =>
-        size ? resolve(size) : reject(new Error(lastLine(stderr) || `ffmpeg exited with code ${code}`)),
+        result
+          ? resolve(result)
+          : reject(new Error(stderr.lastError || stderr.lastLine || `ffmpeg exited with code ${code}`)),
       );
     });
   });
 }
 
 /** Width and height from a PPM header ("P6 <w> <h> <max>"), once the header is complete. */
-function ppmSize(data: Buffer): ProbeResult | null {
+function ppmSize(data: Buffer): { width: number; height: number } | null {
   const header = data.subarray(0, 64).toString('latin1');
   const match = /^P6\s+(\d+)\s+(\d+)\s+(\d+)\s/.exec(header);
   return match ? { width: Number(match[1]), height: Number(match[2]) } : null;
 }
 
-const lastLine = (text: string) =>
-  text
-    .trim()
-    .split('\n')
-    .map((line) => line.trim())
-    .filter(Boolean)
-    .at(-1) ?? '';
+/** Codec and pixel format from the first input video stream line, e.g. "Video: h264 (High), yuv420p(progressive), ...". */
+function videoStream(line: string): { codec: string; pixelFormat: string } | null {
+  const match = /^\s*Stream #0:\d+\S*: Video: (\w+)[^,]*(?:, (\w+))?/.exec(line);
+  return match ? { codec: match[1] ?? '', pixelFormat: match[2] ?? '' } : null;
+}

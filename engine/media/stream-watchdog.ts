@@ -32,7 +32,19 @@ export interface StreamWatchdogEvents {
   restored: [SourceInfo];
 }
 
-export type FrameSourceFactory = (source: SourceUrl, transport: RtspTransport) => FrameSource;
+/** How an ffmpeg for the stream is to read its source. */
+export interface SourceMode {
+  /** Every frame of the source, not only the analysis rate: while an AI video is encoded (4.10). */
+  fullRate: boolean;
+  /** Files only: where to start, in seconds, so that a rate switch continues instead of rewinding. */
+  seekS: number;
+}
+
+export type FrameSourceFactory = (
+  source: SourceUrl,
+  transport: RtspTransport,
+  mode: SourceMode,
+) => FrameSource;
 
 export interface StreamWatchdogOptions {
   /** Makes each ffmpeg; the lead passes its ffmpeg path and output rate here. */
@@ -62,7 +74,20 @@ const START_RETRY_MS = 500;
 // The measured rate covers the frames of this last stretch of time.
 const FPS_WINDOW_MS = 5_000;
 
-const defaultFactory: FrameSourceFactory = (source, transport) => new FrameSource(source, { transport });
+const defaultFactory: FrameSourceFactory = (source, transport, mode) =>
+  new FrameSource(source, { transport, seekS: mode.seekS });
+
+/** A second ffmpeg opened for a rate switch; it takes over once its frames come in real time. */
+interface RateSwitch {
+  source: FrameSource;
+  fullRate: boolean;
+  seekS: number;
+  /** When the candidate's previous frame came; null before its first. */
+  lastFrameAt: number | null;
+  timer: NodeJS.Timeout;
+  done: Promise<void>;
+  finish: () => void;
+}
 
 /**
  * Keeps one video source flowing for a task: opens it, notices when it stalls or drops, reopens it
@@ -95,6 +120,13 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
   private blackTimer: NodeJS.Timeout | null = null;
   private backoffTimer: TimerHandle | null = null;
   private closing: Promise<void> | null = null;
+  /** The rate asked for, and the rate of the ffmpeg now running. */
+  private wantFullRate = false;
+  private activeFullRate = false;
+  private rateSwitch: RateSwitch | null = null;
+  private rateSwitchError = '';
+  /** Where the running file source started and when its first frame came: its position now. */
+  private playback = { seekS: 0, startedAt: 0 };
 
   constructor(
     readonly source: SourceUrl,
@@ -136,10 +168,39 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     this.clearTimers();
     this.starting?.reject(new Error('closed before the first frame'));
     this.starting = null;
+    this.abandonRateSwitch();
     const source = this.frameSource;
     this.frameSource = null;
     this.closing = Promise.all([this.sourceStopping, source?.stop()]).then(() => undefined);
     return this.closing;
+  }
+
+  /**
+   * Asks for every frame of the source (true) or the analysis-rate cap (false). A running stream
+   * switches make-before-break: a second ffmpeg opens the source and takes over once its frames come
+   * in real time, and only then is the first one stopped, so the stream is never lost on the way.
+   * Resolves once the switch is done or given up (a source that refuses a second client keeps its
+   * rate; see rateSwitchFailure); info.fps is the rate in effect. A stream that is not running takes
+   * the asked rate at its next reconnect.
+   */
+  setFullRate(on: boolean): Promise<void> {
+    this.wantFullRate = on;
+    const pending = this.rateSwitch;
+    if (pending && pending.fullRate === on) return pending.done;
+    this.abandonRateSwitch();
+    if (this.current !== 'running' || !this.frameSource || this.activeFullRate === on)
+      return Promise.resolve();
+    return this.startRateSwitch(on);
+  }
+
+  /** True while the running ffmpeg passes every frame of the source. */
+  get fullRate(): boolean {
+    return this.activeFullRate;
+  }
+
+  /** Why the last rate switch was given up; '' when it worked. */
+  get rateSwitchFailure(): string {
+    return this.rateSwitchError;
   }
 
   get state(): WatchdogState {
@@ -179,15 +240,12 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     this.setState('connecting');
     let source: FrameSource;
     try {
-      source = this.createSource(this.source, this.transport);
+      source = this.createSource(this.source, this.transport, { fullRate: this.wantFullRate, seekS: 0 });
       this.frameSource = source;
       this.latestSource = source;
-      source.on('frame', (frame) => {
-        if (source === this.frameSource) this.onRealFrame(source, frame);
-      });
-      source.on('exit', ({ code }) => {
-        if (source === this.frameSource) this.onSourceExit(source, code);
-      });
+      this.activeFullRate = this.wantFullRate;
+      this.playback = { seekS: 0, startedAt: 0 };
+      this.attach(source);
       source.start();
     } catch (error) {
       // No ffmpeg binary, or spawn refused the arguments: a failed attempt like any other.
@@ -201,6 +259,112 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
         this.error = `no video frame within ${seconds(this.settings.connectTimeoutMs)} s`;
         void this.stopSourceThenRetry();
       }, this.settings.connectTimeoutMs);
+  }
+
+  /** Routes a source's frames and exit: to the rate switch it is the candidate of, else to the stream. */
+  private attach(source: FrameSource): void {
+    source.on('frame', (frame) => {
+      const pending = this.rateSwitch;
+      if (pending?.source === source && this.caughtUp(pending, frame))
+        this.completeRateSwitch(pending, frame);
+      if (source === this.frameSource) this.onRealFrame(source, frame);
+    });
+    source.on('exit', ({ code }) => {
+      const pending = this.rateSwitch;
+      if (pending?.source === source)
+        this.failRateSwitch(pending, source.lastError || `ffmpeg exited with code ${code}`);
+      else if (source === this.frameSource) this.onSourceExit(source, code);
+    });
+  }
+
+  private startRateSwitch(on: boolean): Promise<void> {
+    const seekS = this.playbackPosition();
+    let source: FrameSource;
+    try {
+      source = this.createSource(this.source, this.transport, { fullRate: on, seekS });
+    } catch (error) {
+      this.rateSwitchError = (error as Error).message;
+      return Promise.resolve();
+    }
+    let finish = () => {};
+    const done = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const pending: RateSwitch = {
+      source,
+      fullRate: on,
+      seekS,
+      lastFrameAt: null,
+      done,
+      finish,
+      timer: setTimeout(
+        () =>
+          this.failRateSwitch(pending, `no video frame within ${seconds(this.settings.connectTimeoutMs)} s`),
+        this.settings.connectTimeoutMs,
+      ),
+    };
+    this.rateSwitch = pending;
+    this.attach(source);
+    source.start();
+    return done;
+  }
+
+  /**
+   * Whether the candidate runs in real time yet. A network source first delivers what it buffered
+   * while probing, seconds old and in a burst: taking over then would show the past. Frames that
+   * come at least half a frame interval apart are live.
+   */
+  private caughtUp(pending: RateSwitch, frame: SourceFrame): boolean {
+    const previous = pending.lastFrameAt;
+    pending.lastFrameAt = frame.receivedAt;
+    const interval = 1000 / (pending.source.info?.fps ?? DEFAULT_FPS);
+    return previous !== null && frame.receivedAt - previous >= interval / 2;
+  }
+
+  /** The candidate is live: it becomes the stream's source and the previous ffmpeg is stopped. */
+  private completeRateSwitch(pending: RateSwitch, frame: SourceFrame): void {
+    clearTimeout(pending.timer);
+    this.rateSwitch = null;
+    this.rateSwitchError = '';
+    const previous = this.frameSource;
+    this.frameSource = pending.source;
+    this.latestSource = pending.source;
+    this.activeFullRate = pending.fullRate;
+    this.playback = { seekS: pending.seekS, startedAt: frame.receivedAt };
+    this.streamInfo = pending.source.info ?? { width: frame.width, height: frame.height, fps: DEFAULT_FPS };
+    this.arrivals = [];
+    this.stopAside(previous);
+    pending.finish();
+  }
+
+  private failRateSwitch(pending: RateSwitch, reason: string): void {
+    if (this.rateSwitch !== pending) return;
+    this.rateSwitchError = reason;
+    this.abandonRateSwitch();
+  }
+
+  private abandonRateSwitch(): void {
+    const pending = this.rateSwitch;
+    if (!pending) return;
+    this.rateSwitch = null;
+    clearTimeout(pending.timer);
+    this.stopAside(pending.source);
+    pending.finish();
+  }
+
+  /** Stops an ffmpeg that no longer feeds the stream; close() still waits for it. */
+  private stopAside(source: FrameSource | null): void {
+    if (!source) return;
+    const stopping = this.sourceStopping;
+    this.sourceStopping = Promise.all([stopping, source.stop()]).then(() => undefined);
+  }
+
+  /** Seconds into a file source now (it plays at its own rate and loops); 0 for live sources. */
+  private playbackPosition(): number {
+    const duration = this.frameSource?.durationS;
+    if (this.source.kind !== 'file' || !duration || !this.playback.startedAt) return 0;
+    const played = this.playback.seekS + (performance.now() - this.playback.startedAt) / 1000;
+    return played % duration;
   }
 
   private onRealFrame(source: FrameSource, frame: SourceFrame): void {
@@ -229,6 +393,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     this.streamInfo = info;
     this.failures = 0;
     this.lastFrameAt = frame.receivedAt;
+    this.playback.startedAt = frame.receivedAt;
     this.setState('running');
     this.armStallTimer(this.stallWindowMs());
     if (this.starting) {
@@ -238,6 +403,8 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       this.restorations++;
       this.emit('restored', info);
     }
+    // Asked for another rate while this attempt was connecting.
+    if (this.wantFullRate !== this.activeFullRate) void this.startRateSwitch(this.wantFullRate);
   }
 
   private onSourceExit(source: FrameSource, code: number | null): void {
@@ -277,6 +444,8 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
   /** Leaving 'running': says so once, and black frames take over. */
   private loseStream(reason: string): void {
     this.clearStallTimer();
+    // The reconnect opens the source at the asked rate anyway.
+    this.abandonRateSwitch();
     this.error = reason;
     this.arrivals = [];
     this.emit('lost', { reason });

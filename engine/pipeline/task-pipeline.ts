@@ -43,6 +43,11 @@ export interface PipelineDeps {
   createDetector(app: InstalledApp): TaskDetector;
   /** Event timestamps, ms since the epoch. */
   now(): number;
+  /**
+   * Most frames analysed per second when the stream delivers more (it passes every frame while an
+   * AI video is encoded); unset: every frame is offered to the analysis.
+   */
+  analysisFps?: number;
 }
 
 /** The latest analysis of one app, kept for the live overlay and the console. */
@@ -92,6 +97,8 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   private busy = false;
   private waiting: NumberedFrame | null = null;
   private frameCount = 0;
+  /** Share of a frame owed to the analysis by the rate limit: a frame is analysed when it reaches 1. */
+  private rateCredit = 1;
   private stopped = false;
   private publishing: Promise<void> = Promise.resolve();
   private pendingPublishes = 0;
@@ -109,7 +116,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
 
   constructor(
     task: PipelineTask,
-    stream: StreamWatchdog,
+    private readonly stream: StreamWatchdog,
     private readonly deps: PipelineDeps,
   ) {
     super();
@@ -137,6 +144,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     if (this.stopped) return;
     this.frameCount += 1;
     if (frame.synthetic) this.stats.blackFrames += 1;
+    if (!this.dueForAnalysis()) return;
     const numbered: NumberedFrame = { ...frame, frameId: this.frameCount };
     if (this.busy) {
       if (this.waiting) this.stats.dropped += 1;
@@ -144,6 +152,20 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       return;
     }
     void this.run(numbered);
+  }
+
+  /** Takes analysisFps of a faster stream's frames, evenly by their order (so by source time). */
+  private dueForAnalysis(): boolean {
+    const limit = this.deps.analysisFps;
+    const fps = this.stream.info?.fps;
+    if (!limit || !fps || fps <= limit) {
+      this.rateCredit = 1;
+      return true;
+    }
+    this.rateCredit += limit / fps;
+    if (this.rateCredit < 1) return false;
+    this.rateCredit -= 1;
+    return true;
   }
 
   private async run(first: NumberedFrame): Promise<void> {

@@ -1,25 +1,46 @@
+import { type LiveDeps, TaskLive } from '../live/task-live';
 import type { SourceInfo } from '../media/frame-source';
 import type { SourceUrl } from '../media/source-url';
 import type { StreamWatchdog } from '../media/stream-watchdog';
-import { type PipelineDeps, type PipelineTask, TaskPipeline } from './task-pipeline';
+import { type AnalysedFrame, type PipelineDeps, type PipelineTask, TaskPipeline } from './task-pipeline';
 
 export interface VideoAnalysisDeps extends PipelineDeps {
   openStream(source: SourceUrl): StreamWatchdog;
   /** The stream broke (it reconnects on its own) or came back: the task registry keeps the books. */
   onLost(taskId: string, reason: string): void;
   onRestored(taskId: string, info: SourceInfo): void;
+  /** What the AI video of running tasks (4.10) needs; without it no task has one. */
+  live?: LiveDeps;
 }
 
 interface Running {
   stream: StreamWatchdog;
   pipeline: TaskPipeline;
+  task: PipelineTask;
+  /** The task's AI videos, from the first request for one. */
+  live: TaskLive | null;
 }
 
 /** Every running video task's stream and pipeline, started, updated and stopped by the task registry. */
 export class VideoAnalysis {
   private readonly running = new Map<string, Running>();
+  private readonly watchers = new Map<string, Set<(frame: AnalysedFrame) => void>>();
 
   constructor(private readonly deps: VideoAnalysisDeps) {}
+
+  /**
+   * Calls the listener with every analysed frame of the task, through restarts of its pipeline, until
+   * the returned function is called. The listener runs inside the analysis: it must be quick.
+   */
+  watch(taskId: string, listener: (frame: AnalysedFrame) => void): () => void {
+    const listeners = this.watchers.get(taskId) ?? new Set();
+    this.watchers.set(taskId, listeners);
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+      if (listeners.size === 0 && this.watchers.get(taskId) === listeners) this.watchers.delete(taskId);
+    };
+  }
 
   /**
    * Opens the task's source and starts analysing once its first frame is decoded. Rejects when no
@@ -34,6 +55,9 @@ export class VideoAnalysis {
     await this.stop(task.task_id);
     const stream = this.deps.openStream(source);
     const pipeline = new TaskPipeline(task, stream, this.deps);
+    pipeline.on('analysed', (frame) => {
+      for (const listener of this.watchers.get(task.task_id) ?? []) listener(frame);
+    });
     const onAbort = () => void stream.close();
     signal?.addEventListener('abort', onAbort);
     try {
@@ -41,7 +65,7 @@ export class VideoAnalysis {
       if (signal?.aborted) throw new Error('the task was closed while its source was opening');
       stream.on('lost', ({ reason }) => this.deps.onLost(task.task_id, reason));
       stream.on('restored', (restored) => this.deps.onRestored(task.task_id, restored));
-      this.running.set(task.task_id, { stream, pipeline });
+      this.running.set(task.task_id, { stream, pipeline, task, live: null });
       return info;
     } catch (error) {
       pipeline.stop();
@@ -53,7 +77,19 @@ export class VideoAnalysis {
   }
 
   update(task: PipelineTask): void {
-    this.running.get(task.task_id)?.pipeline.update(task);
+    const running = this.running.get(task.task_id);
+    if (!running) return;
+    running.task = task;
+    running.pipeline.update(task);
+    running.live?.setOsd(task.osd);
+  }
+
+  /** The AI videos of a running task (created on first use); undefined when it does not run. */
+  live(taskId: string): TaskLive | undefined {
+    const running = this.running.get(taskId);
+    if (!running || !this.deps.live) return undefined;
+    running.live ??= new TaskLive(running.stream, running.pipeline, running.task.osd, this.deps.live);
+    return running.live;
   }
 
   async stop(taskId: string): Promise<void> {
@@ -61,7 +97,7 @@ export class VideoAnalysis {
     if (!running) return;
     this.running.delete(taskId);
     running.pipeline.stop();
-    await running.stream.close();
+    await Promise.all([running.live?.closeAll(), running.stream.close()]);
   }
 
   async stopAll(): Promise<void> {
@@ -75,17 +111,19 @@ export class VideoAnalysis {
     const { pipeline, stream } = running;
     const { analysed, dropped, blackFrames, failures, lastError, inferenceMs } = pipeline.stats;
     const errors = failures > 0 ? `, ${failures} analysis errors, last: ${lastError}` : '';
+    const live = running.live?.describe();
+    const video = live ? `; ${live}` : '';
     if (stream.state !== 'running') {
       return (
         `stream lost (${stream.lastError || 'no frames'}), ${stream.state}: ${stream.reconnects} reconnects, ` +
-        `${blackFrames} black frames filled${errors}`
+        `${blackFrames} black frames filled${errors}${video}`
       );
     }
     return (
       `running ${pipeline.analysedFps().toFixed(1)} fps analysed, ` +
       `source ${stream.info?.width}x${stream.info?.height} at ${stream.fps.toFixed(1)} fps, ` +
       `${stream.reconnects} reconnects, ${analysed} frames analysed, ${dropped} dropped (cores busy), ` +
-      `inference ${inferenceMs.toFixed(0)} ms${errors}`
+      `inference ${inferenceMs.toFixed(0)} ms${errors}${video}`
     );
   }
 }

@@ -1,17 +1,27 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { HlsFile } from '../../live/hls-files';
+import type { PreviewInfo } from '../../live/preview';
 import { parseSourceUrl } from '../../media/source-url';
 import type { TaskView } from '../../tasks/schema';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
+import { Envelope, ok } from '../envelope';
 import { ApiError } from '../errors';
-import { AiLiveBody, LiveStreamParams, StreamBody, StreamParams, TaskParams } from '../schemas';
+import {
+  AiLiveBody,
+  AiLiveData,
+  HlsQuery,
+  LiveFileParams,
+  LiveStreamParams,
+  StreamBody,
+  StreamData,
+  StreamFileParams,
+  StreamParams,
+  TaskParams,
+} from '../schemas';
 
-/**
- * Endpoints whose analysis arrives with later work (AI video, raw preview). They already validate everything and check auth, then say plainly that this build
- * cannot do the analysis: never a fake success.
- */
-export const notYet = (what: string): never => {
-  throw new ApiError('NOT_IMPLEMENTED', `${what} is not available in this build of the engine`);
-};
+/** kbit/s of an AI video when the request names no bitrate. */
+const DEFAULT_BITRATE_KBPS = 2000;
 
 export function checkAppsOfTask(task: TaskView, appIds: readonly string[]): void {
   appIds.forEach((appId, i) => {
@@ -24,57 +34,167 @@ export function checkAppsOfTask(task: TaskView, appIds: readonly string[]): void
   });
 }
 
+/** scheme://host:port as the client reached the engine: the HLS URLs it gets must work for it. */
+const origin = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
+
+/** Sends an HLS playlist or segment; never cached, since the playlist changes every second. */
+function sendHls(reply: FastifyReply, file: HlsFile | null, what: string): FastifyReply {
+  if (!file) throw new ApiError('STREAM_NOT_FOUND', what);
+  return reply.type(file.type).header('cache-control', 'no-cache').send(file.body);
+}
+
 export function mediaRoutes(app: Api, ctx: ApiContext): void {
   app.post(
     '/api/task/:task_id/ailive',
     {
       schema: {
         tags: ['streaming'],
-        summary: '4.10 Get the AI video of applications',
+        summary: '4.10 Get the AI video of applications (HLS from the engine, optional RTMP push)',
         params: TaskParams,
         body: AiLiveBody,
+        response: { 200: Envelope(AiLiveData) },
       },
     },
     async (request) => {
-      const task = ctx.tasks.liveTask(request.params.task_id, 'video');
+      const taskId = request.params.task_id;
+      const task = ctx.tasks.liveTask(taskId, 'video');
       checkAppsOfTask(task, request.body.app_ids);
       const rtmp = request.body.rtmp ?? '';
       if (rtmp !== '' && !/^rtmps?:\/\/[^/\s]+/.test(rtmp)) {
         throw new ApiError('INVALID_PARAMETER', 'body.rtmp: must be an rtmp:// or rtmps:// URL');
       }
-      return notYet('AI video');
+      const live = ctx.video.live(taskId);
+      if (!live) {
+        throw new ApiError(
+          'STREAM_UNAVAILABLE',
+          `task ${taskId} has no open source right now (status ${task.status}); try again once it runs`,
+        );
+      }
+      let viewer: { id: string };
+      try {
+        viewer = await live.open({
+          appIds: request.body.app_ids,
+          bitrateKbps: request.body.bitrate ?? DEFAULT_BITRATE_KBPS,
+          rtmp,
+        });
+      } catch (error) {
+        request.log.error({ err: error }, `the AI video of task ${taskId} did not start`);
+        throw new ApiError('INTERNAL', `the AI video did not start: ${(error as Error).message}`);
+      }
+      return ok({
+        stream: viewer.id,
+        hls_url: `${origin(request)}/api/task/${taskId}/livestream/${viewer.id}/index.m3u8`,
+        rtmp,
+      });
     },
   );
 
   app.delete(
     '/api/task/:task_id/livestream/:stream',
-    { schema: { tags: ['streaming'], summary: '4.11 Close an AI video', params: LiveStreamParams } },
+    {
+      schema: {
+        tags: ['streaming'],
+        summary: '4.11 Close an AI video (its encoder stops with its last viewer)',
+        params: LiveStreamParams,
+        response: { 200: Envelope(LiveStreamParams) },
+      },
+    },
     async (request) => {
-      ctx.tasks.get(request.params.task_id);
-      throw new ApiError(
-        'STREAM_NOT_FOUND',
-        `task ${request.params.task_id} has no AI video "${request.params.stream}"`,
-      );
+      const { task_id: taskId, stream } = request.params;
+      ctx.tasks.get(taskId);
+      if (!(await ctx.video.live(taskId)?.close(stream))) {
+        throw new ApiError('STREAM_NOT_FOUND', `task ${taskId} has no AI video "${stream}"`);
+      }
+      return ok({ task_id: taskId, stream });
+    },
+  );
+
+  app.get(
+    '/api/task/:task_id/livestream/:stream/:file',
+    {
+      config: { queryToken: true },
+      schema: {
+        tags: ['streaming'],
+        summary:
+          "Extension: the AI video's HLS playlist (index.m3u8) and segments; token in Authorization or ?token=",
+        params: LiveFileParams,
+        querystring: HlsQuery,
+      },
+    },
+    async (request, reply) => {
+      const { task_id: taskId, stream, file } = request.params;
+      const found = await ctx.video.live(taskId)?.file(stream, file, request.query.token);
+      return sendHls(reply, found ?? null, `task ${taskId} has no AI video "${stream}" with a file ${file}`);
     },
   );
 
   app.post(
     '/api/stream',
     {
-      schema: { tags: ['streaming'], summary: '4.12 Get a raw preview stream of a source', body: StreamBody },
+      schema: {
+        tags: ['streaming'],
+        summary: '4.12 Get a raw preview stream (HLS) of a source, with its frame size',
+        body: StreamBody,
+        response: { 200: Envelope(StreamData) },
+      },
     },
     async (request) => {
       const parsed = parseSourceUrl(request.body.video_url);
       if ('error' in parsed) throw new ApiError('INVALID_PARAMETER', `body.${parsed.error}`);
-      return notYet('stream preview');
+      let preview: PreviewInfo;
+      try {
+        preview = await ctx.previews.open(parsed);
+      } catch (error) {
+        throw new ApiError(
+          'STREAM_UNAVAILABLE',
+          `video_url: the source could not be previewed: ${(error as Error).message}`,
+        );
+      }
+      return ok({
+        stream_id: preview.id,
+        hls_url: `${origin(request)}/api/stream/${preview.id}/index.m3u8`,
+        width: preview.width,
+        height: preview.height,
+      });
     },
   );
 
   app.delete(
     '/api/stream/:stream_id',
-    { schema: { tags: ['streaming'], summary: '4.12 Release a preview stream', params: StreamParams } },
+    {
+      schema: {
+        tags: ['streaming'],
+        summary: '4.12 Release a preview stream',
+        params: StreamParams,
+        response: { 200: Envelope(StreamParams) },
+      },
+    },
     async (request) => {
-      throw new ApiError('STREAM_NOT_FOUND', `no video stream "${request.params.stream_id}"`);
+      const id = request.params.stream_id;
+      if (!(await ctx.previews.close(id))) throw new ApiError('STREAM_NOT_FOUND', `no video stream "${id}"`);
+      return ok({ stream_id: id });
+    },
+  );
+
+  app.get(
+    '/api/stream/:stream_id/:file',
+    {
+      config: { queryToken: true },
+      schema: {
+        tags: ['streaming'],
+        summary:
+          "Extension: a preview's HLS playlist (index.m3u8) and segments; token in Authorization or ?token=",
+        params: StreamFileParams,
+        querystring: HlsQuery,
+      },
+    },
+    async (request, reply) => {
+      const { stream_id: id, file } = request.params;
+      return sendHls(
+        reply,
+        await ctx.previews.file(id, file, request.query.token),
+        `no video stream "${id}" with a file ${file}`,
+      );
     },
   );
 }

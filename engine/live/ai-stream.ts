@@ -1,0 +1,116 @@
+import type { WatchdogFrame } from '../media/stream-watchdog';
+import type { AnalysedFrame } from '../pipeline/task-pipeline';
+import type { Osd } from '../tasks/schema';
+import { LiveEncoder } from './encoder';
+import { FramePacer } from './frame-pacer';
+import { LiveOverlay } from './live-overlay';
+import { RtmpPush } from './push';
+
+export interface AiStreamSettings {
+  ffmpeg: string;
+  dir: string;
+  appIds: readonly string[];
+  bitrateKbps: number;
+  osd: Required<Osd>;
+  width: number;
+  height: number;
+  fps: number;
+}
+
+/** How often a silent source is checked for repeats owed to the encoder. */
+const TICK_MS = 50;
+
+/**
+ * One annotated video of a task: every source frame gets the latest drawings of its applications
+ * and goes, paced to the source rate, to one encoder, whose HLS every viewer shares and whose
+ * bytes every RTMP push of it receives.
+ */
+export class AiStream {
+  private readonly overlay: LiveOverlay;
+  private readonly encoder: LiveEncoder;
+  private readonly pacer: FramePacer;
+  private readonly pushes = new Map<string, { push: RtmpPush; users: number }>();
+  private ticker: NodeJS.Timeout | null = null;
+  private stopping: Promise<void> | null = null;
+
+  constructor(readonly settings: AiStreamSettings) {
+    this.overlay = new LiveOverlay(settings.appIds, settings.osd);
+    this.pacer = new FramePacer(settings.fps);
+    this.encoder = new LiveEncoder(settings, (chunk) => {
+      for (const { push } of this.pushes.values()) push.write(chunk);
+    });
+  }
+
+  get dir(): string {
+    return this.settings.dir;
+  }
+
+  /** Starts the encoder; resolves once its first playlist is written. Frames must flow meanwhile. */
+  async start(): Promise<void> {
+    this.ticker = setInterval(() => {
+      this.encoder.repeatLast(this.pacer.onTick(performance.now()));
+    }, TICK_MS);
+    await this.encoder.start();
+  }
+
+  onFrame(frame: WatchdogFrame): void {
+    if (this.stopping) return;
+    const copies = this.pacer.onFrame(frame.receivedAt);
+    if (copies === 0) return;
+    this.encoder.writeFrame(frame, this.overlay.rastersFor(frame.width, frame.height), copies);
+  }
+
+  onAnalysed(frame: AnalysedFrame): void {
+    this.overlay.onAnalysed(frame);
+  }
+
+  setOsd(osd: Required<Osd>): void {
+    this.overlay.setOsd(osd);
+  }
+
+  /** Adds a push target; the same URL twice is one push (a server takes one publisher per name). */
+  addPush(url: string, ffmpeg: string): void {
+    const entry = this.pushes.get(url);
+    if (entry) {
+      entry.users += 1;
+      return;
+    }
+    const push = new RtmpPush(url, ffmpeg);
+    this.pushes.set(url, { push, users: 1 });
+    push.start();
+  }
+
+  async removePush(url: string): Promise<void> {
+    const entry = this.pushes.get(url);
+    if (!entry) return;
+    entry.users -= 1;
+    if (entry.users > 0) return;
+    this.pushes.delete(url);
+    await entry.push.stop();
+  }
+
+  /** Stops the pushes and the encoder; resolves once every ffmpeg of the stream is gone. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      if (this.ticker) clearInterval(this.ticker);
+      const pushes = [...this.pushes.values()].map(({ push }) => push.stop());
+      this.pushes.clear();
+      await Promise.all([...pushes, this.encoder.stop()]);
+    })();
+    return this.stopping;
+  }
+
+  /** The dump's part for this video: apps, size, rate, bitrate, encoder and pushes. */
+  describe(viewers: number): string {
+    const { appIds, width, height, fps, bitrateKbps } = this.settings;
+    const { written, dropped } = this.encoder.stats;
+    const parts = [
+      `[${appIds.join(',')}] ${width}x${height} at ${fps.toFixed(1)} fps, ${bitrateKbps} kbit/s, ` +
+        `${viewers} viewer${viewers === 1 ? '' : 's'}, encoder ${this.encoder.state}, ${written} frames` +
+        (dropped > 0 ? ` (${dropped} dropped: encoder behind)` : ''),
+      ...[...this.pushes.values()].map(({ push }) => push.describe()),
+    ];
+    if (this.overlay.lastError) parts.push(`OSD error: ${this.overlay.lastError}`);
+    return parts.join('; ');
+  }
+}

@@ -1,0 +1,166 @@
+import type { ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import type { Readable, Writable } from 'node:stream';
+import { StderrTail } from '../media/frame-source';
+import { spawnOwned } from '../media/owned-child';
+
+/** connecting (started, output not up yet) -> live; retrying after a death; stopped by stop(). */
+export type SupervisedState = 'idle' | 'connecting' | 'live' | 'retrying' | 'stopped';
+
+export interface SupervisedOptions {
+  ffmpeg: string;
+  /** The arguments of each attempt (a restart may continue a numbering). */
+  args(): string[] | Promise<string[]>;
+  /** Working folder: HLS outputs use relative names, so no path needs escaping in a tee muxer. */
+  cwd?: string;
+  /** Pipe the child's stdin (write()) and stdout ('data' events); otherwise they are closed. */
+  stdin?: boolean;
+  stdout?: boolean;
+  /** A line of ffmpeg's stderr that means the output is up; else the owner calls markLive(). */
+  liveWhen?: RegExp;
+  /** Bytes allowed to wait for the child's stdin; write() refuses more. */
+  maxBufferedBytes?: number;
+}
+
+export interface SupervisedEvents {
+  /** Bytes from the child's stdout. */
+  data: [Buffer];
+}
+
+/** Restart backoff: the first wait, doubled after each death up to the max; reset once live. */
+const BACKOFF_FIRST_MS = 1_000;
+const BACKOFF_MAX_MS = 30_000;
+/** How long stop() waits after SIGTERM (ffmpeg finishing its files) before SIGKILL. */
+const STOP_GRACE_MS = 2_000;
+
+/**
+ * One ffmpeg that is kept running: when it dies it is started again after a backoff (1 s doubling
+ * to 30 s), without its owner doing anything. Owned (dies with the engine); the state and ffmpeg's
+ * last error are there for the task's dump.
+ */
+export class SupervisedFfmpeg extends EventEmitter<SupervisedEvents> {
+  private child: ChildProcess | null = null;
+  private current: SupervisedState = 'idle';
+  private failures = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retryAt = 0;
+  private stderr = new StderrTail();
+  private exited: Promise<void> = Promise.resolve();
+  /** Why the last attempt ended; '' until one did. */
+  lastError = '';
+
+  constructor(private readonly options: SupervisedOptions) {
+    super();
+  }
+
+  get state(): SupervisedState {
+    return this.current;
+  }
+
+  start(): void {
+    if (this.current !== 'idle') throw new Error(`start() in state ${this.current}`);
+    void this.spawn();
+  }
+
+  /** The owner saw the output come up (e.g. a playlist was written): the backoff starts afresh. */
+  markLive(): void {
+    if (this.current !== 'connecting') return;
+    this.failures = 0;
+    this.current = 'live';
+  }
+
+  /**
+   * Queues bytes for the child's stdin; false (nothing queued) while it is down or when its backlog
+   * is full. The callback runs once the bytes are handed over, or dropped with the child.
+   */
+  write(chunk: Uint8Array, done?: () => void): boolean {
+    const stdin = this.child?.stdin;
+    if (!stdin || stdin.destroyed || (this.current !== 'connecting' && this.current !== 'live')) return false;
+    if (stdin.writableLength > (this.options.maxBufferedBytes ?? Number.POSITIVE_INFINITY)) return false;
+    stdin.write(chunk, done && (() => done()));
+    return true;
+  }
+
+  /** Bytes waiting for the child's stdin. */
+  get backlog(): number {
+    return this.child?.stdin?.writableLength ?? 0;
+  }
+
+  /** Ends the running attempt as failed (e.g. it stopped taking data); the backoff restarts it. */
+  kill(reason: string): void {
+    if (!this.child || this.current === 'stopped') return;
+    this.stderr.addLine(reason, 'error');
+    this.child.kill('SIGKILL');
+  }
+
+  /** Stops for good: SIGTERM (ffmpeg finishes its files), SIGKILL after the grace. Resolves once gone. */
+  stop(): Promise<void> {
+    if (this.current === 'stopped') return this.exited;
+    this.current = 'stopped';
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.stdin?.end();
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+      void this.exited.then(() => clearTimeout(killer));
+    }
+    return this.exited;
+  }
+
+  /** 'live', 'connecting', or 'retrying in 4 s (ffmpeg's last error)'. */
+  describe(): string {
+    if (this.current === 'retrying') {
+      const inS = Math.max(0, Math.ceil((this.retryAt - Date.now()) / 1000));
+      return `retrying in ${inS} s (${this.lastError})`;
+    }
+    return this.lastError && this.current === 'connecting'
+      ? `connecting (last error: ${this.lastError})`
+      : this.current;
+  }
+
+  private async spawn(): Promise<void> {
+    this.retryTimer = null;
+    const args = await this.options.args();
+    if (this.current === 'stopped') return;
+    this.stderr = new StderrTail();
+    const { stdin, stdout, cwd } = this.options;
+    const child = spawnOwned(this.options.ffmpeg, args, {
+      cwd,
+      stdio: [stdin ? 'pipe' : 'ignore', stdout ? 'pipe' : 'ignore', 'pipe'],
+    });
+    this.child = child;
+    this.current = 'connecting';
+    this.exited = new Promise((resolve) => {
+      child.on('close', (code, signal) => {
+        this.stderr.end();
+        this.onClose(child, code, signal);
+        resolve();
+      });
+    });
+    // A spawn failure still ends in 'close'; its reason is kept for the exit.
+    child.on('error', (error) => this.stderr.addLine(error.message, 'error'));
+    // EPIPE when the child dies mid-write: its exit says why.
+    (child.stdin as Writable | null)?.on('error', () => {});
+    (child.stdout as Readable | null)?.on('data', (chunk: Buffer) => this.emit('data', chunk));
+    (child.stderr as Readable).on('data', (chunk: Buffer) => {
+      for (const line of this.stderr.push(chunk)) {
+        if (this.options.liveWhen?.test(line.trim())) this.markLive();
+      }
+    });
+  }
+
+  private onClose(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (child !== this.child) return;
+    this.child = null;
+    if (this.current === 'stopped') return;
+    this.lastError =
+      this.stderr.lastError || this.stderr.lastLine || `ffmpeg exited with ${signal ?? `code ${code}`}`;
+    this.failures += 1;
+    const delay = Math.min(BACKOFF_FIRST_MS * 2 ** (this.failures - 1), BACKOFF_MAX_MS);
+    this.retryAt = Date.now() + delay;
+    this.current = 'retrying';
+    this.retryTimer = setTimeout(() => void this.spawn(), delay);
+  }
+}

@@ -1,0 +1,110 @@
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnOwned } from '../../engine/media/owned-child';
+import { freePort } from './rtmp-source';
+
+const NGINX = '/usr/sbin/nginx';
+const RTMP_MODULE = '/usr/lib/nginx/modules/ngx_rtmp_module.so';
+
+/**
+ * A real RTMP server: Debian's nginx with libnginx-mod-rtmp, in the foreground as one process, with
+ * its own configuration, logs and pid file in a temp folder and a free loopback port. Any number of
+ * clients may publish (a name at a time) and play. Throws when nginx or the module is missing: the
+ * push tests must fail, not skip (CI installs libnginx-mod-rtmp).
+ */
+export class NginxRtmp {
+  private child?: ChildProcess;
+
+  private constructor(
+    private readonly dir: string,
+    readonly port: number,
+  ) {}
+
+  static async start(): Promise<NginxRtmp> {
+    for (const file of [NGINX, RTMP_MODULE]) {
+      if (!existsSync(file)) throw new Error(`${file} is missing: apt-get install nginx libnginx-mod-rtmp`);
+    }
+    const server = new NginxRtmp(mkdtempSync(join(tmpdir(), 'vc-nginx-rtmp-')), await freePort());
+    writeFileSync(
+      join(server.dir, 'nginx.conf'),
+      [
+        `load_module ${RTMP_MODULE};`,
+        'daemon off;',
+        'master_process off;',
+        'worker_processes 1;',
+        `pid ${join(server.dir, 'nginx.pid')};`,
+        `error_log ${join(server.dir, 'error.log')} info;`,
+        'events { worker_connections 64; }',
+        `rtmp { server { listen 127.0.0.1:${server.port}; application live { live on; } } }`,
+      ].join('\n'),
+    );
+    await server.run();
+    return server;
+  }
+
+  /** The URL to publish to or play from. */
+  url(name: string): string {
+    return `rtmp://127.0.0.1:${this.port}/live/${name}`;
+  }
+
+  /** nginx's own log: who connected, published and played. */
+  get log(): string {
+    try {
+      return readFileSync(join(this.dir, 'error.log'), 'utf8');
+    } catch {
+      return '';
+    }
+  }
+
+  /** Stops the server (every client is dropped) and waits for it to exit. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    await new Promise<void>((done) => {
+      child.once('exit', () => done());
+      child.kill('SIGTERM');
+    });
+  }
+
+  /** Starts it again on the same port. */
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.run();
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private async run(): Promise<void> {
+    // Owned: a test run that dies leaves no server behind.
+    const child = spawnOwned(
+      NGINX,
+      ['-p', this.dir, '-c', join(this.dir, 'nginx.conf'), '-e', join(this.dir, 'error.log')],
+      { stdio: 'ignore' },
+    );
+    this.child = child;
+    const deadline = Date.now() + 10_000;
+    while (!(await accepts(this.port))) {
+      if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}: ${this.log}`);
+      if (Date.now() > deadline) throw new Error(`nginx did not listen on ${this.port}: ${this.log}`);
+      await new Promise((done) => setTimeout(done, 50));
+    }
+  }
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      done(true);
+    });
+    socket.once('error', () => done(false));
+  });
+}
