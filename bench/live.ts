@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -11,6 +11,7 @@ import { DEFAULT_OSD } from '../engine/tasks/schema';
 import { VIDEO } from '../test/helpers/engine';
 import { signIn, spawnEngine } from '../test/helpers/engine-process';
 import { NginxRtmp } from '../test/helpers/nginx-rtmp';
+import { childPids, cpuSeconds, percentile } from './process-stats';
 
 /**
  * The AI video's cost and latency on this machine. A 720p 25 fps camera (the fixture video scaled,
@@ -114,27 +115,6 @@ class StampedCamera {
     if (this.timer) clearTimeout(this.timer);
     this.decoder.kill('SIGKILL');
     this.encoder.kill('SIGKILL');
-  }
-}
-
-/** CPU seconds (user + system) of a process, from /proc. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-function childPids(pid: number): number[] {
-  try {
-    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
-      .trim()
-      .split('\n')
-      .map(Number);
-  } catch {
-    return [];
   }
 }
 
@@ -415,12 +395,6 @@ export async function benchLive(): Promise<{ cpu: CpuRow[]; latency: LatencyRow[
     await nginx.dispose();
     rmSync(work, { recursive: true, force: true });
   }
-}
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -9,6 +8,7 @@ import { FIXTURES } from '../test/helpers/engine';
 import { signIn, spawnEngine } from '../test/helpers/engine-process';
 import { Receiver } from '../test/helpers/receiver';
 import { encodedFixture, RtmpSource } from '../test/helpers/rtmp-source';
+import { childPids, cpuSeconds, percentile, rssMb } from './process-stats';
 
 /**
  * Video analysis throughput and latency against the raw onnxruntime ceiling of the same model on the
@@ -107,30 +107,6 @@ interface Row {
   'latency p50 ms': number;
   'latency p95 ms': number;
   callbacks: number;
-}
-
-/** CPU seconds (user + system) of a process, from /proc. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-const rssMb = (pid: number) =>
-  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-
-function childPids(pid: number): number[] {
-  try {
-    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
-      .trim()
-      .split('\n')
-      .map(Number);
-  } catch {
-    return [];
-  }
 }
 
 async function scenario(
@@ -291,12 +267,6 @@ export async function benchVideo(): Promise<{ ceiling: Ceiling[]; pipeline: Row[
     await receiver.close();
     rmSync(work, { recursive: true, force: true });
   }
-}
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
 const round = (n: number) => Math.round(n * 10) / 10;

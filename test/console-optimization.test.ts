@@ -6,9 +6,9 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OptimizationView, SamplePage } from '../engine/optimization/schema';
 import { buildZapk } from '../engine/packages/zapk';
-import { launchChromium } from './helpers/browser';
+import { launchChromium, openConsolePage } from './helpers/browser';
 import { VIDEO } from './helpers/engine';
-import { type EngineProcess, signIn, spawnEngine } from './helpers/engine-process';
+import { type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
 import { EXAMPLE_MANIFEST } from './helpers/example-package';
 
 /*
@@ -115,23 +115,12 @@ beforeAll(async () => {
   ).task_id;
 
   browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, locale: 'en-US' });
-  page = await context.newPage();
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !/Failed to load resource/.test(message.text())) {
-      pageErrors.push(message.text());
-    }
-  });
+  page = await openConsolePage(browser, pageErrors);
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
-  if (engine && engine.child.exitCode === null) {
-    const exited = new Promise((done) => engine.child.once('exit', done));
-    engine.child.kill('SIGTERM');
-    await exited;
-  }
+  await stopEngine(engine);
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -43,3 +43,11 @@ export async function signIn(url: string, password: string): Promise<string> {
   });
   return ((await answer.json()) as { data: { access_token: string } }).data.access_token;
 }
+
+/** Stops an engine process gracefully and waits for it to exit. */
+export async function stopEngine(engine: EngineProcess | undefined): Promise<void> {
+  if (!engine || engine.child.exitCode !== null) return;
+  const exited = new Promise((done) => engine.child.once('exit', done));
+  engine.child.kill('SIGTERM');
+  await exited;
+}
