@@ -8,7 +8,7 @@ import type { OptimizationView, SamplePage } from '../engine/optimization/schema
 import { buildZapk } from '../engine/packages/zapk';
 import { launchChromium, openConsolePage } from './helpers/browser';
 import { VIDEO } from './helpers/engine';
-import { type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
+import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
 import { EXAMPLE_MANIFEST } from './helpers/example-package';
 
 /*
@@ -38,19 +38,8 @@ let taskId: string;
 let runId: string;
 const pageErrors: string[] = [];
 
-async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const answer = await fetch(`${engine.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? null : JSON.stringify(body),
-  });
-  const envelope = (await answer.json()) as { code: number; msg: string; data: T };
-  if (envelope.code !== 0) throw new Error(`${method} ${path}: ${envelope.code} ${envelope.msg}`);
-  return envelope.data;
-}
+const api = <T>(method: string, path: string, body?: unknown) =>
+  callApi<T>(engine.url, token, method, path, body);
 
 type Listing = Array<{
   zapk_id: string;

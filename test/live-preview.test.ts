@@ -3,6 +3,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { terminate } from './helpers/child';
 import { startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
 import { NginxRtmp } from './helpers/nginx-rtmp';
 import { encodedFixture } from './helpers/rtmp-source';
@@ -41,11 +42,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.stop();
-  if (camera && camera.exitCode === null) {
-    const exited = new Promise((done) => camera?.once('exit', done));
-    camera.kill('SIGKILL');
-    await exited;
-  }
+  await terminate(camera, 'SIGKILL');
   await nginx?.dispose();
 });
 

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { terminate } from './child';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -45,9 +46,27 @@ export async function signIn(url: string, password: string): Promise<string> {
 }
 
 /** Stops an engine process gracefully and waits for it to exit. */
-export async function stopEngine(engine: EngineProcess | undefined): Promise<void> {
-  if (!engine || engine.child.exitCode !== null) return;
-  const exited = new Promise((done) => engine.child.once('exit', done));
-  engine.child.kill('SIGTERM');
-  await exited;
+export function stopEngine(engine: EngineProcess | undefined): Promise<void> {
+  return terminate(engine?.child);
+}
+
+/** An API call as a client makes it: JSON in, the envelope's data out, a thrown error for any failure code. */
+export async function callApi<T>(
+  url: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const answer = await fetch(`${url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? null : JSON.stringify(body),
+  });
+  const envelope = (await answer.json()) as { code: number; msg: string; data: T };
+  if (envelope.code !== 0) throw new Error(`${method} ${path}: ${envelope.code} ${envelope.msg}`);
+  return envelope.data;
 }

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { connect, createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { terminate } from './child';
 
 const CANDIDATES = ['/usr/sbin/mosquitto', '/usr/bin/mosquitto', '/usr/local/sbin/mosquitto'];
 
@@ -60,11 +61,7 @@ export class Mosquitto {
   async stop(): Promise<void> {
     const child = this.child;
     this.child = undefined;
-    if (!child || child.exitCode !== null) return;
-    await new Promise<void>((done) => {
-      child.once('exit', () => done());
-      child.kill('SIGTERM');
-    });
+    await terminate(child);
   }
 
   /** Starts it again on the same port with the same persistence. */

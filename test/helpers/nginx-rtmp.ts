@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnOwned } from '../../engine/media/owned-child';
+import { terminate } from './child';
 import { freePort } from './rtmp-source';
 
 const NGINX = '/usr/sbin/nginx';
@@ -63,11 +64,7 @@ export class NginxRtmp {
   async stop(): Promise<void> {
     const child = this.child;
     this.child = undefined;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((done) => {
-      child.once('exit', () => done());
-      child.kill('SIGTERM');
-    });
+    await terminate(child);
   }
 
   /** Starts it again on the same port. */

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFfmpeg } from '../../engine/media/ffmpeg';
+import { terminate } from './child';
 import { VIDEO } from './engine';
 
 /**
@@ -107,11 +108,7 @@ export class RtmpSource {
   kill(): Promise<void> {
     const child = this.child;
     this.child = undefined;
-    if (!child || child.exitCode !== null) return Promise.resolve();
-    return new Promise((done) => {
-      child.once('exit', () => done());
-      child.kill('SIGKILL');
-    });
+    return terminate(child, 'SIGKILL');
   }
 }
 

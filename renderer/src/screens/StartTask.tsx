@@ -14,6 +14,7 @@ import {
   type TaskMode,
 } from '../api';
 import { appColor } from '../colors';
+import { AppCheckbox } from '../components/AppCheckbox';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { errorProps, FieldError } from '../components/FieldError';
@@ -300,25 +301,12 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
                   const expired = licenseState(app, now).kind === 'expired';
                   return (
                     <li key={app.app_id}>
-                      <label className={fits && !expired ? '' : 'disabled'}>
-                        <input
-                          type="checkbox"
-                          checked={appIds.includes(app.app_id)}
-                          disabled={!fits || expired}
-                          onChange={(event) =>
-                            setAppIds((current) =>
-                              event.target.checked
-                                ? [...current, app.app_id]
-                                : current.filter((id) => id !== app.app_id),
-                            )
-                          }
-                        />
-                        <span
-                          className="swatch"
-                          style={{ background: appColor(app.app_id, app.rule) }}
-                          aria-hidden="true"
-                        />
-                        {app.name} <code>{app.app_id}</code>
+                      <AppCheckbox
+                        app={app}
+                        selected={appIds}
+                        onChange={setAppIds}
+                        disabled={!fits || expired}
+                      >
                         {!fits && (
                           <span className="hint">
                             {' '}
@@ -326,7 +314,7 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
                           </span>
                         )}
                         {expired && <span className="hint"> — {t('license.expired')}</span>}
-                      </label>
+                      </AppCheckbox>
                     </li>
                   );
                 })}

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useMemo, useState } from 'react';
 import { DEFAULT_OSD, UpdateTaskBody } from '../../../engine/tasks/schema';
 import { appsOf, listPackages, modesOfType, type Osd, type Task, updateTask } from '../api';
-import { appColor } from '../colors';
+import { AppCheckbox } from '../components/AppCheckbox';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { FieldError } from '../components/FieldError';
@@ -111,25 +111,7 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
           <ul className="checklist">
             {compatible.map((app) => (
               <li key={app.app_id}>
-                <label>
-                  <input
-                    type="checkbox"
-                    checked={appIds.includes(app.app_id)}
-                    onChange={(event) =>
-                      setAppIds((current) =>
-                        event.target.checked
-                          ? [...current, app.app_id]
-                          : current.filter((id) => id !== app.app_id),
-                      )
-                    }
-                  />
-                  <span
-                    className="swatch"
-                    style={{ background: appColor(app.app_id, app.rule) }}
-                    aria-hidden="true"
-                  />
-                  {app.name} <code>{app.app_id}</code>
-                </label>
+                <AppCheckbox app={app} selected={appIds} onChange={setAppIds} />
               </li>
             ))}
           </ul>
