@@ -1,14 +1,15 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { type EventEmitter, once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../engine/clock';
-import { PpmFrameReader } from '../engine/media/frame-reader';
+import { FramePool } from '../engine/media/frame-pool';
+import { type PooledFrame, PpmFrameReader } from '../engine/media/frame-reader';
 import { FrameSource, type SourceFrame, type SourceInfo, videoStreamFps } from '../engine/media/frame-source';
 import type { SourceUrl } from '../engine/media/source-url';
 import { StreamWatchdog, type WatchdogFrame, type WatchdogState } from '../engine/media/stream-watchdog';
@@ -77,13 +78,47 @@ describe('PpmFrameReader', () => {
     expect(asComparable(frames)).toEqual(asComparable(expected));
   });
 
-  it('gives every frame its own exactly sized buffer', () => {
+  it('gives every unreleased frame its own exactly sized buffer', () => {
     const frames = decode([stream]);
     for (const frame of frames) {
       expect(frame.data.byteOffset).toBe(0);
       expect(frame.data.buffer.byteLength).toBe(frame.width * frame.height * 3);
     }
     expect(new Set(frames.map((frame) => frame.data.buffer)).size).toBe(4);
+  });
+
+  it('reads in place: reads of any length into target() give the same frames as push()', () => {
+    for (const maxRead of [1, 7, 13, 64, 1000, 1 << 16]) {
+      const reader = new PpmFrameReader();
+      const frames = [];
+      for (let at = 0; at < stream.length; ) {
+        const target = reader.target();
+        // A socket read fills at most the target, and at most what has arrived.
+        const count = Math.min(target.length, maxRead, stream.length - at);
+        target.set(stream.subarray(at, at + count));
+        at += count;
+        frames.push(...reader.advance(count));
+      }
+      expect(asComparable(frames), `reads of at most ${maxRead} bytes`).toEqual(asComparable(expected));
+    }
+  });
+
+  it('reuses a frame buffer only once it is released, and only for a frame of its size', () => {
+    const reader = new PpmFrameReader(new FramePool(1));
+    const [first, second] = reader.push(stream.subarray(0, headerAt[2])) as [PooledFrame, PooledFrame];
+    expect(first.data.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(second.data.buffer).not.toBe(first.data.buffer);
+    first.release();
+    first.release(); // twice is once: the buffer must not serve two frames
+    const [third] = reader.push(stream.subarray(0, bigFrame)) as [PooledFrame];
+    expect(third.data.buffer).toBe(first.data.buffer);
+    expect(asComparable([third])).toEqual(asComparable(expected.slice(0, 1)));
+    const [fourth] = reader.push(stream.subarray(0, bigFrame)) as [PooledFrame];
+    expect(fourth.data.buffer).not.toBe(first.data.buffer);
+    // A released big buffer does not serve a small frame.
+    fourth.release();
+    const [small] = reader.push(stream.subarray(headerAt[2], headerAt[3])) as [PooledFrame];
+    expect(small.data.byteLength).toBe(32 * 24 * 3);
   });
 
   it('refuses a stream that is not binary rgb24 PPM', () => {
@@ -201,6 +236,33 @@ describe('FrameSource', () => {
     await full.stop();
     expect((await exit)[0]).toMatchObject({ stopped: true });
     expect(isAlive(full.pid)).toBe(false);
+  });
+
+  it('gives the same frames through its socket as through a stdout pipe, in recycled buffers', async () => {
+    const firstFrames = async (readInPlace: boolean) => {
+      const source = new FrameSource({ kind: 'file', input: VIDEO }, { ffmpeg: FFMPEG, readInPlace });
+      cleanups.push(() => source.stop());
+      const digests: string[] = [];
+      const buffers = new Set<ArrayBufferLike>();
+      const done = new Promise<void>((resolve) =>
+        source.on('frame', (frame) => {
+          digests.push(createHash('sha1').update(frame.data).digest('hex'));
+          buffers.add(frame.data.buffer);
+          frame.release();
+          if (digests.length === 6) resolve();
+        }),
+      );
+      source.start();
+      await done;
+      await source.stop();
+      return { digests, buffers: buffers.size };
+    };
+    const [inPlace, piped] = [await firstFrames(true), await firstFrames(false)];
+    expect(new Set(inPlace.digests).size).toBe(6);
+    expect(inPlace.digests).toEqual(piped.digests);
+    // Released frames come back: six frames in at most two buffers (one read, one held until 'info').
+    expect(inPlace.buffers).toBeLessThanOrEqual(2);
+    expect(readdirSync(tmpdir()).filter((name) => name.startsWith(`vc-frames-${process.pid}-`))).toEqual([]);
   });
 
   it('reports an exit it did not ask for, with ffmpeg’s error', async () => {

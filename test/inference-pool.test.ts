@@ -35,6 +35,20 @@ describe('inference pool (worker threads, real onnxruntime)', () => {
     expect(result.timing.inferenceMs).toBeGreaterThan(0);
   });
 
+  it('shares a frame in shared memory instead of transferring it, with the same detections', async () => {
+    const plain = await basketball();
+    const shared = { ...plain, data: new Uint8Array(new SharedArrayBuffer(plain.data.byteLength)) };
+    shared.data.set(plain.data);
+    const [fromShared, fromPlain] = await Promise.all([
+      pool.detect(MODEL, shared),
+      pool.detect(MODEL, plain),
+    ]);
+    expect(fromShared.frame).toBe(shared);
+    expect(shared.data.byteLength).toBe(640 * plain.height * 3);
+    expect(JSON.stringify(fromShared.detections)).toBe(JSON.stringify(fromPlain.detections));
+    expect(fromShared.detections.filter((d) => d.classIndex === 0)).toHaveLength(2);
+  });
+
   it('serves concurrent frames on both workers with identical results', async () => {
     const frames = await Promise.all([basketball(), basketball(), basketball(), basketball()]);
     const results = await Promise.all(frames.map((frame) => pool.detect(MODEL, frame)));

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import type { Frame } from '../engine/inference/types';
 import { buildOverlay, type OverlayInput, type OverlayObject, type OverlayZone } from '../engine/osd/overlay';
 import { renderOverlay, renderSnapshot } from '../engine/osd/render';
+import { appSnapshot } from '../engine/osd/snapshot';
+import type { ShownObject } from '../engine/rules/evaluate';
 import { DEFAULT_OSD, type Osd } from '../engine/tasks/schema';
 import { FIXTURES } from './helpers/engine';
 
@@ -416,6 +418,44 @@ describe('a real frame', () => {
     expect([info.width, info.height]).toEqual([768, 576]);
     expect(isColor(pixel(data, 768, 492, 190), [255, 59, 48], 40)).toBe(true);
     expect(isColor(pixel(data, 768, 650, 70), [10, 132, 255], 40)).toBe(true);
+  });
+
+  it('draws an app snapshot as zone and objects layers, matching one drawing of both', async () => {
+    const frame = firstVideoFrame();
+    const zone = zones[0] as OverlayZone;
+    const shown: ShownObject[] = objects.map((o, i) => ({
+      track_id: o.trackId,
+      x: (o.x1 + o.x2) / 2,
+      y: (o.y1 + o.y2) / 2,
+      w: o.x2 - o.x1,
+      h: o.y2 - o.y1,
+      name: o.name,
+      color: o.color,
+      class_id: String(i),
+      score: 0.9,
+    }));
+    const decode = async (jpeg: Buffer) => (await sharp(jpeg).raw().toBuffer()) as Uint8Array;
+    const oneDrawing = await decode(
+      await renderSnapshot(
+        frame,
+        buildOverlay({ width: 768, height: 576, osd: DEFAULT_OSD, zones: [zone], objects }),
+      ),
+    );
+    // Twice: the second one blends the kept zone layer.
+    for (let round = 0; round < 2; round++) {
+      const layered = await decode(Buffer.from(await appSnapshot(frame, DEFAULT_OSD, zone, shown), 'base64'));
+      let total = 0;
+      let worst = 0;
+      for (let i = 0; i < layered.length; i++) {
+        const difference = Math.abs((layered[i] as number) - (oneDrawing[i] as number));
+        total += difference;
+        worst = Math.max(worst, difference);
+      }
+      // Compositing in two steps rounds differently by a level or two at most (JPEG spreads it a little).
+      expect(total / layered.length).toBeLessThan(0.2);
+      expect(worst).toBeLessThan(24);
+    }
+    expect(isColor(pixel(oneDrawing, 768, 492, 190), [255, 59, 48], 40)).toBe(true);
   });
 
   it('measures the render time (printed, not asserted)', async () => {

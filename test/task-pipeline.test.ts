@@ -176,6 +176,8 @@ function harness(task: PipelineTask) {
     detectCalls,
     created,
     emitted: 0,
+    /** Per frame marker: how many events were enqueued when the pipeline gave the frame back, per release. */
+    released: new Map<number, number[]>(),
     respond: ((): Detection[] => []) as Respond,
     pipeline: undefined as unknown as TaskPipeline,
     messages: () => enqueued.map((e) => e.event as Message),
@@ -184,6 +186,7 @@ function harness(task: PipelineTask) {
     emit(options: FrameOptions = {}): number {
       const { width = 320, height = 240, synthetic = false } = options;
       h.emitted += 1;
+      const marker = h.emitted;
       const data = new Uint8Array(width * height * 3);
       if (synthetic) data.fill(0);
       else if (options.paint) options.paint(data);
@@ -198,6 +201,7 @@ function harness(task: PipelineTask) {
         synthetic,
         index: h.emitted - 1,
         receivedAt: performance.now(),
+        release: () => h.released.set(marker, [...(h.released.get(marker) ?? []), enqueued.length]),
       };
       stream.emit('frame', frame);
       return h.emitted;
@@ -279,6 +283,8 @@ describe('frames arriving faster than analysis', () => {
     await sleep(100);
     expect(stats.analysed + stats.dropped).toBe(FRAMES);
     expect(stats.analysed).toBe(analysedIds.length);
+    expect(h.released.size).toBe(FRAMES);
+    expect([...h.released.values()].every((releases) => releases.length === 1)).toBe(true);
     expect(stats.failures).toBe(0);
     expect(maxActive).toBe(1);
     // A frame taken up from the wait slot is always the newest one: older waiting frames were replaced.
@@ -323,6 +329,8 @@ describe('frame numbering and black frames', () => {
       { width: 320, height: 240, id: 5 },
     ]);
     expect(h.pipeline.stats).toMatchObject({ analysed: 3, dropped: 2, events: 3, failures: 0 });
+    // Each frame goes back once: a replaced one at once, an analysed one after its event is out.
+    expect(Object.fromEntries(h.released)).toEqual({ 1: [1], 2: [0], 3: [0], 4: [2], 5: [3] });
   });
 
   it('black frames never reach the detector but take frame ids and age the tracks', async () => {

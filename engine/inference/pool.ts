@@ -23,7 +23,7 @@ export interface PoolOptions {
 
 export interface DetectResult {
   detections: Detection[];
-  /** The same frame, handed back by the worker: its pixels are the caller's again. */
+  /** The same frame (its pixels handed back by the worker when they were transferred). */
   frame: Frame;
   timing: DetectTiming;
 }
@@ -68,9 +68,12 @@ export class InferencePool {
 
   detect(model: OnnxModelRef, frame: Frame): Promise<DetectResult> {
     if (this.closed) return Promise.reject(new Error('the inference pool is closed'));
-    const owned = frame.data.byteOffset === 0 && frame.data.byteLength === frame.data.buffer.byteLength;
-    // Only a whole ArrayBuffer can be transferred; a view into a larger one is copied once.
-    const pixels = (owned ? frame.data.buffer : frame.data.slice().buffer) as ArrayBuffer;
+    const { buffer } = frame.data;
+    const whole = frame.data.byteOffset === 0 && frame.data.byteLength === buffer.byteLength;
+    const shared = whole && buffer instanceof SharedArrayBuffer;
+    // A shared buffer is simply shared; only a whole ArrayBuffer can be transferred, so a view into
+    // a larger one is copied once.
+    const pixels = shared || whole ? buffer : frame.data.slice().buffer;
     const request: DetectRequest = {
       id: this.nextId++,
       model,
@@ -80,14 +83,16 @@ export class InferencePool {
     };
     return new Promise((resolve, reject) => {
       const settle = (reply: DetectReply | CheckReply) => {
-        if (!('pixels' in reply)) return reject(new Error('the inference thread answered another request'));
-        const frame = { data: new Uint8Array(reply.pixels), width: request.width, height: request.height };
+        if ('problem' in reply) return reject(new Error('the inference thread answered another request'));
+        const returned = reply.pixels
+          ? { data: new Uint8Array(reply.pixels), width: request.width, height: request.height }
+          : frame;
         if ('error' in reply) {
           this.failures += 1;
           reject(new Error(reply.error));
         } else {
           this.completed += 1;
-          resolve({ detections: reply.detections, frame, timing: reply.timing });
+          resolve({ detections: reply.detections, frame: returned, timing: reply.timing });
         }
       };
       this.enqueue({ request, settle, reject });
@@ -139,7 +144,8 @@ export class InferencePool {
       if (!job) return;
       slot.job = job;
       const { request } = job;
-      slot.worker.postMessage(request, 'pixels' in request ? [request.pixels] : []);
+      const transfer = 'pixels' in request && request.pixels instanceof ArrayBuffer ? [request.pixels] : [];
+      slot.worker.postMessage(request, transfer);
     }
   }
 

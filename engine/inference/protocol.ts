@@ -32,19 +32,19 @@ export interface CheckReply {
   problem: string | null;
 }
 
-/** The frame's pixels are transferred, not copied. */
+/** The frame's pixels are shared (a SharedArrayBuffer) or transferred, never copied. */
 export interface DetectRequest {
   id: number;
   model: OnnxModelRef;
-  pixels: ArrayBuffer;
+  pixels: ArrayBuffer | SharedArrayBuffer;
   width: number;
   height: number;
 }
 
-/** Worker -> main thread. The pixels come back so the caller can draw on the same frame. */
+/** Worker -> main thread. Transferred pixels come back so the caller can draw on the same frame. */
 export type DetectReply =
-  | { id: number; pixels: ArrayBuffer; detections: Detection[]; timing: DetectTiming }
-  | { id: number; pixels: ArrayBuffer; error: string };
+  | { id: number; pixels?: ArrayBuffer; detections: Detection[]; timing: DetectTiming }
+  | { id: number; pixels?: ArrayBuffer; error: string };
 
 export interface WorkerOptions {
   intraOpThreads: number;

@@ -94,13 +94,18 @@ async function detect(request: DetectRequest): Promise<DetectReply> {
     const t3 = performance.now();
     return {
       id: request.id,
-      pixels,
+      ...handBack(pixels),
       detections,
       timing: { preprocessMs: t1 - t0, inferenceMs: t2 - t1, postprocessMs: t3 - t2 },
     };
   } catch (error) {
-    return { id: request.id, pixels, error: (error as Error).message };
+    return { id: request.id, ...handBack(pixels), error: (error as Error).message };
   }
+}
+
+/** Transferred pixels go back to the caller; shared ones never left it. */
+function handBack(pixels: ArrayBuffer | SharedArrayBuffer): { pixels?: ArrayBuffer } {
+  return pixels instanceof ArrayBuffer ? { pixels } : {};
 }
 
 /**
@@ -138,7 +143,7 @@ port.on('message', (message: WorkerMessage) => {
   } else if ('check' in message) {
     void check(message).then((reply) => port.postMessage(reply));
   } else {
-    void detect(message).then((reply) => port.postMessage(reply, [reply.pixels]));
+    void detect(message).then((reply) => port.postMessage(reply, reply.pixels ? [reply.pixels] : []));
   }
 });
 

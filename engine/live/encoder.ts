@@ -1,6 +1,6 @@
 import type { Frame } from '../inference/types';
+import { blend, type RasterOverlay } from '../osd/raster';
 import { hlsTeeOutput, nextSegmentNumber, waitForPlaylist } from './hls-files';
-import { blend, type RasterOverlay } from './overlay-raster';
 import { SupervisedFfmpeg } from './supervised-ffmpeg';
 
 export interface EncoderSettings {

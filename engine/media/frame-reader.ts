@@ -1,4 +1,5 @@
 import type { Frame } from '../inference/types';
+import { FramePool } from './frame-pool';
 
 // "P6 <w> <h> <maxval>" and the single whitespace byte that ends a binary PPM header.
 const HEADER = /^P6\s+(\d+)\s+(\d+)\s+(\d+)\s/;
@@ -6,43 +7,73 @@ const HEADER = /^P6\s+(\d+)\s+(\d+)\s+(\d+)\s/;
 const MAX_HEADER_BYTES = 64;
 const MAX_SIDE = 16384;
 
+export interface PooledFrame extends Frame {
+  /** Gives the pixel buffer back to the reader's pool (see FramePool for who calls it). */
+  release: () => void;
+}
+
 /**
  * Splits ffmpeg's `-f image2pipe -c:v ppm -pix_fmt rgb24` output into frames. Chunks may end
- * anywhere, even inside a header, and each frame may have its own size. Pixels are copied once,
- * from the chunk into a buffer that belongs to that frame alone (frames are transferred to
- * worker threads, which detaches their buffers).
+ * anywhere, even inside a header, and each frame may have its own size. Pixels land once in a
+ * buffer of the frame's own, taken from a pool.
+ *
+ * Two ways in: push() copies chunks that were read elsewhere, while target() and advance() let the
+ * socket read straight into the frame being filled (or a small header buffer between frames).
  */
 export class PpmFrameReader {
   private header = '';
-  private frame: Frame | null = null;
+  private frame: PooledFrame | null = null;
   private filled = 0;
+  private readonly headerBuffer = new Uint8Array(MAX_HEADER_BYTES);
+
+  constructor(private readonly pool = new FramePool()) {}
+
+  /** Where the next bytes of the stream belong: the rest of the current frame, or a header buffer. */
+  target(): Uint8Array {
+    return this.frame ? this.frame.data.subarray(this.filled) : this.headerBuffer;
+  }
+
+  /** Takes the `count` bytes just written at target(); returns the frames they completed. Throws on a corrupt stream. */
+  advance(count: number): PooledFrame[] {
+    if (this.frame) {
+      this.filled += count;
+      return this.completed();
+    }
+    // Header bytes, and maybe the start of the pixels after them, are in the header buffer.
+    const bytes = this.headerBuffer.subarray(0, count);
+    const used = this.readHeader(bytes);
+    return used < count ? this.push(bytes.subarray(used)) : [];
+  }
 
   /** Consumes a chunk and returns the frames it completed, in order. Throws on a corrupt stream. */
-  push(chunk: Uint8Array): Frame[] {
-    const frames: Frame[] = [];
+  push(chunk: Uint8Array): PooledFrame[] {
+    const frames: PooledFrame[] = [];
     let offset = 0;
     while (offset < chunk.length) {
       if (!this.frame) {
-        offset += this.readHeader(chunk, offset);
+        offset += this.readHeader(chunk.subarray(offset));
         continue;
       }
       const count = Math.min(this.frame.data.length - this.filled, chunk.length - offset);
       this.frame.data.set(chunk.subarray(offset, offset + count), this.filled);
       this.filled += count;
       offset += count;
-      if (this.filled === this.frame.data.length) {
-        frames.push(this.frame);
-        this.frame = null;
-      }
+      frames.push(...this.completed());
     }
     return frames;
   }
 
-  /** Reads header bytes from chunk at offset; returns how many it used. */
-  private readHeader(chunk: Uint8Array, offset: number): number {
-    const available = Math.min(chunk.length - offset, MAX_HEADER_BYTES - this.header.length);
-    const text =
-      this.header + Buffer.from(chunk.buffer, chunk.byteOffset + offset, available).toString('latin1');
+  private completed(): PooledFrame[] {
+    const frame = this.frame;
+    if (!frame || this.filled < frame.data.length) return [];
+    this.frame = null;
+    return [frame];
+  }
+
+  /** Reads header bytes from the start of bytes; returns how many it used. */
+  private readHeader(bytes: Uint8Array): number {
+    const available = Math.min(bytes.length, MAX_HEADER_BYTES - this.header.length);
+    const text = this.header + Buffer.from(bytes.buffer, bytes.byteOffset, available).toString('latin1');
     const match = HEADER.exec(text);
     if (!match) {
       if (text.length >= MAX_HEADER_BYTES || !'P6'.startsWith(text.slice(0, 2)))
@@ -56,7 +87,8 @@ export class PpmFrameReader {
       throw new Error(`PPM of implausible size ${width}x${height}`);
     const used = match[0].length - this.header.length;
     this.header = '';
-    this.frame = { data: new Uint8Array(width * height * 3), width, height };
+    const data = this.pool.take(width * height * 3);
+    this.frame = { data, width, height, release: this.pool.releaser(data) };
     this.filled = 0;
     return used;
   }

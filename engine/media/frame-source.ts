@@ -1,10 +1,10 @@
-import type { ChildProcessByStdio } from 'node:child_process';
-import { EventEmitter } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
+import { EventEmitter, once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import type { Frame } from '../inference/types';
 import { findFfmpeg } from './ffmpeg';
-import { PpmFrameReader } from './frame-reader';
+import { type PooledFrame, PpmFrameReader } from './frame-reader';
+import { type FrameSocket, openFrameSocket } from './frame-socket';
 import { spawnOwned } from './owned-child';
 import { protocolWhitelist, type SourceUrl } from './source-url';
 
@@ -23,6 +23,11 @@ export interface FrameSourceOptions {
   seekS?: number;
   /** How long stop() waits after SIGTERM before SIGKILL. Default 1 s. */
   stopGraceMs?: number;
+  /**
+   * Read frames through a Unix socket straight into their buffers (see frame-socket.ts) rather
+   * than from a stdout pipe. Default: everywhere but Windows.
+   */
+  readInPlace?: boolean;
 }
 
 export interface SourceInfo {
@@ -32,7 +37,7 @@ export interface SourceInfo {
   fps: number;
 }
 
-export interface SourceFrame extends Frame {
+export interface SourceFrame extends PooledFrame {
   /** Frames since this ffmpeg started, from 0. */
   index: number;
   /** performance.now() when the frame was fully read. */
@@ -59,6 +64,8 @@ const MAX_PLAUSIBLE_FPS = 240;
 const DEFAULT_IO_TIMEOUT_MS = 10_000;
 const DEFAULT_STOP_GRACE_MS = 1_000;
 const STDERR_TAIL_CHARS = 4096;
+// Read and thrown away while ffmpeg is being stopped.
+const DISCARD = new Uint8Array(64 * 1024);
 
 const LEVEL_TAG = /^(\[[^\]]* @ [^\]]*\] )?\[(trace|debug|verbose|info|warning|error|fatal|panic)\] /;
 
@@ -119,7 +126,7 @@ export class StderrTail {
  * slows ffmpeg through the pipe. The rate comes from ffmpeg's description of the input stream.
  */
 export class FrameSource extends EventEmitter<FrameSourceEvents> {
-  private child: ChildProcessByStdio<null, Readable, Readable> | null = null;
+  private child: ChildProcess | null = null;
   private readonly reader = new PpmFrameReader();
   private readonly stderr = new StderrTail();
   private frameCount = 0;
@@ -149,28 +156,81 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     return args;
   }
 
-  /** Starts ffmpeg. Call once, after attaching listeners. */
+  /** Starts ffmpeg. Call once, after attaching listeners. Throws when there is no ffmpeg to start. */
   start(): void {
-    if (this.child) throw new Error('FrameSource already started');
-    // Owned: ffmpeg dies with the engine even on kill -9. The stdio option makes both pipes exist.
-    const child = spawnOwned(this.options.ffmpeg ?? findFfmpeg(), this.args(), {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }) as ChildProcessByStdio<null, Readable, Readable>;
-    this.child = child;
-    this.exited = new Promise((resolve) => {
-      // 'close' comes after the exit and after stdout's last bytes were read.
-      child.on('close', (code, signal) => {
-        this.stderr.end();
-        this.emit('exit', { code, signal, stderrTail: this.stderr.text, stopped: this.stopRequested });
-        resolve();
-      });
+    if (this.exited) throw new Error('FrameSource already started');
+    const command = this.options.ffmpeg ?? findFfmpeg();
+    if (!(this.options.readInPlace ?? process.platform !== 'win32')) {
+      // Spawn refusing the arguments throws here, before anything is started.
+      this.exited = this.spawn(command, null);
+      return;
+    }
+    this.exited = openFrameSocket({
+      target: () => this.readTarget(),
+      read: (bytes) => this.readInPlace(bytes),
+    }).then(
+      (socket) => {
+        if (!this.stopRequested) return this.spawnOrExit(command, socket);
+        socket.childEnd.destroy();
+        socket.ours.destroy();
+        this.exit(null, null);
+      },
+      (error: Error) => {
+        // The pipe is slower but works anywhere: no frame is lost to a socket that could not be made.
+        this.stderr.addLine(`frame socket: ${error.message}; reading ffmpeg's stdout instead`);
+        if (!this.stopRequested) return this.spawnOrExit(command, null);
+        this.exit(null, null);
+      },
+    );
+  }
+
+  /** spawn() once start() has returned: a refusal is then an exit like any failed start. */
+  private spawnOrExit(command: string, socket: FrameSocket | null): Promise<void> {
+    try {
+      return this.spawn(command, socket);
+    } catch (error) {
+      socket?.childEnd.destroy();
+      socket?.ours.destroy();
+      this.stderr.addLine((error as Error).message, 'error');
+      this.exit(null, null);
+      return Promise.resolve();
+    }
+  }
+
+  /**
+   * Spawns ffmpeg writing its frames to the socket, or else to a stdout pipe read here. Resolves
+   * once it has exited and its last frame bytes were read.
+   */
+  private spawn(command: string, socket: FrameSocket | null): Promise<void> {
+    // Owned: ffmpeg dies with the engine even on kill -9.
+    const child = spawnOwned(command, this.args(), {
+      stdio: ['ignore', socket ? socket.childEnd : 'pipe', 'pipe'],
     });
+    this.child = child;
+    // The child has its own copy of the socket's end now.
+    socket?.childEnd.destroy();
+    // 'close' comes after the exit and after the last bytes of the stdout pipe were read; with the
+    // socket, its end closes once those were read.
+    const closed = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.on('close', (code, signal) => resolve([code, signal])),
+    );
+    const drained = socket ? once(socket.ours, 'close').catch(() => undefined) : undefined;
     // A spawn failure (EACCES, ENOENT) still ends in 'close'; keep its reason for the exit event.
-    child.on('error', (error) => this.stderr.addLine(error.message, 'error'));
-    child.stderr.on('data', (chunk: Buffer) => {
+    child.on('error', (error) => {
+      this.stderr.addLine(error.message, 'error');
+      socket?.ours.destroy();
+    });
+    socket?.ours.on('error', (error) => this.stderr.addLine(`frame socket: ${error.message}`, 'error'));
+    (child.stderr as Readable).on('data', (chunk: Buffer) => {
       for (const line of this.stderr.push(chunk)) this.readStderrLine(line);
     });
-    child.stdout.on('data', (chunk: Buffer) => this.readStdout(chunk));
+    if (!socket) (child.stdout as Readable).on('data', (chunk: Buffer) => this.readStdout(chunk));
+    return Promise.all([closed, drained]).then(([[code, signal]]) => this.exit(code, signal));
+  }
+
+  private exit(code: number | null, signal: NodeJS.Signals | null): void {
+    this.stderr.end();
+    this.emit('exit', { code, signal, stderrTail: this.stderr.text, stopped: this.stopRequested });
   }
 
   /** Ends ffmpeg: SIGTERM, then SIGKILL after the grace period. Resolves once it has exited. */
@@ -205,10 +265,21 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
 
   private readStdout(chunk: Buffer): void {
     // Once ending, stdout is still drained (so ffmpeg cannot block on it) but not decoded.
-    if (this.terminating) return;
-    let frames: Frame[];
+    if (!this.terminating) this.decoded(() => this.reader.push(chunk));
+  }
+
+  private readTarget(): Uint8Array {
+    return this.terminating ? DISCARD : this.reader.target();
+  }
+
+  private readInPlace(bytes: number): void {
+    if (!this.terminating) this.decoded(() => this.reader.advance(bytes));
+  }
+
+  private decoded(read: () => PooledFrame[]): void {
+    let frames: PooledFrame[];
     try {
-      frames = this.reader.push(chunk);
+      frames = read();
     } catch (error) {
       this.stderr.addLine(`frame stream: ${(error as Error).message}`, 'error');
       void this.terminate();
@@ -220,6 +291,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
       const sourceFrame = { ...frame, index: this.frameCount++, receivedAt };
       if (this.sourceInfo) this.emit('frame', sourceFrame);
       else {
+        this.heldFrame?.release();
         this.heldFrame = sourceFrame;
         this.announceWhenKnown();
       }
@@ -228,7 +300,8 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
 
   private terminate(): Promise<void> {
     const { child, exited } = this;
-    if (!child || !exited) return Promise.resolve();
+    // Not spawned yet: start() sees stopRequested once its socket is ready and ends there.
+    if (!child || !exited) return exited ?? Promise.resolve();
     if (!this.terminating && child.exitCode === null && child.signalCode === null) {
       this.terminating = true;
       child.kill('SIGTERM');

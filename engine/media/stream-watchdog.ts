@@ -23,6 +23,8 @@ export interface WatchdogFrame extends Frame {
   index: number;
   /** performance.now() when the frame was read or made. */
   receivedAt: number;
+  /** Gives a pooled buffer back to its source (frame-pool.ts says who calls it); absent for black frames. */
+  release?: () => void;
 }
 
 export interface StreamWatchdogEvents {
@@ -268,6 +270,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       if (pending?.source === source && this.caughtUp(pending, frame))
         this.completeRateSwitch(pending, frame);
       if (source === this.frameSource) this.onRealFrame(source, frame);
+      else frame.release();
     });
     source.on('exit', ({ code }) => {
       const pending = this.rateSwitch;
@@ -369,11 +372,14 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
 
   private onRealFrame(source: FrameSource, frame: SourceFrame): void {
     if (this.current === 'connecting') this.becomeRunning(source, frame);
-    if (this.current !== 'running') return;
+    if (this.current !== 'running') {
+      frame.release();
+      return;
+    }
     this.lastFrameAt = frame.receivedAt;
     this.arrivals.push(frame.receivedAt);
     this.forgetArrivalsBefore(frame.receivedAt - FPS_WINDOW_MS);
-    const { data, width, height } = frame;
+    const { data, width, height, release } = frame;
     if (this.streamInfo && (width !== this.streamInfo.width || height !== this.streamInfo.height))
       this.streamInfo = { ...this.streamInfo, width, height };
     this.emit('frame', {
@@ -383,6 +389,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       synthetic: false,
       index: this.emitted++,
       receivedAt: frame.receivedAt,
+      release,
     });
   }
 
@@ -509,7 +516,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     if (!info || this.blackTimer) return;
     this.blackTimer = setInterval(() => {
       const { width, height } = info;
-      // A fresh buffer each time: consumers may transfer it to a worker, which detaches it.
+      // A fresh buffer each time: a plain buffer sent to a worker is transferred, which detaches it.
       const data = new Uint8Array(width * height * 3);
       this.emit('frame', {
         data,

@@ -84,7 +84,9 @@ export class Collector {
     this.refreshApps();
     this.seq += 1;
     this.frames += 1;
-    const pending: Pending = { frame, seq: this.seq, picks: new Map() };
+    // The pipeline reuses the pixel buffer once this call returns; the window keeps its own copy.
+    const pixels = { ...frame.frame, data: frame.frame.data.slice() };
+    const pending: Pending = { frame: { ...frame, frame: pixels }, seq: this.seq, picks: new Map() };
     for (const [modelKey, book] of this.booksOfFrame(frame)) {
       const model = frame.models.get(modelKey);
       if (!model) continue;

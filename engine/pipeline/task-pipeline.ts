@@ -62,7 +62,10 @@ export interface AnalysedFrame {
   frameId: number;
   timestampMs: number;
   size: FrameSize;
-  /** The source pixels (not annotated); null for a black fill frame while the stream is lost. */
+  /**
+   * The source pixels (not annotated); null for a black fill frame while the stream is lost. Pooled:
+   * valid during the 'analysed' event only, so a listener copies what it keeps.
+   */
   frame: Frame | null;
   /** Per model key: what the model found (above its score_threshold) and the tracks after this frame. */
   models: Map<string, { detections: Detection[]; tracked: TrackedObject[] }>;
@@ -131,6 +134,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
 
   stop(): void {
     this.stopped = true;
+    this.waiting?.release?.();
     this.waiting = null;
   }
 
@@ -144,10 +148,16 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     if (this.stopped) return;
     this.frameCount += 1;
     if (frame.synthetic) this.stats.blackFrames += 1;
-    if (!this.dueForAnalysis()) return;
+    if (!this.dueForAnalysis()) {
+      frame.release?.();
+      return;
+    }
     const numbered: NumberedFrame = { ...frame, frameId: this.frameCount };
     if (this.busy) {
-      if (this.waiting) this.stats.dropped += 1;
+      if (this.waiting) {
+        this.stats.dropped += 1;
+        this.waiting.release?.();
+      }
       this.waiting = numbered;
       return;
     }
@@ -187,7 +197,18 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     this.busy = false;
   }
 
+  /** Analyses the frame and gives its buffer back once nothing (a snapshot being drawn) needs it. */
   private async analyse(input: NumberedFrame): Promise<void> {
+    let publishing = false;
+    try {
+      publishing = await this.analyseAndReport(input);
+    } finally {
+      if (!publishing) input.release?.();
+    }
+  }
+
+  /** True when snapshots of the frame are being drawn: the publishing chain releases it then. */
+  private async analyseAndReport(input: NumberedFrame): Promise<boolean> {
     // One frame is judged and reported under the settings it started with, even if an update lands meanwhile.
     const task = this.task;
     const size = { width: input.width, height: input.height };
@@ -211,7 +232,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
         models.set(key, { detections: [], tracked: [] });
       }
     }
-    if (this.stopped) return;
+    if (this.stopped) return false;
 
     const info = { id: input.frameId, timestampMs: timestamp, width: size.width, height: size.height };
     const overlays: AppOverlay[] = [];
@@ -241,7 +262,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       overlays,
     });
 
-    if (fired.length === 0) return;
+    if (fired.length === 0) return false;
     // Snapshots are drawn and stored while the next frame is analysed, in frame order. More than
     // two waiting means drawing is the bottleneck: analysis then waits instead of holding frames.
     this.pendingPublishes += 1;
@@ -253,8 +274,10 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       })
       .finally(() => {
         this.pendingPublishes -= 1;
+        input.release?.();
       });
     if (this.pendingPublishes > 2) await this.publishing;
+    return true;
   }
 
   /** One event per app that fired, each with its own annotated snapshot, into the outbox. */

@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import type { Overlay } from '../osd/overlay';
+import type { Overlay } from './overlay';
 
 /**
  * The shared OSD drawings (engine/osd/overlay.ts) rasterised once and laid out for blending onto
