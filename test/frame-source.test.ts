@@ -104,7 +104,8 @@ describe('PpmFrameReader', () => {
   });
 
   it('reuses a frame buffer only once it is released, and only for a frame of its size', () => {
-    const reader = new PpmFrameReader(new FramePool(1));
+    // Room for one idle 64x48 frame.
+    const reader = new PpmFrameReader(new FramePool(64 * 48 * 3));
     const [first, second] = reader.push(stream.subarray(0, headerAt[2])) as [PooledFrame, PooledFrame];
     expect(first.data.buffer).toBeInstanceOf(SharedArrayBuffer);
     expect(second.data.buffer).not.toBe(first.data.buffer);
@@ -115,10 +116,14 @@ describe('PpmFrameReader', () => {
     expect(asComparable([third])).toEqual(asComparable(expected.slice(0, 1)));
     const [fourth] = reader.push(stream.subarray(0, bigFrame)) as [PooledFrame];
     expect(fourth.data.buffer).not.toBe(first.data.buffer);
-    // A released big buffer does not serve a small frame.
+    // A released big buffer does not serve a small frame; and past its room the pool keeps nothing.
     fourth.release();
+    third.release();
     const [small] = reader.push(stream.subarray(headerAt[2], headerAt[3])) as [PooledFrame];
     expect(small.data.byteLength).toBe(32 * 24 * 3);
+    const [fifth, sixth] = reader.push(stream.subarray(0, headerAt[2])) as [PooledFrame, PooledFrame];
+    expect(fifth.data.buffer).toBe(fourth.data.buffer);
+    expect(sixth.data.buffer).not.toBe(third.data.buffer);
   });
 
   it('refuses a stream that is not binary rgb24 PPM', () => {

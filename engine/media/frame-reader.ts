@@ -1,5 +1,5 @@
 import type { Frame } from '../inference/types';
-import { FramePool } from './frame-pool';
+import { type FramePool, framePool } from './frame-pool';
 
 // "P6 <w> <h> <maxval>" and the single whitespace byte that ends a binary PPM header.
 const HEADER = /^P6\s+(\d+)\s+(\d+)\s+(\d+)\s/;
@@ -26,7 +26,7 @@ export class PpmFrameReader {
   private filled = 0;
   private readonly headerBuffer = new Uint8Array(MAX_HEADER_BYTES);
 
-  constructor(private readonly pool = new FramePool()) {}
+  constructor(private readonly pool: FramePool = framePool) {}
 
   /** Where the next bytes of the stream belong: the rest of the current frame, or a header buffer. */
   target(): Uint8Array {
