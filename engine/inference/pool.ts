@@ -70,10 +70,9 @@ export class InferencePool {
     if (this.closed) return Promise.reject(new Error('the inference pool is closed'));
     const { buffer } = frame.data;
     const whole = frame.data.byteOffset === 0 && frame.data.byteLength === buffer.byteLength;
-    const shared = whole && buffer instanceof SharedArrayBuffer;
-    // A shared buffer is simply shared; only a whole ArrayBuffer can be transferred, so a view into
-    // a larger one is copied once.
-    const pixels = shared || whole ? buffer : frame.data.slice().buffer;
+    // A whole buffer goes as it is (shared if it is shared memory, else transferred); a view into a
+    // larger one is copied once.
+    const pixels = whole ? buffer : frame.data.slice().buffer;
     const request: DetectRequest = {
       id: this.nextId++,
       model,

@@ -168,20 +168,17 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     this.exited = openFrameSocket({
       target: () => this.readTarget(),
       read: (bytes) => this.readInPlace(bytes),
-    }).then(
-      (socket) => {
-        if (!this.stopRequested) return this.spawnOrExit(command, socket);
-        socket.childEnd.destroy();
-        socket.ours.destroy();
-        this.exit(null, null);
-      },
-      (error: Error) => {
+    })
+      .catch((error: Error) => {
         // The pipe is slower but works anywhere: no frame is lost to a socket that could not be made.
         this.stderr.addLine(`frame socket: ${error.message}; reading ffmpeg's stdout instead`);
-        if (!this.stopRequested) return this.spawnOrExit(command, null);
+        return null;
+      })
+      .then((socket) => {
+        if (!this.stopRequested) return this.spawnOrExit(command, socket);
+        closeSocket(socket);
         this.exit(null, null);
-      },
-    );
+      });
   }
 
   /** spawn() once start() has returned: a refusal is then an exit like any failed start. */
@@ -189,8 +186,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     try {
       return this.spawn(command, socket);
     } catch (error) {
-      socket?.childEnd.destroy();
-      socket?.ours.destroy();
+      closeSocket(socket);
       this.stderr.addLine((error as Error).message, 'error');
       this.exit(null, null);
       return Promise.resolve();
@@ -338,6 +334,11 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     this.emit('info', this.sourceInfo);
     this.emit('frame', frame);
   }
+}
+
+function closeSocket(socket: FrameSocket | null): void {
+  socket?.childEnd.destroy();
+  socket?.ours.destroy();
 }
 
 /**

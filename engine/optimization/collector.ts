@@ -85,7 +85,8 @@ export class Collector {
     this.seq += 1;
     this.frames += 1;
     // The pipeline reuses the pixel buffer once this call returns; the window keeps its own copy.
-    const pixels = { ...frame.frame, data: frame.frame.data.slice() };
+    const { data, width, height } = frame.frame;
+    const pixels = { data: data.slice(), width, height };
     const pending: Pending = { frame: { ...frame, frame: pixels }, seq: this.seq, picks: new Map() };
     for (const [modelKey, book] of this.booksOfFrame(frame)) {
       const model = frame.models.get(modelKey);
