@@ -5,7 +5,7 @@ import { messageEvent } from '../events/message';
 import type { FiredRule, ImageResult, NewEvent } from '../events/schema';
 import type { Detection, Frame } from '../inference/types';
 import { appSnapshot } from '../osd/snapshot';
-import { isOnnxFamily } from '../packages/manifest';
+import { isOnnxFamily } from '../inference/families';
 import type { InstalledApp, InstalledModel, PackageRegistry } from '../packages/registry';
 import { zoneColor } from '../pipeline/app-runtime';
 import type { TaskDetector } from '../pipeline/detectors';

@@ -1,7 +1,5 @@
-import type { ONNX_FAMILIES } from '../packages/manifest';
+import type { OnnxFamily } from './families';
 import type { Box } from './types';
-
-export type OnnxFamily = (typeof ONNX_FAMILIES)[number];
 
 /** A box before NMS, in model-input pixels. */
 export interface Candidate extends Box {

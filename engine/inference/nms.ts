@@ -1,4 +1,5 @@
-import { type Candidate, decodeOutput, type InputSize, type OnnxFamily } from './decode';
+import { type Candidate, decodeOutput, type InputSize } from './decode';
+import type { OnnxFamily } from './families';
 import { type LetterboxInfo, undoLetterbox } from './letterbox';
 import type { Box, Detection } from './types';
 

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
-import { isOnnxFamily } from '../packages/manifest';
-import { classCount, decodeOutput, type OnnxFamily } from './decode';
+import { classCount, decodeOutput } from './decode';
+import { isOnnxFamily, type OnnxFamily } from './families';
 import { letterbox } from './letterbox';
 import { postprocess } from './nms';
 import type {

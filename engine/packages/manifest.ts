@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { APP_TYPE, AppType, LengthReference, Rule } from '../rules/schema';
 import { ruleProblems } from '../rules/validate';
+import { BUILTIN_FAMILIES, isOnnxFamily, ONNX_FAMILIES } from '../inference/families';
 import { compileCheck } from '../schema/ajv';
 
 /**
@@ -13,10 +14,6 @@ function StringEnum<const T extends readonly string[]>(values: T, options: { des
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }
 
-export const ONNX_FAMILIES = ['yolox', 'yolov5', 'yolov8'] as const;
-/** Built-in algorithms that need no weights file. */
-export const BUILTIN_FAMILIES = ['motion', 'change'] as const;
-export type ModelFamily = (typeof ONNX_FAMILIES)[number] | (typeof BUILTIN_FAMILIES)[number];
 
 const ArchivePath = Type.String({
   minLength: 1,
@@ -100,10 +97,6 @@ export type Manifest = Static<typeof Manifest>;
 export const checkManifestShape = compileCheck<Manifest>(Manifest, 'manifest');
 
 const MODEL_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-
-export function isOnnxFamily(family: ModelFamily): family is (typeof ONNX_FAMILIES)[number] {
-  return (ONNX_FAMILIES as readonly string[]).includes(family);
-}
 
 /**
  * True for a plain relative path that stays inside the folder it is resolved against on every OS:

@@ -8,7 +8,8 @@ import type { AppType, ListedRule, Rule } from '../rules/schema';
 import { ruleProblems } from '../rules/validate';
 import type { Db } from '../store/db';
 import type { ListedApp, ListedPackage } from './listing';
-import { isOnnxFamily, type Manifest, type ModelSpec } from './manifest';
+import { isOnnxFamily } from '../inference/families';
+import type { Manifest, ModelSpec } from './manifest';
 import { extractZapk, inspectZapk, loadManifestDir, ZapkError } from './zapk';
 
 export interface InstalledApp {
