@@ -5,6 +5,7 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import type { Frame } from '../engine/inference/types';
 import { buildOverlay, type OverlayInput, type OverlayObject, type OverlayZone } from '../engine/osd/overlay';
+import { paintObjects } from '../engine/osd/paint';
 import { renderOverlay, renderSnapshot } from '../engine/osd/render';
 import { appSnapshot } from '../engine/osd/snapshot';
 import type { ShownObject } from '../engine/rules/evaluate';
@@ -418,6 +419,39 @@ describe('a real frame', () => {
     expect([info.width, info.height]).toEqual([768, 576]);
     expect(isColor(pixel(data, 768, 492, 190), [255, 59, 48], 40)).toBe(true);
     expect(isColor(pixel(data, 768, 650, 70), [10, 132, 255], 40)).toBe(true);
+  });
+
+  it('paints objects straight into the frame exactly as their SVG rasterises, tags from kept tiles', async () => {
+    const frame = firstVideoFrame();
+    const edgeCases: OverlayObject[] = [
+      ...objects,
+      // Tag above the frame: moved inside the box. Box off the left edge: clamped.
+      { x1: -20, y1: 3, x2: 60, y2: 90, color: '#af52de', name: 'cyclist', trackId: '44' },
+      // Too small for a hole: filled whole. Tag wider than the room left on the right: moved left.
+      { x1: 760, y1: 300, x2: 763, y2: 302, color: '#ffffff', name: 'bag', trackId: '9' },
+      // Entirely outside: nothing.
+      { x1: 900, y1: 10, x2: 950, y2: 60, color: '#ff0000', name: 'ghost', trackId: '1' },
+    ];
+    const settings: Array<Required<Osd>> = [
+      DEFAULT_OSD,
+      { ...DEFAULT_OSD, font_size: 24, border_size: 5 },
+      { ...DEFAULT_OSD, display_box: false },
+      { ...DEFAULT_OSD, display_track: false },
+      NO_LABELS,
+    ];
+    for (const osd of settings) {
+      const expected = await renderOverlay(
+        frame,
+        buildOverlay({ width: 768, height: 576, osd, zones: [], objects: edgeCases }),
+      );
+      // Twice: the second time every tag comes from a kept tile.
+      for (let round = 0; round < 2; round++) {
+        const painted = Buffer.from(frame.data);
+        await paintObjects(painted, 768, 576, edgeCases, osd);
+        expect(painted.equals(expected), JSON.stringify(osd)).toBe(true);
+      }
+    }
+    expect(Buffer.from(frame.data).equals(Buffer.from(firstVideoFrame().data))).toBe(true);
   });
 
   it('draws an app snapshot as zone and objects layers, matching one drawing of both', async () => {

@@ -54,12 +54,9 @@ export function buildOverlay(input: OverlayInput): Overlay | null {
   const boxes: Drawing[] = [];
   const labels: Drawing[] = [];
   for (const object of input.objects) {
-    const box = clampBox(object, width, height);
-    if (!box) continue;
-    const color = hexColor(object.color);
-    if (osd.display_box) boxes.push(boxDrawing(box, osd.border_size, color.hex));
-    const text = labelText(object, osd);
-    if (text) labels.push(labelDrawing(box, text, color, osd.font_size, width, height));
+    const layout = objectLayout(object, osd, width, height);
+    if (layout?.box) boxes.push(boxDrawing(layout.box, layout.border, layout.color.hex));
+    if (layout?.label) labels.push(labelDrawing(layout.label));
   }
   const drawings = [...zones, ...boxes, ...labels].filter((drawing) => drawing !== null);
   if (drawings.length === 0) return null;
@@ -73,8 +70,62 @@ export function buildOverlay(input: OverlayInput): Overlay | null {
   const svg =
     `<svg xmlns="http://www.w3.org/2000/svg" width="${size.width}" height="${size.height}" ` +
     `viewBox="${left} ${top} ${size.width} ${size.height}">` +
-    `<g font-family="${OSD_FONT_FAMILY}" font-weight="bold">${drawings.map((drawing) => drawing.markup).join('')}</g></svg>`;
+    `${textStyle(drawings.map((drawing) => drawing.markup).join(''))}</svg>`;
   return { svg, left, top, ...size };
+}
+
+/** The font every OSD text is set in; the same for a whole overlay and for one label's sprite. */
+const textStyle = (markup: string) => `<g font-family="${OSD_FONT_FAMILY}" font-weight="bold">${markup}</g>`;
+
+/** Where one object's box and tag go, in frame pixels. */
+export interface ObjectLayout {
+  /** Null when boxes are not displayed. */
+  box: PixelBox | null;
+  /** Border width in whole pixels, drawn inside the box. */
+  border: number;
+  color: Rgb;
+  label: LabelLayout | null;
+}
+
+/** A filled tag with one line of text: its place in the frame and how it looks. */
+export interface LabelLayout {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  text: string;
+  fontSize: number;
+  /** The tag's fill; the text is black or white, whichever reads better on it. */
+  color: Rgb;
+}
+
+/** The object's box and tag as the OSD settings say, or null when it lies outside the frame. */
+export function objectLayout(
+  object: OverlayObject,
+  osd: Required<Osd>,
+  width: number,
+  height: number,
+): ObjectLayout | null {
+  const box = clampBox(object, width, height);
+  if (!box) return null;
+  const color = hexColor(object.color);
+  const text = labelText(object, osd);
+  return {
+    box: osd.display_box ? box : null,
+    border: Math.round(osd.border_size),
+    color,
+    label: text ? labelLayout(box, text, color, osd.font_size, width, height) : null,
+  };
+}
+
+/** One label alone as an SVG of its own size, drawn exactly as buildOverlay draws it at (x, y). */
+export function labelSvg(label: LabelLayout): string {
+  const { width, height } = label;
+  const markup = labelDrawing({ ...label, x: 0, y: 0 }).markup;
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" ` +
+    `viewBox="0 0 ${width} ${height}">${textStyle(markup)}</svg>`
+  );
 }
 
 /** An SVG element and the pixels it may cover, in frame coordinates. */
@@ -83,7 +134,7 @@ interface Drawing {
   extent: PixelBox;
 }
 
-interface PixelBox {
+export interface PixelBox {
   x1: number;
   y1: number;
   x2: number;
@@ -100,10 +151,9 @@ function clampBox(object: OverlayObject, width: number, height: number): PixelBo
 }
 
 /** The border as a filled ring inside the box: integer edges stay crisp, unlike a centred stroke. */
-function boxDrawing(box: PixelBox, borderSize: number, color: string): Drawing {
+function boxDrawing(box: PixelBox, inset: number, color: string): Drawing {
   const { x1, y1, x2, y2 } = box;
   const outer = `M${x1} ${y1}H${x2}V${y2}H${x1}Z`;
-  const inset = Math.round(borderSize);
   const hasHole = x2 - x1 > 2 * inset && y2 - y1 > 2 * inset;
   const inner = hasHole ? `M${x1 + inset} ${y1 + inset}V${y2 - inset}H${x2 - inset}V${y1 + inset}Z` : '';
   return { markup: `<path d="${outer}${inner}" fill="${color}" fill-rule="evenodd"/>`, extent: box };
@@ -144,30 +194,38 @@ function labelText(object: OverlayObject, osd: Required<Osd>): string {
 }
 
 /** A filled tag on the box's top edge, moved inside the box when it would leave the frame. */
-function labelDrawing(
+function labelLayout(
   box: PixelBox,
   text: string,
   color: Rgb,
   fontSize: number,
   frameWidth: number,
   frameHeight: number,
-): Drawing {
-  const padding = Math.round(fontSize * 0.3);
-  const labelHeight = Math.round(fontSize * 1.35);
-  const labelWidth = Math.ceil(textWidth(text, fontSize)) + 2 * padding;
-  const x = Math.max(0, Math.min(box.x1, frameWidth - labelWidth));
-  const above = box.y1 - labelHeight;
-  const y = above >= 0 ? above : Math.max(0, Math.min(box.y1, frameHeight - labelHeight));
-  // Centres the capitals; descenders still fit within the 1.35 em tag.
-  const baseline = y + Math.round((labelHeight + CAP_HEIGHT_EM * fontSize) / 2);
-  const markup =
-    `<rect x="${x}" y="${y}" width="${labelWidth}" height="${labelHeight}" fill="${color.hex}"/>` +
-    `<text x="${x + padding}" y="${baseline}" font-size="${fontSize}" fill="${readableTextColor(color)}">` +
-    `${escapeXml(text)}</text>`;
-  return { markup, extent: { x1: x, y1: y, x2: x + labelWidth, y2: y + labelHeight } };
+): LabelLayout {
+  const padding = labelPadding(fontSize);
+  const height = Math.round(fontSize * 1.35);
+  const width = Math.ceil(textWidth(text, fontSize)) + 2 * padding;
+  const x = Math.max(0, Math.min(box.x1, frameWidth - width));
+  const above = box.y1 - height;
+  const y = above >= 0 ? above : Math.max(0, Math.min(box.y1, frameHeight - height));
+  return { x, y, width, height, text, fontSize, color };
 }
 
-interface Rgb {
+const labelPadding = (fontSize: number) => Math.round(fontSize * 0.3);
+
+function labelDrawing(label: LabelLayout): Drawing {
+  const { x, y, width, height, fontSize } = label;
+  // Centres the capitals; descenders still fit within the 1.35 em tag.
+  const baseline = y + Math.round((height + CAP_HEIGHT_EM * fontSize) / 2);
+  const markup =
+    `<rect x="${x}" y="${y}" width="${width}" height="${height}" fill="${label.color.hex}"/>` +
+    `<text x="${x + labelPadding(fontSize)}" y="${baseline}" font-size="${fontSize}" fill="${readableTextColor(label.color)}">` +
+    `${escapeXml(label.text)}</text>`;
+  return { markup, extent: { x1: x, y1: y, x2: x + width, y2: y + height } };
+}
+
+export interface Rgb {
+  /** '#rrggbb' */
   hex: string;
   r: number;
   g: number;

@@ -2,17 +2,18 @@ import type { Frame } from '../inference/types';
 import type { ShownObject } from '../rules/evaluate';
 import type { Osd } from '../tasks/schema';
 import { buildOverlay, type OverlayObject, type OverlayZone } from './overlay';
+import { paintObjects } from './paint';
 import { type RasterOverlay, rasterise } from './raster';
+import { RecentPromises } from './recent';
 import { drawLayers, encodeJpeg } from './render';
 
 // A zone is drawn the same on every snapshot until it is edited or its occupancy flips, and its
 // fill is the costliest part to rasterise: the last few are kept, per frame size.
-const ZONE_LAYERS_KEPT = 32;
-const zoneLayers = new Map<string, Promise<RasterOverlay>>();
+const zoneLayers = new RecentPromises<RasterOverlay>(32);
 
 /**
- * One application's results drawn on the frame, as the base64 JPEG a fired rule carries. The zone
- * and the objects are separate layers, blended in that order, the zone's layer reused.
+ * One application's results drawn on the frame, as the base64 JPEG a fired rule carries: the zone
+ * blended from its kept layer, then the objects painted over it.
  */
 export async function appSnapshot(
   frame: Frame,
@@ -21,18 +22,9 @@ export async function appSnapshot(
   objects: readonly ShownObject[],
 ): Promise<string> {
   const { width, height } = frame;
-  const objectsOverlay = buildOverlay({
-    width,
-    height,
-    osd,
-    zones: [],
-    objects: objects.map(toOverlayObject),
-  });
-  const layers = await Promise.all([
-    zoneLayer(width, height, osd, zone),
-    objectsOverlay && rasterise(objectsOverlay, width, height),
-  ]);
-  return (await encodeJpeg(drawLayers(frame, layers), width, height)).toString('base64');
+  const pixels = drawLayers(frame, [await zoneLayer(width, height, osd, zone)]);
+  await paintObjects(pixels, width, height, objects.map(toOverlayObject), osd);
+  return (await encodeJpeg(pixels, width, height)).toString('base64');
 }
 
 function zoneLayer(
@@ -43,18 +35,7 @@ function zoneLayer(
 ): Promise<RasterOverlay> | null {
   const overlay = buildOverlay({ width, height, osd, zones: [zone], objects: [] });
   if (!overlay) return null;
-  const key = `${width}x${height} ${overlay.svg}`;
-  let layer = zoneLayers.get(key);
-  if (layer) {
-    // Most recently used goes last, so the first entry is the one to evict.
-    zoneLayers.delete(key);
-  } else {
-    layer = rasterise(overlay, width, height);
-    layer.catch(() => zoneLayers.delete(key));
-  }
-  zoneLayers.set(key, layer);
-  if (zoneLayers.size > ZONE_LAYERS_KEPT) zoneLayers.delete(zoneLayers.keys().next().value as string);
-  return layer;
+  return zoneLayers.get(`${width}x${height} ${overlay.svg}`, () => rasterise(overlay, width, height));
 }
 
 /** A reported object (centre and size) as the box the overlay draws. */

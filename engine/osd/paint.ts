@@ -1,0 +1,97 @@
+import sharp from 'sharp';
+import type { Osd } from '../tasks/schema';
+import {
+  type LabelLayout,
+  labelSvg,
+  type ObjectLayout,
+  type OverlayObject,
+  objectLayout,
+  type PixelBox,
+  type Rgb,
+} from './overlay';
+import { RecentPromises } from './recent';
+
+/**
+ * Objects painted straight into a packed RGB frame, pixel for pixel as buildOverlay's SVG draws them:
+ * boxes are rings with whole-pixel edges, so they are filled directly, and a tag is opaque (its text
+ * is drawn on its own fill), so each distinct tag is rasterised once and then copied. A snapshot thus
+ * costs no SVG rasterising for the objects of a scene it has seen before, where boxes move every
+ * frame but their tags repeat.
+ */
+export async function paintObjects(
+  pixels: Uint8Array,
+  width: number,
+  height: number,
+  objects: readonly OverlayObject[],
+  osd: Required<Osd>,
+): Promise<void> {
+  const layouts = objects
+    .map((object) => objectLayout(object, osd, width, height))
+    .filter((layout): layout is ObjectLayout => layout !== null);
+  const labels = layouts.map((layout) => layout.label).filter((label) => label !== null);
+  const tiles = await Promise.all(labels.map(labelTile));
+  // Tags go over every box, as in the SVG.
+  for (const { box, border, color } of layouts) if (box) paintRing(pixels, width, box, border, color);
+  for (const [i, label] of labels.entries()) paintTile(pixels, width, height, label, tiles[i] as Uint8Array);
+}
+
+/** The border inside the box, filled whole when the box is too small to have a hole. */
+function paintRing(pixels: Uint8Array, frameWidth: number, box: PixelBox, inset: number, rgb: Rgb): void {
+  const { x1, y1, x2, y2 } = box;
+  if (x2 - x1 <= 2 * inset || y2 - y1 <= 2 * inset) {
+    fillRect(pixels, frameWidth, x1, y1, x2, y2, rgb);
+    return;
+  }
+  fillRect(pixels, frameWidth, x1, y1, x2, y1 + inset, rgb);
+  fillRect(pixels, frameWidth, x1, y2 - inset, x2, y2, rgb);
+  fillRect(pixels, frameWidth, x1, y1 + inset, x1 + inset, y2 - inset, rgb);
+  fillRect(pixels, frameWidth, x2 - inset, y1 + inset, x2, y2 - inset, rgb);
+}
+
+function fillRect(
+  pixels: Uint8Array,
+  frameWidth: number,
+  x1: number,
+  y1: number,
+  x2: number,
+  y2: number,
+  { r, g, b }: Rgb,
+): void {
+  for (let y = y1; y < y2; y++) {
+    const end = (y * frameWidth + x2) * 3;
+    for (let at = (y * frameWidth + x1) * 3; at < end; at += 3) {
+      pixels[at] = r;
+      pixels[at + 1] = g;
+      pixels[at + 2] = b;
+    }
+  }
+}
+
+/** Copies a tag's RGB tile to its place, clipped to the frame (a tag wider than the frame is cut). */
+function paintTile(
+  pixels: Uint8Array,
+  frameWidth: number,
+  frameHeight: number,
+  label: LabelLayout,
+  tile: Uint8Array,
+): void {
+  const columns = Math.min(label.width, frameWidth - label.x);
+  const rows = Math.min(label.height, frameHeight - label.y);
+  for (let row = 0; row < rows; row++) {
+    const from = row * label.width * 3;
+    pixels.set(tile.subarray(from, from + columns * 3), ((label.y + row) * frameWidth + label.x) * 3);
+  }
+}
+
+// A scene's tags (class name and track id) repeat from frame to frame; a few hundred cover many
+// tracks at ~7 KB each.
+const tiles = new RecentPromises<Uint8Array>(256);
+
+/** The tag rasterised on its own (librsvg through sharp), as opaque packed RGB. */
+function labelTile(label: LabelLayout): Promise<Uint8Array> {
+  const svg = labelSvg(label);
+  return tiles.get(svg, async () => {
+    const rgb = await sharp(Buffer.from(svg)).flatten({ background: label.color.hex }).raw().toBuffer();
+    return new Uint8Array(rgb.buffer, rgb.byteOffset, rgb.byteLength);
+  });
+}
