@@ -74,7 +74,7 @@ export function buildOverlay(input: OverlayInput): Overlay | null {
   return { svg, left, top, ...size };
 }
 
-/** The font every OSD text is set in; the same for a whole overlay and for one label's sprite. */
+/** The font every OSD text is set in; the same for a whole overlay and for one tag drawn alone. */
 const textStyle = (markup: string) => `<g font-family="${OSD_FONT_FAMILY}" font-weight="bold">${markup}</g>`;
 
 /** Where one object's box and tag go, in frame pixels. */

@@ -91,7 +91,14 @@ const tiles = new RecentPromises<Uint8Array>(256);
 function labelTile(label: LabelLayout): Promise<Uint8Array> {
   const svg = labelSvg(label);
   return tiles.get(svg, async () => {
-    const rgb = await sharp(Buffer.from(svg)).flatten({ background: label.color.hex }).raw().toBuffer();
-    return new Uint8Array(rgb.buffer, rgb.byteOffset, rgb.byteLength);
+    const { data, info } = await sharp(Buffer.from(svg))
+      .flatten({ background: label.color.hex })
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    if (info.width !== label.width || info.height !== label.height || info.channels !== 3)
+      throw new Error(
+        `OSD tag rasterised to ${info.width}x${info.height}x${info.channels}, not its own size`,
+      );
+    return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   });
 }
