@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { BUILTIN_FAMILIES, isOnnxFamily, ONNX_FAMILIES } from '../inference/families';
 import { APP_TYPE, AppType, LengthReference, Rule } from '../rules/schema';
 import { ruleProblems } from '../rules/validate';
-import { BUILTIN_FAMILIES, isOnnxFamily, ONNX_FAMILIES } from '../inference/families';
 import { compileCheck } from '../schema/ajv';
 
 /**
@@ -13,7 +13,6 @@ import { compileCheck } from '../schema/ajv';
 function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }
-
 
 const ArchivePath = Type.String({
   minLength: 1,

@@ -4,11 +4,11 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiError } from '../api/errors';
 import type { Clock } from '../clock';
+import { isOnnxFamily } from '../inference/families';
 import type { AppType, ListedRule, Rule } from '../rules/schema';
 import { ruleProblems } from '../rules/validate';
 import type { Db } from '../store/db';
 import type { ListedApp, ListedPackage } from './listing';
-import { isOnnxFamily } from '../inference/families';
 import type { Manifest, ModelSpec } from './manifest';
 import { extractZapk, inspectZapk, loadManifestDir, ZapkError } from './zapk';
 

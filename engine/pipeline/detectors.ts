@@ -1,7 +1,7 @@
+import { isOnnxFamily } from '../inference/families';
 import { MotionDetector } from '../inference/motion';
 import type { InferencePool } from '../inference/pool';
 import type { Detection, Frame } from '../inference/types';
-import { isOnnxFamily } from '../inference/families';
 import type { InstalledModel } from '../packages/registry';
 
 /** One model as a task runs it. detect() may hand back the frame in a new buffer (worker transfer). */
