@@ -13,6 +13,7 @@ import { type PooledFrame, PpmFrameReader } from '../engine/media/frame-reader';
 import { FrameSource, type SourceFrame, type SourceInfo, videoStreamFps } from '../engine/media/frame-source';
 import type { SourceUrl } from '../engine/media/source-url';
 import { StreamWatchdog, type WatchdogFrame, type WatchdogState } from '../engine/media/stream-watchdog';
+import { isAlive } from './helpers/child';
 import { FIXTURES } from './helpers/engine';
 
 const FFMPEG = '/usr/bin/ffmpeg';
@@ -167,16 +168,6 @@ function isBlack(data: Uint8Array): boolean {
   zeros.set(data.length, zero);
   return zero.equals(data);
 }
-
-const isAlive = (pid: number | undefined) => {
-  if (pid === undefined) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** ffmpeg clients still running for a URL marker (a client's URL is followed by -map, a server's is last). */
 const clientsFor = (marker: string) =>

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildZapk } from '../engine/packages/zapk';
+import { isAlive } from './helpers/child';
 import { ADMIN_PASSWORD, startTestEngine, VIDEO } from './helpers/engine';
 import { signIn, spawnEngine } from './helpers/engine-process';
 
@@ -27,15 +28,6 @@ const ffmpegChildrenOf = (pid: number) => {
       .trim();
   } catch {
     return '';
-  }
-};
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 };
 

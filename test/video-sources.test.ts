@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FrameSource, type RtspTransport } from '../engine/media/frame-source';
 import { parseSourceUrl, type SourceUrl } from '../engine/media/source-url';
 import { StreamWatchdog, type WatchdogFrame } from '../engine/media/stream-watchdog';
+import { isAlive } from './helpers/child';
 import { encodedFixture, freePort } from './helpers/rtmp-source';
 
 /**
@@ -99,16 +100,6 @@ async function framesOf(url: string) {
     expect(watched.sources.every((source) => !isAlive(source.pid))).toBe(true);
   }
 }
-
-const isAlive = (pid: number | undefined) => {
-  if (pid === undefined) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** The mean of the frame's pixels: the fixture's street scene is neither black nor blank. */
 const meanLevel = (frame: WatchdogFrame) => frame.data.reduce((sum, v) => sum + v, 0) / frame.data.length;

@@ -11,3 +11,14 @@ export async function terminate(
     child.kill(signal);
   });
 }
+
+/** Whether a process with this id exists (signal 0 checks without sending anything). */
+export function isAlive(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
