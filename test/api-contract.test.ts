@@ -919,6 +919,22 @@ describe('4.4 - 4.7 tasks', () => {
     expectError(await t.call('DELETE', '/api/task/not-a-task'), 'TASK_NOT_FOUND');
   });
 
+  it('closes a task whose DELETE carries a JSON content type and no body, as many clients send it', async () => {
+    const taskId = await startImageTask();
+    const noBody = { raw: { type: 'application/json', body: '' } };
+    expect(expectOk(await t.call('DELETE', `/api/task/${taskId}`, noBody))).toEqual({
+      task_id: taskId,
+      close_code: 1,
+    });
+    expect(expectOk(await t.call('GET', `/api/task/${taskId}`))).toMatchObject({ status: 'closed' });
+    expectError(await t.call('DELETE', '/api/zapk/nope', noBody), 'PACKAGE_NOT_FOUND');
+    // A body that is there is still read as JSON.
+    expectError(
+      await t.call('DELETE', `/api/task/${taskId}`, { raw: { type: 'application/json', body: '{"a": [1,' } }),
+      'MALFORMED_JSON',
+    );
+  });
+
   it('closes an image task after 5 min without images (close_code 3) and forgets it 24 h later', async () => {
     const taskId = await startImageTask();
     t.advance(5 * 60_000 - 1);

@@ -92,6 +92,7 @@ export async function buildApi(ctx: ApiContext, logLevel: string): Promise<Api> 
   await app.register(fastifyMultipart, { limits: { files: 2, fields: 10, parts: 12, fieldSize: 64 * 1024 } });
 
   registerRouteTable(app);
+  acceptEmptyDeleteBodies(app);
   app.addHook('onRequest', async (request) => authenticate(ctx, request));
   app.addHook('preParsing', async (request) => checkContentType(request));
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -155,6 +156,19 @@ async function authenticate(ctx: ApiContext, request: FastifyRequest): Promise<v
     );
   }
   request.username = check.username;
+}
+
+/**
+ * No DELETE takes a body, and many clients send their JSON content type on every request: an empty
+ * body there is no body, not broken JSON (which would leave the task or package in place).
+ */
+function acceptEmptyDeleteBodies(app: Api): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body: string, done) => {
+    if (request.method === 'DELETE' && body === '') done(null, undefined);
+    else parseJson(request, body, done);
+  });
 }
 
 /** Refuses a body of a type the route does not take before anything parses it. */
