@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import { buildZapk } from '../engine/packages/zapk';
 import { FIXTURES } from '../test/helpers/engine';
-import { signIn, spawnEngine } from '../test/helpers/engine-process';
+import { callApi, signIn, spawnEngine } from '../test/helpers/engine-process';
 import { Receiver } from '../test/helpers/receiver';
 import { encodedFixture, RtmpSource } from '../test/helpers/rtmp-source';
 import { childPids, cpuSeconds, percentile, rssMb } from './process-stats';
@@ -117,12 +117,9 @@ async function scenario(
   engine: EngineUnderTest,
   receiver: Receiver,
 ): Promise<Row> {
-  const auth = { authorization: `Bearer ${engine.token}`, 'content-type': 'application/json' };
-  await fetch(`${engine.url}/api/zapk/coco-yolox-nano/app/person`, {
-    method: 'PUT',
-    headers: auth,
-    body: JSON.stringify({ rule: { interval } }),
-  });
+  const api = <T>(method: string, path: string, body?: unknown) =>
+    callApi<T>(engine.url, engine.token, method, path, body);
+  await api('PUT', '/api/zapk/coco-yolox-nano/app/person', { rule: { interval } });
   const sources = await Promise.all(
     Array.from({ length: streams }, (_, i) =>
       RtmpSource.create(`bench-${streams}-${speed}-${i}`, FRAMES, speed),
@@ -132,26 +129,18 @@ async function scenario(
   try {
     for (const source of sources) {
       source.start();
-      const answer = await fetch(`${engine.url}/api/task`, {
-        method: 'POST',
-        headers: auth,
-        body: JSON.stringify({
-          zapk_id: 'coco-yolox-nano',
-          app_ids: ['person'],
-          video_url: source.url,
-          report_url: receiver.url,
-        }),
+      const started = await api<{ task_id: string }>('POST', '/api/task', {
+        zapk_id: 'coco-yolox-nano',
+        app_ids: ['person'],
+        video_url: source.url,
+        report_url: receiver.url,
       });
-      const body = (await answer.json()) as { code: number; msg: string; data: { task_id: string } };
-      if (body.code !== 0) throw new Error(`task did not start: ${body.msg}`);
-      taskIds.push(body.data.task_id);
+      taskIds.push(started.task_id);
     }
     const analysed = async () => {
-      const listed = (await (await fetch(`${engine.url}/api/tasks`, { headers: auth })).json()) as {
-        data: Array<{ task_id: string; dump: string }>;
-      };
+      const listed = await api<Array<{ task_id: string; dump: string }>>('GET', '/api/tasks');
       return taskIds.map((id) => {
-        const dump = listed.data.find((task) => task.task_id === id)?.dump ?? '';
+        const dump = listed.find((task) => task.task_id === id)?.dump ?? '';
         return Number(/(\d+) frames analysed/.exec(dump)?.[1] ?? Number.NaN);
       });
     };
@@ -193,9 +182,13 @@ async function scenario(
       callbacks: latencies.length,
     };
   } finally {
-    for (const id of taskIds)
-      await fetch(`${engine.url}/api/task/${id}`, { method: 'DELETE', headers: auth });
-    await Promise.all(sources.map((source) => source.kill()));
+    // Closed (and checked) before their sources go: a task left behind would fill black frames
+    // through the next scenarios while it waits out its reconnects.
+    try {
+      for (const id of taskIds) await api('DELETE', `/api/task/${id}`);
+    } finally {
+      await Promise.all(sources.map((source) => source.kill()));
+    }
   }
 }
 
