@@ -375,9 +375,19 @@ describe('StreamWatchdog', () => {
     const { watchdog, states, noFfmpegLeft } = trackedWatchdog(rtmp(port, name), {
       backoffFirstMs: 300,
       backoffMaxMs: 600,
+      framePool: new FramePool(8 * 1024 * 1024),
     });
     const frames: ReturnType<typeof frameFacts>[] = [];
     watchdog.on('frame', (frame) => frames.push(frameFacts(frame)));
+    // A consumer gives each black frame back when done, here after painting on it: the next one is
+    // the same buffer (no allocation per frame while lost), blank again.
+    const blackBuffers = new Set<ArrayBufferLike>();
+    watchdog.on('frame', (frame) => {
+      if (!frame.synthetic) return;
+      blackBuffers.add(frame.data.buffer);
+      frame.data.fill(255, 0, 4096);
+      frame.release?.();
+    });
 
     expect(await watchdog.start(15_000)).toEqual(VIDEO_INFO);
     expect(watchdog.state).toBe('running');
@@ -402,6 +412,7 @@ describe('StreamWatchdog', () => {
     expect(
       black.every((frame) => frame.synthetic && frame.black && frame.width === 768 && frame.height === 576),
     ).toBe(true);
+    expect(blackBuffers.size).toBe(1);
     expect(watchdog.fps).toBe(0);
     expect(watchdog.reconnects).toBe(0);
     expect(states).toContain('reconnecting');

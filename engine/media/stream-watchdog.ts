@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { type Clock, systemClock, type TimerHandle } from '../clock';
 import type { Frame } from '../inference/types';
+import { type FramePool, framePool } from './frame-pool';
 import {
   DEFAULT_FPS,
   FrameSource,
@@ -23,7 +24,7 @@ export interface WatchdogFrame extends Frame {
   index: number;
   /** performance.now() when the frame was read or made. */
   receivedAt: number;
-  /** Gives a pooled buffer back to its source (frame-pool.ts says who calls it); absent for black frames. */
+  /** Gives the pooled buffer back (frame-pool.ts says who calls it). */
   release?: () => void;
 }
 
@@ -61,6 +62,8 @@ export interface StreamWatchdogOptions {
   backoffMaxMs?: number;
   /** A reconnect attempt that gives no frame within this is abandoned. Default 15 s. */
   connectTimeoutMs?: number;
+  /** Where black frames take their buffers. Default: the engine's frame pool. */
+  framePool?: FramePool;
 }
 
 const DEFAULTS = {
@@ -101,6 +104,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
   private current: WatchdogState = 'idle';
   private readonly settings: typeof DEFAULTS;
   private readonly clock: Clock;
+  private readonly framePool: FramePool;
   private readonly createSource: FrameSourceFactory;
   private frameSource: FrameSource | null = null;
   private latestSource: FrameSource | null = null;
@@ -143,6 +147,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
     };
     this.clock = options.clock ?? systemClock;
+    this.framePool = options.framePool ?? framePool;
     this.createSource = options.createSource ?? defaultFactory;
   }
 
@@ -516,8 +521,10 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     if (!info || this.blackTimer) return;
     this.blackTimer = setInterval(() => {
       const { width, height } = info;
-      // A fresh buffer each time: a plain buffer sent to a worker is transferred, which detaches it.
-      const data = new Uint8Array(width * height * 3);
+      // Pooled like real frames: a camera lost for minutes must not churn a fresh 1 MB buffer per
+      // frame through the heap (a GC storm that slows every other stream). Blanked each time, since
+      // the buffer last held a picture.
+      const data = this.framePool.take(width * height * 3).fill(0);
       this.emit('frame', {
         data,
         width,
@@ -525,6 +532,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
         synthetic: true,
         index: this.emitted++,
         receivedAt: performance.now(),
+        release: this.framePool.releaser(data),
       });
     }, 1000 / info.fps);
   }
