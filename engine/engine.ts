@@ -58,6 +58,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     // The outbox is made below; nothing is enqueued before the first task runs.
     sink: { enqueue: (target, event) => outbox.enqueue(target, event) },
     createDetector: (app) => createDetector(app.model, pool),
+    inferenceIdle: () => pool.idle,
     now: () => Date.now(),
     analysisFps,
     live: { ffmpeg, root: liveRoot, clock },

@@ -49,9 +49,16 @@ describe('inference pool (worker threads, real onnxruntime)', () => {
     expect(fromShared.detections.filter((d) => d.classIndex === 0)).toHaveLength(2);
   });
 
-  it('serves concurrent frames on both workers with identical results', async () => {
+  it('serves concurrent frames on both workers with identical results, and says when a thread is idle', async () => {
     const frames = await Promise.all([basketball(), basketball(), basketball(), basketball()]);
-    const results = await Promise.all(frames.map((frame) => pool.detect(MODEL, frame)));
+    expect(pool.idle).toBe(true);
+    const first = pool.detect(MODEL, frames[0] as Frame);
+    // One thread busy, the other free.
+    expect(pool.idle).toBe(true);
+    const rest = frames.slice(1).map((frame) => pool.detect(MODEL, frame));
+    expect([pool.idle, pool.queued]).toEqual([false, 2]);
+    const results = await Promise.all([first, ...rest]);
+    expect(pool.idle).toBe(true);
     const boxes = results.map((r) => JSON.stringify(r.detections));
     expect(new Set(boxes).size).toBe(1);
     expect(pool.completed).toBeGreaterThanOrEqual(5);

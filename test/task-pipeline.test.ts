@@ -179,6 +179,8 @@ function harness(task: PipelineTask) {
     /** Per frame marker: how many events were enqueued when the pipeline gave the frame back, per release. */
     released: new Map<number, number[]>(),
     respond: ((): Detection[] => []) as Respond,
+    /** What the pool would say: is an inference thread idle? */
+    idle: () => false,
     pipeline: undefined as unknown as TaskPipeline,
     messages: () => enqueued.map((e) => e.event as Message),
     /** [app_id, frame id] of every event, in enqueue order. */
@@ -231,6 +233,7 @@ function harness(task: PipelineTask) {
         },
       };
     },
+    inferenceIdle: () => h.idle(),
     now: () => Date.now(),
   });
   pipelines.push(h.pipeline);
@@ -299,6 +302,85 @@ describe('frames arriving faster than analysis', () => {
     const median = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)] as number;
     expect(median).toBeGreaterThanOrEqual(2);
     expect(Math.max(...gaps)).toBeLessThanOrEqual(2 * median);
+  });
+});
+
+describe('a second frame beside the first while a thread is idle', () => {
+  it('starts a frame that would be dropped, and tracks and reports both in frame order', async () => {
+    const h = harness(taskOf(['person']));
+    h.idle = () => true;
+    const gates = new Map<number, () => void>();
+    h.respond = (_model, marker) =>
+      new Promise((done) => gates.set(marker, () => done([box(100 + marker, 60, 140 + marker, 140)])));
+    const analysed: Array<{ frameId: number; trackIds: string[] }> = [];
+    h.pipeline.on('analysed', ({ frameId, models }) =>
+      analysed.push({
+        frameId,
+        trackIds: [...models.values()].flatMap((m) => m.tracked.map((t) => t.trackId)),
+      }),
+    );
+
+    h.emit(); // 1: starts
+    h.emit(); // 2: waits, as nothing would be dropped
+    await until('frame 1 in detection', () => gates.size === 1);
+    h.emit(); // 3: rather than drop frame 2, it starts beside frame 1; frame 3 waits
+    await until('frames 1 and 2 in detection', () => gates.size === 2);
+    expect(h.detectCalls.map((c) => c.marker)).toEqual([1, 2]);
+    // Frame 2's result comes first; it waits for frame 1's.
+    gates.get(2)?.();
+    await sleep(50);
+    expect(analysed).toEqual([]);
+    gates.get(1)?.();
+    await until('frame 3 in detection', () => gates.size === 3);
+    expect(analysed.map((a) => a.frameId)).toEqual([1, 2]);
+
+    // No idle thread: the displaced frame is dropped.
+    h.idle = () => false;
+    h.emit(); // 4: waits
+    h.emit(); // 5: displaces frame 4
+    await sleep(50);
+    expect(h.detectCalls.map((c) => c.marker)).toEqual([1, 2, 3]);
+    gates.get(3)?.();
+    await until('frame 5 in detection', () => gates.size === 4);
+    gates.get(5)?.();
+    await eventsSettled(h, 4);
+
+    expect(analysed.map((a) => a.frameId)).toEqual([1, 2, 3, 5]);
+    // One walker, one track across the frames detected out of order.
+    expect(new Set(analysed.flatMap((a) => a.trackIds)).size).toBe(1);
+    expect(h.messages().map((m) => m.data.frame.id)).toEqual([1, 2, 3, 5]);
+    expect(h.pipeline.stats).toMatchObject({ analysed: 4, dropped: 1, failures: 0, events: 4 });
+    expect([...h.released.keys()].sort()).toEqual([1, 2, 3, 4, 5]);
+    expect([...h.released.values()].every((releases) => releases.length === 1)).toBe(true);
+  });
+
+  it('a failed second frame is counted without disturbing the first', async () => {
+    const h = harness(taskOf(['person']));
+    h.idle = () => true;
+    const gates = new Map<number, () => void>();
+    h.respond = (_model, marker) =>
+      marker === 2
+        ? Promise.reject(new Error('the model broke on frame 2'))
+        : new Promise((done) => gates.set(marker, () => done([box(100, 60, 140, 140)])));
+    h.emit();
+    h.emit();
+    await until('frame 1 in detection', () => gates.size === 1);
+    h.emit(); // frame 2 starts and fails at once; its failure is taken up after frame 1
+    await until('frame 2 in detection', () => h.detectCalls.length === 2);
+    await sleep(50);
+    expect(h.pipeline.stats.failures).toBe(0);
+    gates.get(1)?.();
+    await until('frame 3 in detection', () => gates.size === 2);
+    gates.get(3)?.();
+    await eventsSettled(h, 2);
+    expect(h.pipeline.stats).toMatchObject({
+      analysed: 2,
+      failures: 1,
+      lastError: 'the model broke on frame 2',
+    });
+    expect(h.messages().map((m) => m.data.frame.id)).toEqual([1, 3]);
+    expect([...h.released.keys()].sort()).toEqual([1, 2, 3]);
+    expect([...h.released.values()].every((releases) => releases.length === 1)).toBe(true);
   });
 });
 

@@ -66,6 +66,12 @@ export class InferencePool {
     return this.queue.length;
   }
 
+  /** True when a job sent now would start at once on a thread that has nothing else to do. */
+  get idle(): boolean {
+    if (this.closed || this.queue.length > 0) return false;
+    return this.slots.length < this.workerCount || this.slots.some((slot) => !slot.job);
+  }
+
   detect(model: OnnxModelRef, frame: Frame): Promise<DetectResult> {
     if (this.closed) return Promise.reject(new Error('the inference pool is closed'));
     const { buffer } = frame.data;

@@ -48,6 +48,11 @@ export interface PipelineDeps {
    * AI video is encoded); unset: every frame is offered to the analysis.
    */
   analysisFps?: number;
+  /**
+   * True while an inference thread has nothing to do: the task may then start its next frame beside
+   * the one in detection, so one fast stream is not held to one thread. Unset: one frame at a time.
+   */
+  inferenceIdle?(): boolean;
 }
 
 /** The latest analysis of one app, kept for the live overlay and the console. */
@@ -80,13 +85,26 @@ export interface PipelineEvents {
 
 type NumberedFrame = WatchdogFrame & { frameId: number };
 
+/** What a frame's models found, before tracking (which takes frames strictly in order). */
+interface Detected {
+  /** The settings the frame started under: it is judged and reported under them. */
+  task: PipelineTask;
+  /** The pixels as the detectors handed them back. */
+  frame: Frame;
+  /** Per model key; empty for a black fill frame. */
+  detections: Map<string, Detection[]>;
+}
+
 const RATE_WINDOW_MS = 5_000;
+// A second frame fills a thread the first leaves idle; a third could only queue behind them.
+const MAX_IN_ANALYSIS = 2;
 
 /**
  * One video task's analysis: frames from its stream -> detectors -> trackers -> each app's rule ->
- * events with annotated snapshots. At most one frame is analysed at a time and at most one waits:
- * a newer frame replaces the waiting one, so when the cores fall behind, frames are dropped evenly
- * instead of queueing, and every stream keeps its one place in the shared inference queue.
+ * events with annotated snapshots. One frame is in analysis and at most one waits: a newer frame
+ * replaces the waiting one (which goes beside the first instead if an inference thread is idle), so
+ * when the cores fall behind, frames are dropped evenly instead of queueing, and every stream keeps
+ * its place in the shared inference queue. Frames are tracked, judged and reported in their order.
  */
 export class TaskPipeline extends EventEmitter<PipelineEvents> {
   private task: PipelineTask;
@@ -97,7 +115,9 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   private readonly trackers = new Map<string, { floor: number; tracker: ByteTracker }>();
   private nextTrackId = 1;
   private size: FrameSize | null = null;
-  private busy = false;
+  private inAnalysis = 0;
+  /** The chain that tracks, judges and reports analysed frames one after another. */
+  private reporting: Promise<void> = Promise.resolve();
   private waiting: NumberedFrame | null = null;
   private frameCount = 0;
   /** Share of a frame owed to the analysis by the rate limit: a frame is analysed when it reaches 1. */
@@ -153,15 +173,44 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       return;
     }
     const numbered: NumberedFrame = { ...frame, frameId: this.frameCount };
-    if (this.busy) {
-      if (this.waiting) {
-        this.stats.dropped += 1;
-        this.waiting.release?.();
-      }
-      this.waiting = numbered;
+    if (this.inAnalysis === 0) {
+      this.start(numbered);
       return;
     }
-    void this.run(numbered);
+    if (this.waiting) this.startOrDrop(this.waiting);
+    this.waiting = numbered;
+  }
+
+  /**
+   * The waiting frame, displaced by a newer one: started beside the frame in analysis if that keeps
+   * an idle thread busy, else dropped. Without a drop to save, frames go one at a time: two models
+   * running at once slow each other on shared cores, which only adds latency.
+   */
+  private startOrDrop(frame: NumberedFrame): void {
+    if (this.inAnalysis < MAX_IN_ANALYSIS && (this.deps.inferenceIdle?.() ?? false)) {
+      this.start(frame);
+      return;
+    }
+    this.stats.dropped += 1;
+    frame.release?.();
+  }
+
+  /** Starts the frame's detection now and queues its report behind the frames before it. */
+  private start(input: NumberedFrame): void {
+    this.inAnalysis += 1;
+    const detected = this.detect(input);
+    // report() takes the outcome up only after the frames before it: a failure must not count as unhandled meanwhile.
+    detected.catch(() => undefined);
+    this.reporting = this.reporting
+      .then(() => this.report(input, detected))
+      .finally(() => {
+        this.inAnalysis -= 1;
+        const next = this.waiting;
+        if (next && !this.stopped && this.inAnalysis === 0) {
+          this.waiting = null;
+          this.start(next);
+        }
+      });
   }
 
   /** Takes analysisFps of a faster stream's frames, evenly by their order (so by source time). */
@@ -178,61 +227,54 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     return true;
   }
 
-  private async run(first: NumberedFrame): Promise<void> {
-    this.busy = true;
-    let frame: NumberedFrame | null = first;
-    while (frame && !this.stopped) {
-      try {
-        await this.analyse(frame);
-      } catch (error) {
-        // A failed frame is counted and shown in dump; the next frame is tried afresh.
-        if (!this.stopped) {
-          this.stats.failures += 1;
-          this.stats.lastError = (error as Error).message;
-        }
-      }
-      frame = this.waiting;
-      this.waiting = null;
+  /** Runs the frame's models. Config changes apply here, in frame order, before its first model runs. */
+  private async detect(input: NumberedFrame): Promise<Detected> {
+    const task = this.task;
+    this.refresh({ width: input.width, height: input.height });
+    const detections = new Map<string, Detection[]>();
+    let frame: Frame = input;
+    // Black fill frames age the tracks without running a model on them.
+    if (input.synthetic) return { task, frame, detections };
+    for (const [key, detector] of this.detectors) {
+      const result = await detector.detect(frame);
+      frame = result.frame;
+      this.stats.inferenceMs = result.inferenceMs;
+      detections.set(key, result.detections);
     }
-    this.busy = false;
+    return { task, frame, detections };
   }
 
-  /** Analyses the frame and gives its buffer back once nothing (a snapshot being drawn) needs it. */
-  private async analyse(input: NumberedFrame): Promise<void> {
+  /**
+   * Tracks, judges and reports a detected frame, then gives its buffer back once nothing (a snapshot
+   * being drawn) needs it. A failed frame is counted and shown in dump; the next one is tried afresh.
+   */
+  private async report(input: NumberedFrame, detected: Promise<Detected>): Promise<void> {
     let publishing = false;
     try {
-      publishing = await this.analyseAndReport(input);
+      publishing = await this.judge(input, await detected);
+    } catch (error) {
+      if (!this.stopped) {
+        this.stats.failures += 1;
+        this.stats.lastError = (error as Error).message;
+      }
     } finally {
       if (!publishing) input.release?.();
     }
   }
 
   /** True when snapshots of the frame are being drawn: the publishing chain releases it then. */
-  private async analyseAndReport(input: NumberedFrame): Promise<boolean> {
-    // One frame is judged and reported under the settings it started with, even if an update lands meanwhile.
-    const task = this.task;
+  private async judge(input: NumberedFrame, { task, frame, detections }: Detected): Promise<boolean> {
+    if (this.stopped) return false;
     const size = { width: input.width, height: input.height };
-    this.refresh(size);
     // The event's time is when its frame left ffmpeg, not when analysis got round to it.
     const timestamp = Math.round(this.deps.now() - (performance.now() - input.receivedAt));
-    let frame: Frame = input;
     const models: AnalysedFrame['models'] = new Map();
-    for (const [key, detector] of this.detectors) {
-      if (!input.synthetic) {
-        const result = await detector.detect(frame);
-        frame = result.frame;
-        this.stats.inferenceMs = result.inferenceMs;
-        models.set(key, {
-          detections: result.detections,
-          tracked: this.tracker(key).update(result.detections),
-        });
-      } else {
-        // Black fill frames age the tracks without running a model on them.
-        this.tracker(key).update([]);
-        models.set(key, { detections: [], tracked: [] });
-      }
+    for (const key of this.detectors.keys()) {
+      const found = detections.get(key);
+      // A model added after this frame started has nothing of it to track.
+      if (!found && !input.synthetic) continue;
+      models.set(key, { detections: found ?? [], tracked: this.tracker(key).update(found ?? []) });
     }
-    if (this.stopped) return false;
 
     const info = { id: input.frameId, timestampMs: timestamp, width: size.width, height: size.height };
     const overlays: AppOverlay[] = [];
