@@ -49,8 +49,8 @@ export interface PipelineDeps {
    */
   analysisFps?: number;
   /**
-   * True while an inference thread has nothing to do: the task may then start its next frame beside
-   * the one in detection, so one fast stream is not held to one thread. Unset: one frame at a time.
+   * True while an inference thread has nothing to do: a frame that would be dropped may then start
+   * beside the one in analysis, so one fast stream is not held to one thread. Unset: never.
    */
   inferenceIdle?(): boolean;
 }
