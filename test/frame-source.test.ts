@@ -15,6 +15,7 @@ import type { SourceUrl } from '../engine/media/source-url';
 import { StreamWatchdog, type WatchdogFrame, type WatchdogState } from '../engine/media/stream-watchdog';
 import { isAlive } from './helpers/child';
 import { FIXTURES } from './helpers/engine';
+import { freePort } from './helpers/rtmp-source';
 
 const FFMPEG = '/usr/bin/ffmpeg';
 const VIDEO = join(FIXTURES, 'media', 'vtest.avi');
@@ -275,15 +276,6 @@ describe('FrameSource', () => {
     expect(stderrTail).toContain(source.lastError);
   });
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 /** True once something listens on the loopback port (read from the kernel: a probe connection
  * would use up the single client an ffmpeg RTMP server takes). */

@@ -1,10 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnOwned } from '../../engine/media/owned-child';
-import { terminate } from './child';
+import { LocalServer } from './local-server';
 import { freePort } from './rtmp-source';
 
 const NGINX = '/usr/sbin/nginx';
@@ -16,14 +15,7 @@ const RTMP_MODULE = '/usr/lib/nginx/modules/ngx_rtmp_module.so';
  * clients may publish (a name at a time) and play. Throws when nginx or the module is missing: the
  * push tests must fail, not skip (CI installs libnginx-mod-rtmp).
  */
-export class NginxRtmp {
-  private child?: ChildProcess;
-
-  private constructor(
-    private readonly dir: string,
-    readonly port: number,
-  ) {}
-
+export class NginxRtmp extends LocalServer {
   static async start(): Promise<NginxRtmp> {
     for (const file of [NGINX, RTMP_MODULE]) {
       if (!existsSync(file)) throw new Error(`${file} is missing: apt-get install nginx libnginx-mod-rtmp`);
@@ -60,48 +52,12 @@ export class NginxRtmp {
     }
   }
 
-  /** Stops the server (every client is dropped) and waits for it to exit. */
-  async stop(): Promise<void> {
-    const child = this.child;
-    this.child = undefined;
-    await terminate(child);
-  }
-
-  /** Starts it again on the same port. */
-  async restart(): Promise<void> {
-    await this.stop();
-    await this.run();
-  }
-
-  async dispose(): Promise<void> {
-    await this.stop();
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-
-  private async run(): Promise<void> {
+  protected spawnServer(): ChildProcess {
     // Owned: a test run that dies leaves no server behind.
-    const child = spawnOwned(
+    return spawnOwned(
       NGINX,
       ['-p', this.dir, '-c', join(this.dir, 'nginx.conf'), '-e', join(this.dir, 'error.log')],
       { stdio: 'ignore' },
     );
-    this.child = child;
-    const deadline = Date.now() + 10_000;
-    while (!(await accepts(this.port))) {
-      if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}: ${this.log}`);
-      if (Date.now() > deadline) throw new Error(`nginx did not listen on ${this.port}: ${this.log}`);
-      await new Promise((done) => setTimeout(done, 50));
-    }
   }
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((done) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      done(true);
-    });
-    socket.once('error', () => done(false));
-  });
 }
