@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './helpers/browser';
 import { startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
 import { installExamplePackage } from './helpers/example-package';
 
@@ -18,17 +19,7 @@ let browser: Browser | undefined;
 beforeAll(async () => {
   t = await startTestEngine();
   expect(await installExamplePackage(t)).toBe(200);
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
