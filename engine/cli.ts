@@ -8,6 +8,9 @@ const USAGE = `usage: npm run engine -- [--host 127.0.0.1] [--port 8080] [--data
 The headless engine: the REST API and, when built (npm run build), the console as a web page.
 Settings file: <data-dir>/settings.json {"host": ..., "port": ..., "analysis_fps": ...}; flags win over it.`;
 
+/** A wrong flag: answered with the usage, unlike a refused start (data dir in use, a bad database). */
+class UsageError extends Error {}
+
 /** Host and port from <data-dir>/settings.json, when the operator keeps them there. */
 function fileSettings(dataDir: string): { host?: string; port?: number; analysisFps?: number } {
   const file = join(dataDir, 'settings.json');
@@ -40,12 +43,12 @@ async function main(): Promise<void> {
   const settings = fileSettings(dataDir);
   const port = values.port !== undefined ? Number(values.port) : (settings.port ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`--port must be 0..65535, not ${values.port}`);
+    throw new UsageError(`--port must be 0..65535, not ${values.port}`);
 
   const analysisFps =
     values['analysis-fps'] !== undefined ? Number(values['analysis-fps']) : settings.analysisFps;
   if (analysisFps !== undefined && !(analysisFps >= 1 && analysisFps <= 60))
-    throw new Error(`--analysis-fps must be 1..60, not ${values['analysis-fps'] ?? analysisFps}`);
+    throw new UsageError(`--analysis-fps must be 1..60, not ${values['analysis-fps'] ?? analysisFps}`);
 
   const engine = await startEngine({
     host: values.host ?? settings.host ?? '127.0.0.1',
@@ -64,6 +67,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(`engine: ${(error as Error).message}\n${USAGE}`);
+  const usage =
+    error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+  console.error(`engine: ${(error as Error).message}${usage ? `\n${USAGE}` : ''}`);
   process.exit(1);
 });

@@ -23,7 +23,8 @@ import { Optimizations } from './optimization/service';
 import { PackageRegistry } from './packages/registry';
 import { createDetector } from './pipeline/detectors';
 import { VideoAnalysis } from './pipeline/video-analysis';
-import { openDb } from './store/db';
+import { lockDataDir } from './store/data-dir-lock';
+import { type Db, openDb } from './store/db';
 import { TaskRegistry } from './tasks/registry';
 
 /** Where assets/builtin sits when the engine runs from the source tree; a bundled host passes its own. */
@@ -35,7 +36,16 @@ const DEFAULT_ANALYSIS_FPS = 10;
 export async function startEngine(options: EngineOptions): Promise<Engine> {
   const clock = options.clock ?? systemClock;
   const dataDir = resolve(options.dataDir);
-  const db = openDb(dataDir);
+  // Taken before anything in the data dir is touched; held until close() or the process dies.
+  const lock = lockDataDir(dataDir);
+  let db: Db;
+  try {
+    db = openDb(dataDir);
+  } catch (error) {
+    // A refused data dir is left as it was, free for the engine the operator starts next.
+    lock.release();
+    throw error;
+  }
   const accounts = new Accounts(db, clock);
   const ffmpeg = findFfmpeg();
   const analysisFps = options.analysisFps ?? DEFAULT_ANALYSIS_FPS;
@@ -187,6 +197,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       await api.close();
       outbox.close();
       db.close();
+      lock.release();
     },
   };
 }

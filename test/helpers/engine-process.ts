@@ -21,11 +21,16 @@ export async function spawnEngine(
     {
       cwd: ROOT,
       env: { ...process.env, VC_ADMIN_PASSWORD: adminPassword },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
   const url = await new Promise<string>((done, fail) => {
     let out = '';
+    // Passed through as it comes, and kept for the error of a start that fails.
+    child.stderr?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      process.stderr.write(chunk);
+    });
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = /engine listening on (http:\/\/\S+)/.exec(out);

@@ -1,0 +1,32 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+
+export interface DataDirLock {
+  release(): void;
+}
+
+const LOCK_FILE = 'engine.lock';
+
+/**
+ * Claims the data dir for this engine alone: an open EXCLUSIVE transaction on <data-dir>/engine.lock
+ * in SQLite's exclusive locking mode. SQLite's OS lock (fcntl on Linux and macOS, LockFileEx on
+ * Windows) keeps out other processes and other connections of this process alike, and the OS drops
+ * it when the process dies, kill -9 included, so there is never a stale lock to guess about.
+ */
+export function lockDataDir(dataDir: string): DataDirLock {
+  mkdirSync(dataDir, { recursive: true });
+  // No busy timeout: a second engine is refused at once rather than waiting for the first to stop.
+  const lock = new Database(join(dataDir, LOCK_FILE), { timeout: 0 });
+  try {
+    lock.pragma('locking_mode = EXCLUSIVE');
+    lock.exec('BEGIN EXCLUSIVE');
+  } catch (error) {
+    lock.close();
+    if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+    throw new Error(
+      `the data dir ${dataDir} is in use by another engine; stop that engine first, or give this one another data dir`,
+    );
+  }
+  return { release: () => lock.close() };
+}
