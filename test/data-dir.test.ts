@@ -1,11 +1,22 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { terminate } from './helpers/child';
 import { ADMIN_PASSWORD, startTestEngine } from './helpers/engine';
 import { type EngineProcess, signIn, spawnEngine } from './helpers/engine-process';
+import { installExamplePackage } from './helpers/example-package';
 
 const work = mkdtempSync(join(tmpdir(), 'vc-data-dir-'));
 const children: ChildProcess[] = [];
@@ -27,6 +38,16 @@ function spawn(dataDir: string): Promise<EngineProcess> {
 
 async function kill9(engine: EngineProcess): Promise<void> {
   await terminate(engine.child, 'SIGKILL');
+}
+
+/** Every file under a folder with its size, for "nothing changed" checks. */
+function tree(dir: string): Record<string, number> {
+  const files: Record<string, number> = {};
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    const path = join(entry.parentPath, entry.name);
+    files[path.slice(dir.length + 1)] = entry.isDirectory() ? -1 : statSync(path).size;
+  }
+  return files;
 }
 
 const IN_USE = /the data dir .* is in use by another engine/;
@@ -61,5 +82,82 @@ describe('one engine per data dir', () => {
     const next = await spawn(dataDir);
     expect(await signIn(next.url, ADMIN_PASSWORD)).toMatch(/\S/);
     await kill9(next);
+  });
+});
+
+describe('a data dir that is not a fresh install', () => {
+  /** A data dir an engine used: the example package installed, then stopped cleanly. */
+  async function usedDataDir(name: string): Promise<string> {
+    const dataDir = join(work, name);
+    const t = await startTestEngine(dataDir);
+    expect(await installExamplePackage(t)).toBe(200);
+    await t.engine.close();
+    return dataDir;
+  }
+
+  let spoilt = 0;
+  const refusals: Array<[string, (dataDir: string) => void, RegExp]> = [
+    [
+      'an empty engine.sqlite',
+      (dataDir) => truncateSync(join(dataDir, 'engine.sqlite'), 0),
+      /engine\.sqlite \(0 bytes\) is empty or not this engine's database: restore engine\.sqlite from a backup, or move the data dir away/,
+    ],
+    [
+      'an engine.sqlite that is not a database',
+      (dataDir) => writeFileSync(join(dataDir, 'engine.sqlite'), 'x'.repeat(8192)),
+      /engine\.sqlite cannot be read \(file is not a database\): restore engine\.sqlite/,
+    ],
+    [
+      "another program's database",
+      (dataDir) => {
+        rmSync(join(dataDir, 'engine.sqlite'));
+        const foreign = new Database(join(dataDir, 'engine.sqlite'));
+        foreign.exec('CREATE TABLE notes (body TEXT)');
+        foreign.close();
+      },
+      /engine\.sqlite \(\d+ bytes\) is empty or not this engine's database/,
+    ],
+    [
+      'installed packages but no engine.sqlite',
+      (dataDir) => rmSync(join(dataDir, 'engine.sqlite')),
+      /has packages but no engine\.sqlite: the database was lost or moved; restore engine\.sqlite/,
+    ],
+  ];
+
+  it.each(refusals)('refuses %s and changes nothing', async (_name, spoil, message) => {
+    const dataDir = await usedDataDir(`spoilt-${++spoilt}`);
+    spoil(dataDir);
+    const before = tree(dataDir);
+    const bytes = statSync(join(dataDir, 'engine.sqlite'), { throwIfNoEntry: false })
+      ? readFileSync(join(dataDir, 'engine.sqlite'))
+      : undefined;
+    await expect(startTestEngine(dataDir)).rejects.toThrow(message);
+    // No new database, admin or sweep: the installed package's files are all still there.
+    expect(tree(dataDir)).toEqual(before);
+    expect(Object.keys(before).some((path) => path.startsWith('packages/coco-yolox-nano-'))).toBe(true);
+    if (bytes) expect(readFileSync(join(dataDir, 'engine.sqlite')).equals(bytes)).toBe(true);
+
+    // The CLI says the same and exits non-zero.
+    await expect(spawn(dataDir)).rejects.toThrow(
+      new RegExp(`engine exited with 1: [\\s\\S]*${message.source}`),
+    );
+    expect(tree(dataDir)).toEqual(before);
+
+    // Once the operator moves the data dir's content away, the next start is a fresh install.
+    rmSync(dataDir, { recursive: true });
+    const fresh = await startTestEngine(dataDir);
+    expect((await fresh.call('GET', '/api/zapk')).body.data).toMatchObject([{ zapk_id: 'builtin' }]);
+    await fresh.stop();
+  });
+
+  it('an empty packages folder, scratch folders, settings.json and a half-built database still make a fresh install', async () => {
+    const dataDir = join(work, 'fresh');
+    for (const dir of ['packages', 'live', 'tmp']) mkdirSync(join(dataDir, dir), { recursive: true });
+    writeFileSync(join(dataDir, 'settings.json'), '{"port": 8080}');
+    // What a first start killed while building its database leaves.
+    writeFileSync(join(dataDir, 'engine.sqlite.new'), 'half a database');
+    const t = await startTestEngine(dataDir);
+    expect((await t.call('GET', '/api/zapk')).body.data).toMatchObject([{ zapk_id: 'builtin' }]);
+    await t.stop();
   });
 });

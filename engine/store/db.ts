@@ -1,23 +1,83 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { MIGRATIONS } from './migrations';
 
 export type Db = Database.Database;
 
+const DB_FILE = 'engine.sqlite';
+/** What only an engine that ran here leaves in the data dir: without the database, it was lost. */
+const KEPT_BESIDE_DB = ['packages', 'optimization', `${DB_FILE}-wal`, `${DB_FILE}-journal`];
+const WHAT_TO_DO =
+  'restore engine.sqlite from a backup, or move the data dir away to start afresh (nothing was changed)';
+
 /**
  * Opens the engine's SQLite database in the data dir. WAL with synchronous=FULL: every committed
  * write survives kill -9 and power loss, which matters more here than write throughput.
+ * A fresh database is made only where there is none and nothing else says an engine ran here; an
+ * existing file that is not this engine's database is refused untouched, never started over.
  */
 export function openDb(dataDir: string): Db {
   mkdirSync(dataDir, { recursive: true });
-  const db = new Database(join(dataDir, 'engine.sqlite'));
+  const file = join(dataDir, DB_FILE);
+  if (statSync(file, { throwIfNoEntry: false })) checkEngineDb(file);
+  else createDb(dataDir, file);
+  const db = new Database(file, { fileMustExist: true });
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
   migrate(db);
   return db;
+}
+
+/** Refuses a database file that is empty, unreadable or another program's, reading it only. */
+function checkEngineDb(file: string): void {
+  let ours: boolean;
+  try {
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      ours =
+        db
+          .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+          .get() !== undefined;
+    } finally {
+      db.close();
+    }
+  } catch (error) {
+    throw new Error(`${file} cannot be read (${(error as Error).message}): ${WHAT_TO_DO}`);
+  }
+  if (!ours) {
+    const { size } = statSync(file);
+    throw new Error(`${file} (${size} bytes) is empty or not this engine's database: ${WHAT_TO_DO}`);
+  }
+}
+
+/**
+ * A first start: the schema is built under another name and renamed into place, so engine.sqlite
+ * exists only once it holds the schema, and a start killed midway never leaves one to refuse.
+ */
+function createDb(dataDir: string, file: string): void {
+  const left = KEPT_BESIDE_DB.filter((name) => {
+    const path = join(dataDir, name);
+    const stat = statSync(path, { throwIfNoEntry: false });
+    return stat !== undefined && (!stat.isDirectory() || readdirSync(path).length > 0);
+  });
+  if (left.length > 0) {
+    throw new Error(
+      `the data dir ${dataDir} has ${left.join(', ')} but no ${DB_FILE}: the database was lost or moved; ${WHAT_TO_DO}`,
+    );
+  }
+  const building = `${file}.new`;
+  rmSync(building, { force: true });
+  rmSync(`${building}-journal`, { force: true });
+  const db = new Database(building);
+  try {
+    migrate(db);
+  } finally {
+    db.close();
+  }
+  renameSync(building, file);
 }
 
 /** Applies each numbered migration once, in order, each inside its own transaction. */
