@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import packageJson from '../package.json';
@@ -52,6 +53,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // Live HLS folders of a previous run are leftovers: no stream survives a restart.
   const liveRoot = new HlsRoot(join(dataDir, 'live'));
   await liveRoot.sweep();
+  // So are the uploads a killed engine was receiving.
+  const tmpDir = join(dataDir, 'tmp');
+  await rm(tmpDir, { recursive: true, force: true });
   const previews = new PreviewStreams({ ffmpeg, root: liveRoot, clock });
 
   let tasks: TaskRegistry | undefined;
@@ -131,7 +135,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       previews,
       events: { outbox, bus, mqtt },
       clock,
-      tmpDir: join(dataDir, 'tmp'),
+      tmpDir,
       version: packageJson.version,
       startedAt: clock.now(),
       consoleDir: options.consoleDir,

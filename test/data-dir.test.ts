@@ -9,6 +9,7 @@ import {
   truncateSync,
   writeFileSync,
 } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -159,5 +160,43 @@ describe('a data dir that is not a fresh install', () => {
     const t = await startTestEngine(dataDir);
     expect((await t.call('GET', '/api/zapk')).body.data).toMatchObject([{ zapk_id: 'builtin' }]);
     await t.stop();
+  });
+});
+
+describe('uploads of a killed engine', () => {
+  it('are removed at the next start', async () => {
+    const dataDir = join(work, 'upload');
+    const first = await spawn(dataDir);
+    const token = await signIn(first.url, ADMIN_PASSWORD);
+    // A package upload that sends its first megabyte and then waits: the engine is killed mid-upload.
+    const boundary = 'vc-boundary';
+    const url = new URL('/api/zapk', first.url);
+    const upload = request(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-length': String(64 * 1024 * 1024),
+      },
+    });
+    upload.on('error', () => {});
+    upload.write(
+      `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.zapk"\r\n` +
+        'content-type: application/octet-stream\r\n\r\n',
+    );
+    upload.write(Buffer.alloc(1024 * 1024, 1));
+    const tmp = join(dataDir, 'tmp');
+    const uploads = () =>
+      statSync(tmp, { throwIfNoEntry: false })
+        ? readdirSync(tmp).filter((name) => name.startsWith('upload-'))
+        : [];
+    await expect.poll(() => uploads().map((name) => statSync(join(tmp, name)).size > 0)).toEqual([true]);
+
+    await kill9(first);
+    upload.destroy();
+    expect(uploads()).toHaveLength(1);
+    const second = await spawn(dataDir);
+    expect(uploads()).toEqual([]);
+    await kill9(second);
   });
 });
