@@ -99,6 +99,7 @@ export class PackageRegistry {
   /** Installs or upgrades from a .zapk file; returns the package id and whether it replaced one. */
   async installZapk(zapkPath: string): Promise<{ zapk_id: string; version: string; upgraded: boolean }> {
     const manifest = await inspectZapk(zapkPath);
+    // Refused early here, and decided for good at commit: a task may start while the files unpack.
     this.refuseIfInUse(manifest.zapk_id, 'upgraded');
     const dir = join(this.packagesDir, `${manifest.zapk_id}-${randomUUID()}`);
     await extractZapk(zapkPath, dir);
@@ -230,6 +231,8 @@ export class PackageRegistry {
       }
     }
     this.db.transaction(() => {
+      // In the same synchronous step as the write, so no task can start between check and commit.
+      this.refuseIfInUse(manifest.zapk_id, 'upgraded');
       this.db.prepare('DELETE FROM packages WHERE zapk_id = ?').run(manifest.zapk_id);
       this.db
         .prepare(

@@ -93,6 +93,8 @@ const CLOSE_REASON: Record<CloseCode, string> = {
  */
 export class TaskRegistry extends EventEmitter<TaskEvents> {
   private readonly runtimes = new Map<string, Runtime>();
+  /** task_id -> zapk_id of tasks being started, not yet stored: they use their package too. */
+  private readonly starting = new Map<string, string>();
   private purgeTimer?: TimerHandle;
 
   constructor(
@@ -120,6 +122,18 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   }
 
   async start(body: StartTaskBody): Promise<TaskView> {
+    const taskId = randomUUID();
+    // From its checks until its row is stored (a video source takes up to 15 s to open), the task
+    // counts as using its package, so an upgrade cannot commit new apps under it meanwhile.
+    this.starting.set(taskId, body.zapk_id);
+    try {
+      return await this.startTask(taskId, body);
+    } finally {
+      this.starting.delete(taskId);
+    }
+  }
+
+  private async startTask(taskId: string, body: StartTaskBody): Promise<TaskView> {
     const mode = body.mode ?? 'video';
     const apps = this.checkApps(body.zapk_id, body.app_ids, mode);
     const appConfigs = this.checkAppConfigs(body.app_configs ?? [], apps);
@@ -128,7 +142,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
 
     const now = this.clock.now();
     const row: TaskRow = {
-      task_id: randomUUID(),
+      task_id: taskId,
       mode,
       zapk_id: body.zapk_id,
       app_ids: JSON.stringify(body.app_ids),
@@ -332,11 +346,12 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     if (wasLost) this.emit('stream_restored', this.get(taskId));
   }
 
-  /** True while a task that is not closed runs an app of the package. */
+  /** True while a task that is not closed runs an app of the package, or one starts with it. */
   usesPackage(zapkId: string): boolean {
     return (
+      [...this.starting.values()].includes(zapkId) ||
       this.db.prepare("SELECT 1 FROM tasks WHERE zapk_id = ? AND status != 'closed' LIMIT 1").get(zapkId) !==
-      undefined
+        undefined
     );
   }
 
