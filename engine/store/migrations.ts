@@ -150,4 +150,12 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       );
     `,
   },
+  {
+    // Crash-loop guard: times the task was resumed after an engine that did not stop cleanly, since
+    // it last ran a while without the engine dying or the engine last stopped cleanly.
+    version: 5,
+    sql: `
+      ALTER TABLE tasks ADD COLUMN unclean_resumes INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];

@@ -13,4 +13,8 @@ export const TASK_LIMITS = {
   /** Reopening a lost source: first retry after this, doubling up to the cap. */
   reconnectFirstMs: 1_000,
   reconnectMaxMs: 30_000,
+  /** A task resumed this many times in a row into an engine that then died is closed (code 5) instead. */
+  maxUncleanResumes: 3,
+  /** ...where a resumed task that lives this long with the engine starts its count afresh. */
+  resumeHealthyMs: 5 * 60_000,
 } as const;

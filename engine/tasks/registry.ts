@@ -62,9 +62,13 @@ interface TaskRow {
   report_secret: string;
   polygon_width: number | null;
   polygon_height: number | null;
+  unclean_resumes: number;
 }
 
-type TimerName = 'idle' | 'loss' | 'license' | 'reconnect';
+type TimerName = 'idle' | 'loss' | 'license' | 'reconnect' | 'healthy';
+
+/** Settings key written when the tasks stopped with the engine, not with its process dying. */
+const STOPPED_CLEANLY = 'tasks_stopped_cleanly';
 
 /** What a live task holds in memory only: timers and source health. */
 interface Runtime {
@@ -106,12 +110,31 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     super();
   }
 
-  /** Restarts the timers of tasks that were live when the engine stopped, and reopens their sources. */
+  /**
+   * Restarts the timers of tasks that were live when the engine stopped, and reopens their sources.
+   * A video task resumed maxUncleanResumes times in a row into an engine that then died is closed
+   * with close_code 5 instead: whatever kills the engine, it is not resumed into a crash loop.
+   */
   resumeAll(): void {
     this.purgeClosed();
+    this.countResumes();
     for (const row of this.rows("status != 'closed'")) {
+      if (row.unclean_resumes > TASK_LIMITS.maxUncleanResumes) {
+        const within = `${TASK_LIMITS.resumeHealthyMs / 60_000} min`;
+        this.close(
+          row.task_id,
+          CLOSE_CODE.engineError,
+          `not resumed again: the engine stopped uncleanly within ${within} of each of its last ${TASK_LIMITS.maxUncleanResumes} resumes`,
+        );
+        continue;
+      }
       const runtime = this.newRuntime(row.task_id);
       this.armLicenseTimer(row, runtime);
+      if (row.unclean_resumes > 0) {
+        this.arm(runtime, 'healthy', TASK_LIMITS.resumeHealthyMs, () =>
+          this.db.prepare('UPDATE tasks SET unclean_resumes = 0 WHERE task_id = ?').run(row.task_id),
+        );
+      }
       if (row.mode === 'video') {
         this.setStatus(row.task_id, 'starting', 'starting: reopening the source after an engine restart');
         void this.reopen(row.task_id);
@@ -162,6 +185,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       report_secret: body.report_secret ?? '',
       polygon_width: null,
       polygon_height: null,
+      unclean_resumes: 0,
     };
 
     let source: FrameSize | undefined;
@@ -360,6 +384,27 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const stopping = [...this.runtimes.keys()].map((taskId) => this.stopRuntime(taskId));
     if (this.purgeTimer) this.clock.clearTimeout(this.purgeTimer);
     await Promise.all(stopping);
+    // A clean stop: the next start resumes the tasks without counting it against them.
+    this.db
+      .prepare('INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)')
+      .run(STOPPED_CLEANLY, JSON.stringify(this.clock.now()));
+  }
+
+  /**
+   * Counts, durably and before any source reopens, the resume of each live video task after an
+   * engine that did not stop cleanly; a clean stop starts every count afresh. Image and diff tasks
+   * are not counted: resuming them only re-arms a timer.
+   */
+  private countResumes(): void {
+    this.db.transaction(() => {
+      const clean = this.db.prepare('DELETE FROM settings WHERE key = ?').run(STOPPED_CLEANLY).changes > 0;
+      this.db
+        .prepare(
+          `UPDATE tasks SET unclean_resumes = ${clean ? '0' : 'unclean_resumes + 1'}
+           WHERE status != 'closed' AND mode = 'video'`,
+        )
+        .run();
+    })();
   }
 
   private async reopen(taskId: string): Promise<void> {
