@@ -16,17 +16,21 @@ const LOCK_FILE = 'engine.lock';
  */
 export function lockDataDir(dataDir: string): DataDirLock {
   mkdirSync(dataDir, { recursive: true });
-  // No busy timeout: a second engine is refused at once rather than waiting for the first to stop.
-  const lock = new Database(join(dataDir, LOCK_FILE), { timeout: 0 });
+  let lock: Database.Database | undefined;
   try {
+    // No busy timeout: a second engine is refused at once rather than waiting for the first to stop.
+    lock = new Database(join(dataDir, LOCK_FILE), { timeout: 0 });
     lock.pragma('locking_mode = EXCLUSIVE');
     lock.exec('BEGIN EXCLUSIVE');
   } catch (error) {
-    lock.close();
-    if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
-    throw new Error(
-      `the data dir ${dataDir} is in use by another engine; stop that engine first, or give this one another data dir`,
-    );
+    lock?.close();
+    if ((error as { code?: string }).code === 'SQLITE_BUSY') {
+      throw new Error(
+        `the data dir ${dataDir} is in use by another engine; stop that engine first, or give this one another data dir`,
+      );
+    }
+    throw new Error(`cannot lock the data dir ${dataDir} (${LOCK_FILE}: ${(error as Error).message})`);
   }
-  return { release: () => lock.close() };
+  const held = lock;
+  return { release: () => held.close() };
 }
