@@ -52,6 +52,8 @@ function tree(dir: string): Record<string, number> {
 }
 
 const IN_USE = /the data dir .* is in use by another engine/;
+/** Tests that start engine processes: each start takes seconds on a busy machine. */
+const PROCESS_TEST_MS = 120_000;
 
 describe('one engine per data dir', () => {
   it('refuses a second engine in the same process, and a third once the first has stopped is fine', async () => {
@@ -69,21 +71,25 @@ describe('one engine per data dir', () => {
     await third.stop();
   });
 
-  it('refuses a second engine process (exit 1, with why) and is free again after the holder is killed -9', async () => {
-    const dataDir = join(work, 'processes');
-    const first = await spawn(dataDir);
-    const token = await signIn(first.url, ADMIN_PASSWORD);
-    await expect(spawn(dataDir)).rejects.toThrow(/engine exited with 1: [\s\S]*in use by another engine/);
-    // An engine of this process is kept out by the other process' lock too.
-    await expect(startTestEngine(dataDir)).rejects.toThrow(IN_USE);
-    const answer = await fetch(`${first.url}/api/zapk`, { headers: { authorization: `Bearer ${token}` } });
-    expect(((await answer.json()) as { code: number }).code).toBe(0);
+  it(
+    'refuses a second engine process (exit 1, with why) and is free again after the holder is killed -9',
+    async () => {
+      const dataDir = join(work, 'processes');
+      const first = await spawn(dataDir);
+      const token = await signIn(first.url, ADMIN_PASSWORD);
+      await expect(spawn(dataDir)).rejects.toThrow(/engine exited with 1: [\s\S]*in use by another engine/);
+      // An engine of this process is kept out by the other process' lock too.
+      await expect(startTestEngine(dataDir)).rejects.toThrow(IN_USE);
+      const answer = await fetch(`${first.url}/api/zapk`, { headers: { authorization: `Bearer ${token}` } });
+      expect(((await answer.json()) as { code: number }).code).toBe(0);
 
-    await kill9(first);
-    const next = await spawn(dataDir);
-    expect(await signIn(next.url, ADMIN_PASSWORD)).toMatch(/\S/);
-    await kill9(next);
-  });
+      await kill9(first);
+      const next = await spawn(dataDir);
+      expect(await signIn(next.url, ADMIN_PASSWORD)).toMatch(/\S/);
+      await kill9(next);
+    },
+    PROCESS_TEST_MS,
+  );
 });
 
 describe('a data dir that is not a fresh install', () => {
@@ -125,31 +131,35 @@ describe('a data dir that is not a fresh install', () => {
     ],
   ];
 
-  it.each(refusals)('refuses %s and changes nothing', async (_name, spoil, message) => {
-    const dataDir = await usedDataDir(`spoilt-${++spoilt}`);
-    spoil(dataDir);
-    const before = tree(dataDir);
-    const bytes = statSync(join(dataDir, 'engine.sqlite'), { throwIfNoEntry: false })
-      ? readFileSync(join(dataDir, 'engine.sqlite'))
-      : undefined;
-    await expect(startTestEngine(dataDir)).rejects.toThrow(message);
-    // No new database, admin or sweep: the installed package's files are all still there.
-    expect(tree(dataDir)).toEqual(before);
-    expect(Object.keys(before).some((path) => path.startsWith('packages/coco-yolox-nano-'))).toBe(true);
-    if (bytes) expect(readFileSync(join(dataDir, 'engine.sqlite')).equals(bytes)).toBe(true);
+  it.each(refusals)(
+    'refuses %s and changes nothing',
+    async (_name, spoil, message) => {
+      const dataDir = await usedDataDir(`spoilt-${++spoilt}`);
+      spoil(dataDir);
+      const before = tree(dataDir);
+      const bytes = statSync(join(dataDir, 'engine.sqlite'), { throwIfNoEntry: false })
+        ? readFileSync(join(dataDir, 'engine.sqlite'))
+        : undefined;
+      await expect(startTestEngine(dataDir)).rejects.toThrow(message);
+      // No new database, admin or sweep: the installed package's files are all still there.
+      expect(tree(dataDir)).toEqual(before);
+      expect(Object.keys(before).some((path) => path.startsWith('packages/coco-yolox-nano-'))).toBe(true);
+      if (bytes) expect(readFileSync(join(dataDir, 'engine.sqlite')).equals(bytes)).toBe(true);
 
-    // The CLI says the same and exits non-zero.
-    await expect(spawn(dataDir)).rejects.toThrow(
-      new RegExp(`engine exited with 1: [\\s\\S]*${message.source}`),
-    );
-    expect(tree(dataDir)).toEqual(before);
+      // The CLI says the same and exits non-zero.
+      await expect(spawn(dataDir)).rejects.toThrow(
+        new RegExp(`engine exited with 1: [\\s\\S]*${message.source}`),
+      );
+      expect(tree(dataDir)).toEqual(before);
 
-    // Once the operator moves the data dir's content away, the next start is a fresh install.
-    rmSync(dataDir, { recursive: true });
-    const fresh = await startTestEngine(dataDir);
-    expect((await fresh.call('GET', '/api/zapk')).body.data).toMatchObject([{ zapk_id: 'builtin' }]);
-    await fresh.stop();
-  });
+      // Once the operator moves the data dir's content away, the next start is a fresh install.
+      rmSync(dataDir, { recursive: true });
+      const fresh = await startTestEngine(dataDir);
+      expect((await fresh.call('GET', '/api/zapk')).body.data).toMatchObject([{ zapk_id: 'builtin' }]);
+      await fresh.stop();
+    },
+    PROCESS_TEST_MS,
+  );
 
   it('an empty packages folder, scratch folders, settings.json and a half-built database still make a fresh install', async () => {
     const dataDir = join(work, 'fresh');
@@ -164,39 +174,43 @@ describe('a data dir that is not a fresh install', () => {
 });
 
 describe('uploads of a killed engine', () => {
-  it('are removed at the next start', async () => {
-    const dataDir = join(work, 'upload');
-    const first = await spawn(dataDir);
-    const token = await signIn(first.url, ADMIN_PASSWORD);
-    // A package upload that sends its first megabyte and then waits: the engine is killed mid-upload.
-    const boundary = 'vc-boundary';
-    const url = new URL('/api/zapk', first.url);
-    const upload = request(url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': `multipart/form-data; boundary=${boundary}`,
-        'content-length': String(64 * 1024 * 1024),
-      },
-    });
-    upload.on('error', () => {});
-    upload.write(
-      `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.zapk"\r\n` +
-        'content-type: application/octet-stream\r\n\r\n',
-    );
-    upload.write(Buffer.alloc(1024 * 1024, 1));
-    const tmp = join(dataDir, 'tmp');
-    const uploads = () =>
-      statSync(tmp, { throwIfNoEntry: false })
-        ? readdirSync(tmp).filter((name) => name.startsWith('upload-'))
-        : [];
-    await expect.poll(() => uploads().map((name) => statSync(join(tmp, name)).size > 0)).toEqual([true]);
+  it(
+    'are removed at the next start',
+    async () => {
+      const dataDir = join(work, 'upload');
+      const first = await spawn(dataDir);
+      const token = await signIn(first.url, ADMIN_PASSWORD);
+      // A package upload that sends its first megabyte and then waits: the engine is killed mid-upload.
+      const boundary = 'vc-boundary';
+      const url = new URL('/api/zapk', first.url);
+      const upload = request(url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+          'content-length': String(64 * 1024 * 1024),
+        },
+      });
+      upload.on('error', () => {});
+      upload.write(
+        `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.zapk"\r\n` +
+          'content-type: application/octet-stream\r\n\r\n',
+      );
+      upload.write(Buffer.alloc(1024 * 1024, 1));
+      const tmp = join(dataDir, 'tmp');
+      const uploads = () =>
+        statSync(tmp, { throwIfNoEntry: false })
+          ? readdirSync(tmp).filter((name) => name.startsWith('upload-'))
+          : [];
+      await expect.poll(() => uploads().map((name) => statSync(join(tmp, name)).size > 0)).toEqual([true]);
 
-    await kill9(first);
-    upload.destroy();
-    expect(uploads()).toHaveLength(1);
-    const second = await spawn(dataDir);
-    expect(uploads()).toEqual([]);
-    await kill9(second);
-  });
+      await kill9(first);
+      upload.destroy();
+      expect(uploads()).toHaveLength(1);
+      const second = await spawn(dataDir);
+      expect(uploads()).toEqual([]);
+      await kill9(second);
+    },
+    PROCESS_TEST_MS,
+  );
 });
