@@ -6,6 +6,7 @@ import { findFfmpeg } from './ffmpeg';
 import { type PooledFrame, PpmFrameReader } from './frame-reader';
 import { type FrameSocket, openFrameSocket } from './frame-socket';
 import { spawnOwned } from './owned-child';
+import { sourceLimitArgs, sourceRefusal } from './source-limits';
 import { protocolWhitelist, type SourceUrl } from './source-url';
 
 export type RtspTransport = 'tcp' | 'udp';
@@ -129,6 +130,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private child: ChildProcess | null = null;
   private readonly reader = new PpmFrameReader();
   private readonly stderr = new StderrTail();
+  private refusal: Error | null = null;
   private frameCount = 0;
   private inputFps: number | null = null;
   private inputDurationS: number | null = null;
@@ -218,7 +220,10 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     });
     socket?.ours.on('error', (error) => this.stderr.addLine(`frame socket: ${error.message}`, 'error'));
     (child.stderr as Readable).on('data', (chunk: Buffer) => {
-      for (const line of this.stderr.push(chunk)) this.readStderrLine(line);
+      for (const line of this.stderr.push(chunk)) {
+        this.refusal ??= sourceRefusal(line);
+        this.readStderrLine(line);
+      }
     });
     if (!socket) (child.stdout as Readable).on('data', (chunk: Buffer) => this.readStdout(chunk));
     return Promise.all([closed, drained]).then(([[code, signal]]) => this.exit(code, signal));
@@ -254,9 +259,14 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     return this.stderr.text;
   }
 
-  /** ffmpeg's last error line, else its last line: why the source failed, in its own words. */
+  /** Why the source failed: why ffmpeg refused it, else its last error line, else its last line. */
   get lastError(): string {
-    return this.stderr.lastError || this.stderr.lastLine;
+    return this.refusal?.message || this.stderr.lastError || this.stderr.lastLine;
+  }
+
+  /** Set when ffmpeg refused the source itself (not video): trying again cannot help. */
+  get refused(): Error | null {
+    return this.refusal;
   }
 
   private readStdout(chunk: Buffer): void {
@@ -342,14 +352,15 @@ function closeSocket(socket: FrameSocket | null): void {
 }
 
 /**
- * ffmpeg's input options and `-i` for a source: what it may open, how it reads, and that files and
- * HTTP recordings play in real time (files loop) as if they were live cameras.
+ * ffmpeg's input options and `-i` for a source: what it may open and decode, how it reads, and
+ * (`live`) that files and HTTP recordings play in real time (files loop) as if they were live cameras.
  */
 export function sourceInputArgs(
   source: SourceUrl,
   options: Pick<FrameSourceOptions, 'transport' | 'ioTimeoutMs' | 'seekS'> = {},
+  live = true,
 ): string[] {
-  const args = ['-protocol_whitelist', protocolWhitelist(source.kind)];
+  const args = [...sourceLimitArgs(source.kind), '-protocol_whitelist', protocolWhitelist(source.kind)];
   if (source.kind === 'rtsp') args.push('-rtsp_transport', options.transport ?? 'tcp');
   // The RTSP demuxer has its own socket timeout option; the others go through the protocol layer.
   const ioTimeoutUs = String((options.ioTimeoutMs ?? DEFAULT_IO_TIMEOUT_MS) * 1000);
@@ -357,8 +368,8 @@ export function sourceInputArgs(
   else if (source.kind !== 'file') args.push('-rw_timeout', ioTimeoutUs);
   // Files play as live and loop; http may be a plain MP4 or HLS VOD, which ffmpeg would otherwise
   // decode as fast as it can (live http streams arrive at their own rate anyway).
-  if (source.kind === 'file') args.push('-re', '-stream_loop', '-1');
-  if (source.kind === 'http') args.push('-re');
+  if (live && source.kind === 'file') args.push('-re', '-stream_loop', '-1');
+  if (live && source.kind === 'http') args.push('-re');
   if (source.kind === 'file' && options.seekS) args.push('-ss', options.seekS.toFixed(3));
   args.push('-i', source.input);
   return args;

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { StderrTail } from './frame-source';
+import { StderrTail, sourceInputArgs } from './frame-source';
+import { sourceRefusal } from './source-limits';
 import type { SourceUrl } from './source-url';
-import { protocolWhitelist } from './source-url';
 
 export interface ProbeResult {
   width: number;
@@ -13,9 +13,10 @@ export interface ProbeResult {
 }
 
 /**
- * Opens a source with ffmpeg and decodes its first video frame, which proves the stream is really
- * playable (not just reachable). Resolves with the frame size and the codec; rejects with ffmpeg's
- * last error. The process is killed on timeout or abort, so no ffmpeg outlives the call.
+ * Opens a source with ffmpeg as a task would (the same whitelists) and decodes its first video
+ * frame, which proves the stream is really playable (not just reachable). Resolves with the frame
+ * size and the codec; rejects with why ffmpeg refused the source, else its last error. The process
+ * is killed on timeout or abort, so no ffmpeg outlives the call.
  */
 export function probeFirstFrame(
   ffmpeg: string,
@@ -24,26 +25,18 @@ export function probeFirstFrame(
   signal?: AbortSignal,
 ): Promise<ProbeResult> {
   const args = [
-    '-hide_banner',
-    '-nostdin',
-    '-nostats',
     // Info level for the input description (codec); each line's level tells errors apart.
-    '-loglevel',
-    'level+info',
-    '-protocol_whitelist',
-    protocolWhitelist(source.kind),
+    ...['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info'],
+    // Read once, as fast as it comes: a file without a decodable frame fails at its end.
+    ...sourceInputArgs(source, { ioTimeoutMs: timeoutMs }, false),
+    ...['-map', '0:v:0', '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'ppm', '-'],
   ];
-  if (source.kind === 'rtsp') args.push('-rtsp_transport', 'tcp');
-  // Network reads give up on their own too, in microseconds, so a dead server cannot hang ffmpeg;
-  // the RTSP demuxer has its own socket timeout option.
-  if (source.kind === 'rtsp') args.push('-timeout', String(timeoutMs * 1000));
-  else if (source.kind !== 'file') args.push('-rw_timeout', String(timeoutMs * 1000));
-  args.push('-i', source.input, '-map', '0:v:0', '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'ppm', '-');
 
   return new Promise((resolve, reject) => {
     const child = spawn(ffmpeg, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const stderr = new StderrTail();
     let stream: { codec: string; pixelFormat: string } | null = null;
+    let refusal: Error | null = null;
     let stdout = Buffer.alloc(0);
     let settled = false;
     const finish = (outcome: () => void) => {
@@ -71,7 +64,10 @@ export function probeFirstFrame(
       if (result) finish(() => resolve(result));
     });
     child.stderr.on('data', (chunk: Buffer) => {
-      for (const line of stderr.push(chunk)) stream ??= videoStream(line);
+      for (const line of stderr.push(chunk)) {
+        stream ??= videoStream(line);
+        refusal ??= sourceRefusal(line);
+      }
     });
     child.on('error', (error) => finish(() => reject(error)));
     child.on('close', (code) => {
@@ -80,7 +76,9 @@ export function probeFirstFrame(
       finish(() =>
         result
           ? resolve(result)
-          : reject(new Error(stderr.lastError || stderr.lastLine || `ffmpeg exited with code ${code}`)),
+          : reject(
+              refusal ?? new Error(stderr.lastError || stderr.lastLine || `ffmpeg exited with code ${code}`),
+            ),
       );
     });
   });
