@@ -119,6 +119,11 @@ export const ERRORS = {
     status: 422,
     meaning: "An application's model cannot analyse this kind of upload in this build",
   },
+  SOURCE_TOO_LARGE: {
+    code: 42207,
+    status: 422,
+    meaning: "The video source's frames have more pixels than the engine accepts (default 4096x2160)",
+  },
   IMAGE_TOO_SOON: {
     code: 42901,
     status: 429,

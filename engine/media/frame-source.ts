@@ -22,6 +22,8 @@ export interface FrameSourceOptions {
   outputFps?: number;
   /** Files only: start this many seconds in (a rate switch continues the picture instead of rewinding). */
   seekS?: number;
+  /** Frames of more pixels are refused by ffmpeg's decoder. Default DEFAULT_MAX_SOURCE_PIXELS. */
+  maxPixels?: number;
   /** How long stop() waits after SIGTERM before SIGKILL. Default 1 s. */
   stopGraceMs?: number;
   /**
@@ -128,7 +130,7 @@ export class StderrTail {
  */
 export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private child: ChildProcess | null = null;
-  private readonly reader = new PpmFrameReader();
+  private readonly reader: PpmFrameReader;
   private readonly stderr = new StderrTail();
   private refusal: Error | null = null;
   private frameCount = 0;
@@ -146,6 +148,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     private readonly options: FrameSourceOptions = {},
   ) {
     super();
+    this.reader = new PpmFrameReader(undefined, options.maxPixels);
   }
 
   /** The ffmpeg arguments for this source. */
@@ -264,7 +267,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     return this.refusal?.message || this.stderr.lastError || this.stderr.lastLine;
   }
 
-  /** Set when ffmpeg refused the source itself (not video): trying again cannot help. */
+  /** Set when ffmpeg refused the source itself (too large, not video): trying again cannot help. */
   get refused(): Error | null {
     return this.refusal;
   }
@@ -357,10 +360,14 @@ function closeSocket(socket: FrameSocket | null): void {
  */
 export function sourceInputArgs(
   source: SourceUrl,
-  options: Pick<FrameSourceOptions, 'transport' | 'ioTimeoutMs' | 'seekS'> = {},
+  options: Pick<FrameSourceOptions, 'transport' | 'ioTimeoutMs' | 'seekS' | 'maxPixels'> = {},
   live = true,
 ): string[] {
-  const args = [...sourceLimitArgs(source.kind), '-protocol_whitelist', protocolWhitelist(source.kind)];
+  const args = [
+    ...sourceLimitArgs(source.kind, options.maxPixels),
+    '-protocol_whitelist',
+    protocolWhitelist(source.kind),
+  ];
   if (source.kind === 'rtsp') args.push('-rtsp_transport', options.transport ?? 'tcp');
   // The RTSP demuxer has its own socket timeout option; the others go through the protocol layer.
   const ioTimeoutUs = String((options.ioTimeoutMs ?? DEFAULT_IO_TIMEOUT_MS) * 1000);

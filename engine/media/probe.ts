@@ -12,23 +12,34 @@ export interface ProbeResult {
   pixelFormat: string;
 }
 
+export interface ProbeOptions {
+  /** The source must give its first frame within this; network reads give up after it too. */
+  timeoutMs: number;
+  /** Frames of more pixels are refused (SourceTooLargeError). Default DEFAULT_MAX_SOURCE_PIXELS. */
+  maxPixels?: number;
+  signal?: AbortSignal;
+}
+
+// "P6 <w> <h> <maxval>" and its whitespace byte: all of the frame the probe keeps.
+const PPM_HEADER_BYTES = 64;
+
 /**
- * Opens a source with ffmpeg as a task would (the same whitelists) and decodes its first video
- * frame, which proves the stream is really playable (not just reachable). Resolves with the frame
- * size and the codec; rejects with why ffmpeg refused the source, else its last error. The process
- * is killed on timeout or abort, so no ffmpeg outlives the call.
+ * Opens a source with ffmpeg as a task would (the same whitelists and pixel cap) and decodes its
+ * first video frame, which proves the stream is really playable (not just reachable). Resolves with
+ * the frame size and the codec; rejects with why ffmpeg refused the source, else its last error. The
+ * process is killed on timeout or abort, so no ffmpeg outlives the call.
  */
 export function probeFirstFrame(
   ffmpeg: string,
   source: SourceUrl,
-  timeoutMs: number,
-  signal?: AbortSignal,
+  options: ProbeOptions,
 ): Promise<ProbeResult> {
+  const { timeoutMs, maxPixels, signal } = options;
   const args = [
     // Info level for the input description (codec); each line's level tells errors apart.
     ...['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info'],
     // Read once, as fast as it comes: a file without a decodable frame fails at its end.
-    ...sourceInputArgs(source, { ioTimeoutMs: timeoutMs }, false),
+    ...sourceInputArgs(source, { ioTimeoutMs: timeoutMs, maxPixels }, false),
     ...['-map', '0:v:0', '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'ppm', '-'],
   ];
 
@@ -37,7 +48,7 @@ export function probeFirstFrame(
     const stderr = new StderrTail();
     let stream: { codec: string; pixelFormat: string } | null = null;
     let refusal: Error | null = null;
-    let stdout = Buffer.alloc(0);
+    let header = Buffer.alloc(0);
     let settled = false;
     const finish = (outcome: () => void) => {
       if (settled) return;
@@ -48,7 +59,7 @@ export function probeFirstFrame(
       outcome();
     };
     const found = () => {
-      const size = ppmSize(stdout);
+      const size = ppmSize(header);
       return size ? { ...size, codec: stream?.codec ?? '', pixelFormat: stream?.pixelFormat ?? '' } : null;
     };
     const onAbort = () => finish(() => reject(new Error('probe aborted')));
@@ -59,7 +70,9 @@ export function probeFirstFrame(
     signal?.addEventListener('abort', onAbort);
 
     child.stdout.on('data', (chunk: Buffer) => {
-      stdout = Buffer.concat([stdout, chunk]);
+      // The size is in the header; the pixels after it are dropped as they come.
+      if (header.length < PPM_HEADER_BYTES)
+        header = Buffer.concat([header, chunk.subarray(0, PPM_HEADER_BYTES - header.length)]);
       const result = found();
       if (result) finish(() => resolve(result));
     });
@@ -86,8 +99,7 @@ export function probeFirstFrame(
 
 /** Width and height from a PPM header ("P6 <w> <h> <max>"), once the header is complete. */
 function ppmSize(data: Buffer): { width: number; height: number } | null {
-  const header = data.subarray(0, 64).toString('latin1');
-  const match = /^P6\s+(\d+)\s+(\d+)\s+(\d+)\s/.exec(header);
+  const match = /^P6\s+(\d+)\s+(\d+)\s+(\d+)\s/.exec(data.toString('latin1'));
   return match ? { width: Number(match[1]), height: Number(match[2]) } : null;
 }
 

@@ -423,7 +423,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     this.frameSource = null;
     const reason = source.lastError || `ffmpeg exited with code ${code}`;
     if (this.starting) {
-      // A source ffmpeg refused (not video) would be refused again: no retries.
+      // A source ffmpeg refused (too large, not video) would be refused again: no retries.
       if (this.source.kind === 'file' || source.refused) {
         this.failStart(source.refused ?? reason);
         return;
@@ -500,7 +500,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     }, delay);
   }
 
-  /** Rejects start() with the error, which keeps its type for the caller. */
+  /** Rejects start() with the error (a SourceTooLargeError keeps its type for the caller). */
   private failStart(reason: string | Error): void {
     const starting = this.starting;
     this.starting = null;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { ApiError } from '../api/errors';
 import type { Clock, TimerHandle } from '../clock';
+import { SourceTooLargeError } from '../media/source-limits';
 import { parseSourceUrl, type SourceUrl } from '../media/source-url';
 import type { InstalledApp, PackageRegistry } from '../packages/registry';
 import { type FrameSize, scalePolygon } from '../pipeline/app-runtime';
@@ -160,6 +161,8 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
         // Polygons are drawn on the source as it is now: whatever size it has from here on, they follow.
         source = await this.video.start(pipelineTask(row), parsed, TASK_LIMITS.pullTimeoutMs);
       } catch (error) {
+        if (error instanceof SourceTooLargeError)
+          throw new ApiError('SOURCE_TOO_LARGE', `video_url: ${error.message}`);
         throw new ApiError(
           'STREAM_UNAVAILABLE',
           `video_url: the source could not be opened: ${(error as Error).message}`,
