@@ -1,5 +1,6 @@
 import { ApiError } from '../api/errors';
-import { detectChanges } from '../change/detect';
+import { changeImage, detectChanges } from '../change/detect';
+import type { WorkingImage } from '../change/working';
 import type { Clock } from '../clock';
 import { messageEvent } from '../events/message';
 import type { FiredRule, ImageResult, NewEvent } from '../events/schema';
@@ -37,8 +38,11 @@ export interface UploadInfo {
 interface TaskState {
   /** Admitted images so far: the image_id of one sent without. */
   images: number;
-  /** Image task: the previous image (the reference of motion apps). Diff task: the previous image_b. */
-  previous: Frame | null;
+  /**
+   * Image task: the previous image (the reference of motion apps). Diff task: the previous image_b.
+   * Kept on the comparison's working grid, not as the frame: a few MB, however large the upload.
+   */
+  previous: WorkingImage | null;
   rules: Map<string, AppRuleState>;
   /** Analyses of one task run one after the other, in the order their images were admitted. */
   queue: Promise<unknown>;
@@ -67,9 +71,9 @@ export class ImageAnalysis {
     const state = this.stateOf(taskId);
     this.deps.tasks.admitImage(taskId, 'image');
     const previous = state.previous;
-    // The ONNX pool takes the pixels over while it runs, so the next image's reference is a copy.
-    if (apps.some((app) => app.model.spec.family === 'motion'))
-      state.previous = { ...image, data: image.data.slice() };
+    // Taken before the ONNX pool takes the pixels over; it is the next image's reference too.
+    const current = apps.some((app) => app.model.spec.family === 'motion') ? changeImage(image) : null;
+    if (current) state.previous = current;
     const imageId = this.nextImageId(state, upload);
     return this.serially(state, async () => {
       let frame = image;
@@ -80,7 +84,9 @@ export class ImageAnalysis {
         if (spec.family === 'motion') {
           detections.set(
             key,
-            previous && sameSize(previous, frame) ? changesAbove(previous, frame, spec.score_threshold) : [],
+            previous && current && sameSize(previous, current)
+              ? changesAbove(previous, current, spec.score_threshold)
+              : [],
           );
         } else {
           const result = await this.detector(app.model).detect(frame);
@@ -116,13 +122,14 @@ export class ImageAnalysis {
       );
     }
     this.deps.tasks.admitImage(taskId, 'diff');
-    state.previous = after;
+    const current = changeImage(after);
+    state.previous = current;
     const imageId = this.nextImageId(state, upload);
     return this.serially(state, async () => {
       const thresholds = new Map(apps.map((app) => [app.model.key, app.model.spec.score_threshold]));
       const detections = new Map<string, Detection[]>();
       // One algorithm for every weight-free change model: run it once, filter per model.
-      const regions = detectChanges(reference, after);
+      const regions = detectChanges(reference, current);
       for (const [key, floor] of thresholds)
         detections.set(
           key,
@@ -247,9 +254,10 @@ export class ImageAnalysis {
   }
 }
 
-const sameSize = (a: Frame, b: Frame) => a.width === b.width && a.height === b.height;
+const sameSize = (a: Frame | WorkingImage, b: Frame | WorkingImage) =>
+  a.width === b.width && a.height === b.height;
 
-function changesAbove(reference: Frame, current: Frame, floor: number): Detection[] {
+function changesAbove(reference: WorkingImage, current: WorkingImage, floor: number): Detection[] {
   return detectChanges(reference, current).filter((region) => region.score >= floor);
 }
 
