@@ -11,7 +11,7 @@ import {
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../engine/api/errors';
@@ -61,6 +61,30 @@ function clip(name: string, input: string, output: readonly string[]): string {
 
 const h264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '5'];
 
+/** An HLS camera as some encoders make it: a master playlist with its audio in packed AAC segments. */
+function hlsWithAudio(): void {
+  const ff = (...args: string[]) =>
+    execFileSync(FFMPEG, ['-hide_banner', '-loglevel', 'error', '-y', ...args]);
+  ff(
+    ...['-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=10', '-t', '3', ...h264],
+    ...['-f', 'hls', '-hls_time', '1', '-hls_playlist_type', 'vod', join(work, 'video.m3u8')],
+  );
+  ff(
+    ...['-f', 'lavfi', '-i', 'sine=f=440', '-t', '3', '-c:a', 'aac', '-f', 'segment', '-segment_time', '1'],
+    ...['-segment_list', join(work, 'audio.m3u8'), '-segment_format', 'adts', join(work, 'audio%02d.aac')],
+  );
+  writeFileSync(
+    join(work, 'master.m3u8'),
+    [
+      '#EXTM3U',
+      '#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="a",DEFAULT=YES,AUTOSELECT=YES,URI="audio.m3u8"',
+      '#EXT-X-STREAM-INF:BANDWIDTH=500000,RESOLUTION=320x240,AUDIO="aud"',
+      'video.m3u8',
+      '',
+    ].join('\n'),
+  );
+}
+
 /** Text files ffmpeg would render as video (its tty demuxer), a .txt, and text named like a video. */
 const TEXT_NAMES = [
   'notes.nfo',
@@ -98,13 +122,15 @@ beforeAll(async () => {
   stream8k = clip('testsrc-8k.ts', 'testsrc2=s=7680x4320:r=5', ['-t', '1', ...h264, '-f', 'mpegts']);
   // Exactly at the cap: 4096 x 2160 pixels are still accepted.
   dci4k = clip('testsrc-4096x2160.ts', 'testsrc2=s=4096x2160:r=5', ['-t', '2', ...h264, '-f', 'mpegts']);
+  hlsWithAudio();
   http = createServer((request, response) => {
     const served: Record<string, string> = {
       '/huge.mjpeg': hugeMjpeg,
       '/8k.ts': stream8k,
       '/camera.ts': camera,
     };
-    const file = served[request.url ?? ''];
+    const path = request.url ?? '';
+    const file = path.startsWith('/hls/') ? join(work, basename(path)) : served[path];
     if (!file) {
       response.writeHead(404).end();
       return;
@@ -224,6 +250,14 @@ describe('sources within the cap', () => {
       expect((await call('DELETE', `/api/task/${taskId}`)).code).toBe(0);
     }
   }, 120_000);
+
+  it('plays an HLS camera whose playlist names a packed-audio rendition', async () => {
+    const shown = await preview(`${httpBase}/hls/master.m3u8`);
+    expect(shown.data, shown.msg).toMatchObject({ width: 320, height: 240 });
+    expect(
+      (await call('DELETE', `/api/stream/${(shown.data as { stream_id: string }).stream_id}`)).code,
+    ).toBe(0);
+  }, 60_000);
 
   it('loses a running stream that comes back beyond the cap, with that reason, and lives on', async () => {
     camera = dci4k;

@@ -66,11 +66,17 @@ const VIDEO_FORMATS = [
 ];
 
 /**
- * Demuxers ffmpeg may use for a source. Network sources get the live-streaming ones too (RTSP,
- * RTMP's live FLV, HLS playlists, whose segments are held to the same list). They get a list at all
- * because an http:// URL can name any server the engine reaches, an intranet page or a cloud
- * metadata service: read by a text demuxer, its answer would come back to the caller as a preview.
+ * What network sources may use besides: RTSP, RTMP's live FLV, and HLS playlists, whose segments are
+ * held to the same list, with the renditions a playlist may name beside its video (packed audio,
+ * WebVTT subtitles; only the video is read, but ffmpeg opens them all or none).
+ */
+const STREAMING_FORMATS = ['rtsp', 'live_flv', 'hls', 'aac', 'mp3', 'ac3', 'eac3', 'webvtt'];
+
+/**
+ * Demuxers ffmpeg may use for a source. Network sources get a list too because an http:// URL can
+ * name any server the engine reaches, an intranet page or a cloud metadata service: read by a text
+ * demuxer, its answer would come back to the caller as a preview.
  */
 export function formatWhitelist(kind: SourceKind): string {
-  return (kind === 'file' ? VIDEO_FORMATS : [...VIDEO_FORMATS, 'rtsp', 'live_flv', 'hls']).join(',');
+  return (kind === 'file' ? VIDEO_FORMATS : [...VIDEO_FORMATS, ...STREAMING_FORMATS]).join(',');
 }
