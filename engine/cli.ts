@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { startEngine } from './index';
 
 const USAGE = `usage: npm run engine -- [--host 127.0.0.1] [--port 8080] [--data-dir ./.data] [--console-dir out/renderer]
-                         [--analysis-fps 10]
+                         [--analysis-fps 10] [--max-source-pixels 8847360]
 The headless engine: the REST API and, when built (npm run build), the console as a web page.
 Settings file: <data-dir>/settings.json {"host": ..., "port": ..., "analysis_fps": ...}; flags win over it.`;
 
@@ -31,6 +31,7 @@ async function main(): Promise<void> {
       'data-dir': { type: 'string', default: '.data' },
       'console-dir': { type: 'string', default: 'out/renderer' },
       'analysis-fps': { type: 'string' },
+      'max-source-pixels': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -50,12 +51,18 @@ async function main(): Promise<void> {
   if (analysisFps !== undefined && !(analysisFps >= 1 && analysisFps <= 60))
     throw new UsageError(`--analysis-fps must be 1..60, not ${values['analysis-fps'] ?? analysisFps}`);
 
+  const maxSourcePixels =
+    values['max-source-pixels'] !== undefined ? Number(values['max-source-pixels']) : undefined;
+  if (maxSourcePixels !== undefined && !(Number.isInteger(maxSourcePixels) && maxSourcePixels > 0))
+    throw new Error(`--max-source-pixels must be a whole number above 0, not ${values['max-source-pixels']}`);
+
   const engine = await startEngine({
     host: values.host ?? settings.host ?? '127.0.0.1',
     port,
     dataDir,
     consoleDir: resolve(values['console-dir']),
     analysisFps,
+    maxSourcePixels,
   });
   console.log(`engine listening on ${engine.url} (data: ${dataDir})`);
   const stop = async () => {

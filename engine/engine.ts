@@ -19,6 +19,7 @@ import { HlsRoot } from './live/hls-files';
 import { PreviewStreams } from './live/preview';
 import { findFfmpeg } from './media/ffmpeg';
 import { FrameSource } from './media/frame-source';
+import { DEFAULT_MAX_SOURCE_PIXELS } from './media/source-limits';
 import { StreamWatchdog } from './media/stream-watchdog';
 import { Optimizations } from './optimization/service';
 import { PackageRegistry } from './packages/registry';
@@ -50,13 +51,14 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const accounts = new Accounts(db, clock);
   const ffmpeg = findFfmpeg();
   const analysisFps = options.analysisFps ?? DEFAULT_ANALYSIS_FPS;
+  const maxSourcePixels = options.maxSourcePixels ?? DEFAULT_MAX_SOURCE_PIXELS;
   // Live HLS folders of a previous run are leftovers: no stream survives a restart.
   const liveRoot = new HlsRoot(join(dataDir, 'live'));
   await liveRoot.sweep();
   // So are the uploads a killed engine was receiving.
   const tmpDir = join(dataDir, 'tmp');
   await rm(tmpDir, { recursive: true, force: true });
-  const previews = new PreviewStreams({ ffmpeg, root: liveRoot, clock });
+  const previews = new PreviewStreams({ ffmpeg, root: liveRoot, clock, maxSourcePixels });
 
   let tasks: TaskRegistry | undefined;
   const pool = new InferencePool();
@@ -85,6 +87,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
             ffmpeg,
             outputFps: mode.fullRate ? undefined : analysisFps,
             seekS: mode.seekS,
+            maxPixels: maxSourcePixels,
           }),
       }),
     onLost: (taskId, reason) => tasks?.streamLost(taskId, reason, true),

@@ -20,6 +20,11 @@ export interface EngineOptions {
    * 25 or 60 fps camera costs what a 10 fps one does. Line crossing stays exact at low rates.
    */
   analysisFps?: number;
+  /**
+   * Most pixels a video source's frames may have (default 4096 x 2160, DCI 4K): a larger source is
+   * refused at task start and preview (422, 42207), and lost with that reason when it grows later.
+   */
+  maxSourcePixels?: number;
   /** Callback delivery tuning (request timeout, concurrency, snapshot bytes kept, retry period). */
   delivery?: Partial<DeliveryOptions & OutboxOptions>;
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';

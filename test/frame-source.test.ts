@@ -132,6 +132,13 @@ describe('PpmFrameReader', () => {
     expect(() => new PpmFrameReader().push(Buffer.from('GIF89a'))).toThrow(/not a binary PPM/);
     expect(() => new PpmFrameReader().push(Buffer.from('P6\n2 2\n65535\n'))).toThrow(/max value 65535/);
   });
+
+  it('refuses a frame beyond its pixel cap, by default DCI 4K', () => {
+    const reader = new PpmFrameReader(undefined, 64 * 48);
+    expect(reader.push(testPattern('64x48', 1, 'ppm'))).toHaveLength(1);
+    expect(() => reader.push(Buffer.from('P6\n65 48\n255\n'))).toThrow(/65x48, more than the 3072 pixels/);
+    expect(() => new PpmFrameReader().push(Buffer.from('P6\n7680 4320\n255\n'))).toThrow(/7680x4320/);
+  });
 });
 
 describe('videoStreamFps', () => {

@@ -77,7 +77,7 @@ export const ERRORS = {
   IMAGE_TOO_LARGE: {
     code: 41302,
     status: 413,
-    meaning: 'The image has more than 100 megapixels',
+    meaning: 'The image has more than 100 megapixels (a change-detection pair: both together)',
   },
   UNSUPPORTED_MEDIA_TYPE: {
     code: 41501,
@@ -119,6 +119,11 @@ export const ERRORS = {
     status: 422,
     meaning: "An application's model cannot analyse this kind of upload in this build",
   },
+  SOURCE_TOO_LARGE: {
+    code: 42207,
+    status: 422,
+    meaning: "The video source's frames have more pixels than the engine accepts (default 4096x2160)",
+  },
   IMAGE_TOO_SOON: {
     code: 42901,
     status: 429,
@@ -133,6 +138,11 @@ export const ERRORS = {
     code: 50301,
     status: 503,
     meaning: 'The video source could not be opened or gave no frame within 15 s; no task was created',
+  },
+  IMAGES_BUSY: {
+    code: 50302,
+    status: 503,
+    meaning: 'Uploaded images already fill the memory for decoding and none finished within 10 s; try again',
   },
 } as const;
 

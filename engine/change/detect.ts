@@ -1,8 +1,8 @@
-import { type Blob, blobsOf } from '../inference/blobs';
+import { type Blob, blobsOf, type WorkGrid } from '../inference/blobs';
 import { openClose } from '../inference/morphology';
 import type { Frame } from '../inference/types';
 import { estimateShift, type Shift } from './align';
-import { toWorking, workGrid } from './working';
+import { toWorking, type WorkingImage, workGrid } from './working';
 
 // Typed-array reads below are in bounds by construction; `as number` only answers noUncheckedIndexedAccess.
 
@@ -34,16 +34,25 @@ export const CHANGE_DEFAULTS: Readonly<ChangeOptions> = {
 export type ChangedRegion = Blob;
 
 /**
+ * A frame on the grid detectChanges compares it on: all of it that a later comparison needs, a few MB
+ * however large the frame (what an image or diff task keeps of its previous image).
+ */
+export function changeImage(frame: Frame, options: Partial<ChangeOptions> = {}): WorkingImage {
+  const { workWidth } = { ...CHANGE_DEFAULTS, ...options };
+  return toWorking(frame, workGrid(frame.width, frame.height, workWidth));
+}
+
+/**
  * The regions where `current` differs from `reference`, in pixels of `current`. The reference is
  * registered onto the current image first (a small camera shift), its tones are mapped onto the
  * current image's per channel (exposure, gain, gamma: any global monotone change), and a pixel
  * counts as changed only if it lies outside the reference's range around its place (what sub-pixel
  * registration and resampling leave at edges). The mask is opened and closed, and each connected
- * region becomes one changed region.
+ * region becomes one changed region. Either image may come as its changeImage.
  */
 export function detectChanges(
-  reference: Frame,
-  current: Frame,
+  reference: Frame | WorkingImage,
+  current: Frame | WorkingImage,
   options: Partial<ChangeOptions> = {},
 ): ChangedRegion[] {
   const o = { ...CHANGE_DEFAULTS, ...options };
@@ -55,8 +64,8 @@ export function detectChanges(
   const grid = workGrid(current.width, current.height, o.workWidth);
   const { cols, rows } = grid;
   const n = cols * rows;
-  const now = toWorking(current, grid);
-  const before = toWorking(reference, grid);
+  const now = onGrid(current, grid);
+  const before = onGrid(reference, grid);
   const shift = estimateShift(
     now.gray,
     before.gray,
@@ -87,6 +96,16 @@ export function detectChanges(
   const mask = new Uint8Array(n);
   openClose(foreground, mask, new Uint8Array(n), new Uint8Array(n), cols, rows, o.closeRadius);
   return blobsOf(mask, ratio, grid, o.minAreaFraction * n, new Uint8Array(n), new Int32Array(n));
+}
+
+/** The image on the grid: a frame is area-averaged onto it; a working image must already be on it. */
+function onGrid(image: Frame | WorkingImage, grid: WorkGrid): WorkingImage {
+  if (!('rgb' in image)) return toWorking(image, grid);
+  if (image.cols !== grid.cols || image.rows !== grid.rows)
+    throw new RangeError(
+      `a working image of ${image.cols}x${image.rows}, not the ${grid.cols}x${grid.rows} grid`,
+    );
+  return image;
 }
 
 /**

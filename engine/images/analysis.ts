@@ -1,5 +1,6 @@
 import { ApiError } from '../api/errors';
-import { detectChanges } from '../change/detect';
+import { changeImage, detectChanges } from '../change/detect';
+import type { WorkingImage } from '../change/working';
 import type { Clock } from '../clock';
 import { messageEvent } from '../events/message';
 import type { FiredRule, ImageResult, NewEvent } from '../events/schema';
@@ -14,6 +15,8 @@ import { type AppRuleContext, AppRuleState } from '../rules/evaluate';
 import type { TaskRegistry } from '../tasks/registry';
 import { DEFAULT_OSD, type TaskView } from '../tasks/schema';
 import type { TrackedObject } from '../tracking/byte-tracker';
+import { type DecodeOptions, decodeImage, type EncodedImage } from './decode';
+import { UploadGate } from './upload-gate';
 
 export interface ImageAnalysisDeps {
   tasks: TaskRegistry;
@@ -37,8 +40,11 @@ export interface UploadInfo {
 interface TaskState {
   /** Admitted images so far: the image_id of one sent without. */
   images: number;
-  /** Image task: the previous image (the reference of motion apps). Diff task: the previous image_b. */
-  previous: Frame | null;
+  /**
+   * Image task: the previous image (the reference of motion apps). Diff task: the previous image_b.
+   * Kept on the comparison's working grid, not as the frame: a few MB, however large the upload.
+   */
+  previous: WorkingImage | null;
   rules: Map<string, AppRuleState>;
   /** Analyses of one task run one after the other, in the order their images were admitted. */
   queue: Promise<unknown>;
@@ -47,88 +53,109 @@ interface TaskState {
 /**
  * Image and diff tasks (4.8, 4.9): each admitted image is analysed at once by the task's apps and
  * answered with the rules that fired; the same result goes to the outbox, one event per app. There
- * is no tracker across images: each object of an image is its own, numbered from "1".
+ * is no tracker across images: each object of an image is its own, numbered from "1". Uploads are
+ * decoded here, through the gate: refusals that need no pixels first, then within the decode budget.
  */
 export class ImageAnalysis {
   private readonly states = new Map<string, TaskState>();
   private readonly detectors = new Map<string, TaskDetector>();
+  private readonly gate: UploadGate;
 
   constructor(private readonly deps: ImageAnalysisDeps) {
     deps.tasks.on('closed', (view) => this.states.delete(view.task_id));
+    this.gate = new UploadGate(deps.tasks);
   }
 
   /** 4.8: one image. Motion apps compare it with the task's previous image (none on the first). */
-  async analyseImage(taskId: string, image: Frame, upload: UploadInfo): Promise<ImageResult> {
+  async analyseImage(
+    taskId: string,
+    encoded: EncodedImage,
+    upload: UploadInfo,
+    options: DecodeOptions,
+  ): Promise<ImageResult> {
     const task = this.deps.tasks.liveTask(taskId, 'image');
     const apps = this.appsOf(
       task,
       (app) => isOnnxFamily(app.model.spec.family) || app.model.spec.family === 'motion',
     );
-    const state = this.stateOf(taskId);
-    this.deps.tasks.admitImage(taskId, 'image');
-    const previous = state.previous;
-    // The ONNX pool takes the pixels over while it runs, so the next image's reference is a copy.
-    if (apps.some((app) => app.model.spec.family === 'motion'))
-      state.previous = { ...image, data: image.data.slice() };
-    const imageId = this.nextImageId(state, upload);
-    return this.serially(state, async () => {
-      let frame = image;
-      const detections = new Map<string, Detection[]>();
-      for (const app of apps) {
-        const { key, spec } = app.model;
-        if (detections.has(key)) continue;
-        if (spec.family === 'motion') {
-          detections.set(
-            key,
-            previous && sameSize(previous, frame) ? changesAbove(previous, frame, spec.score_threshold) : [],
-          );
-        } else {
-          const result = await this.detector(app.model).detect(frame);
-          frame = result.frame;
-          detections.set(key, result.detections);
+    return this.gate.run(taskId, 'image', pixelsOf(encoded), async (admitted) => {
+      const image = await decodeImage(encoded, options);
+      const state = this.stateOf(taskId);
+      this.deps.tasks.admitImage(taskId, 'image');
+      admitted();
+      const previous = state.previous;
+      // Taken before the ONNX pool takes the pixels over; it is the next image's reference too.
+      const current = apps.some((app) => app.model.spec.family === 'motion') ? changeImage(image) : null;
+      if (current) state.previous = current;
+      const imageId = this.nextImageId(state, upload);
+      return this.serially(state, async () => {
+        let frame = image;
+        const detections = new Map<string, Detection[]>();
+        for (const app of apps) {
+          const { key, spec } = app.model;
+          if (detections.has(key)) continue;
+          if (spec.family === 'motion') {
+            detections.set(
+              key,
+              previous && current && sameSize(previous, current)
+                ? changesAbove(previous, current, spec.score_threshold)
+                : [],
+            );
+          } else {
+            const result = await this.detector(app.model).detect(frame);
+            frame = result.frame;
+            detections.set(key, result.detections);
+          }
         }
-      }
-      return this.report(task, state, apps, frame, imageId, upload, detections);
+        return this.report(task, state, apps, frame, imageId, upload, detections);
+      });
     });
   }
 
   /** 4.9: a pair, or image_b alone against the task's previous image_b. Regions are in image_b's pixels. */
   async analysePair(
     taskId: string,
-    before: Frame | null,
-    after: Frame,
+    encodedBefore: EncodedImage | null,
+    encodedAfter: EncodedImage,
     upload: UploadInfo,
+    options: DecodeOptions,
   ): Promise<ImageResult> {
     const task = this.deps.tasks.liveTask(taskId, 'diff');
     const apps = this.appsOf(task, (app) => app.model.spec.family === 'change');
-    const state = this.stateOf(taskId);
-    const reference = before ?? state.previous;
-    if (!reference) {
-      throw new ApiError(
-        'NO_REFERENCE_IMAGE',
-        'body.image_a: is required: the task has no earlier image_b to compare image_b with',
-      );
-    }
-    if (!sameSize(reference, after)) {
-      throw new ApiError(
-        'IMAGE_SIZE_MISMATCH',
-        `body.image_b: is ${after.width}x${after.height} but ${before ? 'image_a' : "the task's previous image_b"} is ${reference.width}x${reference.height}; the pair must be the same size`,
-      );
-    }
-    this.deps.tasks.admitImage(taskId, 'diff');
-    state.previous = after;
-    const imageId = this.nextImageId(state, upload);
-    return this.serially(state, async () => {
-      const thresholds = new Map(apps.map((app) => [app.model.key, app.model.spec.score_threshold]));
-      const detections = new Map<string, Detection[]>();
-      // One algorithm for every weight-free change model: run it once, filter per model.
-      const regions = detectChanges(reference, after);
-      for (const [key, floor] of thresholds)
-        detections.set(
-          key,
-          regions.filter((r) => r.score >= floor),
+    const pixels = pixelsOf(encodedAfter) + (encodedBefore ? pixelsOf(encodedBefore) : 0);
+    return this.gate.run(taskId, 'diff', pixels, async (admitted) => {
+      const [before, after] = await decodePair(encodedBefore, encodedAfter, options);
+      const state = this.stateOf(taskId);
+      const reference = before ?? state.previous;
+      if (!reference) {
+        throw new ApiError(
+          'NO_REFERENCE_IMAGE',
+          'body.image_a: is required: the task has no earlier image_b to compare image_b with',
         );
-      return this.report(task, state, apps, after, imageId, upload, detections);
+      }
+      if (!sameSize(reference, after)) {
+        throw new ApiError(
+          'IMAGE_SIZE_MISMATCH',
+          `body.image_b: is ${after.width}x${after.height} but ${before ? 'image_a' : "the task's previous image_b"} is ${reference.width}x${reference.height}; the pair must be the same size`,
+        );
+      }
+      this.deps.tasks.admitImage(taskId, 'diff');
+      admitted();
+      const current = changeImage(after);
+      state.previous = current;
+      const imageId = this.nextImageId(state, upload);
+      return this.serially(state, async () => {
+        const thresholds = new Map(apps.map((app) => [app.model.key, app.model.spec.score_threshold]));
+        const detections = new Map<string, Detection[]>();
+        // One algorithm for every weight-free change model: run it once, filter per model.
+        const regions = detectChanges(reference, current);
+        for (const [key, floor] of thresholds)
+          detections.set(
+            key,
+            regions.filter((r) => r.score >= floor),
+          );
+        return this.report(task, state, apps, after, imageId, upload, detections);
+      });
     });
   }
 
@@ -247,9 +274,27 @@ export class ImageAnalysis {
   }
 }
 
-const sameSize = (a: Frame, b: Frame) => a.width === b.width && a.height === b.height;
+const sameSize = (a: Frame | WorkingImage, b: Frame | WorkingImage) =>
+  a.width === b.width && a.height === b.height;
 
-function changesAbove(reference: Frame, current: Frame, floor: number): Detection[] {
+const pixelsOf = (image: EncodedImage) => image.width * image.height;
+
+/** Decoded side by side; a problem with image_a is reported before one with image_b. */
+async function decodePair(
+  before: EncodedImage | null,
+  after: EncodedImage,
+  options: DecodeOptions,
+): Promise<[Frame | null, Frame]> {
+  const [a, b] = await Promise.allSettled([
+    before ? decodeImage(before, options) : null,
+    decodeImage(after, options),
+  ]);
+  if (a.status === 'rejected') throw a.reason;
+  if (b.status === 'rejected') throw b.reason;
+  return [a.value, b.value];
+}
+
+function changesAbove(reference: WorkingImage, current: WorkingImage, floor: number): Detection[] {
   return detectChanges(reference, current).filter((region) => region.score >= floor);
 }
 

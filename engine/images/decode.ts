@@ -8,6 +8,16 @@ export const MAX_IMAGE_PIXELS = 100_000_000;
 
 export type ImageFormat = 'jpeg' | 'png' | 'bmp' | 'webp';
 
+/** An uploaded image as its header describes it, before any pixel is decoded. */
+export interface EncodedImage {
+  bytes: Buffer;
+  /** The part it came in, for error messages ("body.image"). */
+  field: string;
+  format: ImageFormat;
+  width: number;
+  height: number;
+}
+
 export interface DecodeOptions {
   /** Brighten and stretch a dark or flat image before analysis (query enhance=1). */
   enhance: boolean;
@@ -30,12 +40,11 @@ export function sniffFormat(bytes: Buffer): ImageFormat | null {
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /**
- * An uploaded image as packed RGB, upright (EXIF orientation applied), first page only for animated
- * or multi-page files, transparency flattened onto black. `field` names the part in error messages
- * ("body.image"). Refuses, with the engine's error codes, anything that is not a whole JPEG, PNG, BMP
- * or WebP of at most 100 megapixels.
+ * An upload's format and size from its first bytes and header, nothing decoded: refuses, with the
+ * engine's error codes, anything that is not a JPEG, PNG, BMP or WebP of at most 100 megapixels.
+ * `field` names the part in error messages ("body.image").
  */
-export async function decodeImage(bytes: Buffer, field: string, options: DecodeOptions): Promise<Frame> {
+export async function inspectImage(bytes: Buffer, field: string): Promise<EncodedImage> {
   const format = sniffFormat(bytes);
   if (format === null) {
     throw new ApiError('UNSUPPORTED_IMAGE_TYPE', `${field}: is not a JPEG, PNG, BMP or WebP image`);
@@ -47,6 +56,17 @@ export async function decodeImage(bytes: Buffer, field: string, options: DecodeO
       `${field}: the image is ${width}x${height} (${((width * height) / 1e6).toFixed(1)} megapixels); at most 100 megapixels are accepted`,
     );
   }
+  return { bytes, field, format, width, height };
+}
+
+/**
+ * An inspected image as packed RGB: upright (EXIF orientation applied), first page only for animated
+ * or multi-page files, transparency flattened onto black. Refuses (400) one that is not a whole image.
+ */
+export async function decodeImage(
+  { bytes, field, format }: EncodedImage,
+  options: DecodeOptions,
+): Promise<Frame> {
   try {
     let pipeline =
       format === 'bmp'

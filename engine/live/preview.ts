@@ -23,6 +23,8 @@ export interface PreviewDeps {
   idleMs?: number;
   /** How long the source may take to give its first frame. Default 15 s (as a task's start). */
   openTimeoutMs?: number;
+  /** Sources with larger frames are refused. Default DEFAULT_MAX_SOURCE_PIXELS. */
+  maxSourcePixels?: number;
 }
 
 export interface PreviewInfo {
@@ -46,7 +48,7 @@ const copyable = (probe: ProbeResult) => probe.codec === 'h264' && /^yuvj?420p$/
  * looped in real time), its video copied into HLS when it is H.264 4:2:0, else encoded to H.264 with
  * a keyframe every second so that segments stay short.
  */
-function previewArgs(source: SourceUrl, copy: boolean, startNumber: number): string[] {
+function previewArgs(source: SourceUrl, copy: boolean, startNumber: number, maxPixels?: number): string[] {
   const video = copy
     ? ['-c:v', 'copy']
     : [
@@ -56,7 +58,7 @@ function previewArgs(source: SourceUrl, copy: boolean, startNumber: number): str
       ];
   return [
     ...['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+warning'],
-    ...sourceInputArgs(source),
+    ...sourceInputArgs(source, { maxPixels }),
     ...['-map', '0:v:0', '-an', '-sn', '-dn', ...video],
     ...hlsOutputArgs(startNumber),
   ];
@@ -77,7 +79,8 @@ export class PreviewStreams {
   /** Opens a preview; rejects (leaving nothing behind) when the source gives no frame or no segment. */
   async open(source: SourceUrl): Promise<PreviewInfo> {
     const timeoutMs = this.deps.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
-    const probe = await probeFirstFrame(this.deps.ffmpeg, source, timeoutMs);
+    const maxPixels = this.deps.maxSourcePixels;
+    const probe = await probeFirstFrame(this.deps.ffmpeg, source, { timeoutMs, maxPixels });
     const id = newStreamId();
     const dir = await this.deps.root.create(`preview-${id}`);
     if (this.closed) {
@@ -88,7 +91,7 @@ export class PreviewStreams {
     const child = new SupervisedFfmpeg({
       ffmpeg: this.deps.ffmpeg,
       cwd: dir,
-      args: async () => previewArgs(source, copy, await nextSegmentNumber(dir)),
+      args: async () => previewArgs(source, copy, await nextSegmentNumber(dir), maxPixels),
     });
     const preview: Preview = {
       id,

@@ -1,5 +1,6 @@
 import type { Frame } from '../inference/types';
 import { type FramePool, framePool } from './frame-pool';
+import { DEFAULT_MAX_SOURCE_PIXELS } from './source-limits';
 
 // "P6 <w> <h> <maxval>" and the single whitespace byte that ends a binary PPM header.
 const HEADER = /^P6\s+(\d+)\s+(\d+)\s+(\d+)\s/;
@@ -26,7 +27,11 @@ export class PpmFrameReader {
   private filled = 0;
   private readonly headerBuffer = new Uint8Array(MAX_HEADER_BYTES);
 
-  constructor(private readonly pool: FramePool = framePool) {}
+  /** `maxPixels`: ffmpeg's decoder refuses larger frames already; a header beyond it is a broken stream. */
+  constructor(
+    private readonly pool: FramePool = framePool,
+    private readonly maxPixels = DEFAULT_MAX_SOURCE_PIXELS,
+  ) {}
 
   /** Where the next bytes of the stream belong: the rest of the current frame, or a header buffer. */
   target(): Uint8Array {
@@ -85,6 +90,8 @@ export class PpmFrameReader {
     if (maxValue !== 255) throw new Error(`PPM with max value ${maxValue}, expected 255 (rgb24)`);
     if (!(width > 0 && height > 0 && width <= MAX_SIDE && height <= MAX_SIDE))
       throw new Error(`PPM of implausible size ${width}x${height}`);
+    if (width * height > this.maxPixels)
+      throw new Error(`PPM of ${width}x${height}, more than the ${this.maxPixels} pixels a frame may have`);
     const used = match[0].length - this.header.length;
     this.header = '';
     const data = this.pool.take(width * height * 3);

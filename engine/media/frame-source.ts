@@ -6,6 +6,7 @@ import { findFfmpeg } from './ffmpeg';
 import { type PooledFrame, PpmFrameReader } from './frame-reader';
 import { type FrameSocket, openFrameSocket } from './frame-socket';
 import { spawnOwned } from './owned-child';
+import { sourceLimitArgs, sourceRefusal } from './source-limits';
 import { protocolWhitelist, type SourceUrl } from './source-url';
 
 export type RtspTransport = 'tcp' | 'udp';
@@ -21,6 +22,8 @@ export interface FrameSourceOptions {
   outputFps?: number;
   /** Files only: start this many seconds in (a rate switch continues the picture instead of rewinding). */
   seekS?: number;
+  /** Frames of more pixels are refused by ffmpeg's decoder. Default DEFAULT_MAX_SOURCE_PIXELS. */
+  maxPixels?: number;
   /** How long stop() waits after SIGTERM before SIGKILL. Default 1 s. */
   stopGraceMs?: number;
   /**
@@ -127,8 +130,9 @@ export class StderrTail {
  */
 export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private child: ChildProcess | null = null;
-  private readonly reader = new PpmFrameReader();
+  private readonly reader: PpmFrameReader;
   private readonly stderr = new StderrTail();
+  private refusal: Error | null = null;
   private frameCount = 0;
   private inputFps: number | null = null;
   private inputDurationS: number | null = null;
@@ -144,6 +148,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     private readonly options: FrameSourceOptions = {},
   ) {
     super();
+    this.reader = new PpmFrameReader(undefined, options.maxPixels);
   }
 
   /** The ffmpeg arguments for this source. */
@@ -218,7 +223,10 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     });
     socket?.ours.on('error', (error) => this.stderr.addLine(`frame socket: ${error.message}`, 'error'));
     (child.stderr as Readable).on('data', (chunk: Buffer) => {
-      for (const line of this.stderr.push(chunk)) this.readStderrLine(line);
+      for (const line of this.stderr.push(chunk)) {
+        this.refusal ??= sourceRefusal(line);
+        this.readStderrLine(line);
+      }
     });
     if (!socket) (child.stdout as Readable).on('data', (chunk: Buffer) => this.readStdout(chunk));
     return Promise.all([closed, drained]).then(([[code, signal]]) => this.exit(code, signal));
@@ -254,9 +262,14 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     return this.stderr.text;
   }
 
-  /** ffmpeg's last error line, else its last line: why the source failed, in its own words. */
+  /** Why the source failed: why ffmpeg refused it, else its last error line, else its last line. */
   get lastError(): string {
-    return this.stderr.lastError || this.stderr.lastLine;
+    return this.refusal?.message || this.stderr.lastError || this.stderr.lastLine;
+  }
+
+  /** Set when ffmpeg refused the source itself (too large, not video): trying again cannot help. */
+  get refused(): Error | null {
+    return this.refusal;
   }
 
   private readStdout(chunk: Buffer): void {
@@ -342,14 +355,19 @@ function closeSocket(socket: FrameSocket | null): void {
 }
 
 /**
- * ffmpeg's input options and `-i` for a source: what it may open, how it reads, and that files and
- * HTTP recordings play in real time (files loop) as if they were live cameras.
+ * ffmpeg's input options and `-i` for a source: what it may open and decode, how it reads, and
+ * (`live`) that files and HTTP recordings play in real time (files loop) as if they were live cameras.
  */
 export function sourceInputArgs(
   source: SourceUrl,
-  options: Pick<FrameSourceOptions, 'transport' | 'ioTimeoutMs' | 'seekS'> = {},
+  options: Pick<FrameSourceOptions, 'transport' | 'ioTimeoutMs' | 'seekS' | 'maxPixels'> = {},
+  live = true,
 ): string[] {
-  const args = ['-protocol_whitelist', protocolWhitelist(source.kind)];
+  const args = [
+    ...sourceLimitArgs(source.kind, options.maxPixels),
+    '-protocol_whitelist',
+    protocolWhitelist(source.kind),
+  ];
   if (source.kind === 'rtsp') args.push('-rtsp_transport', options.transport ?? 'tcp');
   // The RTSP demuxer has its own socket timeout option; the others go through the protocol layer.
   const ioTimeoutUs = String((options.ioTimeoutMs ?? DEFAULT_IO_TIMEOUT_MS) * 1000);
@@ -357,8 +375,8 @@ export function sourceInputArgs(
   else if (source.kind !== 'file') args.push('-rw_timeout', ioTimeoutUs);
   // Files play as live and loop; http may be a plain MP4 or HLS VOD, which ffmpeg would otherwise
   // decode as fast as it can (live http streams arrive at their own rate anyway).
-  if (source.kind === 'file') args.push('-re', '-stream_loop', '-1');
-  if (source.kind === 'http') args.push('-re');
+  if (live && source.kind === 'file') args.push('-re', '-stream_loop', '-1');
+  if (live && source.kind === 'http') args.push('-re');
   if (source.kind === 'file' && options.seekS) args.push('-ss', options.seekS.toFixed(3));
   args.push('-i', source.input);
   return args;

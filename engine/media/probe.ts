@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { StderrTail } from './frame-source';
+import { StderrTail, sourceInputArgs } from './frame-source';
+import { sourceRefusal } from './source-limits';
 import type { SourceUrl } from './source-url';
-import { protocolWhitelist } from './source-url';
 
 export interface ProbeResult {
   width: number;
@@ -12,39 +12,43 @@ export interface ProbeResult {
   pixelFormat: string;
 }
 
+export interface ProbeOptions {
+  /** The source must give its first frame within this; network reads give up after it too. */
+  timeoutMs: number;
+  /** Frames of more pixels are refused (SourceTooLargeError). Default DEFAULT_MAX_SOURCE_PIXELS. */
+  maxPixels?: number;
+  signal?: AbortSignal;
+}
+
+// "P6 <w> <h> <maxval>" and its whitespace byte: all of the frame the probe keeps.
+const PPM_HEADER_BYTES = 64;
+
 /**
- * Opens a source with ffmpeg and decodes its first video frame, which proves the stream is really
- * playable (not just reachable). Resolves with the frame size and the codec; rejects with ffmpeg's
- * last error. The process is killed on timeout or abort, so no ffmpeg outlives the call.
+ * Opens a source with ffmpeg as a task would (the same whitelists and pixel cap) and decodes its
+ * first video frame, which proves the stream is really playable (not just reachable). Resolves with
+ * the frame size and the codec; rejects with why ffmpeg refused the source, else its last error. The
+ * process is killed on timeout or abort, so no ffmpeg outlives the call.
  */
 export function probeFirstFrame(
   ffmpeg: string,
   source: SourceUrl,
-  timeoutMs: number,
-  signal?: AbortSignal,
+  options: ProbeOptions,
 ): Promise<ProbeResult> {
+  const { timeoutMs, maxPixels, signal } = options;
   const args = [
-    '-hide_banner',
-    '-nostdin',
-    '-nostats',
     // Info level for the input description (codec); each line's level tells errors apart.
-    '-loglevel',
-    'level+info',
-    '-protocol_whitelist',
-    protocolWhitelist(source.kind),
+    ...['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info'],
+    // Read once, as fast as it comes: a file without a decodable frame fails at its end.
+    ...sourceInputArgs(source, { ioTimeoutMs: timeoutMs, maxPixels }, false),
+    ...['-map', '0:v:0', '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'ppm', '-'],
   ];
-  if (source.kind === 'rtsp') args.push('-rtsp_transport', 'tcp');
-  // Network reads give up on their own too, in microseconds, so a dead server cannot hang ffmpeg;
-  // the RTSP demuxer has its own socket timeout option.
-  if (source.kind === 'rtsp') args.push('-timeout', String(timeoutMs * 1000));
-  else if (source.kind !== 'file') args.push('-rw_timeout', String(timeoutMs * 1000));
-  args.push('-i', source.input, '-map', '0:v:0', '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'ppm', '-');
 
   return new Promise((resolve, reject) => {
     const child = spawn(ffmpeg, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const stderr = new StderrTail();
     let stream: { codec: string; pixelFormat: string } | null = null;
-    let stdout = Buffer.alloc(0);
+    let refusal: Error | null = null;
+    let header = Buffer.alloc(0);
     let settled = false;
     const finish = (outcome: () => void) => {
       if (settled) return;
@@ -55,7 +59,7 @@ export function probeFirstFrame(
       outcome();
     };
     const found = () => {
-      const size = ppmSize(stdout);
+      const size = ppmSize(header);
       return size ? { ...size, codec: stream?.codec ?? '', pixelFormat: stream?.pixelFormat ?? '' } : null;
     };
     const onAbort = () => finish(() => reject(new Error('probe aborted')));
@@ -66,12 +70,17 @@ export function probeFirstFrame(
     signal?.addEventListener('abort', onAbort);
 
     child.stdout.on('data', (chunk: Buffer) => {
-      stdout = Buffer.concat([stdout, chunk]);
+      // The size is in the header; the pixels after it are dropped as they come.
+      if (header.length < PPM_HEADER_BYTES)
+        header = Buffer.concat([header, chunk.subarray(0, PPM_HEADER_BYTES - header.length)]);
       const result = found();
       if (result) finish(() => resolve(result));
     });
     child.stderr.on('data', (chunk: Buffer) => {
-      for (const line of stderr.push(chunk)) stream ??= videoStream(line);
+      for (const line of stderr.push(chunk)) {
+        stream ??= videoStream(line);
+        refusal ??= sourceRefusal(line);
+      }
     });
     child.on('error', (error) => finish(() => reject(error)));
     child.on('close', (code) => {
@@ -80,7 +89,9 @@ export function probeFirstFrame(
       finish(() =>
         result
           ? resolve(result)
-          : reject(new Error(stderr.lastError || stderr.lastLine || `ffmpeg exited with code ${code}`)),
+          : reject(
+              refusal ?? new Error(stderr.lastError || stderr.lastLine || `ffmpeg exited with code ${code}`),
+            ),
       );
     });
   });
@@ -88,8 +99,7 @@ export function probeFirstFrame(
 
 /** Width and height from a PPM header ("P6 <w> <h> <max>"), once the header is complete. */
 function ppmSize(data: Buffer): { width: number; height: number } | null {
-  const header = data.subarray(0, 64).toString('latin1');
-  const match = /^P6\s+(\d+)\s+(\d+)\s+(\d+)\s/.exec(header);
+  const match = /^P6\s+(\d+)\s+(\d+)\s+(\d+)\s/.exec(data.toString('latin1'));
   return match ? { width: Number(match[1]), height: Number(match[2]) } : null;
 }
 

@@ -52,3 +52,31 @@ export function protocolWhitelist(kind: SourceKind): string {
     ? 'file'
     : 'http,https,tcp,tls,crypto,rtp,rtsp,rtsps,udp,rtmp,rtmps,rtmpt,rtmpts,httpproxy';
 }
+
+/**
+ * Video containers and elementary video streams: what a camera or a recording is. ffmpeg would
+ * otherwise pick any of its demuxers by a file's content or name, among them text renderers (tty for
+ * .nfo .asc .ans .diz .art .vt, bin, xbin), image2 (which reads .yuv or .gray files as raw pixels),
+ * playlists and scripts that open further files (hls, concat): each would show a file's bytes as
+ * video. A comma-named demuxer ("mov,mp4,m4a,3gp,3g2,mj2") matches when one of its names is listed.
+ */
+const VIDEO_FORMATS = [
+  ...['mov', 'matroska', 'avi', 'flv', 'mpegts', 'mpeg', 'asf', 'mxf', 'nut', 'ogg', 'dv'],
+  ...['h264', 'hevc', 'm4v', 'mpegvideo', 'ivf', 'obu', 'mjpeg', 'jpeg_pipe', 'mpjpeg'],
+];
+
+/**
+ * What network sources may use besides: RTSP, RTMP's live FLV, and HLS playlists, whose segments are
+ * held to the same list, with the renditions a playlist may name beside its video (packed audio,
+ * WebVTT subtitles; only the video is read, but ffmpeg opens them all or none).
+ */
+const STREAMING_FORMATS = ['rtsp', 'live_flv', 'hls', 'aac', 'mp3', 'ac3', 'eac3', 'webvtt'];
+
+/**
+ * Demuxers ffmpeg may use for a source. Network sources get a list too because an http:// URL can
+ * name any server the engine reaches, an intranet page or a cloud metadata service: read by a text
+ * demuxer, its answer would come back to the caller as a preview.
+ */
+export function formatWhitelist(kind: SourceKind): string {
+  return (kind === 'file' ? VIDEO_FORMATS : [...VIDEO_FORMATS, ...STREAMING_FORMATS]).join(',');
+}

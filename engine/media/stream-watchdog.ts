@@ -423,8 +423,9 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     this.frameSource = null;
     const reason = source.lastError || `ffmpeg exited with code ${code}`;
     if (this.starting) {
-      if (this.source.kind === 'file') {
-        this.failStart(reason);
+      // A source ffmpeg refused (too large, not video) would be refused again: no retries.
+      if (this.source.kind === 'file' || source.refused) {
+        this.failStart(source.refused ?? reason);
         return;
       }
       // A camera still booting or a server not yet listening gets the whole pull timeout, not one
@@ -499,10 +500,11 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     }, delay);
   }
 
-  private failStart(message: string): void {
+  /** Rejects start() with the error (a SourceTooLargeError keeps its type for the caller). */
+  private failStart(reason: string | Error): void {
     const starting = this.starting;
     this.starting = null;
-    void this.close().then(() => starting?.reject(new Error(message)));
+    void this.close().then(() => starting?.reject(typeof reason === 'string' ? new Error(reason) : reason));
   }
 
   /** The running attempt's error, else the one before it (the retry may not have said anything yet). */

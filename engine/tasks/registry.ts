@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { ApiError } from '../api/errors';
 import type { Clock, TimerHandle } from '../clock';
+import { SourceTooLargeError } from '../media/source-limits';
 import { parseSourceUrl, type SourceUrl } from '../media/source-url';
 import type { InstalledApp, PackageRegistry } from '../packages/registry';
 import { type FrameSize, scalePolygon } from '../pipeline/app-runtime';
@@ -198,6 +199,8 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
         // Polygons are drawn on the source as it is now: whatever size it has from here on, they follow.
         source = await this.video.start(pipelineTask(row), parsed, TASK_LIMITS.pullTimeoutMs);
       } catch (error) {
+        if (error instanceof SourceTooLargeError)
+          throw new ApiError('SOURCE_TOO_LARGE', `video_url: ${error.message}`);
         throw new ApiError(
           'STREAM_UNAVAILABLE',
           `video_url: the source could not be opened: ${(error as Error).message}`,
@@ -317,12 +320,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   admitImage(taskId: string, mode: 'image' | 'diff'): void {
     const row = this.liveRow(taskId, mode);
     const now = this.clock.now();
-    if (row.last_image_at !== null && now - row.last_image_at < TASK_LIMITS.minImageIntervalMs) {
-      throw new ApiError(
-        'IMAGE_TOO_SOON',
-        `image sent ${now - row.last_image_at} ms after the previous one; images must be at least 1 s apart`,
-      );
-    }
+    refuseTooSoon(row, now);
     const runtime = this.runtimes.get(taskId);
     if (runtime) runtime.images += 1;
     const dump = runtime ? this.describe(row, runtime) : row.dump;
@@ -330,6 +328,11 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       .prepare('UPDATE tasks SET last_image_at = ?, dump = ?, updated_at = ? WHERE task_id = ?')
       .run(now, dump, now, taskId);
     this.armIdleTimer(taskId, now);
+  }
+
+  /** What admitImage would refuse for the 1 s rule, refused before an upload's pixels are decoded. */
+  checkImageInterval(taskId: string, mode: 'image' | 'diff'): void {
+    refuseTooSoon(this.liveRow(taskId, mode), this.clock.now());
   }
 
   /**
@@ -635,6 +638,16 @@ function pipelineTask(row: TaskRow): PipelineTask {
     report_secret: row.report_secret || undefined,
     polygon_frame: polygonFrameOf(row),
   };
+}
+
+/** 429 for an image less than 1 s after the task's previous one. */
+function refuseTooSoon(row: TaskRow, now: number): void {
+  if (row.last_image_at !== null && now - row.last_image_at < TASK_LIMITS.minImageIntervalMs) {
+    throw new ApiError(
+      'IMAGE_TOO_SOON',
+      `image sent ${now - row.last_image_at} ms after the previous one; images must be at least 1 s apart`,
+    );
+  }
 }
 
 /** The frame size a task's polygons were drawn on, when known. */

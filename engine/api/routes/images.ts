@@ -1,5 +1,5 @@
 import { ImageResult } from '../../events/schema';
-import { decodeImage } from '../../images/decode';
+import { inspectImage } from '../../images/decode';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
@@ -7,9 +7,10 @@ import { IMAGE_BODY_LIMIT, RAW_IMAGE_TYPES, readImageParts } from '../image-body
 import { ImageQuery, TaskParams } from '../schemas';
 
 /**
- * Image uploads of image tasks (4.8) and diff tasks (4.9). Checked in order: the task, the body, the
- * decoding of every image; only then is the image admitted (1 s rule, idle timer) and analysed, so a
- * refused upload changes nothing.
+ * Image uploads of image tasks (4.8) and diff tasks (4.9). Checked in order: the task, the body, each
+ * image's header (format, size); then, before any pixel is decoded, the 1 s rule; then the decoding;
+ * only then is the image admitted (1 s rule, idle timer) and analysed, so a refused upload changes
+ * nothing.
  */
 export function imageRoutes(app: Api, ctx: ApiContext): void {
   // Raw image bodies for 4.8; size is checked per image after parsing.
@@ -35,8 +36,8 @@ export function imageRoutes(app: Api, ctx: ApiContext): void {
       ctx.tasks.liveTask(task_id, 'image');
       const parts = await readImageParts(request, ['image']);
       const enhance = request.query.enhance === 1;
-      const image = await decodeImage(parts.get('image') as Buffer, 'body.image', { enhance });
-      return ok(await ctx.images.analyseImage(task_id, image, request.query));
+      const image = await inspectImage(parts.get('image') as Buffer, 'body.image');
+      return ok(await ctx.images.analyseImage(task_id, image, request.query, { enhance }));
     },
   );
 
@@ -59,14 +60,10 @@ export function imageRoutes(app: Api, ctx: ApiContext): void {
       const parts = await readImageParts(request, ['image_b'], ['image_a']);
       const enhance = request.query.enhance === 1;
       const before = parts.get('image_a');
-      // Decoded side by side; a problem with image_a is reported before one with image_b.
-      const [a, b] = await Promise.allSettled([
-        before ? decodeImage(before, 'body.image_a', { enhance }) : null,
-        decodeImage(parts.get('image_b') as Buffer, 'body.image_b', { enhance }),
-      ]);
-      if (a.status === 'rejected') throw a.reason;
-      if (b.status === 'rejected') throw b.reason;
-      return ok(await ctx.images.analysePair(task_id, a.value, b.value, request.query));
+      // A problem with image_a is reported before one with image_b.
+      const a = before ? await inspectImage(before, 'body.image_a') : null;
+      const b = await inspectImage(parts.get('image_b') as Buffer, 'body.image_b');
+      return ok(await ctx.images.analysePair(task_id, a, b, request.query, { enhance }));
     },
   );
 }

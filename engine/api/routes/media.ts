@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HlsFile } from '../../live/hls-files';
 import type { PreviewInfo } from '../../live/preview';
+import { SourceTooLargeError } from '../../media/source-limits';
 import { parseSourceUrl } from '../../media/source-url';
 import type { TaskView } from '../../tasks/schema';
 import type { Api } from '../app';
@@ -145,6 +146,8 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
       try {
         preview = await ctx.previews.open(parsed);
       } catch (error) {
+        if (error instanceof SourceTooLargeError)
+          throw new ApiError('SOURCE_TOO_LARGE', `video_url: ${error.message}`);
         throw new ApiError(
           'STREAM_UNAVAILABLE',
           `video_url: the source could not be previewed: ${(error as Error).message}`,
