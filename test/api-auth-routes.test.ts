@@ -254,3 +254,23 @@ describe('authentication follows the matched route', () => {
     expect((await t.call('GET', '/api/zapk')).body.data).toEqual(packagesBefore);
   }, 300_000);
 });
+
+describe('the Authorization header', () => {
+  it('takes the Bearer scheme in any case (RFC 7235), and nothing else', async () => {
+    for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
+      const answer = await t.call('GET', '/api/tasks', {
+        token: null,
+        headers: { authorization: `${scheme} ${t.token}` },
+      });
+      expect(answer.status, scheme).toBe(200);
+    }
+    expect(
+      (await t.call('GET', '/api/tasks', { token: null, headers: { authorization: `Bearer  ${t.token}` } }))
+        .status,
+    ).toBe(200);
+    for (const header of [`Basic ${t.token}`, `Bearer${t.token}`, 'Bearer', `Token ${t.token}`]) {
+      const answer = await t.call('GET', '/api/tasks', { token: null, headers: { authorization: header } });
+      expect({ header, code: answer.body.code }).toEqual({ header, code: 40101 });
+    }
+  });
+});

@@ -2,7 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import type { ApiContext } from './context';
 import { ApiError } from './errors';
 
-const BEARER = /^Bearer ([^\s]+)$/;
+// RFC 7235: the scheme is case-insensitive and one or more spaces separate it from the credentials.
+const BEARER = /^bearer +(\S+)$/i;
 
 /** The token of an "Authorization: Bearer <token>" header, or undefined for any other header. */
 export const bearerToken = (header: string | undefined): string | undefined =>

@@ -26,7 +26,7 @@ export const ERRORS = {
   MISSING_TOKEN: {
     code: 40101,
     status: 401,
-    meaning: 'No Authorization header, or not of the form "Bearer <token>"',
+    meaning: 'No Authorization header, or not of the form "Bearer <token>" (scheme in any case)',
   },
   INVALID_TOKEN: { code: 40102, status: 401, meaning: 'The token is malformed, unknown, revoked or expired' },
   BAD_CREDENTIALS: { code: 40103, status: 401, meaning: 'Wrong username or password' },
