@@ -36,7 +36,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const clock = options.clock ?? systemClock;
   const dataDir = resolve(options.dataDir);
   const db = openDb(dataDir);
-  const accounts = new Accounts(db, clock);
+  const accounts = new Accounts(db, clock, { login: options.login });
   const ffmpeg = findFfmpeg();
   const analysisFps = options.analysisFps ?? DEFAULT_ANALYSIS_FPS;
   // Live HLS folders of a previous run are leftovers: no stream survives a restart.
@@ -133,7 +133,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   if (!accounts.hasUser(ADMIN_USER)) {
     const given = options.adminPassword ?? process.env.VC_ADMIN_PASSWORD;
     const password = given || randomPassword();
-    accounts.setPassword(ADMIN_USER, password);
+    await accounts.setPassword(ADMIN_USER, password);
     // Printed once, on the first start only: the operator's way in when no password was given.
     if (!given)
       api.log.warn(
@@ -170,7 +170,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       return { access_token: token, token_type: 'Bearer', expires_in: expiresIn };
     },
     resetPassword(username, password) {
-      accounts.setPassword(username, password);
+      return accounts.setPassword(username, password);
     },
     outbox,
     bus,

@@ -1,3 +1,5 @@
+import type { LoginLimits } from './auth/login-limiter';
+import type { HasherLimits } from './auth/passwords';
 import type { Outbox, OutboxOptions } from './callbacks/outbox';
 import type { DeliveryOptions } from './callbacks/worker';
 import type { Clock } from './clock';
@@ -20,6 +22,8 @@ export interface EngineOptions {
    * 25 or 60 fps camera costs what a 10 fps one does. Line crossing stays exact at low rates.
    */
   analysisFps?: number;
+  /** Failed-login limits and password hashing bounds (defaults: 10 per client, 30 per user a minute). */
+  login?: Partial<LoginLimits & HasherLimits>;
   /** Callback delivery tuning (request timeout, concurrency, snapshot bytes kept, retry period). */
   delivery?: Partial<DeliveryOptions & OutboxOptions>;
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
@@ -37,7 +41,7 @@ export interface Engine {
   readonly port: number;
   /** A token for a local user without a password: how the desktop main process signs the console in. */
   issueToken(username?: string): IssuedToken;
-  resetPassword(username: string, password: string): void;
+  resetPassword(username: string, password: string): Promise<void>;
   /** Where results are stored for delivery (the analysis pipeline enqueues here). */
   readonly outbox: Outbox;
   /** Every stored event and delivery change, in process: the desktop main process forwards it over IPC. */

@@ -124,6 +124,12 @@ export const ERRORS = {
     status: 429,
     meaning: "An image came less than 1 s after the task's previous one; it was not queued",
   },
+  TOO_MANY_LOGINS: {
+    code: 42902,
+    status: 429,
+    meaning:
+      'Too many failed logins from this address or for this user, or too many passwords being checked at once; retry after Retry-After seconds',
+  },
   INTERNAL: {
     code: 50001,
     status: 500,
