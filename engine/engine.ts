@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import packageJson from '../package.json';
 import { buildApi } from './api/app';
 import { Accounts, ADMIN_USER } from './auth/accounts';
+import { removeInitialPassword, writeInitialPassword } from './auth/initial-password';
 import { randomPassword } from './auth/passwords';
 import { MqttPublisher } from './callbacks/mqtt';
 import { Outbox } from './callbacks/outbox';
@@ -36,7 +37,12 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const clock = options.clock ?? systemClock;
   const dataDir = resolve(options.dataDir);
   const db = openDb(dataDir);
-  const accounts = new Accounts(db, clock, { login: options.login });
+  const accounts = new Accounts(db, clock, {
+    login: options.login,
+    onPasswordChange: (username) => {
+      if (username === ADMIN_USER) removeInitialPassword(dataDir);
+    },
+  });
   const ffmpeg = findFfmpeg();
   const analysisFps = options.analysisFps ?? DEFAULT_ANALYSIS_FPS;
   // Live HLS folders of a previous run are leftovers: no stream survives a restart.
@@ -133,12 +139,16 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   if (!accounts.hasUser(ADMIN_USER)) {
     const given = options.adminPassword ?? process.env.VC_ADMIN_PASSWORD;
     const password = given || randomPassword();
+    // The operator's way in when no password was given: a file only they can read, never a log that
+    // persists. Written before the account exists, so a crash in between cannot lose the password.
+    const file = given ? undefined : writeInitialPassword(dataDir, password);
     await accounts.setPassword(ADMIN_USER, password);
-    // Printed once, on the first start only: the operator's way in when no password was given.
-    if (!given)
+    if (file) {
       api.log.warn(
-        `created user "${ADMIN_USER}" with password ${password} (shown once; change it in the console)`,
+        `created user "${ADMIN_USER}"; its password is in ${file} (deleted once you change the password)`,
       );
+      if (process.stdout.isTTY) process.stdout.write(`admin password (shown once): ${password}\n`);
+    }
   }
   accounts.purgeExpiredTokens();
   await packages.sweepOrphans();

@@ -7,6 +7,8 @@ const ROOT = resolve(import.meta.dirname, '../..');
 export interface EngineProcess {
   child: ChildProcess;
   url: string;
+  /** Everything the engine wrote to stdout so far (its log and the CLI's lines). */
+  output(): string;
 }
 
 /** The engine as operators run it (`npm run engine`'s entry point) in a process of its own. */
@@ -24,8 +26,8 @@ export async function spawnEngine(
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   );
+  let out = '';
   const url = await new Promise<string>((done, fail) => {
-    let out = '';
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = /engine listening on (http:\/\/\S+)/.exec(out);
@@ -33,7 +35,7 @@ export async function spawnEngine(
     });
     child.once('exit', (code) => fail(new Error(`engine exited with ${code}: ${out}`)));
   });
-  return { child, url };
+  return { child, url, output: () => out };
 }
 
 export async function signIn(url: string, password: string): Promise<string> {
