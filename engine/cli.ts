@@ -4,19 +4,29 @@ import { parseArgs } from 'node:util';
 import { startEngine } from './index';
 
 const USAGE = `usage: npm run engine -- [--host 127.0.0.1] [--port 8080] [--data-dir ./.data] [--console-dir out/renderer]
-                         [--analysis-fps 10]
+                         [--analysis-fps 10] [--allowed-hosts name1,name2]
 The headless engine: the REST API and, when built (npm run build), the console as a web page.
-Settings file: <data-dir>/settings.json {"host": ..., "port": ..., "analysis_fps": ...}; flags win over it.`;
+Settings file: <data-dir>/settings.json {"host": ..., "port": ..., "analysis_fps": ..., "allowed_hosts": [...]};
+flags win over it. The API answers to IP addresses and localhost, and to the names in allowed_hosts.`;
 
 /** Host and port from <data-dir>/settings.json, when the operator keeps them there. */
-function fileSettings(dataDir: string): { host?: string; port?: number; analysisFps?: number } {
+function fileSettings(dataDir: string): {
+  host?: string;
+  port?: number;
+  analysisFps?: number;
+  allowedHosts?: string[];
+} {
   const file = join(dataDir, 'settings.json');
   if (!existsSync(file)) return {};
   const parsed = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  const hosts = parsed.allowed_hosts;
+  if (hosts !== undefined && !(Array.isArray(hosts) && hosts.every((h) => typeof h === 'string')))
+    throw new Error(`${file}: allowed_hosts must be an array of host names`);
   return {
     host: typeof parsed.host === 'string' ? parsed.host : undefined,
     port: typeof parsed.port === 'number' ? parsed.port : undefined,
     analysisFps: typeof parsed.analysis_fps === 'number' ? parsed.analysis_fps : undefined,
+    allowedHosts: hosts,
   };
 }
 
@@ -28,6 +38,7 @@ async function main(): Promise<void> {
       'data-dir': { type: 'string', default: '.data' },
       'console-dir': { type: 'string', default: 'out/renderer' },
       'analysis-fps': { type: 'string' },
+      'allowed-hosts': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -53,6 +64,7 @@ async function main(): Promise<void> {
     dataDir,
     consoleDir: resolve(values['console-dir']),
     analysisFps,
+    allowedHosts: values['allowed-hosts']?.split(',').filter((name) => name !== '') ?? settings.allowedHosts,
   });
   console.log(`engine listening on ${engine.url} (data: ${dataDir})`);
   const stop = async () => {

@@ -131,6 +131,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       version: packageJson.version,
       startedAt: clock.now(),
       consoleDir: options.consoleDir,
+      allowed: { hosts: options.allowedHosts ?? [], origins: options.allowedOrigins ?? [] },
     },
     options.logLevel ?? 'info',
   );

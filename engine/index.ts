@@ -16,6 +16,13 @@ export interface EngineOptions {
   builtinDir?: string;
   /** Folder with the built console (index.html) served at "/"; omitted = API only. */
   consoleDir?: string;
+  /**
+   * Host names the API answers to besides IP addresses and localhost (DNS names on the LAN); any
+   * other Host is refused with 403, which shuts out DNS-rebinding pages.
+   */
+  allowedHosts?: readonly string[];
+  /** Origins of pages elsewhere that may call the API (the desktop console); its own is always fine. */
+  allowedOrigins?: readonly string[];
   clock?: Clock;
   /**
    * Most frames per second analysed per video stream (default 10): ffmpeg passes no more, so a

@@ -9,6 +9,7 @@ import { describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
 import { authenticate } from './authenticate';
 import type { ApiContext } from './context';
 import { ApiError, ERRORS, type ErrorKind } from './errors';
+import { checkPeers } from './host-check';
 import { authRoutes } from './routes/auth';
 import { eventRoutes } from './routes/events';
 import { imageRoutes } from './routes/images';
@@ -31,6 +32,8 @@ const createFastify = (logLevel: string) =>
     // One line per request drowns the log of a busy engine; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true },
+    // A request without Host gets the envelope of the Host check (403), not Node's bare 400.
+    http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
 export type Api = ReturnType<typeof createFastify>;
@@ -94,6 +97,7 @@ export async function buildApi(ctx: ApiContext, logLevel: string): Promise<Api> 
 
   const routeTable = registerRouteTable(app);
   acceptEmptyDeleteBodies(app);
+  app.addHook('onRequest', checkPeers(ctx.allowed));
   app.addHook('preParsing', async (request) => checkContentType(request));
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ApiError) {

@@ -9,6 +9,7 @@ import type { Optimizations } from '../optimization/service';
 import type { PackageRegistry } from '../packages/registry';
 import type { VideoAnalysis } from '../pipeline/video-analysis';
 import type { TaskRegistry } from '../tasks/registry';
+import type { AllowedPeers } from './host-check';
 
 /** What the HTTP layer needs from the engine; routes reach the domain only through this. */
 export interface ApiContext {
@@ -31,6 +32,8 @@ export interface ApiContext {
   version: string;
   startedAt: number;
   consoleDir?: string;
+  /** Host names and page origins accepted besides IP literals, localhost and the engine's own origin. */
+  allowed: AllowedPeers;
 }
 
 declare module 'fastify' {

@@ -35,6 +35,17 @@ export const ERRORS = {
     status: 403,
     meaning: 'An application of the request has an expired license',
   },
+  HOST_NOT_ALLOWED: {
+    code: 40302,
+    status: 403,
+    meaning:
+      'The Host header is not an IP address, localhost or a name listed in allowed_hosts (or is missing)',
+  },
+  ORIGIN_NOT_ALLOWED: {
+    code: 40303,
+    status: 403,
+    meaning: "The request comes from a web page of another origin than the engine's own or an allowed one",
+  },
   TASK_NOT_FOUND: { code: 40401, status: 404, meaning: 'No task with that task_id' },
   PACKAGE_NOT_FOUND: { code: 40402, status: 404, meaning: 'No application package with that zapk_id' },
   APP_NOT_FOUND: { code: 40403, status: 404, meaning: 'The package has no application with that app_id' },
