@@ -134,6 +134,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       allowed: { hosts: options.allowedHosts ?? [], origins: options.allowedOrigins ?? [] },
     },
     options.logLevel ?? 'info',
+    options.connections,
   );
   log = api.log;
 

@@ -1,3 +1,4 @@
+import type { ConnectionLimits } from './api/connections';
 import type { LoginLimits } from './auth/login-limiter';
 import type { HasherLimits } from './auth/passwords';
 import type { Outbox, OutboxOptions } from './callbacks/outbox';
@@ -29,6 +30,8 @@ export interface EngineOptions {
    * 25 or 60 fps camera costs what a 10 fps one does. Line crossing stays exact at low rates.
    */
   analysisFps?: number;
+  /** Open connections at most (512), and how long headers (10 s) and idle keep-alives (5 s) may take. */
+  connections?: Partial<ConnectionLimits>;
   /** Failed-login limits and password hashing bounds (defaults: 10 per client, 30 per user a minute). */
   login?: Partial<LoginLimits & HasherLimits>;
   /** Callback delivery tuning (request timeout, concurrency, snapshot bytes kept, retry period). */

@@ -7,6 +7,12 @@ import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, Log
 import { buildCsp, securityHeaders } from '../../renderer/csp';
 import { describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
 import { authenticate } from './authenticate';
+import {
+  answerClientError,
+  type ConnectionLimits,
+  checkIntervalMs,
+  DEFAULT_CONNECTION_LIMITS,
+} from './connections';
 import type { ApiContext } from './context';
 import { ApiError, ERRORS, type ErrorKind } from './errors';
 import { checkPeers } from './host-check';
@@ -21,19 +27,25 @@ import { taskRoutes } from './routes/tasks';
 const MiB = 1024 * 1024;
 export const JSON_BODY_LIMIT = 1 * MiB;
 
-const createFastify = (logLevel: string) =>
+const createFastify = (logLevel: string, limits: ConnectionLimits) =>
   Fastify({
     logger: { level: logLevel },
     bodyLimit: JSON_BODY_LIMIT,
     // Slow or stuck clients are cut off instead of holding a connection forever.
     connectionTimeout: 60_000,
     requestTimeout: 10 * 60_000,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
     return503OnClosing: true,
     // One line per request drowns the log of a busy engine; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true },
-    // A request without Host gets the envelope of the Host check (403), not Node's bare 400.
-    http: { requireHostHeader: false },
+    http: {
+      // A request without Host gets the envelope of the Host check (403), not Node's bare 400.
+      requireHostHeader: false,
+      headersTimeout: limits.headersTimeoutMs,
+      connectionsCheckingInterval: checkIntervalMs(limits),
+    },
+    clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
 export type Api = ReturnType<typeof createFastify>;
@@ -68,8 +80,14 @@ const sendError = (reply: FastifyReply, kind: ErrorKind, msg: string) =>
  * The HTTP API of the contract: envelope on every answer (errors included), strict validation of
  * every request, bearer-token auth on everything but the token and health endpoints.
  */
-export async function buildApi(ctx: ApiContext, logLevel: string): Promise<Api> {
-  const app = createFastify(logLevel);
+export async function buildApi(
+  ctx: ApiContext,
+  logLevel: string,
+  connections: Partial<ConnectionLimits> = {},
+): Promise<Api> {
+  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...connections };
+  const app = createFastify(logLevel, limits);
+  app.server.maxConnections = limits.maxConnections;
 
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === 'querystring' ? queryAjv : strictAjv).compile(schema as object),

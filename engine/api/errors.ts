@@ -23,6 +23,11 @@ export const ERRORS = {
     status: 400,
     meaning: 'The image cannot be decoded: corrupt, truncated or not a whole image file',
   },
+  MALFORMED_REQUEST: {
+    code: 40005,
+    status: 400,
+    meaning: 'The request is not valid HTTP (refused by the HTTP parser); the connection is closed',
+  },
   MISSING_TOKEN: {
     code: 40101,
     status: 401,
@@ -62,6 +67,12 @@ export const ERRORS = {
     code: 40501,
     status: 405,
     meaning: 'The endpoint exists but not with this HTTP method (see the Allow header)',
+  },
+  REQUEST_TIMEOUT: {
+    code: 40801,
+    status: 408,
+    meaning:
+      "The request's headers did not arrive within 10 s, or the whole request within 10 min; the connection is closed",
   },
   PACKAGE_IN_USE: { code: 40901, status: 409, meaning: 'The package is used by a running task' },
   TASK_CLOSED: { code: 40902, status: 409, meaning: 'The task is closed and cannot be changed' },
@@ -140,6 +151,11 @@ export const ERRORS = {
     status: 429,
     meaning:
       'Too many failed logins from this address or for this user, or too many passwords being checked at once; retry after Retry-After seconds',
+  },
+  HEADERS_TOO_LARGE: {
+    code: 43101,
+    status: 431,
+    meaning: 'The request headers are larger than 16 KiB; the connection is closed',
   },
   INTERNAL: {
     code: 50001,
