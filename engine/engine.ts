@@ -5,6 +5,7 @@ import { buildApi } from './api/app';
 import { Accounts, ADMIN_USER } from './auth/accounts';
 import { removeInitialPassword, writeInitialPassword } from './auth/initial-password';
 import { randomPassword } from './auth/passwords';
+import { StreamTokens } from './auth/stream-tokens';
 import { MqttPublisher } from './callbacks/mqtt';
 import { Outbox } from './callbacks/outbox';
 import { startRetention } from './callbacks/retention';
@@ -119,6 +120,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const api = await buildApi(
     {
       accounts,
+      streamTokens: new StreamTokens(clock),
       packages,
       tasks,
       images,

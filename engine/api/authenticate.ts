@@ -28,6 +28,9 @@ export async function authenticate(ctx: ApiContext, request: FastifyRequest): Pr
       },
     );
   }
+  // A segment of an HLS stream also takes the short-lived token its playlist lists, for it alone.
+  const scope = config.segmentScope?.(request.params);
+  if (scope !== undefined && ctx.streamTokens.verify(scope, token)) return;
   const check = ctx.accounts.checkToken(token);
   if (!check.ok) {
     throw new ApiError(

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { HlsFile } from '../../live/hls-files';
+import { type HlsFile, isSegmentName } from '../../live/hls-files';
 import type { PreviewInfo } from '../../live/preview';
 import { parseSourceUrl } from '../../media/source-url';
 import type { TaskView } from '../../tasks/schema';
@@ -36,6 +36,21 @@ export function checkAppsOfTask(task: TaskView, appIds: readonly string[]): void
 
 /** scheme://host:port as the client reached the engine: the HLS URLs it gets must work for it. */
 const origin = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
+
+/** The scope of a segment token: one stream (see StreamTokens), encoded without ambiguity. */
+const aiVideoScope = (taskId: string, stream: string) => JSON.stringify(['ailive', taskId, stream]);
+const previewScope = (streamId: string) => JSON.stringify(['preview', streamId]);
+
+/** What authenticate asks an HLS file route: the stream whose segment the params name, if any. */
+type FileParams = Record<'file' | 'task_id' | 'stream' | 'stream_id', string | undefined>;
+const aiVideoSegment = (params: unknown) => {
+  const { file, task_id, stream } = params as FileParams;
+  return isSegmentName(file) ? aiVideoScope(String(task_id), String(stream)) : undefined;
+};
+const previewSegment = (params: unknown) => {
+  const { file, stream_id } = params as FileParams;
+  return isSegmentName(file) ? previewScope(String(stream_id)) : undefined;
+};
 
 /** Sends an HLS playlist or segment; never cached, since the playlist changes every second. */
 function sendHls(reply: FastifyReply, file: HlsFile | null, what: string): FastifyReply {
@@ -112,7 +127,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/livestream/:stream/:file',
     {
-      config: { queryToken: true },
+      config: { queryToken: true, segmentScope: aiVideoSegment },
       schema: {
         tags: ['streaming'],
         summary:
@@ -123,7 +138,11 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request, reply) => {
       const { task_id: taskId, stream, file } = request.params;
-      const found = await ctx.video.live(taskId)?.file(stream, file, request.query.token);
+      // The playlist of a ?token= request lists its segments with a token for this stream only.
+      const segmentToken = request.query.token
+        ? ctx.streamTokens.issue(aiVideoScope(taskId, stream))
+        : undefined;
+      const found = await ctx.video.live(taskId)?.file(stream, file, segmentToken);
       return sendHls(reply, found ?? null, `task ${taskId} has no AI video "${stream}" with a file ${file}`);
     },
   );
@@ -179,7 +198,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/stream/:stream_id/:file',
     {
-      config: { queryToken: true },
+      config: { queryToken: true, segmentScope: previewSegment },
       schema: {
         tags: ['streaming'],
         summary:
@@ -190,9 +209,10 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request, reply) => {
       const { stream_id: id, file } = request.params;
+      const segmentToken = request.query.token ? ctx.streamTokens.issue(previewScope(id)) : undefined;
       return sendHls(
         reply,
-        await ctx.previews.file(id, file, request.query.token),
+        await ctx.previews.file(id, file, segmentToken),
         `no video stream "${id}" with a file ${file}`,
       );
     },
