@@ -27,12 +27,12 @@ export interface AccountsOptions {
   onPasswordChange?: (username: string) => void;
 }
 
-const tooManyAttempts = (retryAfterMs: number, msg: string) =>
-  new ApiError('TOO_MANY_LOGINS', msg, {
-    'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))),
-  });
+const tooManyAttempts = (retryAfterMs: number, why: string) => {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new ApiError('TOO_MANY_LOGINS', `${why}; retry in ${seconds} s`, { 'retry-after': String(seconds) });
+};
 
-const busy = () => tooManyAttempts(1000, 'the engine is checking too many passwords at once; retry in 1 s');
+const busy = () => tooManyAttempts(1000, 'the engine is checking too many passwords at once');
 
 /** Users and their bearer tokens; tokens are stored only as SHA-256 hashes. */
 export class Accounts {
@@ -105,7 +105,7 @@ export class Accounts {
     if (!attempt.ok)
       throw tooManyAttempts(
         attempt.retryAfterMs,
-        'too many failed logins from this address or for this user; retry later',
+        'too many failed logins from this address or for this user',
       );
     let matches: boolean;
     try {
