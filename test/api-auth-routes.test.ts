@@ -274,3 +274,26 @@ describe('the Authorization header', () => {
     }
   });
 });
+
+describe('paths the router refuses', () => {
+  it('are answered in the envelope: broken percent-encoding, an overlong id', async () => {
+    for (const target of ['/api/%zz', '/api/task/%E0%A4%A', '/%zz']) {
+      const answer = await send(t.engine.port, { method: 'GET', target, authorization: `Bearer ${t.token}` });
+      expect({ target, status: answer.status, code: codeOf(answer.body) }).toEqual({
+        target,
+        status: 400,
+        code: 40001,
+      });
+    }
+    const long = `/api/task/${'a'.repeat(200)}`;
+    const refused = await send(t.engine.port, {
+      method: 'GET',
+      target: long,
+      authorization: `Bearer ${t.token}`,
+    });
+    expect([refused.status, codeOf(refused.body)]).toEqual([400, 40001]);
+    expect(JSON.parse(refused.body).msg).toMatch(/longer than the 100 characters/);
+    const unauthenticated = await send(t.engine.port, { method: 'GET', target: long });
+    expect([unauthenticated.status, codeOf(unauthenticated.body)]).toEqual([401, 40101]);
+  });
+});

@@ -26,6 +26,8 @@ import { taskRoutes } from './routes/tasks';
 
 const MiB = 1024 * 1024;
 export const JSON_BODY_LIMIT = 1 * MiB;
+/** The longest path parameter (an id) the router matches (find-my-way's default). */
+const MAX_PARAM_LENGTH = 100;
 
 const createFastify = (logLevel: string, limits: ConnectionLimits) =>
   Fastify({
@@ -38,7 +40,10 @@ const createFastify = (logLevel: string, limits: ConnectionLimits) =>
     return503OnClosing: true,
     // One line per request drowns the log of a busy engine; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // What the router itself refuses (broken percent-encoding) is answered in the envelope too.
+    frameworkErrors: (error, _request, reply) =>
+      sendError(reply, 'INVALID_PARAMETER', `path: ${pathProblem(error.code)}`),
     http: {
       // A request without Host gets the envelope of the Host check (403), not Node's bare 400.
       requireHostHeader: false,
@@ -75,6 +80,11 @@ const STATUS_ERRORS: Record<number, ErrorKind> = {
 
 const sendError = (reply: FastifyReply, kind: ErrorKind, msg: string) =>
   reply.status(ERRORS[kind].status).send({ code: ERRORS[kind].code, msg });
+
+const pathProblem = (code?: string) =>
+  code === 'FST_ERR_BAD_URL'
+    ? 'has broken percent-encoding'
+    : `a segment is longer than the ${MAX_PARAM_LENGTH} characters an id may have`;
 
 /**
  * The HTTP API of the contract: envelope on every answer (errors included), strict validation of
@@ -215,6 +225,9 @@ function unknownApiPaths(api: Api, routes: RouteTable): void {
     const rest = request.params['*'];
     const path = rest === undefined ? '/api' : `/api/${rest}`;
     const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods]))];
+    // The path has the shape of an endpoint that takes this method: the router refused a parameter.
+    if (allowed.includes(request.method))
+      return sendError(reply, 'INVALID_PARAMETER', `path: ${pathProblem()}`);
     if (allowed.length > 0) {
       reply.header('allow', allowed.join(', '));
       return sendError(
