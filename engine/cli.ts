@@ -4,22 +4,35 @@ import { parseArgs } from 'node:util';
 import { startEngine } from './index';
 
 const USAGE = `usage: npm run engine -- [--host 127.0.0.1] [--port 8080] [--data-dir ./.data] [--console-dir out/renderer]
-                         [--analysis-fps 10] [--max-source-pixels 8847360]
+                         [--analysis-fps 10] [--max-source-pixels 8847360] [--allowed-hosts name1,name2]
 The headless engine: the REST API and, when built (npm run build), the console as a web page.
-Settings file: <data-dir>/settings.json {"host": ..., "port": ..., "analysis_fps": ...}; flags win over it.`;
+Settings file: <data-dir>/settings.json {"host": ..., "port": ..., "analysis_fps": ..., "max_source_pixels": ...,
+"allowed_hosts": [...]};
+flags win over it. The API answers to IP addresses and localhost, and to the names in allowed_hosts.`;
 
 /** A wrong flag: answered with the usage, unlike a refused start (data dir in use, a bad database). */
 class UsageError extends Error {}
 
 /** Host and port from <data-dir>/settings.json, when the operator keeps them there. */
-function fileSettings(dataDir: string): { host?: string; port?: number; analysisFps?: number } {
+function fileSettings(dataDir: string): {
+  host?: string;
+  port?: number;
+  analysisFps?: number;
+  maxSourcePixels?: number;
+  allowedHosts?: string[];
+} {
   const file = join(dataDir, 'settings.json');
   if (!existsSync(file)) return {};
   const parsed = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  const hosts = parsed.allowed_hosts;
+  if (hosts !== undefined && !(Array.isArray(hosts) && hosts.every((h) => typeof h === 'string')))
+    throw new Error(`${file}: allowed_hosts must be an array of host names`);
   return {
     host: typeof parsed.host === 'string' ? parsed.host : undefined,
     port: typeof parsed.port === 'number' ? parsed.port : undefined,
     analysisFps: typeof parsed.analysis_fps === 'number' ? parsed.analysis_fps : undefined,
+    maxSourcePixels: typeof parsed.max_source_pixels === 'number' ? parsed.max_source_pixels : undefined,
+    allowedHosts: hosts,
   };
 }
 
@@ -32,6 +45,7 @@ async function main(): Promise<void> {
       'console-dir': { type: 'string', default: 'out/renderer' },
       'analysis-fps': { type: 'string' },
       'max-source-pixels': { type: 'string' },
+      'allowed-hosts': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -52,9 +66,11 @@ async function main(): Promise<void> {
     throw new UsageError(`--analysis-fps must be 1..60, not ${values['analysis-fps'] ?? analysisFps}`);
 
   const maxSourcePixels =
-    values['max-source-pixels'] !== undefined ? Number(values['max-source-pixels']) : undefined;
+    values['max-source-pixels'] !== undefined ? Number(values['max-source-pixels']) : settings.maxSourcePixels;
   if (maxSourcePixels !== undefined && !(Number.isInteger(maxSourcePixels) && maxSourcePixels > 0))
-    throw new Error(`--max-source-pixels must be a whole number above 0, not ${values['max-source-pixels']}`);
+    throw new UsageError(
+      `--max-source-pixels must be a whole number above 0, not ${values['max-source-pixels'] ?? maxSourcePixels}`,
+    );
 
   const engine = await startEngine({
     host: values.host ?? settings.host ?? '127.0.0.1',
@@ -63,6 +79,7 @@ async function main(): Promise<void> {
     consoleDir: resolve(values['console-dir']),
     analysisFps,
     maxSourcePixels,
+    allowedHosts: values['allowed-hosts']?.split(',').filter((name) => name !== '') ?? settings.allowedHosts,
   });
   console.log(`engine listening on ${engine.url} (data: ${dataDir})`);
   const stop = async () => {

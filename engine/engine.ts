@@ -4,7 +4,9 @@ import { fileURLToPath } from 'node:url';
 import packageJson from '../package.json';
 import { buildApi } from './api/app';
 import { Accounts, ADMIN_USER } from './auth/accounts';
+import { removeInitialPassword, writeInitialPassword } from './auth/initial-password';
 import { randomPassword } from './auth/passwords';
+import { StreamTokens } from './auth/stream-tokens';
 import { MqttPublisher } from './callbacks/mqtt';
 import { Outbox } from './callbacks/outbox';
 import { startRetention } from './callbacks/retention';
@@ -48,7 +50,12 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     lock.release();
     throw error;
   }
-  const accounts = new Accounts(db, clock);
+  const accounts = new Accounts(db, clock, {
+    login: options.login,
+    onPasswordChange: (username) => {
+      if (username === ADMIN_USER) removeInitialPassword(dataDir);
+    },
+  });
   const ffmpeg = findFfmpeg();
   const analysisFps = options.analysisFps ?? DEFAULT_ANALYSIS_FPS;
   const maxSourcePixels = options.maxSourcePixels ?? DEFAULT_MAX_SOURCE_PIXELS;
@@ -130,6 +137,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const api = await buildApi(
     {
       accounts,
+      streamTokens: new StreamTokens(clock),
       packages,
       tasks,
       images,
@@ -142,20 +150,26 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       version: packageJson.version,
       startedAt: clock.now(),
       consoleDir: options.consoleDir,
+      allowed: { hosts: options.allowedHosts ?? [], origins: options.allowedOrigins ?? [] },
     },
     options.logLevel ?? 'info',
+    options.connections,
   );
   log = api.log;
 
   if (!accounts.hasUser(ADMIN_USER)) {
     const given = options.adminPassword ?? process.env.VC_ADMIN_PASSWORD;
     const password = given || randomPassword();
-    accounts.setPassword(ADMIN_USER, password);
-    // Printed once, on the first start only: the operator's way in when no password was given.
-    if (!given)
+    // The operator's way in when no password was given: a file only they can read, never a log that
+    // persists. Written before the account exists, so a crash in between cannot lose the password.
+    const file = given ? undefined : writeInitialPassword(dataDir, password);
+    await accounts.setPassword(ADMIN_USER, password);
+    if (file) {
       api.log.warn(
-        `created user "${ADMIN_USER}" with password ${password} (shown once; change it in the console)`,
+        `created user "${ADMIN_USER}"; its password is in ${file} (deleted once you change the password)`,
       );
+      if (process.stdout.isTTY) process.stdout.write(`admin password (shown once): ${password}\n`);
+    }
   }
   accounts.purgeExpiredTokens();
   await packages.sweepOrphans();
@@ -187,7 +201,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       return { access_token: token, token_type: 'Bearer', expires_in: expiresIn };
     },
     resetPassword(username, password) {
-      accounts.setPassword(username, password);
+      return accounts.setPassword(username, password);
     },
     outbox,
     bus,

@@ -1,3 +1,6 @@
+import type { ConnectionLimits } from './api/connections';
+import type { LoginLimits } from './auth/login-limiter';
+import type { HasherLimits } from './auth/passwords';
 import type { Outbox, OutboxOptions } from './callbacks/outbox';
 import type { DeliveryOptions } from './callbacks/worker';
 import type { Clock } from './clock';
@@ -14,6 +17,13 @@ export interface EngineOptions {
   builtinDir?: string;
   /** Folder with the built console (index.html) served at "/"; omitted = API only. */
   consoleDir?: string;
+  /**
+   * Host names the API answers to besides IP addresses and localhost (DNS names on the LAN); any
+   * other Host is refused with 403, which shuts out DNS-rebinding pages.
+   */
+  allowedHosts?: readonly string[];
+  /** Origins of pages elsewhere that may call the API (the desktop console); its own is always fine. */
+  allowedOrigins?: readonly string[];
   clock?: Clock;
   /**
    * Most frames per second analysed per video stream (default 10): ffmpeg passes no more, so a
@@ -25,6 +35,10 @@ export interface EngineOptions {
    * refused at task start and preview (422, 42207), and lost with that reason when it grows later.
    */
   maxSourcePixels?: number;
+  /** Open connections at most (512), and how long headers (10 s) and idle keep-alives (5 s) may take. */
+  connections?: Partial<ConnectionLimits>;
+  /** Failed-login limits and password hashing bounds (defaults: 10 per client, 30 per user a minute). */
+  login?: Partial<LoginLimits & HasherLimits>;
   /** Callback delivery tuning (request timeout, concurrency, snapshot bytes kept, retry period). */
   delivery?: Partial<DeliveryOptions & OutboxOptions>;
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
@@ -42,7 +56,7 @@ export interface Engine {
   readonly port: number;
   /** A token for a local user without a password: how the desktop main process signs the console in. */
   issueToken(username?: string): IssuedToken;
-  resetPassword(username: string, password: string): void;
+  resetPassword(username: string, password: string): Promise<void>;
   /** Where results are stored for delivery (the analysis pipeline enqueues here). */
   readonly outbox: Outbox;
   /** Every stored event and delivery change, in process: the desktop main process forwards it over IPC. */

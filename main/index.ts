@@ -246,6 +246,8 @@ async function start(): Promise<void> {
       host: settings.host,
       port: settings.port,
       dataDir: settings.dataDir,
+      // The console page (app://console, or the dev server) loads its HLS video from the engine.
+      allowedOrigins: [appOrigin],
       // Exposed on the LAN, the engine also serves the console as a web page there.
       ...(saved.lan ? { consoleDir: rendererDir } : {}),
       // electron-builder copies assets/ into resources/ (extraResources); in development it is the repo's.

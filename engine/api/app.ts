@@ -6,8 +6,16 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { buildCsp, securityHeaders } from '../../renderer/csp';
 import { describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
+import { authenticate } from './authenticate';
+import {
+  answerClientError,
+  type ConnectionLimits,
+  checkIntervalMs,
+  DEFAULT_CONNECTION_LIMITS,
+} from './connections';
 import type { ApiContext } from './context';
 import { ApiError, ERRORS, type ErrorKind } from './errors';
+import { checkPeers } from './host-check';
 import { authRoutes } from './routes/auth';
 import { eventRoutes } from './routes/events';
 import { imageRoutes } from './routes/images';
@@ -18,18 +26,31 @@ import { taskRoutes } from './routes/tasks';
 
 const MiB = 1024 * 1024;
 export const JSON_BODY_LIMIT = 1 * MiB;
+/** The longest path parameter (an id) the router matches (find-my-way's default). */
+const MAX_PARAM_LENGTH = 100;
 
-const createFastify = (logLevel: string) =>
+const createFastify = (logLevel: string, limits: ConnectionLimits) =>
   Fastify({
     logger: { level: logLevel },
     bodyLimit: JSON_BODY_LIMIT,
     // Slow or stuck clients are cut off instead of holding a connection forever.
     connectionTimeout: 60_000,
     requestTimeout: 10 * 60_000,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
     return503OnClosing: true,
     // One line per request drowns the log of a busy engine; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // What the router itself refuses (broken percent-encoding) is answered in the envelope too.
+    frameworkErrors: (error, _request, reply) =>
+      sendError(reply, 'INVALID_PARAMETER', `path: ${pathProblem(error.code)}`),
+    http: {
+      // A request without Host gets the envelope of the Host check (403), not Node's bare 400.
+      requireHostHeader: false,
+      headersTimeout: limits.headersTimeoutMs,
+      connectionsCheckingInterval: checkIntervalMs(limits),
+    },
+    clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
 export type Api = ReturnType<typeof createFastify>;
@@ -60,12 +81,23 @@ const STATUS_ERRORS: Record<number, ErrorKind> = {
 const sendError = (reply: FastifyReply, kind: ErrorKind, msg: string) =>
   reply.status(ERRORS[kind].status).send({ code: ERRORS[kind].code, msg });
 
+const pathProblem = (code?: string) =>
+  code === 'FST_ERR_BAD_URL'
+    ? 'has broken percent-encoding'
+    : `a segment is longer than the ${MAX_PARAM_LENGTH} characters an id may have`;
+
 /**
  * The HTTP API of the contract: envelope on every answer (errors included), strict validation of
  * every request, bearer-token auth on everything but the token and health endpoints.
  */
-export async function buildApi(ctx: ApiContext, logLevel: string): Promise<Api> {
-  const app = createFastify(logLevel);
+export async function buildApi(
+  ctx: ApiContext,
+  logLevel: string,
+  connections: Partial<ConnectionLimits> = {},
+): Promise<Api> {
+  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...connections };
+  const app = createFastify(logLevel, limits);
+  app.server.maxConnections = limits.maxConnections;
 
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === 'querystring' ? queryAjv : strictAjv).compile(schema as object),
@@ -91,9 +123,9 @@ export async function buildApi(ctx: ApiContext, logLevel: string): Promise<Api> 
   });
   await app.register(fastifyMultipart, { limits: { files: 2, fields: 10, parts: 12, fieldSize: 64 * 1024 } });
 
-  registerRouteTable(app);
+  const routeTable = registerRouteTable(app);
   acceptEmptyDeleteBodies(app);
-  app.addHook('onRequest', async (request) => authenticate(ctx, request));
+  app.addHook('onRequest', checkPeers(ctx.allowed));
   app.addHook('preParsing', async (request) => checkContentType(request));
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ApiError) {
@@ -107,15 +139,22 @@ export async function buildApi(ctx: ApiContext, logLevel: string): Promise<Api> 
     return sendError(reply, 'INTERNAL', 'internal engine error; see the engine log');
   });
 
-  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  authRoutes(app, ctx);
-  packageRoutes(app, ctx);
-  taskRoutes(app, ctx);
-  imageRoutes(app, ctx);
-  mediaRoutes(app, ctx);
-  optimizationRoutes(app, ctx);
-  eventRoutes(app, ctx);
-  await serveConsole(app, ctx);
+  // The API is one plugin whose routes all pass its authentication hook; only a route's own config
+  // opens it (health, token). The console's files are registered outside it.
+  await app.register(async (scope) => {
+    const api = scope.withTypeProvider<TypeBoxTypeProvider>();
+    api.addHook('onRequest', async (request) => authenticate(ctx, request));
+    api.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+    authRoutes(api, ctx);
+    packageRoutes(api, ctx);
+    taskRoutes(api, ctx);
+    imageRoutes(api, ctx);
+    mediaRoutes(api, ctx);
+    optimizationRoutes(api, ctx);
+    eventRoutes(api, ctx);
+    unknownApiPaths(api, routeTable);
+  });
+  await app.register(async (scope) => serveConsole(scope.withTypeProvider<TypeBoxTypeProvider>(), ctx));
   return app;
 }
 
@@ -125,37 +164,6 @@ function bodyTooLarge(request: FastifyRequest, error: FastifyError): string {
     return 'a file part is larger than this endpoint accepts (images 20 MiB, packages 1 GiB)';
   const limit = request.routeOptions.bodyLimit ?? JSON_BODY_LIMIT;
   return `the body is larger than the ${Math.round(limit / MiB)} MiB this endpoint accepts`;
-}
-
-async function authenticate(ctx: ApiContext, request: FastifyRequest): Promise<void> {
-  const path = request.url.split('?')[0] ?? '';
-  if (!path.startsWith('/api/') && path !== '/api') return;
-  if (request.routeOptions.config.public) return;
-  const header = request.headers.authorization;
-  const bearer = header ? /^Bearer ([^\s]+)$/.exec(header)?.[1] : undefined;
-  const token =
-    bearer ??
-    (request.routeOptions.config.queryToken ? (request.query as { token?: string }).token : undefined);
-  if (!token) {
-    throw new ApiError(
-      'MISSING_TOKEN',
-      'missing Authorization header: send "Authorization: Bearer <token>" from POST /api/auth/token',
-      {
-        'www-authenticate': 'Bearer',
-      },
-    );
-  }
-  const check = ctx.accounts.checkToken(token);
-  if (!check.ok) {
-    throw new ApiError(
-      'INVALID_TOKEN',
-      `the token is ${check.reason === 'expired' ? 'expired' : 'invalid'}; get a new one from POST /api/auth/token`,
-      {
-        'www-authenticate': 'Bearer error="invalid_token"',
-      },
-    );
-  }
-  request.username = check.username;
 }
 
 /**
@@ -187,11 +195,13 @@ async function checkContentType(request: FastifyRequest): Promise<void> {
   }
 }
 
-/** Remembers every route so that a known path with a wrong method answers 405 with Allow, not 404. */
-function registerRouteTable(app: Api): void {
-  const routes: { pattern: RegExp; methods: Set<string> }[] = [];
+type RouteTable = { pattern: RegExp; methods: Set<string> }[];
+
+/** Remembers every API route so that a known path with a wrong method answers 405 with Allow, not 404. */
+function registerRouteTable(app: Api): RouteTable {
+  const routes: RouteTable = [];
   app.addHook('onRoute', (route) => {
-    if (!route.url.startsWith('/api/')) return;
+    if (!route.url.startsWith('/api/') || route.url.endsWith('*')) return;
     const source = `^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+')}/?$`;
     let entry = routes.find((r) => r.pattern.source === source);
     if (!entry) {
@@ -200,32 +210,46 @@ function registerRouteTable(app: Api): void {
     }
     for (const method of [route.method].flat()) entry.methods.add(method);
   });
-  app.setNotFoundHandler(async (request, reply) => {
-    const path = request.url.split('?')[0] ?? '';
-    const allowed = routes.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods]);
+  app.setNotFoundHandler(async (request, reply) =>
+    sendError(reply, 'ROUTE_NOT_FOUND', `no endpoint ${request.method} ${request.url.split('?')[0]}`),
+  );
+  return routes;
+}
+
+/**
+ * Every other path under /api (as the router decodes it) is a route of the API too, so an unknown
+ * endpoint or a wrong method is authenticated like the rest before it answers 404 or 405.
+ */
+function unknownApiPaths(api: Api, routes: RouteTable): void {
+  const answer = async (request: FastifyRequest<{ Params: { '*'?: string } }>, reply: FastifyReply) => {
+    const rest = request.params['*'];
+    const path = rest === undefined ? '/api' : `/api/${rest}`;
+    const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods]))];
+    // The path has the shape of an endpoint that takes this method: the router refused a parameter.
+    if (allowed.includes(request.method))
+      return sendError(reply, 'INVALID_PARAMETER', `path: ${pathProblem()}`);
     if (allowed.length > 0) {
-      reply.header('allow', [...new Set(allowed)].join(', '));
+      reply.header('allow', allowed.join(', '));
       return sendError(
         reply,
         'METHOD_NOT_ALLOWED',
-        `${request.method} is not allowed on ${path}; allowed: ${[...new Set(allowed)].join(', ')}`,
+        `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`,
       );
     }
     return sendError(reply, 'ROUTE_NOT_FOUND', `no endpoint ${request.method} ${path}`);
-  });
+  };
+  api.all('/api', { schema: { hide: true } }, answer);
+  api.all('/api/*', { schema: { hide: true } }, answer);
 }
 
-/** The console as a web page: static files, with index.html for the app's own routes. */
+/** The console as a web page: static files, with index.html for the app's own routes (its own plugin). */
 async function serveConsole(app: Api, ctx: ApiContext): Promise<void> {
   const dir = ctx.consoleDir;
   if (!dir || !existsSync(dir)) return;
   const headers = securityHeaders(buildCsp());
-  app.addHook('onSend', async (request, reply) => {
-    if (!request.url.startsWith('/api/')) reply.headers(headers);
+  app.addHook('onSend', async (_request, reply) => {
+    reply.headers(headers);
   });
   await app.register(fastifyStatic, { root: dir, prefix: '/', wildcard: false, index: ['index.html'] });
-  app.get('/*', { schema: { hide: true } }, async (request, reply) => {
-    if (request.url.startsWith('/api/')) return reply.callNotFound();
-    return reply.sendFile('index.html');
-  });
+  app.get('/*', { schema: { hide: true } }, async (_request, reply) => reply.sendFile('index.html'));
 }

@@ -1,4 +1,5 @@
 import type { Accounts } from '../auth/accounts';
+import type { StreamTokens } from '../auth/stream-tokens';
 import type { MqttPublisher } from '../callbacks/mqtt';
 import type { Outbox } from '../callbacks/outbox';
 import type { Clock } from '../clock';
@@ -9,10 +10,13 @@ import type { Optimizations } from '../optimization/service';
 import type { PackageRegistry } from '../packages/registry';
 import type { VideoAnalysis } from '../pipeline/video-analysis';
 import type { TaskRegistry } from '../tasks/registry';
+import type { AllowedPeers } from './host-check';
 
 /** What the HTTP layer needs from the engine; routes reach the domain only through this. */
 export interface ApiContext {
   accounts: Accounts;
+  /** Short-lived tokens for the segment URIs of one HLS stream. */
+  streamTokens: StreamTokens;
   packages: PackageRegistry;
   tasks: TaskRegistry;
   /** Analysis of the uploads of image and diff tasks (4.8, 4.9). */
@@ -31,6 +35,8 @@ export interface ApiContext {
   version: string;
   startedAt: number;
   consoleDir?: string;
+  /** Host names and page origins accepted besides IP literals, localhost and the engine's own origin. */
+  allowed: AllowedPeers;
 }
 
 declare module 'fastify' {
@@ -39,6 +45,11 @@ declare module 'fastify' {
     public?: boolean;
     /** Also takes the token as ?token= (EventSource cannot send headers). */
     queryToken?: boolean;
+    /**
+     * For an HLS file route: the scope of the stream a request's params name when the file is a
+     * segment; a segment token of exactly that scope is accepted there (and nowhere else).
+     */
+    segmentScope?: (params: unknown) => string | undefined;
     /** Content types the route accepts for a body; JSON when unset. */
     accepts?: readonly string[];
   }

@@ -23,10 +23,15 @@ export const ERRORS = {
     status: 400,
     meaning: 'The image cannot be decoded: corrupt, truncated or not a whole image file',
   },
+  MALFORMED_REQUEST: {
+    code: 40005,
+    status: 400,
+    meaning: 'The request is not valid HTTP (refused by the HTTP parser); the connection is closed',
+  },
   MISSING_TOKEN: {
     code: 40101,
     status: 401,
-    meaning: 'No Authorization header, or not of the form "Bearer <token>"',
+    meaning: 'No Authorization header, or not of the form "Bearer <token>" (scheme in any case)',
   },
   INVALID_TOKEN: { code: 40102, status: 401, meaning: 'The token is malformed, unknown, revoked or expired' },
   BAD_CREDENTIALS: { code: 40103, status: 401, meaning: 'Wrong username or password' },
@@ -34,6 +39,17 @@ export const ERRORS = {
     code: 40301,
     status: 403,
     meaning: 'An application of the request has an expired license',
+  },
+  HOST_NOT_ALLOWED: {
+    code: 40302,
+    status: 403,
+    meaning:
+      'The Host header is not an IP address, localhost or a name listed in allowed_hosts (or is missing)',
+  },
+  ORIGIN_NOT_ALLOWED: {
+    code: 40303,
+    status: 403,
+    meaning: "The request comes from a web page of another origin than the engine's own or an allowed one",
   },
   TASK_NOT_FOUND: { code: 40401, status: 404, meaning: 'No task with that task_id' },
   PACKAGE_NOT_FOUND: { code: 40402, status: 404, meaning: 'No application package with that zapk_id' },
@@ -51,6 +67,12 @@ export const ERRORS = {
     code: 40501,
     status: 405,
     meaning: 'The endpoint exists but not with this HTTP method (see the Allow header)',
+  },
+  REQUEST_TIMEOUT: {
+    code: 40801,
+    status: 408,
+    meaning:
+      "The request's headers did not arrive within 10 s, or the whole request within 10 min; the connection is closed",
   },
   PACKAGE_IN_USE: { code: 40901, status: 409, meaning: 'The package is used by a running task' },
   TASK_CLOSED: { code: 40902, status: 409, meaning: 'The task is closed and cannot be changed' },
@@ -128,6 +150,17 @@ export const ERRORS = {
     code: 42901,
     status: 429,
     meaning: "An image came less than 1 s after the task's previous one; it was not queued",
+  },
+  TOO_MANY_LOGINS: {
+    code: 42902,
+    status: 429,
+    meaning:
+      'Too many failed logins from this address or for this user, or too many passwords being checked at once; retry after Retry-After seconds',
+  },
+  HEADERS_TOO_LARGE: {
+    code: 43101,
+    status: 431,
+    meaning: 'The request headers are larger than 16 KiB; the connection is closed',
   },
   INTERNAL: {
     code: 50001,

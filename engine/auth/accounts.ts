@@ -1,7 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { ApiError } from '../api/errors';
 import type { Clock } from '../clock';
 import type { Db } from '../store/db';
-import { hashPassword, verifyPassword } from './passwords';
+import { LoginLimiter, type LoginLimits } from './login-limiter';
+import { decoyHash, HasherBusyError, type HasherLimits, PasswordHasher } from './passwords';
 
 export const ADMIN_USER = 'admin';
 export const DEFAULT_TOKEN_LIFETIME_S = 24 * 60 * 60;
@@ -15,17 +17,41 @@ export type TokenCheck =
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
+export interface AccountsOptions {
+  tokenLifetimeS?: number;
+  /** Limits of failed logins and of the password hasher (defaults in login-limiter.ts, passwords.ts). */
+  login?: Partial<LoginLimits & HasherLimits>;
+  /** The hasher to use instead of one built from `login`. */
+  hasher?: PasswordHasher;
+  /** Called after an existing user's password was changed. */
+  onPasswordChange?: (username: string) => void;
+}
+
+const tooManyAttempts = (retryAfterMs: number, why: string) => {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new ApiError('TOO_MANY_LOGINS', `${why}; retry in ${seconds} s`, { 'retry-after': String(seconds) });
+};
+
+const busy = () => tooManyAttempts(1000, 'the engine is checking too many passwords at once');
+
 /** Users and their bearer tokens; tokens are stored only as SHA-256 hashes. */
 export class Accounts {
   private readonly findToken;
   private readonly insertToken;
   private readonly findUser;
+  private readonly tokenLifetimeS: number;
+  private readonly hasher: PasswordHasher;
+  private readonly logins: LoginLimiter;
+  private readonly decoy = decoyHash();
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly tokenLifetimeS = DEFAULT_TOKEN_LIFETIME_S,
+    private readonly options: AccountsOptions = {},
   ) {
+    this.tokenLifetimeS = options.tokenLifetimeS ?? DEFAULT_TOKEN_LIFETIME_S;
+    this.hasher = options.hasher ?? new PasswordHasher(options.login);
+    this.logins = new LoginLimiter(clock, options.login);
     this.findToken = db.prepare<[string], { username: string; expires_at: number }>(
       'SELECT username, expires_at FROM tokens WHERE token_hash = ?',
     );
@@ -42,9 +68,12 @@ export class Accounts {
   }
 
   /** Creates or replaces a user's password; a reset also revokes the user's tokens. */
-  setPassword(username: string, password: string): void {
+  async setPassword(username: string, password: string): Promise<void> {
+    const hash = await this.hasher.hash(password).catch((error: unknown) => {
+      throw error instanceof HasherBusyError ? busy() : error;
+    });
+    const existed = this.hasUser(username);
     const now = this.clock.now();
-    const hash = hashPassword(password);
     this.db.transaction(() => {
       this.db
         .prepare(
@@ -54,16 +83,41 @@ export class Accounts {
         .run(username, hash, now, now);
       this.db.prepare('DELETE FROM tokens WHERE username = ?').run(username);
     })();
+    if (existed) this.options.onPasswordChange?.(username);
   }
 
-  checkPassword(username: string, password: string): boolean {
+  /** One scrypt whether or not the user exists, so the answer time does not tell which users exist. */
+  checkPassword(username: string, password: string): Promise<boolean> {
     const user = this.findUser.get(username);
-    // Hash anyway for an unknown user so response time does not reveal which usernames exist.
-    if (!user) {
-      verifyPassword(password, hashPassword('unknown-user'));
-      return false;
+    return this.hasher.verify(password, user?.password_hash ?? this.decoy);
+  }
+
+  /**
+   * A token for the right password. Failed attempts are limited per client address and per username
+   * (429 TOO_MANY_LOGINS with Retry-After), checked before any hashing so refused guesses cost nothing.
+   */
+  async signIn(
+    username: string,
+    password: string,
+    client: string,
+  ): Promise<{ token: string; expiresIn: number }> {
+    const attempt = this.logins.begin(client, username);
+    if (!attempt.ok)
+      throw tooManyAttempts(
+        attempt.retryAfterMs,
+        'too many failed logins from this address or for this user',
+      );
+    let matches: boolean;
+    try {
+      matches = await this.checkPassword(username, password);
+    } catch (error) {
+      // Never checked: it does not count as a failure.
+      attempt.forget();
+      throw error instanceof HasherBusyError ? busy() : error;
     }
-    return verifyPassword(password, user.password_hash);
+    if (!matches) throw new ApiError('BAD_CREDENTIALS', 'wrong username or password');
+    attempt.forget();
+    return this.issueToken(username);
   }
 
   issueToken(username: string): { token: string; expiresIn: number } {

@@ -9,6 +9,10 @@ const SEGMENT_TEMPLATE = 'seg%05d.ts';
 const SERVABLE = /^(index\.m3u8|seg\d{5,12}\.ts)$/;
 const SEGMENT_NUMBER = /^seg(\d{5,12})\.ts/;
 
+/** Whether a file name is one of a stream's segments (not its playlist). */
+export const isSegmentName = (name: unknown): boolean =>
+  typeof name === 'string' && SERVABLE.test(name) && name !== PLAYLIST;
+
 /**
  * HLS muxer options shared by the AI video and the preview: 1 s segments, a short live window, and
  * the sequence number to start at (a restarted ffmpeg continues it, so players see no reset).
@@ -70,10 +74,10 @@ export interface HlsFile {
 
 /**
  * A playlist or segment of a stream's folder; null when the name is not one of them or the file is
- * gone (a segment deleted from the live window). With the token of a ?token= request, the playlist's
- * segment URIs carry it too: players resolve them against the playlist URL without its query.
+ * gone (a segment deleted from the live window). With a segment token (for a ?token= request), the
+ * playlist's segment URIs carry it: players resolve them against the playlist URL without its query.
  */
-export async function readHlsFile(dir: string, name: string, token?: string): Promise<HlsFile | null> {
+export async function readHlsFile(dir: string, name: string, segmentToken?: string): Promise<HlsFile | null> {
   if (!SERVABLE.test(name)) return null;
   let body: Buffer;
   try {
@@ -83,7 +87,10 @@ export async function readHlsFile(dir: string, name: string, token?: string): Pr
   }
   if (name !== PLAYLIST) return { body, type: 'video/mp2t' };
   const text = body.toString('utf8');
-  return { body: token ? withToken(text, token) : text, type: 'application/vnd.apple.mpegurl' };
+  return {
+    body: segmentToken ? withToken(text, segmentToken) : text,
+    type: 'application/vnd.apple.mpegurl',
+  };
 }
 
 /** Adds ?token= to every URI line of a playlist. */

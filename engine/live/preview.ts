@@ -117,12 +117,12 @@ export class PreviewStreams {
     return { id, width: probe.width, height: probe.height };
   }
 
-  /** A playlist or segment of a preview (null when there is no such preview or file). */
-  async file(id: string, name: string, token?: string): Promise<HlsFile | null> {
+  /** A playlist (its segment URIs with segmentToken) or segment of a preview; null when none. */
+  async file(id: string, name: string, segmentToken?: string): Promise<HlsFile | null> {
     const preview = this.previews.get(id);
     if (!preview) return null;
     preview.idle?.touch();
-    return readHlsFile(preview.dir, name, token);
+    return readHlsFile(preview.dir, name, segmentToken);
   }
 
   /** Releases a preview; false when there is none with that id. */

@@ -102,13 +102,13 @@ export class TaskLive {
     return true;
   }
 
-  /** A playlist or segment of a viewer's video (null when there is no such viewer or file). */
-  async file(viewerId: string, name: string, token?: string): Promise<HlsFile | null> {
+  /** A playlist (its segment URIs with segmentToken) or segment of a viewer's video; null when none. */
+  async file(viewerId: string, name: string, segmentToken?: string): Promise<HlsFile | null> {
     const viewer = this.viewers.get(viewerId);
     const starting = viewer && this.streams.get(viewer.key);
     if (!viewer || !starting) return null;
     viewer.idle?.touch();
-    return readHlsFile((await starting).dir, name, token);
+    return readHlsFile((await starting).dir, name, segmentToken);
   }
 
   /** update-task: new osd settings reach every video at its next frame. */

@@ -7,6 +7,8 @@ const ROOT = resolve(import.meta.dirname, '../..');
 export interface EngineProcess {
   child: ChildProcess;
   url: string;
+  /** Everything the engine wrote to stdout so far (its log and the CLI's lines). */
+  output(): string;
 }
 
 /** The engine as operators run it (`npm run engine`'s entry point) in a process of its own. */
@@ -24,21 +26,24 @@ export async function spawnEngine(
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+  let out = '';
+  let err = '';
+  // Passed through as it comes, and kept for the error of a start that fails.
+  child.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+    process.stderr.write(chunk);
+  });
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
   const url = await new Promise<string>((done, fail) => {
-    let out = '';
-    // Passed through as it comes, and kept for the error of a start that fails.
-    child.stderr?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      process.stderr.write(chunk);
-    });
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
+    child.stdout?.on('data', () => {
       const match = /engine listening on (http:\/\/\S+)/.exec(out);
       if (match?.[1]) done(match[1]);
     });
-    child.once('exit', (code) => fail(new Error(`engine exited with ${code}: ${out}`)));
+    child.once('exit', (code) => fail(new Error(`engine exited with ${code}: ${out}${err}`)));
   });
-  return { child, url };
+  return { child, url, output: () => out };
 }
 
 export async function signIn(url: string, password: string): Promise<string> {

@@ -3,7 +3,6 @@ import { ADMIN_USER } from '../../auth/accounts';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
 import { Envelope, ErrorEnvelope, ok } from '../envelope';
-import { ApiError } from '../errors';
 import { Health, PasswordChange, TokenData, TokenRequest } from '../schemas';
 
 export function authRoutes(app: Api, ctx: ApiContext): void {
@@ -35,15 +34,12 @@ export function authRoutes(app: Api, ctx: ApiContext): void {
         summary: '4.1 Get an access token',
         security: [],
         body: TokenRequest,
-        response: { 200: Envelope(TokenData), 401: ErrorEnvelope },
+        response: { 200: Envelope(TokenData), 401: ErrorEnvelope, 429: ErrorEnvelope },
       },
     },
     async (request) => {
       const { username, password } = request.body;
-      if (!ctx.accounts.checkPassword(username, password)) {
-        throw new ApiError('BAD_CREDENTIALS', 'wrong username or password');
-      }
-      const { token, expiresIn } = ctx.accounts.issueToken(username);
+      const { token, expiresIn } = await ctx.accounts.signIn(username, password, request.ip);
       return ok({ access_token: token, token_type: 'Bearer' as const, expires_in: expiresIn });
     },
   );
@@ -61,7 +57,7 @@ export function authRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request) => {
       const username = request.username ?? ADMIN_USER;
-      ctx.accounts.setPassword(username, request.body.password);
+      await ctx.accounts.setPassword(username, request.body.password);
       return ok({ username });
     },
   );

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { HlsFile } from '../../live/hls-files';
+import { type HlsFile, isSegmentName } from '../../live/hls-files';
 import type { PreviewInfo } from '../../live/preview';
 import { SourceTooLargeError } from '../../media/source-limits';
 import { parseSourceUrl } from '../../media/source-url';
@@ -37,6 +37,21 @@ export function checkAppsOfTask(task: TaskView, appIds: readonly string[]): void
 
 /** scheme://host:port as the client reached the engine: the HLS URLs it gets must work for it. */
 const origin = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
+
+/** The scope of a segment token: one stream (see StreamTokens), encoded without ambiguity. */
+const aiVideoScope = (taskId: string, stream: string) => JSON.stringify(['ailive', taskId, stream]);
+const previewScope = (streamId: string) => JSON.stringify(['preview', streamId]);
+
+/** What authenticate asks an HLS file route: the stream whose segment the params name, if any. */
+type FileParams = Record<'file' | 'task_id' | 'stream' | 'stream_id', string | undefined>;
+const aiVideoSegment = (params: unknown) => {
+  const { file, task_id, stream } = params as FileParams;
+  return isSegmentName(file) ? aiVideoScope(String(task_id), String(stream)) : undefined;
+};
+const previewSegment = (params: unknown) => {
+  const { file, stream_id } = params as FileParams;
+  return isSegmentName(file) ? previewScope(String(stream_id)) : undefined;
+};
 
 /** Sends an HLS playlist or segment; never cached, since the playlist changes every second. */
 function sendHls(reply: FastifyReply, file: HlsFile | null, what: string): FastifyReply {
@@ -113,7 +128,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/livestream/:stream/:file',
     {
-      config: { queryToken: true },
+      config: { queryToken: true, segmentScope: aiVideoSegment },
       schema: {
         tags: ['streaming'],
         summary:
@@ -124,7 +139,11 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request, reply) => {
       const { task_id: taskId, stream, file } = request.params;
-      const found = await ctx.video.live(taskId)?.file(stream, file, request.query.token);
+      // The playlist of a ?token= request lists its segments with a token for this stream only.
+      const segmentToken = request.query.token
+        ? ctx.streamTokens.issue(aiVideoScope(taskId, stream))
+        : undefined;
+      const found = await ctx.video.live(taskId)?.file(stream, file, segmentToken);
       return sendHls(reply, found ?? null, `task ${taskId} has no AI video "${stream}" with a file ${file}`);
     },
   );
@@ -182,7 +201,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/stream/:stream_id/:file',
     {
-      config: { queryToken: true },
+      config: { queryToken: true, segmentScope: previewSegment },
       schema: {
         tags: ['streaming'],
         summary:
@@ -193,9 +212,10 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request, reply) => {
       const { stream_id: id, file } = request.params;
+      const segmentToken = request.query.token ? ctx.streamTokens.issue(previewScope(id)) : undefined;
       return sendHls(
         reply,
-        await ctx.previews.file(id, file, request.query.token),
+        await ctx.previews.file(id, file, segmentToken),
         `no video stream "${id}" with a file ${file}`,
       );
     },

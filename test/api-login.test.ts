@@ -1,0 +1,244 @@
+import { randomBytes, type ScryptOptions, scryptSync } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Accounts } from '../engine/auth/accounts';
+import { LoginLimiter } from '../engine/auth/login-limiter';
+import { HasherBusyError, PasswordHasher } from '../engine/auth/passwords';
+import { ManualClock } from '../engine/clock';
+import { openDb } from '../engine/store/db';
+import { ADMIN_PASSWORD, type Answer, startTestEngine, type TestEngine } from './helpers/engine';
+
+/**
+ * Sign-in under attack: password hashing never blocks the event loop, failed attempts are limited per
+ * client and per user (429, 42902, Retry-After), and the API stays responsive during a login flood.
+ */
+
+const WINDOW_MS = 60_000;
+const PER_USER = 20;
+
+const percentile = (values: readonly number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? Number.NaN;
+};
+
+/** What one synchronous scrypt of the engine's cost takes on this machine right now (median of 3). */
+function syncScryptMs(): number {
+  const runs = [0, 1, 2].map(() => {
+    const start = performance.now();
+    scryptSync('password', randomBytes(16), 32, { N: 1 << 15, maxmem: 64 * 1024 * 1024 });
+    return performance.now() - start;
+  });
+  return percentile(runs, 50);
+}
+
+const login = (t: TestEngine, username: string, password: string) =>
+  t.call('POST', '/api/auth/token', { token: null, json: { username, password } });
+
+function expect429(answer: Answer): number {
+  expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 429, code: 42902 });
+  const retryAfter = Number(answer.headers.get('retry-after'));
+  expect(Number.isInteger(retryAfter) && retryAfter >= 1, `Retry-After ${retryAfter}`).toBe(true);
+  return retryAfter;
+}
+
+describe('a login flood against a running engine', () => {
+  let t: TestEngine;
+  beforeAll(async () => {
+    // Many clients at once: the per-client limit is lifted so that every attempt reaches the hasher.
+    t = await startTestEngine(undefined, undefined, {
+      login: { perClient: 100_000, perUser: PER_USER, windowMs: WINDOW_MS },
+    });
+  });
+  afterAll(async () => t?.stop());
+
+  it('keeps the event loop and /api/health responsive, answers 429 with Retry-After, and lets the right password in after the window', async () => {
+    const scryptMs = syncScryptMs();
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    const health: number[] = [];
+    const answers: Answer[] = [];
+    let flooding = true;
+
+    loop.enable();
+    const probe = (async () => {
+      while (flooding) {
+        const start = performance.now();
+        expect((await t.call('GET', '/api/health', { token: null })).status).toBe(200);
+        health.push(performance.now() - start);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    // A burst of 40 at once, then 10 clients trying one password after another, known and unknown users.
+    answers.push(
+      ...(await Promise.all(
+        Array.from({ length: 40 }, (_, i) => login(t, i % 2 ? 'admin' : `ghost-${i}`, `guess-${i}`)),
+      )),
+    );
+    await Promise.all(
+      Array.from({ length: 10 }, async (_, worker) => {
+        for (let i = 0; i < 6; i++)
+          answers.push(await login(t, i % 2 ? 'admin' : `ghost-${worker}-${i}`, `wrong-${worker}-${i}`));
+      }),
+    );
+    flooding = false;
+    await probe;
+    loop.disable();
+
+    const maxLoopMs = loop.max / 1e6;
+    console.info(
+      `login flood: ${answers.length} logins; sync scrypt ${scryptMs.toFixed(0)} ms; event-loop delay max ${maxLoopMs.toFixed(0)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(0)} ms; /api/health (${health.length} calls) p50 ${percentile(health, 50).toFixed(0)} ms, p95 ${percentile(health, 95).toFixed(0)} ms`,
+    );
+    // The old engine ran scrypt on the loop: tens of whole-scrypt stalls in a row (max 10.7 s, health
+    // p50 3.3 s). Bounds with room for a busy machine's scheduling, far below that.
+    expect(maxLoopMs).toBeLessThan(3 * scryptMs);
+    expect(loop.percentile(99) / 1e6).toBeLessThan(scryptMs);
+    expect(percentile(health, 95)).toBeLessThan(scryptMs);
+
+    const codes = answers.map((a) => a.body.code);
+    expect(codes.filter((c) => c !== 40103 && c !== 42902)).toEqual([]);
+    const throttled = answers.filter((a) => a.body.code === 42902);
+    expect(throttled.length).toBeGreaterThan(0);
+    for (const answer of throttled) expect429(answer);
+
+    // The admin had more failures than its limit: even the right password waits for the window.
+    const blocked = await login(t, 'admin', ADMIN_PASSWORD);
+    expect(expect429(blocked)).toBeLessThanOrEqual(WINDOW_MS / 1000);
+    t.clock.advance(WINDOW_MS);
+    expect((await login(t, 'admin', ADMIN_PASSWORD)).body.code).toBe(0);
+  }, 120_000);
+
+  it('hashes a new password off the event loop too', async () => {
+    t.clock.advance(WINDOW_MS);
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    // Each user changes its own password (the change revokes that user's tokens), all at once.
+    const users = ['admin', ...Array.from({ length: 5 }, (_, i) => `operator-${i}`)];
+    for (const user of users) await t.engine.resetPassword(user, 'first-password');
+    const tokens = users.map((user) => t.engine.issueToken(user).access_token);
+    loop.enable();
+    const changes = await Promise.all(
+      tokens.map((token) =>
+        t.call('PUT', '/api/auth/password', { token, json: { password: 'another-password' } }),
+      ),
+    );
+    loop.disable();
+    for (const answer of changes) expect(answer.body.code).toBe(0);
+    expect(loop.max / 1e6).toBeLessThan(syncScryptMs());
+    for (const user of users) expect((await login(t, user, 'another-password')).body.code).toBe(0);
+  });
+});
+
+describe('failed logins are limited per client and per user', () => {
+  let t: TestEngine;
+  beforeAll(async () => {
+    t = await startTestEngine();
+  });
+  afterAll(async () => t?.stop());
+
+  it('refuses a client after 10 failures in a minute, the right password included, until the window passes', async () => {
+    for (let i = 0; i < 10; i++) expect((await login(t, 'admin', `wrong-${i}`)).body.code).toBe(40103);
+    const refused = await login(t, 'admin', 'wrong-again');
+    expect(expect429(refused)).toBe(60);
+    expect(expect429(await login(t, 'someone-else', 'x'))).toBe(60);
+    expect429(await login(t, 'admin', ADMIN_PASSWORD));
+    t.clock.advance(30_000);
+    expect(expect429(await login(t, 'admin', ADMIN_PASSWORD))).toBe(30);
+    t.clock.advance(30_000);
+    expect((await login(t, 'admin', ADMIN_PASSWORD)).body.code).toBe(0);
+  });
+
+  it('does not count successful logins', async () => {
+    t.clock.advance(WINDOW_MS);
+    for (let i = 0; i < 30; i++) expect((await login(t, 'admin', ADMIN_PASSWORD)).body.code).toBe(0);
+    expect((await login(t, 'admin', 'wrong')).body.code).toBe(40103);
+  });
+});
+
+describe('LoginLimiter', () => {
+  const limits = { windowMs: 1000, perClient: 3, perUser: 5, maxTracked: 4 };
+
+  it('limits failures per client and per username, in fixed windows', () => {
+    const clock = new ManualClock();
+    const limiter = new LoginLimiter(clock, limits);
+    // Five clients try the same user: the user's limit (5) stops the sixth attempt from a new client.
+    for (const client of ['a', 'a', 'a']) expect(limiter.begin(client, 'admin').ok).toBe(true);
+    expect(limiter.begin('a', 'admin')).toEqual({ ok: false, retryAfterMs: 1000 });
+    expect(limiter.begin('a', 'other')).toEqual({ ok: false, retryAfterMs: 1000 });
+    clock.advance(400);
+    for (const client of ['b', 'b']) expect(limiter.begin(client, 'admin').ok).toBe(true);
+    expect(limiter.begin('c', 'admin')).toEqual({ ok: false, retryAfterMs: 600 });
+    expect(limiter.begin('c', 'other').ok).toBe(true);
+    clock.advance(600);
+    expect(limiter.begin('a', 'admin').ok).toBe(true);
+  });
+
+  it('forgets an attempt that succeeded', () => {
+    const limiter = new LoginLimiter(new ManualClock(), limits);
+    for (let i = 0; i < 10; i++) {
+      const attempt = limiter.begin('a', 'admin');
+      if (!attempt.ok) throw new Error(`attempt ${i} refused`);
+      attempt.forget();
+    }
+    expect(limiter.begin('a', 'admin').ok).toBe(true);
+  });
+
+  it('remembers at most maxTracked clients and usernames, refusing new ones while all are in use', () => {
+    const clock = new ManualClock();
+    const limiter = new LoginLimiter(clock, limits);
+    for (let i = 0; i < 4; i++) expect(limiter.begin(`client-${i}`, 'admin').ok).toBe(true);
+    expect(limiter.begin('client-4', 'admin')).toEqual({ ok: false, retryAfterMs: 1000 });
+    expect(limiter.trackedCount()).toBe(5);
+    clock.advance(1000);
+    for (let i = 0; i < 4; i++) expect(limiter.begin(`later-${i}`, `user-${i}`).ok).toBe(true);
+    expect(limiter.trackedCount()).toBe(8);
+  });
+});
+
+describe('PasswordHasher', () => {
+  it('runs at most `hashConcurrency` hashes at once and refuses beyond its queue', async () => {
+    const hasher = new PasswordHasher({ hashConcurrency: 2, hashQueue: 3 });
+    let most = 0;
+    const watch = setInterval(() => {
+      most = Math.max(most, hasher.running);
+    }, 1);
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => hasher.hash('a-password')));
+    clearInterval(watch);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+    const refused = results.filter((r) => r.status === 'rejected');
+    expect(refused).toHaveLength(3);
+    for (const r of refused) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(HasherBusyError);
+    expect(most).toBe(2);
+    expect(hasher.running).toBe(0);
+  });
+
+  it('checks an unknown user with exactly one scrypt, like a known one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vc-accounts-'));
+    const db = openDb(dir);
+    try {
+      let scrypts = 0;
+      class CountingHasher extends PasswordHasher {
+        protected override async scrypt(
+          password: string,
+          salt: Buffer,
+          length: number,
+          options: ScryptOptions,
+        ): Promise<Buffer> {
+          scrypts++;
+          return super.scrypt(password, salt, length, options);
+        }
+      }
+      const accounts = new Accounts(db, new ManualClock(), { hasher: new CountingHasher() });
+      await accounts.setPassword('admin', 'a-password');
+      scrypts = 0;
+      expect(await accounts.checkPassword('admin', 'wrong')).toBe(false);
+      expect(scrypts).toBe(1);
+      expect(await accounts.checkPassword('ghost', 'wrong')).toBe(false);
+      expect(scrypts).toBe(2);
+      expect(await accounts.checkPassword('admin', 'a-password')).toBe(true);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

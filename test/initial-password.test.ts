@@ -1,0 +1,41 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { INITIAL_PASSWORD_FILE } from '../engine/auth/initial-password';
+import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
+
+/** The random admin password of a first start goes to a 0600 file in the data dir, never to the log. */
+const dataDir = mkdtempSync(join(tmpdir(), 'vc-initial-password-'));
+const engines: EngineProcess[] = [];
+
+afterAll(async () => {
+  for (const engine of engines) await stopEngine(engine);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('the first start without VC_ADMIN_PASSWORD', () => {
+  it('keeps the random password out of the log, in a file only its user reads, deleted on change', async () => {
+    const first = await spawnEngine(dataDir, '');
+    engines.push(first);
+    const file = join(dataDir, INITIAL_PASSWORD_FILE);
+    expect(existsSync(file)).toBe(true);
+    if (process.platform !== 'win32') expect(statSync(file).mode & 0o777).toBe(0o600);
+    const password = readFileSync(file, 'utf8').trim();
+    expect(password).toMatch(/^[A-Za-z0-9_-]{24}$/);
+    expect(first.output()).toContain(file);
+    expect(first.output()).not.toContain(password);
+
+    const token = await signIn(first.url, password);
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    await callApi(first.url, token, 'PUT', '/api/auth/password', { password: 'chosen-by-admin' });
+    expect(existsSync(file)).toBe(false);
+    await stopEngine(first);
+
+    // The account exists now: a restart makes no new password.
+    const second = await spawnEngine(dataDir, '');
+    engines.push(second);
+    expect(existsSync(file)).toBe(false);
+    expect(await signIn(second.url, 'chosen-by-admin')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+});
