@@ -66,7 +66,9 @@ async function main(): Promise<void> {
     throw new UsageError(`--analysis-fps must be 1..60, not ${values['analysis-fps'] ?? analysisFps}`);
 
   const maxSourcePixels =
-    values['max-source-pixels'] !== undefined ? Number(values['max-source-pixels']) : settings.maxSourcePixels;
+    values['max-source-pixels'] !== undefined
+      ? Number(values['max-source-pixels'])
+      : settings.maxSourcePixels;
   if (maxSourcePixels !== undefined && !(Number.isInteger(maxSourcePixels) && maxSourcePixels > 0))
     throw new UsageError(
       `--max-source-pixels must be a whole number above 0, not ${values['max-source-pixels'] ?? maxSourcePixels}`,
