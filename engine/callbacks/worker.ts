@@ -1,8 +1,9 @@
+import type { Agent } from 'undici';
 import type { Clock, TimerHandle } from '../clock';
 import type { EventBus } from '../events/bus';
 import { retryDelayMs } from './backoff';
 import type { Outbox } from './outbox';
-import { postCallback } from './post';
+import { callbackAgent, postCallback } from './post';
 
 export interface DeliveryOptions {
   /** Per-request limit, answer included: a hanging receiver costs at most this per attempt. */
@@ -40,6 +41,7 @@ export class DeliveryWorker {
   private active = 0;
   private stopped = true;
   private abort = new AbortController();
+  private agent?: Agent;
 
   constructor(
     private readonly outbox: Outbox,
@@ -62,6 +64,10 @@ export class DeliveryWorker {
     if (!this.stopped) return;
     this.stopped = false;
     this.abort = new AbortController();
+    this.agent = callbackAgent({
+      timeoutMs: this.options.requestTimeoutMs,
+      perReceiver: this.options.perReceiver,
+    });
     this.bus.on('event', this.onEvent);
     this.bus.on('delivery', this.onDelivery);
     for (const taskId of this.outbox.pendingTasks()) this.kick(taskId);
@@ -74,6 +80,8 @@ export class DeliveryWorker {
     this.bus.off('event', this.onEvent);
     this.bus.off('delivery', this.onDelivery);
     this.abort.abort();
+    void this.agent?.destroy();
+    this.agent = undefined;
     for (const lane of this.lanes.values()) if (lane.timer) this.clock.clearTimeout(lane.timer);
     this.lanes.clear();
     this.queue.length = 0;
@@ -134,7 +142,7 @@ export class DeliveryWorker {
     this.activeByReceiver.set(receiver, (this.activeByReceiver.get(receiver) ?? 0) + 1);
     // Read again: a redelivery may have put an earlier seq first while the lane waited.
     const head = this.outbox.head(taskId);
-    if (head && head.next_attempt_at <= this.clock.now()) {
+    if (head && head.next_attempt_at <= this.clock.now() && this.agent) {
       const stop = this.abort.signal;
       const outcome = await postCallback({
         url: head.report_url,
@@ -143,6 +151,7 @@ export class DeliveryWorker {
         now: this.clock.now(),
         timeoutMs: this.options.requestTimeoutMs,
         stop,
+        dispatcher: this.agent,
       });
       if (stop.aborted) return;
       this.outbox.recordAttempt(head, outcome, this.clock.now() + retryDelayMs(head.attempts + 1));
