@@ -166,4 +166,32 @@ describe('hanging receivers under forced garbage collection', () => {
     });
     expect(page.items[0]?.attempts).toBeGreaterThanOrEqual(1);
   }, 120_000);
+
+  it('many hanging receivers beside a healthy one: the healthy events go promptly', async () => {
+    const dir = dataDir();
+    // 6 receivers x 8 tasks could hold every one of the 32 shared slots if nothing stopped them.
+    const hanging = await Promise.all(range(1, 6).map(() => receiver({ kind: 'hang' })));
+    const healthy = await receiver({ kind: 'ok' });
+    const tasks = range(1, 3).map(() => randomUUID());
+    storeBacklog(dir, [
+      ...hanging.flatMap((rx) => range(1, 8).map(() => ({ task: randomUUID(), url: rx.url, events: 1 }))),
+      ...tasks.map((task) => ({ task, url: healthy.url, events: 20 })),
+    ]);
+    await engineUnderGc(dir);
+
+    await healthy.waitFor('the healthy tasks’ 60 events', () => healthy.accepted.length === 60, 60_000);
+    for (const task of tasks)
+      expect(healthy.accepted.filter((r) => r.task_id === task).map((r) => r.seq)).toEqual(range(1, 20));
+    // Promptly: well inside one request timeout, which is what waiting for a stuck slot would cost.
+    const times = healthy.accepted.map((r) => r.receivedAt);
+    expect(Math.max(...times) - Math.min(...times)).toBeLessThan(REQUEST_TIMEOUT_MS / 2);
+
+    // Each stuck receiver is probed by one request at a time, cut off at the timeout, then tried again.
+    for (const [i, rx] of hanging.entries()) {
+      await rx.waitFor(`a second attempt at hanging receiver ${i}`, () => rx.requests.length >= 2, 60_000);
+      const [first, second] = rx.requests;
+      expect(first?.outcome).toBe('aborted');
+      expect((second?.receivedAt ?? 0) - (first?.receivedAt ?? 0)).toBeGreaterThanOrEqual(CUT_OFF_GAP_MS);
+    }
+  }, 120_000);
 });

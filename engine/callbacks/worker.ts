@@ -12,12 +12,19 @@ export interface DeliveryOptions {
   concurrency: number;
   /** Requests in flight to one receiver (scheme://host:port): a stuck receiver cannot take every slot. */
   perReceiver: number;
+  /**
+   * Requests in flight, together, to receivers that have not answered their last attempt (or not
+   * been tried since the start): each of those gets one request at a time, and all of them no more
+   * than this, so receivers that hang leave the other slots to those that answer.
+   */
+  unprovenConcurrency: number;
 }
 
 export const DELIVERY_DEFAULTS: DeliveryOptions = {
   requestTimeoutMs: 10_000,
   concurrency: 32,
   perReceiver: 8,
+  unprovenConcurrency: 8,
 };
 
 /** idle: nothing scheduled; sleeping: its head waits for its backoff; waiting: for a free slot; sending: in flight. */
@@ -38,6 +45,8 @@ export class DeliveryWorker {
   /** Lanes waiting for a slot, in the order they asked. */
   private readonly queue: string[] = [];
   private readonly activeByReceiver = new Map<string, number>();
+  /** Receivers whose last finished attempt got an HTTP answer (any status). */
+  private readonly proven = new Set<string>();
   private active = 0;
   private stopped = true;
   private abort = new AbortController();
@@ -86,6 +95,7 @@ export class DeliveryWorker {
     this.lanes.clear();
     this.queue.length = 0;
     this.activeByReceiver.clear();
+    this.proven.clear();
     this.active = 0;
   }
 
@@ -123,16 +133,26 @@ export class DeliveryWorker {
   }
 
   private fillSlots(): void {
+    let unproven = 0;
+    for (const [receiver, n] of this.activeByReceiver) if (!this.proven.has(receiver)) unproven += n;
     for (let i = 0; i < this.queue.length && this.active < this.options.concurrency; ) {
       const taskId = this.queue[i] as string;
       const lane = this.lanes.get(taskId);
-      if (lane && (this.activeByReceiver.get(lane.receiver) ?? 0) >= this.options.perReceiver) {
+      if (lane && !this.hasSlotFor(lane.receiver, unproven)) {
         i++;
         continue;
       }
       this.queue.splice(i, 1);
-      if (lane) void this.send(taskId, lane);
+      if (!lane) continue;
+      if (!this.proven.has(lane.receiver)) unproven++;
+      void this.send(taskId, lane);
     }
+  }
+
+  private hasSlotFor(receiver: string, unproven: number): boolean {
+    const active = this.activeByReceiver.get(receiver) ?? 0;
+    if (this.proven.has(receiver)) return active < this.options.perReceiver;
+    return active < 1 && unproven < this.options.unprovenConcurrency;
   }
 
   private async send(taskId: string, lane: Lane): Promise<void> {
@@ -154,6 +174,8 @@ export class DeliveryWorker {
         dispatcher: this.agent,
       });
       if (stop.aborted) return;
+      if (outcome.http_status === null) this.proven.delete(receiver);
+      else this.proven.add(receiver);
       this.outbox.recordAttempt(head, outcome, this.clock.now() + retryDelayMs(head.attempts + 1));
     }
     this.active--;
