@@ -134,6 +134,12 @@ export const ERRORS = {
     status: 503,
     meaning: 'The video source could not be opened or gave no frame within 15 s; no task was created',
   },
+  DISK_FULL: {
+    code: 50701,
+    status: 507,
+    meaning:
+      'The data disk is full: nothing was changed; reads still work, writes resume once space is freed',
+  },
 } as const;
 
 export type ErrorKind = keyof typeof ERRORS;
