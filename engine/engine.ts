@@ -4,6 +4,7 @@ import packageJson from '../package.json';
 import { buildApi } from './api/app';
 import { Accounts, ADMIN_USER } from './auth/accounts';
 import { randomPassword } from './auth/passwords';
+import { HeldEvents } from './callbacks/held-events';
 import { MqttPublisher } from './callbacks/mqtt';
 import { Outbox } from './callbacks/outbox';
 import { startRetention } from './callbacks/retention';
@@ -24,6 +25,7 @@ import { PackageRegistry } from './packages/registry';
 import { createDetector } from './pipeline/detectors';
 import { VideoAnalysis } from './pipeline/video-analysis';
 import { openDb } from './store/db';
+import { writeUnlessFull } from './store/disk-full';
 import { TaskRegistry } from './tasks/registry';
 
 /** Where assets/builtin sits when the engine runs from the source tree; a bundled host passes its own. */
@@ -56,7 +58,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const video = new VideoAnalysis({
     packages,
     // The outbox is made below; nothing is enqueued before the first task runs.
-    sink: { enqueue: (target, event) => outbox.enqueue(target, event) },
+    sink: { enqueue: (target, event) => held.enqueue(target, event) },
     createDetector: (app) => createDetector(app.model, pool),
     inferenceIdle: () => pool.idle,
     now: () => Date.now(),
@@ -82,6 +84,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   let log: { error(obj: unknown, msg: string): void; warn(msg: string): void } | undefined;
   const bus = new EventBus((error) => log?.error({ err: error }, 'an event bus listener failed'));
   const outbox = new Outbox(db, clock, bus, options.delivery);
+  // The analysis' and the task lifecycle's events wait in memory while the data disk is full.
+  const held = new HeldEvents(outbox, clock, options.delivery, (error, taskId) =>
+    log?.error({ err: error }, `a held event of task ${taskId} was not stored`),
+  );
   const delivery = new DeliveryWorker(outbox, clock, bus, options.delivery);
   const mqtt = new MqttPublisher(db, clock, bus, (message) => log?.warn(message));
   const secretOf = db.prepare<[string], { report_secret: string }>(
@@ -95,7 +101,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     createDetector: (model) => createDetector(model, pool),
     secretOf: (taskId) => secretOf.get(taskId)?.report_secret || undefined,
   });
-  wireTaskEvents(tasks, outbox, clock, {
+  wireTaskEvents(tasks, held, clock, {
     secretOf: (taskId) => secretOf.get(taskId)?.report_secret || undefined,
     onError: (error, taskId) => log?.error({ err: error }, `the event of task ${taskId} was not stored`),
   });
@@ -119,7 +125,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       optimizations,
       video,
       previews,
-      events: { outbox, bus, mqtt },
+      events: { outbox, bus, mqtt, held, delivery },
       clock,
       tmpDir: join(dataDir, 'tmp'),
       version: packageJson.version,
@@ -140,7 +146,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
         `created user "${ADMIN_USER}" with password ${password} (shown once; change it in the console)`,
       );
   }
-  accounts.purgeExpiredTokens();
+  // Housekeeping: on a full disk it waits for the next start.
+  writeUnlessFull(() => accounts.purgeExpiredTokens());
   await packages.sweepOrphans();
   if (!db.prepare('SELECT 1 FROM settings WHERE key = ?').get(BUILTIN_INSTALLED)) {
     await packages.installDir(options.builtinDir ?? BUILTIN_PACKAGE_DIR, true);
@@ -182,6 +189,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       await pool.close();
       // Attempts in flight are dropped unrecorded: they go out again after the next start.
       delivery.stop();
+      const lost = held.close();
+      if (lost > 0) log?.warn(`${lost} events held in memory for want of disk space were lost`);
       stopRetention();
       await mqtt.close();
       await api.close();

@@ -1,3 +1,4 @@
+import type { HeldEventsOptions } from './callbacks/held-events';
 import type { Outbox, OutboxOptions } from './callbacks/outbox';
 import type { DeliveryOptions } from './callbacks/worker';
 import type { Clock } from './clock';
@@ -20,8 +21,8 @@ export interface EngineOptions {
    * 25 or 60 fps camera costs what a 10 fps one does. Line crossing stays exact at low rates.
    */
   analysisFps?: number;
-  /** Callback delivery tuning (request timeout, concurrency, snapshot bytes kept, retry period). */
-  delivery?: Partial<DeliveryOptions & OutboxOptions>;
+  /** Callback delivery tuning (request timeout, concurrency, snapshot bytes kept, retry period, disk-full hold). */
+  delivery?: Partial<DeliveryOptions & OutboxOptions & HeldEventsOptions>;
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
 }
 

@@ -1,6 +1,7 @@
 import type { Agent } from 'undici';
 import type { Clock, TimerHandle } from '../clock';
 import type { EventBus } from '../events/bus';
+import { DISK_RETRY_MS, isDiskFull } from '../store/disk-full';
 import { retryDelayMs } from './backoff';
 import type { Outbox } from './outbox';
 import { callbackAgent, postCallback } from './post';
@@ -18,6 +19,8 @@ export interface DeliveryOptions {
    * than this, so receivers that hang leave the other slots to those that answer.
    */
   unprovenConcurrency: number;
+  /** How often outcomes that a full disk kept from being recorded are tried again. */
+  diskRetryMs: number;
 }
 
 export const DELIVERY_DEFAULTS: DeliveryOptions = {
@@ -25,11 +28,15 @@ export const DELIVERY_DEFAULTS: DeliveryOptions = {
   concurrency: 32,
   perReceiver: 8,
   unprovenConcurrency: 8,
+  diskRetryMs: DISK_RETRY_MS,
 };
 
-/** idle: nothing scheduled; sleeping: its head waits for its backoff; waiting: for a free slot; sending: in flight. */
+/**
+ * idle: nothing scheduled; sleeping: its head waits for its backoff; waiting: for a free slot;
+ * sending: in flight; held: its last outcome waits for disk space to be recorded.
+ */
 interface Lane {
-  state: 'idle' | 'sleeping' | 'waiting' | 'sending';
+  state: 'idle' | 'sleeping' | 'waiting' | 'sending' | 'held';
   timer?: TimerHandle;
   receiver: string;
 }
@@ -38,6 +45,9 @@ interface Lane {
  * Sends the outbox's pending events, in seq order per task: one request in flight per task, so an
  * event goes only after the one before it was acknowledged (or died). Tasks do not wait for each
  * other beyond the shared limits on concurrent requests. Backoff timers run on the injected Clock.
+ * When the data disk is full, an outcome that cannot be recorded is kept and tried again, and no
+ * new attempt starts until every kept one is recorded: an attempt made meanwhile could not be
+ * recorded either and would only go out again.
  */
 export class DeliveryWorker {
   readonly options: DeliveryOptions;
@@ -51,6 +61,9 @@ export class DeliveryWorker {
   private stopped = true;
   private abort = new AbortController();
   private agent?: Agent;
+  /** Recordings of outcomes that a full disk refused, by task, in the order they came. */
+  private readonly unrecorded = new Map<string, () => void>();
+  private diskTimer?: TimerHandle;
 
   constructor(
     private readonly outbox: Outbox,
@@ -97,6 +110,14 @@ export class DeliveryWorker {
     this.activeByReceiver.clear();
     this.proven.clear();
     this.active = 0;
+    if (this.diskTimer) this.clock.clearTimeout(this.diskTimer);
+    this.diskTimer = undefined;
+    this.unrecorded.clear();
+  }
+
+  /** Attempts whose outcome waits for disk space to be recorded; no attempt starts while there are any. */
+  get unrecordedAttempts(): number {
+    return this.unrecorded.size;
   }
 
   /** Looks at the task's next pending event now (new event, redelivery, or backoff over). */
@@ -108,7 +129,7 @@ export class DeliveryWorker {
       this.lanes.set(taskId, lane);
     }
     // A request in flight or a place in the queue re-reads the head when its turn comes.
-    if (lane.state === 'waiting' || lane.state === 'sending') return;
+    if (lane.state === 'waiting' || lane.state === 'sending' || lane.state === 'held') return;
     if (lane.timer) this.clock.clearTimeout(lane.timer);
     lane.timer = undefined;
     const head = this.outbox.head(taskId);
@@ -133,6 +154,7 @@ export class DeliveryWorker {
   }
 
   private fillSlots(): void {
+    if (this.unrecorded.size > 0) return;
     let unproven = 0;
     for (const [receiver, n] of this.activeByReceiver) if (!this.proven.has(receiver)) unproven += n;
     for (let i = 0; i < this.queue.length && this.active < this.options.concurrency; ) {
@@ -162,6 +184,7 @@ export class DeliveryWorker {
     this.activeByReceiver.set(receiver, (this.activeByReceiver.get(receiver) ?? 0) + 1);
     // Read again: a redelivery may have put an earlier seq first while the lane waited.
     const head = this.outbox.head(taskId);
+    let recorded = true;
     if (head && head.next_attempt_at <= this.clock.now() && this.agent) {
       const stop = this.abort.signal;
       const outcome = await postCallback({
@@ -176,12 +199,45 @@ export class DeliveryWorker {
       if (stop.aborted) return;
       if (outcome.http_status === null) this.proven.delete(receiver);
       else this.proven.add(receiver);
-      this.outbox.recordAttempt(head, outcome, this.clock.now() + retryDelayMs(head.attempts + 1));
+      const nextAttemptAt = this.clock.now() + retryDelayMs(head.attempts + 1);
+      recorded = this.record(taskId, () => this.outbox.recordAttempt(head, outcome, nextAttemptAt));
     }
     this.active--;
     this.activeByReceiver.set(receiver, (this.activeByReceiver.get(receiver) ?? 1) - 1);
-    lane.state = 'idle';
+    lane.state = recorded ? 'idle' : 'held';
     this.kick(taskId);
+    this.fillSlots();
+  }
+
+  /** Records an outcome, or keeps it for a retry when the disk is full; other errors are thrown. */
+  private record(taskId: string, write: () => void): boolean {
+    try {
+      write();
+      return true;
+    } catch (error) {
+      if (!isDiskFull(error)) throw error;
+    }
+    this.unrecorded.set(taskId, write);
+    this.diskTimer ??= this.clock.setTimeout(() => this.recordKept(), this.options.diskRetryMs);
+    return false;
+  }
+
+  /** Tries the kept recordings in order; once all are in, delivery goes on where it stopped. */
+  private recordKept(): void {
+    this.diskTimer = undefined;
+    for (const [taskId, write] of this.unrecorded) {
+      try {
+        write();
+      } catch (error) {
+        if (!isDiskFull(error)) throw error;
+        this.diskTimer = this.clock.setTimeout(() => this.recordKept(), this.options.diskRetryMs);
+        return;
+      }
+      this.unrecorded.delete(taskId);
+      const lane = this.lanes.get(taskId);
+      if (lane) lane.state = 'idle';
+      this.kick(taskId);
+    }
     this.fillSlots();
   }
 }
