@@ -7,6 +7,7 @@ import { Accounts, ADMIN_USER } from './auth/accounts';
 import { removeInitialPassword, writeInitialPassword } from './auth/initial-password';
 import { randomPassword } from './auth/passwords';
 import { StreamTokens } from './auth/stream-tokens';
+import { HeldEvents } from './callbacks/held-events';
 import { MqttPublisher } from './callbacks/mqtt';
 import { Outbox } from './callbacks/outbox';
 import { startRetention } from './callbacks/retention';
@@ -29,6 +30,7 @@ import { createDetector } from './pipeline/detectors';
 import { VideoAnalysis } from './pipeline/video-analysis';
 import { lockDataDir } from './store/data-dir-lock';
 import { type Db, openDb } from './store/db';
+import { writeUnlessFull } from './store/disk-full';
 import { TaskRegistry } from './tasks/registry';
 
 /** Where assets/builtin sits when the engine runs from the source tree; a bundled host passes its own. */
@@ -79,7 +81,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const video = new VideoAnalysis({
     packages,
     // The outbox is made below; nothing is enqueued before the first task runs.
-    sink: { enqueue: (target, event) => outbox.enqueue(target, event) },
+    sink: { enqueue: (target, event) => held.enqueue(target, event) },
     createDetector: (app) => createDetector(app.model, pool),
     inferenceIdle: () => pool.idle,
     now: () => Date.now(),
@@ -106,6 +108,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   let log: { error(obj: unknown, msg: string): void; warn(msg: string): void } | undefined;
   const bus = new EventBus((error) => log?.error({ err: error }, 'an event bus listener failed'));
   const outbox = new Outbox(db, clock, bus, options.delivery);
+  // The analysis' and the task lifecycle's events wait in memory while the data disk is full.
+  const held = new HeldEvents(outbox, clock, options.delivery, (error, taskId) =>
+    log?.error({ err: error }, `a held event of task ${taskId} was not stored`),
+  );
   const delivery = new DeliveryWorker(outbox, clock, bus, options.delivery);
   const mqtt = new MqttPublisher(db, clock, bus, (message) => log?.warn(message));
   const secretOf = db.prepare<[string], { report_secret: string }>(
@@ -119,7 +125,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     createDetector: (model) => createDetector(model, pool),
     secretOf: (taskId) => secretOf.get(taskId)?.report_secret || undefined,
   });
-  wireTaskEvents(tasks, outbox, clock, {
+  wireTaskEvents(tasks, held, clock, {
     secretOf: (taskId) => secretOf.get(taskId)?.report_secret || undefined,
     onError: (error, taskId) => log?.error({ err: error }, `the event of task ${taskId} was not stored`),
   });
@@ -144,7 +150,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       optimizations,
       video,
       previews,
-      events: { outbox, bus, mqtt },
+      events: { outbox, bus, mqtt, held, delivery },
       clock,
       tmpDir,
       version: packageJson.version,
@@ -171,7 +177,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       if (process.stdout.isTTY) process.stdout.write(`admin password (shown once): ${password}\n`);
     }
   }
-  accounts.purgeExpiredTokens();
+  // Housekeeping: on a full disk it waits for the next start.
+  writeUnlessFull(() => accounts.purgeExpiredTokens());
   await packages.sweepOrphans();
   if (!db.prepare('SELECT 1 FROM settings WHERE key = ?').get(BUILTIN_INSTALLED)) {
     await packages.installDir(options.builtinDir ?? BUILTIN_PACKAGE_DIR, true);
@@ -213,6 +220,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       await pool.close();
       // Attempts in flight are dropped unrecorded: they go out again after the next start.
       delivery.stop();
+      const lost = held.close();
+      if (lost > 0) log?.warn(`${lost} events held in memory for want of disk space were lost`);
       stopRetention();
       await mqtt.close();
       await api.close();

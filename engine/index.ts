@@ -1,6 +1,7 @@
 import type { ConnectionLimits } from './api/connections';
 import type { LoginLimits } from './auth/login-limiter';
 import type { HasherLimits } from './auth/passwords';
+import type { HeldEventsOptions } from './callbacks/held-events';
 import type { Outbox, OutboxOptions } from './callbacks/outbox';
 import type { DeliveryOptions } from './callbacks/worker';
 import type { Clock } from './clock';
@@ -39,8 +40,8 @@ export interface EngineOptions {
   connections?: Partial<ConnectionLimits>;
   /** Failed-login limits and password hashing bounds (defaults: 10 per client, 30 per user a minute). */
   login?: Partial<LoginLimits & HasherLimits>;
-  /** Callback delivery tuning (request timeout, concurrency, snapshot bytes kept, retry period). */
-  delivery?: Partial<DeliveryOptions & OutboxOptions>;
+  /** Callback delivery tuning (request timeout, concurrency, snapshot bytes kept, retry period, disk-full hold). */
+  delivery?: Partial<DeliveryOptions & OutboxOptions & HeldEventsOptions>;
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
 }
 

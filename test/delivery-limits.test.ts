@@ -179,11 +179,15 @@ describe('isolation between receivers', () => {
     const t = await engine({ concurrency: 4, perReceiver: 2, requestTimeoutMs: 30_000 });
     const hanging = await receiver();
     const fast = await receiver();
+    // It answers once first: a receiver that never answered gets one request at a time (delivery-stall).
+    const first = randomUUID();
+    t.engine.outbox.enqueue({ task_id: first, report_url: hanging.url }, message(first, 1));
+    await hanging.waitFor('the first answer', () => hanging.accepted.length === 1);
     hanging.mode = { kind: 'hang' };
     const stuck = range(1, 6).map(() => randomUUID());
     for (const task of stuck)
       t.engine.outbox.enqueue({ task_id: task, report_url: hanging.url }, message(task, 1));
-    await hanging.waitFor('two hung requests', () => hanging.requests.length === 2);
+    await hanging.waitFor('two hung requests', () => hanging.requests.length === 3);
     const tasks = range(1, 5).map(() => randomUUID());
     for (const task of tasks)
       for (const i of range(1, 10))
@@ -191,6 +195,6 @@ describe('isolation between receivers', () => {
     await fast.waitFor('50 events of 5 tasks', () => fast.accepted.length === 50);
     for (const task of tasks)
       expect(fast.accepted.filter((r) => r.task_id === task).map((r) => r.seq)).toEqual(range(1, 10));
-    expect(hanging.requests.map((r) => r.outcome)).toEqual(['hung', 'hung']);
+    expect(hanging.requests.map((r) => r.outcome)).toEqual([200, 'hung', 'hung']);
   });
 });

@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { buildCsp, securityHeaders } from '../../renderer/csp';
 import { describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
+import { isDiskFull } from '../store/disk-full';
 import { authenticate } from './authenticate';
 import {
   answerClientError,
@@ -131,6 +132,10 @@ export async function buildApi(
     if (error instanceof ApiError) {
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
       return reply.status(error.status).send({ code: error.code, msg: error.message });
+    }
+    if (isDiskFull(error)) {
+      request.log.warn({ err: error }, 'the data disk is full');
+      return sendError(reply, 'DISK_FULL', 'the data disk is full; free some space and try again');
     }
     const kind = (error.code && FASTIFY_ERRORS[error.code]) || STATUS_ERRORS[error.statusCode ?? 500];
     if (kind)

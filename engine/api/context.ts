@@ -1,7 +1,9 @@
 import type { Accounts } from '../auth/accounts';
 import type { StreamTokens } from '../auth/stream-tokens';
+import type { HeldEvents } from '../callbacks/held-events';
 import type { MqttPublisher } from '../callbacks/mqtt';
 import type { Outbox } from '../callbacks/outbox';
+import type { DeliveryWorker } from '../callbacks/worker';
 import type { Clock } from '../clock';
 import type { EventBus } from '../events/bus';
 import type { ImageAnalysis } from '../images/analysis';
@@ -27,8 +29,11 @@ export interface ApiContext {
   video: VideoAnalysis;
   /** Raw previews of sources (4.12). */
   previews: PreviewStreams;
-  /** Result delivery: the outbox, the in-process bus of events, the MQTT publisher. */
-  events: { outbox: Outbox; bus: EventBus; mqtt: MqttPublisher };
+  /**
+   * Result delivery: the outbox, the in-process bus of events, the MQTT publisher, the events held
+   * in memory and the delivery worker (what waits for disk space when the disk is full).
+   */
+  events: { outbox: Outbox; bus: EventBus; mqtt: MqttPublisher; held: HeldEvents; delivery: DeliveryWorker };
   clock: Clock;
   /** Scratch folder for uploads being validated. */
   tmpDir: string;

@@ -177,6 +177,12 @@ export const ERRORS = {
     status: 503,
     meaning: 'Uploaded images already fill the memory for decoding and none finished within 10 s; try again',
   },
+  DISK_FULL: {
+    code: 50701,
+    status: 507,
+    meaning:
+      'The data disk is full: nothing was changed; reads still work, writes resume once space is freed',
+  },
 } as const;
 
 export type ErrorKind = keyof typeof ERRORS;

@@ -2,6 +2,7 @@ import { connect, type MqttClient } from 'mqtt';
 import type { Clock, TimerHandle } from '../clock';
 import type { EventBus } from '../events/bus';
 import type { Db } from '../store/db';
+import { SpaceWaiter } from '../store/disk-full';
 import {
   loadMqttSettings,
   type MqttSettings,
@@ -49,6 +50,8 @@ export class MqttPublisher {
   private readonly retryTimers = new Set<TimerHandle>();
   private configuring: Promise<unknown> = Promise.resolve();
   private readonly selectFrom;
+  /** The cursor, when a full disk held its saving back (the broker may then get events again after a crash). */
+  private readonly writes: SpaceWaiter;
 
   constructor(
     private readonly db: Db,
@@ -60,6 +63,7 @@ export class MqttPublisher {
     this.selectFrom = db.prepare<[number, number], Row>(
       'SELECT id, task_id, app_id, body FROM events WHERE id >= ? ORDER BY id LIMIT ?',
     );
+    this.writes = new SpaceWaiter(clock, (error) => onError(`mqtt: the cursor was not saved: ${error}`));
   }
 
   private readonly onEvent = () => this.fill();
@@ -94,11 +98,19 @@ export class MqttPublisher {
     const next = mergeMqttSettings(this.settings, body);
     const wasEnabled = this.settings.enabled;
     await this.shut();
-    this.db.transaction(() => {
-      saveMqttSettings(this.db, next);
-      if (!next.enabled) this.db.prepare('DELETE FROM settings WHERE key = ?').run(CURSOR_KEY);
-      else if (!wasEnabled) this.saveCursor(this.maxId());
-    })();
+    // The cursor is decided here; a save still waiting for space would undo that.
+    this.writes.forget(CURSOR_KEY);
+    try {
+      this.db.transaction(() => {
+        saveMqttSettings(this.db, next);
+        if (!next.enabled) this.db.prepare('DELETE FROM settings WHERE key = ?').run(CURSOR_KEY);
+        else if (!wasEnabled) this.saveCursor(this.maxId());
+      })();
+    } catch (error) {
+      // Refused (a full disk): publishing goes on with the settings it had.
+      if (wasEnabled) this.open();
+      throw error;
+    }
     this.settings = next;
     if (next.enabled) this.open();
     return this.view();
@@ -107,6 +119,7 @@ export class MqttPublisher {
   async close(): Promise<void> {
     this.bus.off('event', this.onEvent);
     await this.shut();
+    this.writes.close();
   }
 
   private open(): void {
@@ -114,7 +127,7 @@ export class MqttPublisher {
       .prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?')
       .get(CURSOR_KEY);
     this.cursor = stored ? Number(JSON.parse(stored.value)) : this.maxId();
-    if (!stored) this.saveCursor(this.cursor);
+    if (!stored) this.keepCursor();
     this.nextId = this.cursor + 1;
     this.window = [];
     const { url, client_id, username, password, tls } = this.settings;
@@ -185,8 +198,13 @@ export class MqttPublisher {
     // Saved at most once a second: after a crash the last second's events go out again (QoS 1 allows it).
     this.saveTimer = this.clock.setTimeout(() => {
       this.saveTimer = undefined;
-      this.saveCursor(this.cursor);
+      this.keepCursor();
     }, CURSOR_SAVE_MS);
+  }
+
+  /** Saves the cursor now or, on a full disk, its latest value once there is room. */
+  private keepCursor(): void {
+    this.writes.write(CURSOR_KEY, () => this.saveCursor(this.cursor));
   }
 
   private saveCursor(cursor: number): void {
@@ -211,7 +229,7 @@ export class MqttPublisher {
     if (this.saveTimer) this.clock.clearTimeout(this.saveTimer);
     this.saveTimer = undefined;
     if (!client) return;
-    this.saveCursor(this.cursor);
+    this.keepCursor();
     await new Promise<void>((done) => client.end(true, {}, () => done()));
   }
 }

@@ -1,9 +1,9 @@
 import type { EventEmitter } from 'node:events';
 import type { Clock } from '../clock';
-import type { EventKind } from '../events/schema';
+import type { EventKind, NewEvent } from '../events/schema';
 import type { TaskEvents } from '../tasks/registry';
 import type { TaskView } from '../tasks/schema';
-import type { Outbox } from './outbox';
+import type { ReportTarget } from './outbox';
 
 export interface TaskEventWiring {
   /** The task's report_secret, when it has one (the registry's view does not show secrets). */
@@ -19,7 +19,7 @@ export interface TaskEventWiring {
  */
 export function wireTaskEvents(
   tasks: EventEmitter<TaskEvents>,
-  outbox: Outbox,
+  outbox: { enqueue(target: ReportTarget, event: NewEvent): unknown },
   clock: Clock,
   wiring: TaskEventWiring,
 ): () => void {

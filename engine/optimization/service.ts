@@ -8,6 +8,7 @@ import type { Clock, TimerHandle } from '../clock';
 import type { InstalledApp } from '../packages/registry';
 import type { AnalysedFrame } from '../pipeline/task-pipeline';
 import type { Db } from '../store/db';
+import { SpaceWaiter } from '../store/disk-full';
 import type { TaskEvents } from '../tasks/registry';
 import type { TaskMode, TaskView } from '../tasks/schema';
 import { Collector } from './collector';
@@ -59,14 +60,18 @@ export class Optimizations {
   private readonly store: OptimizationStore;
   private readonly active = new Map<string, ActiveRun>();
   private sweepTimer?: TimerHandle;
+  /** Progress and ends of runs that a full disk held back. */
+  private readonly writes: SpaceWaiter;
 
   constructor(private readonly deps: OptimizationDeps) {
     this.store = new OptimizationStore(deps.db, deps.dataDir);
+    this.writes = new SpaceWaiter(deps.clock, deps.onError);
   }
 
   /** At engine start: runs the engine left behind are interrupted; runs end when their task closes. */
   open(): void {
-    this.store.interruptRunning(this.deps.clock.now());
+    const now = this.deps.clock.now();
+    this.writes.write('interrupt', () => this.store.interruptRunning(now));
     this.store.sweep(true);
     this.deps.tasks.on('closed', (task) => {
       for (const run of this.active.values()) {
@@ -80,6 +85,7 @@ export class Optimizations {
   async close(): Promise<void> {
     if (this.sweepTimer) this.deps.clock.clearTimeout(this.sweepTimer);
     await Promise.all([...this.active.values()].map((run) => this.end(run, null)));
+    this.writes.close();
   }
 
   start(taskId: string, request: StartRequest): string {
@@ -214,13 +220,14 @@ export class Optimizations {
   }
 
   private saveProgress(run: ActiveRun, stats: RunStats): void {
-    this.store.saveProgress({
+    const progress = {
       optimization_id: run.row.optimization_id,
       stats,
       frames: run.collector.frames,
       dropped: run.writer.dropped,
       sample_limit: run.writer.limit,
-    });
+    };
+    this.writes.write(`progress:${progress.optimization_id}`, () => this.store.saveProgress(progress));
   }
 
   /** Stops collecting; once every sample is stored, saves the statistics and (unless the engine stops) the end. */
@@ -233,7 +240,9 @@ export class Optimizations {
       .drain()
       .then(() => {
         this.saveProgress(run, stats);
-        if (reason) this.store.finish(run.row.optimization_id, 'finished', reason, this.deps.clock.now());
+        const id = run.row.optimization_id;
+        const at = this.deps.clock.now();
+        if (reason) this.writes.write(`finish:${id}`, () => this.store.finish(id, 'finished', reason, at));
       })
       .catch((error: unknown) => this.deps.onError(error))
       .finally(() => this.active.delete(run.row.optimization_id));

@@ -9,6 +9,7 @@ import { type FrameSize, scalePolygon } from '../pipeline/app-runtime';
 import type { PipelineTask } from '../pipeline/task-pipeline';
 import { APP_TYPE } from '../rules/schema';
 import type { Db } from '../store/db';
+import { DISK_RETRY_MS, isDiskFull, SpaceWaiter } from '../store/disk-full';
 import { TASK_LIMITS } from './limits';
 import { polygonProblem } from './polygon';
 import {
@@ -101,6 +102,8 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   /** task_id -> zapk_id of tasks being started, not yet stored: they use their package too. */
   private readonly starting = new Map<string, string>();
   private purgeTimer?: TimerHandle;
+  /** Status changes and purges that a full disk held back. */
+  private readonly writes: SpaceWaiter;
 
   constructor(
     private readonly db: Db,
@@ -109,6 +112,9 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     private readonly video: VideoRunner,
   ) {
     super();
+    this.writes = new SpaceWaiter(clock, (error) => {
+      throw error;
+    });
   }
 
   /**
@@ -223,16 +229,22 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const runtime = this.newRuntime(row.task_id);
     runtime.source = source;
     row.dump = this.describe(row, runtime);
-    this.db
-      .prepare(
-        `INSERT INTO tasks (task_id, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url, osd,
-           app_configs, status, close_code, dump, created_at, updated_at, closed_at, last_image_at, report_secret,
-           polygon_width, polygon_height)
-         VALUES (@task_id, @mode, @zapk_id, @app_ids, @device_id, @business_id, @video_url, @report_url, @osd,
-           @app_configs, @status, @close_code, @dump, @created_at, @updated_at, @closed_at, @last_image_at,
-           @report_secret, @polygon_width, @polygon_height)`,
-      )
-      .run(row);
+    try {
+      this.db
+        .prepare(
+          `INSERT INTO tasks (task_id, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url, osd,
+             app_configs, status, close_code, dump, created_at, updated_at, closed_at, last_image_at, report_secret,
+             polygon_width, polygon_height)
+           VALUES (@task_id, @mode, @zapk_id, @app_ids, @device_id, @business_id, @video_url, @report_url, @osd,
+             @app_configs, @status, @close_code, @dump, @created_at, @updated_at, @closed_at, @last_image_at,
+             @report_secret, @polygon_width, @polygon_height)`,
+        )
+        .run(row);
+    } catch (error) {
+      // Not stored (a full disk): nothing of the task may keep running.
+      await this.stopRuntime(row.task_id);
+      throw error;
+    }
     this.armLicenseTimer(row, runtime);
     if (mode !== 'video') this.armIdleTimer(row.task_id, now);
     const view = this.view(row);
@@ -300,14 +312,15 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   close(taskId: string, code: CloseCode, detail = ''): TaskView {
     const row = this.row(taskId);
     if (row.status === 'closed') return this.view(row);
-    this.stopRuntime(taskId);
     const now = this.clock.now();
     const dump = detail ? `${CLOSE_REASON[code]} (${detail})` : CLOSE_REASON[code];
+    // Stored first: a close the disk refuses leaves the task running as it was.
     this.db
       .prepare(
         "UPDATE tasks SET status = 'closed', close_code = ?, dump = ?, closed_at = ?, updated_at = ? WHERE task_id = ?",
       )
       .run(code, dump, now, now, taskId);
+    this.stopRuntime(taskId);
     const view = this.get(taskId);
     this.emit('closed', view);
     return view;
@@ -322,11 +335,11 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const now = this.clock.now();
     refuseTooSoon(row, now);
     const runtime = this.runtimes.get(taskId);
-    if (runtime) runtime.images += 1;
-    const dump = runtime ? this.describe(row, runtime) : row.dump;
+    const dump = runtime ? this.describe(row, { ...runtime, images: runtime.images + 1 }) : row.dump;
     this.db
       .prepare('UPDATE tasks SET last_image_at = ?, dump = ?, updated_at = ? WHERE task_id = ?')
       .run(now, dump, now, taskId);
+    if (runtime) runtime.images += 1;
     this.armIdleTimer(taskId, now);
   }
 
@@ -386,6 +399,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   async shutdown(): Promise<void> {
     const stopping = [...this.runtimes.keys()].map((taskId) => this.stopRuntime(taskId));
     if (this.purgeTimer) this.clock.clearTimeout(this.purgeTimer);
+    this.writes.close();
     await Promise.all(stopping);
     // A clean stop: the next start resumes the tasks without counting it against them.
     this.db
@@ -511,7 +525,14 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       name,
       this.clock.setTimeout(() => {
         runtime.timers.delete(name);
-        fn();
+        try {
+          fn();
+        } catch (error) {
+          // A close the disk has no room for is tried again, the task running meanwhile (unless it
+          // was stopped, which aborts its opening).
+          if (!isDiskFull(error)) throw error;
+          if (!runtime.opening.signal.aborted) this.arm(runtime, name, DISK_RETRY_MS, fn);
+        }
       }, ms),
     );
   }
@@ -555,9 +576,10 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   }
 
   private purgeClosed(): void {
-    this.db
-      .prepare("DELETE FROM tasks WHERE status = 'closed' AND closed_at <= ?")
-      .run(this.clock.now() - TASK_LIMITS.closedRetentionMs);
+    const before = this.clock.now() - TASK_LIMITS.closedRetentionMs;
+    this.writes.write('purge', () =>
+      this.db.prepare("DELETE FROM tasks WHERE status = 'closed' AND closed_at <= ?").run(before),
+    );
   }
 
   private describe(row: TaskRow, runtime: Runtime): string {
@@ -576,12 +598,16 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     return view;
   }
 
+  /** Stored when there is room: on a full disk the listing shows the previous status until then. */
   private setStatus(taskId: string, status: TaskStatus, dump: string): void {
-    this.db
-      .prepare(
-        "UPDATE tasks SET status = ?, dump = ?, updated_at = ? WHERE task_id = ? AND status != 'closed'",
-      )
-      .run(status, dump, this.clock.now(), taskId);
+    const now = this.clock.now();
+    this.writes.write(`status:${taskId}`, () =>
+      this.db
+        .prepare(
+          "UPDATE tasks SET status = ?, dump = ?, updated_at = ? WHERE task_id = ? AND status != 'closed'",
+        )
+        .run(status, dump, now, taskId),
+    );
   }
 
   /** A task that is not closed and, when a mode is given, of that mode. */

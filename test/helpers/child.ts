@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 
 /** Stops a child process (SIGTERM unless told) and waits for it to exit; nothing to do once it has. */
 export async function terminate(
@@ -20,5 +20,19 @@ export function isAlive(pid: number | undefined): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** The ffmpeg processes a process runs (the engine: one per stream it reads or encodes). */
+export function ffmpegChildrenOf(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid), 'ffmpeg'])
+      .toString()
+      .trim()
+      .split('\n')
+      .map(Number);
+  } catch {
+    // pgrep exits 1 when nothing matches.
+    return [];
   }
 }

@@ -16,10 +16,12 @@ export async function spawnEngine(
   dataDir: string,
   adminPassword: string,
   extraArgs: readonly string[] = [],
+  /** Node's own flags and preloads (--expose-gc, --import ...), before the engine's entry point. */
+  nodeArgs: readonly string[] = [],
 ): Promise<EngineProcess> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'engine/cli.ts', '--port', '0', '--data-dir', dataDir, ...extraArgs],
+    ['--import', 'tsx', ...nodeArgs, 'engine/cli.ts', '--port', '0', '--data-dir', dataDir, ...extraArgs],
     {
       cwd: ROOT,
       env: { ...process.env, VC_ADMIN_PASSWORD: adminPassword },

@@ -40,6 +40,16 @@ const Backlog = Type.Object({
   image_bytes: Type.Integer({ description: 'Base64 snapshot text kept in the outbox' }),
   image_limit_bytes: Type.Integer(),
   images_dropped: Type.Integer({ description: 'Events whose snapshots the size bound dropped' }),
+  held_events: Type.Integer({
+    description: 'Events handed over while the data disk was full, waiting in memory to be stored',
+  }),
+  held_bytes: Type.Integer({ description: 'Their size as JSON' }),
+  lost_events: Type.Integer({
+    description: 'Events not stored since the engine started: the disk was full and the memory hold too',
+  }),
+  unrecorded_attempts: Type.Integer({
+    description: 'Delivery attempts whose outcome waits for disk space; no attempt starts meanwhile',
+  }),
   mqtt: Type.Object({
     enabled: Type.Boolean(),
     connected: Type.Boolean(),
@@ -62,7 +72,7 @@ const StreamQuery = Type.Object(
 
 /** Result delivery seen from the API: the events of a task, redelivery, backlog, live feed, MQTT settings. */
 export function eventRoutes(app: Api, ctx: ApiContext): void {
-  const { outbox, mqtt, bus } = ctx.events;
+  const { outbox, mqtt, bus, held, delivery } = ctx.events;
   const feeds = new ConsoleFeeds(outbox, bus);
   // Open streams never end on their own; the server could not close while they last.
   app.addHook('preClose', async () => feeds.closeAll());
@@ -121,6 +131,10 @@ export function eventRoutes(app: Api, ctx: ApiContext): void {
       const view = mqtt.view();
       return ok({
         ...outbox.backlog(),
+        held_events: held.held.events,
+        held_bytes: held.held.bytes,
+        lost_events: held.lost,
+        unrecorded_attempts: delivery.unrecordedAttempts,
         mqtt: { enabled: view.enabled, connected: status.connected, backlog: status.backlog },
       });
     },
