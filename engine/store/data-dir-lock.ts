@@ -20,6 +20,8 @@ export function lockDataDir(dataDir: string): DataDirLock {
   try {
     // No busy timeout: a second engine is refused at once rather than waiting for the first to stop.
     lock = new Database(join(dataDir, LOCK_FILE), { timeout: 0 });
+    // The journal in memory: the lock writes nothing to disk, so a full data disk does not stop it.
+    lock.pragma('journal_mode = MEMORY');
     lock.pragma('locking_mode = EXCLUSIVE');
     lock.exec('BEGIN EXCLUSIVE');
   } catch (error) {

@@ -9,7 +9,7 @@ import { type FrameSize, scalePolygon } from '../pipeline/app-runtime';
 import type { PipelineTask } from '../pipeline/task-pipeline';
 import { APP_TYPE } from '../rules/schema';
 import type { Db } from '../store/db';
-import { DISK_RETRY_MS, isDiskFull, SpaceWaiter } from '../store/disk-full';
+import { DISK_RETRY_MS, isDiskFull, SpaceWaiter, writeUnlessFull } from '../store/disk-full';
 import { TASK_LIMITS } from './limits';
 import { polygonProblem } from './polygon';
 import {
@@ -139,7 +139,9 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       this.armLicenseTimer(row, runtime);
       if (row.unclean_resumes > 0) {
         this.arm(runtime, 'healthy', TASK_LIMITS.resumeHealthyMs, () =>
-          this.db.prepare('UPDATE tasks SET unclean_resumes = 0 WHERE task_id = ?').run(row.task_id),
+          this.writes.write(`healthy:${row.task_id}`, () =>
+            this.db.prepare('UPDATE tasks SET unclean_resumes = 0 WHERE task_id = ?').run(row.task_id),
+          ),
         );
       }
       if (row.mode === 'video') {
@@ -401,10 +403,13 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     if (this.purgeTimer) this.clock.clearTimeout(this.purgeTimer);
     this.writes.close();
     await Promise.all(stopping);
-    // A clean stop: the next start resumes the tasks without counting it against them.
-    this.db
-      .prepare('INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)')
-      .run(STOPPED_CLEANLY, JSON.stringify(this.clock.now()));
+    // A clean stop: the next start resumes the tasks without counting it against them (on a full
+    // disk it counts once, which is the safe side).
+    writeUnlessFull(() =>
+      this.db
+        .prepare('INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)')
+        .run(STOPPED_CLEANLY, JSON.stringify(this.clock.now())),
+    );
   }
 
   /**
@@ -413,15 +418,18 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
    * are not counted: resuming them only re-arms a timer.
    */
   private countResumes(): void {
-    this.db.transaction(() => {
-      const clean = this.db.prepare('DELETE FROM settings WHERE key = ?').run(STOPPED_CLEANLY).changes > 0;
-      this.db
-        .prepare(
-          `UPDATE tasks SET unclean_resumes = ${clean ? '0' : 'unclean_resumes + 1'}
+    // On a full disk nothing is counted: the tasks resume, and the guard counts again once space returns.
+    writeUnlessFull(() =>
+      this.db.transaction(() => {
+        const clean = this.db.prepare('DELETE FROM settings WHERE key = ?').run(STOPPED_CLEANLY).changes > 0;
+        this.db
+          .prepare(
+            `UPDATE tasks SET unclean_resumes = ${clean ? '0' : 'unclean_resumes + 1'}
            WHERE status != 'closed' AND mode = 'video'`,
-        )
-        .run();
-    })();
+          )
+          .run();
+      })(),
+    );
   }
 
   private async reopen(taskId: string): Promise<void> {
