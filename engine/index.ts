@@ -2,6 +2,7 @@ import type { Outbox, OutboxOptions } from './callbacks/outbox';
 import type { DeliveryOptions } from './callbacks/worker';
 import type { Clock } from './clock';
 import type { EventBus } from './events/bus';
+import type { PoolOptions } from './inference/pool';
 
 export interface EngineOptions {
   /** Address to bind; loopback unless the operator exposes the API on the LAN. */
@@ -22,6 +23,11 @@ export interface EngineOptions {
   analysisFps?: number;
   /** Callback delivery tuning (request timeout, concurrency, snapshot bytes kept, retry period). */
   delivery?: Partial<DeliveryOptions & OutboxOptions>;
+  /**
+   * Inference hosts and their bounds: host count, per-frame and model-check deadlines, memory per
+   * host, how long a model that overran is refused, installs waiting for a check (POOL_DEFAULTS).
+   */
+  inference?: Partial<PoolOptions>;
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
 }
 

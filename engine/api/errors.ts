@@ -134,6 +134,12 @@ export const ERRORS = {
     status: 503,
     meaning: 'The video source could not be opened or gave no frame within 15 s; no task was created',
   },
+  MODEL_CHECKS_BUSY: {
+    code: 50302,
+    status: 503,
+    meaning:
+      'Too many package installs already wait for their model check; nothing was installed, try again shortly',
+  },
 } as const;
 
 export type ErrorKind = keyof typeof ERRORS;
