@@ -73,7 +73,7 @@ export interface HostOptions {
   intraOpThreads: number;
   /**
    * Resident memory at which the host's own watchdog thread kills it, in MB; 0 when the kernel
-   * bounds its memory already (Linux, prlimit).
+   * bounds its memory already (Linux, prlimit), and no watchdog runs.
    */
   watchdogMb: number;
 }

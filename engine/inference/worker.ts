@@ -163,18 +163,28 @@ async function answer(request: HostRequest, pixels: Uint8Array): Promise<HostRep
   return reply;
 }
 
-/**
- * Where the kernel does not bound the host's memory, a thread of its own watches the resident size
- * (the main thread may be inside a model for seconds) and kills the process past the bound, saying
- * so on stdout first: on every platform the engine then knows why the host ended.
- */
 const WATCHDOG_INTERVAL_MS = 100;
 
-function watchMemory(limitMb: number): void {
+/**
+ * Where the kernel does not bound the host (no prlimit and no parent-death signal: macOS, Windows),
+ * a thread of its own does, since the main thread may be inside a model for seconds. Past the
+ * memory bound it says so on stdout (so the engine knows why on every platform) and kills the
+ * process; it kills it too once the engine is gone.
+ */
+function watchdog(limitMb: number, engine: number): void {
   const code = `
     const { writeSync } = require('node:fs');
     const limit = ${limitMb} * 1024 * 1024;
+    const engineGone = () => {
+      try {
+        process.kill(${engine}, 0);
+        return false;
+      } catch (error) {
+        return error.code === 'ESRCH';
+      }
+    };
     setInterval(() => {
+      if (engineGone()) process.kill(process.pid, 'SIGKILL');
       if (process.memoryUsage.rss() <= limit) return;
       writeSync(1, ${JSON.stringify(OVER_MEMORY_MARK)});
       process.kill(process.pid, 'SIGKILL');
@@ -182,7 +192,7 @@ function watchMemory(limitMb: number): void {
   new Worker(code, { eval: true }).unref();
 }
 
-if (options.watchdogMb > 0) watchMemory(options.watchdogMb);
+if (options.watchdogMb > 0) watchdog(options.watchdogMb, process.ppid);
 
 // Requests come one at a time (the engine waits for each answer), in order.
 let working: Promise<unknown> = Promise.resolve();
