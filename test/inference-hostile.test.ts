@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../engine/api/errors';
 import { InferencePool } from '../engine/inference/pool';
 import type { OnnxModelRef } from '../engine/inference/protocol';
+import { Quarantine } from '../engine/inference/quarantine';
 import type { Frame } from '../engine/inference/types';
 import { isAlive } from './helpers/child';
 import {
@@ -124,16 +125,27 @@ describe('hostile models in the inference pool', () => {
 
   it('a model looping on real frames is killed at the deadline and held back, while another model goes on', async () => {
     const frame = await basketball();
-    // Its first frame on a host loads it, so it gets the check's deadline.
+    // Two frames at once, as a task sends them when a host is idle. Its first frame on a host
+    // loads it, so it gets the check's deadline.
     const started = performance.now();
-    const hostile = pool.detect(frameLoop, frame);
-    hostile.catch(() => undefined);
+    const hostile = [pool.detect(frameLoop, frame), pool.detect(frameLoop, frame)];
+    let hostileSettled = false;
+    void Promise.allSettled(hostile).then(() => {
+      hostileSettled = true;
+    });
     const others = [];
     for (let i = 0; i < 5; i++) others.push(await pool.detect(FIXTURE_MODEL, frame));
-    await expect(hostile).rejects.toThrow(
+    // A model that never finished a frame runs on one host at a time: the other host served these.
+    expect(hostileSettled).toBe(false);
+    await expect(hostile[0]).rejects.toThrow(
       new RegExp(
         `model frame-loop\\.onnx did not finish a frame within ${CHECK_S} s; its frames are refused for 60 s`,
       ),
+    );
+    expect(seconds(started)).toBeLessThan(CHECK_S + 5);
+    // The second waited for a host and is refused with the same reason, without costing one.
+    await expect(hostile[1]).rejects.toThrow(
+      /did not finish a frame within 4 s; its frames are refused for \d+ s/,
     );
     expect(seconds(started)).toBeLessThan(CHECK_S + 5);
     for (const result of others) expect(result.detections.filter((d) => d.classIndex === 0)).toHaveLength(2);
@@ -178,6 +190,27 @@ describe('hostile models in the inference pool', () => {
     await expect(stuck).rejects.toThrow(/closed/);
     expect(hosts.length).toBe(1);
     for (const host of hosts) expect(isAlive(host)).toBe(false);
+  });
+});
+
+describe('quarantine', () => {
+  it('holds a model back again twice as long each time, up to 16 periods', () => {
+    let now = 0;
+    const quarantine = new Quarantine(60_000, () => now);
+    const periods = [];
+    for (let strike = 0; strike < 7; strike++) {
+      quarantine.hold('model', 'it hung');
+      let held = 0;
+      while (quarantine.refusal('model')) {
+        now += 1_000;
+        held += 1;
+      }
+      periods.push(held);
+    }
+    expect(periods).toEqual([60, 120, 240, 480, 960, 960, 960]);
+    expect(quarantine.refusal('model')).toBeNull();
+    quarantine.hold('other', 'it crashed');
+    expect(quarantine.refusal('other')).toBe('it crashed; its frames are refused for 60 s');
   });
 });
 

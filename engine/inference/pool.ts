@@ -20,7 +20,10 @@ export interface PoolOptions {
   checkDeadlineMs: number;
   /** Memory bound of each host and each check, in MB. Default 2048. */
   memoryLimitMb: number;
-  /** How long a model that overran a host has its frames refused, in ms. Default 60 s. */
+  /**
+   * How long a model that overran a host has its frames refused, in ms; twice as long each time it
+   * overruns again, up to 16 times. Default 60 s.
+   */
   quarantineMs: number;
   /** Most model checks waiting behind the one running; more are refused (ChecksBusyError). Default 2. */
   maxWaitingChecks: number;
@@ -74,6 +77,8 @@ export class InferencePool {
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private readonly quarantine: Quarantine;
+  /** Models that have finished a frame: only these may run on several hosts at once. */
+  private readonly proven = new Set<string>();
   private readonly checker: ModelChecker;
   private readonly hostLimits: HostLimits;
   private readonly options: PoolOptions;
@@ -161,13 +166,26 @@ export class InferencePool {
     }
   }
 
-  /** The first waiting job whose model is not held back; the held-back ones fail on the way. */
+  /**
+   * The first waiting job that may start now; jobs of held-back models fail on the way. A model
+   * that has not finished a frame yet runs on one host at a time, so a model that hangs from its
+   * first frame costs one host until its deadline, never every host.
+   */
   private nextJob(): Job | undefined {
-    for (let job = this.queue.shift(); job; job = this.queue.shift()) {
-      const refusal = this.quarantine.refusal(job.model.key);
-      if (!refusal) return job;
-      this.failures += 1;
-      job.reject(new Error(refusal));
+    for (let i = 0; i < this.queue.length; ) {
+      const job = this.queue[i] as Job;
+      const { key } = job.model;
+      const refusal = this.quarantine.refusal(key);
+      if (refusal) {
+        this.queue.splice(i, 1);
+        this.failures += 1;
+        job.reject(new Error(refusal));
+      } else if (this.proven.has(key) || !this.slots.some((slot) => slot.job?.model.key === key)) {
+        this.queue.splice(i, 1);
+        return job;
+      } else {
+        i += 1;
+      }
     }
     return undefined;
   }
@@ -196,6 +214,7 @@ export class InferencePool {
             return;
           }
           loaded.add(model.key);
+          this.proven.add(model.key);
           this.completed += 1;
           job.resolve({ detections: answer.detections, frame, timing: answer.timing });
         },
