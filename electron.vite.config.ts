@@ -33,7 +33,7 @@ export default defineConfig({
       // Dependencies stay in node_modules (electron-builder ships production dependencies).
       externalizeDeps: true,
       lib: {
-        // The inference worker is its own entry: the engine starts it by file name beside the bundle.
+        // The inference host is its own entry: the engine starts it as a process by file name beside the bundle.
         entry: {
           index: resolve(root, 'main/index.ts'),
           'inference-worker': resolve(root, 'engine/inference/worker.ts'),

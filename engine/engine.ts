@@ -70,7 +70,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const previews = new PreviewStreams({ ffmpeg, root: liveRoot, clock, maxSourcePixels });
 
   let tasks: TaskRegistry | undefined;
-  const pool = new InferencePool();
+  const pool = new InferencePool(options.inference);
   const packages = new PackageRegistry(
     db,
     clock,

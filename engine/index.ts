@@ -6,6 +6,7 @@ import type { Outbox, OutboxOptions } from './callbacks/outbox';
 import type { DeliveryOptions } from './callbacks/worker';
 import type { Clock } from './clock';
 import type { EventBus } from './events/bus';
+import type { PoolOptions } from './inference/pool';
 
 export interface EngineOptions {
   /** Address to bind; loopback unless the operator exposes the API on the LAN. */
@@ -42,6 +43,11 @@ export interface EngineOptions {
   login?: Partial<LoginLimits & HasherLimits>;
   /** Callback delivery tuning (request timeout, concurrency, snapshot bytes kept, retry period, disk-full hold). */
   delivery?: Partial<DeliveryOptions & OutboxOptions & HeldEventsOptions>;
+  /**
+   * Inference hosts and their bounds: host count, per-frame and model-check deadlines, memory per
+   * host, how long a model that overran is refused, installs waiting for a check (POOL_DEFAULTS).
+   */
+  inference?: Partial<PoolOptions>;
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
 }
 

@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InferencePool } from '../engine/inference/pool';
+import type { HostRequest } from '../engine/inference/protocol';
+import { RequestReader, requestHead } from '../engine/inference/request-stream';
 import type { Frame } from '../engine/inference/types';
 import { FIXTURES } from './helpers/engine';
 import { FIXTURE_MODEL } from './helpers/example-package';
@@ -19,7 +21,7 @@ async function basketball(): Promise<Frame> {
   return { data: padded.subarray(8, 8 + data.length), width: info.width, height: info.height };
 }
 
-describe('inference pool (worker threads, real onnxruntime)', () => {
+describe('inference pool (host processes, real onnxruntime)', () => {
   const pool = new InferencePool({ workers: 2, intraOpThreads: 1 });
   afterAll(() => pool.close());
 
@@ -35,7 +37,7 @@ describe('inference pool (worker threads, real onnxruntime)', () => {
     expect(result.timing.inferenceMs).toBeGreaterThan(0);
   });
 
-  it('shares a frame in shared memory instead of transferring it, with the same detections', async () => {
+  it('takes a frame in shared memory and hands back the same frame, with the same detections', async () => {
     const plain = await basketball();
     const shared = { ...plain, data: new Uint8Array(new SharedArrayBuffer(plain.data.byteLength)) };
     shared.data.set(plain.data);
@@ -49,11 +51,11 @@ describe('inference pool (worker threads, real onnxruntime)', () => {
     expect(fromShared.detections.filter((d) => d.classIndex === 0)).toHaveLength(2);
   });
 
-  it('serves concurrent frames on both workers with identical results, and says when a thread is idle', async () => {
+  it('serves concurrent frames on both hosts with identical results, and says when a host is idle', async () => {
     const frames = await Promise.all([basketball(), basketball(), basketball(), basketball()]);
     expect(pool.idle).toBe(true);
     const first = pool.detect(MODEL, frames[0] as Frame);
-    // One thread busy, the other free.
+    // One host busy, the other free.
     expect(pool.idle).toBe(true);
     const rest = frames.slice(1).map((frame) => pool.detect(MODEL, frame));
     expect([pool.idle, pool.queued]).toEqual([false, 2]);
@@ -90,26 +92,69 @@ describe('inference pool (worker threads, real onnxruntime)', () => {
     expect(result.detections.filter((d) => d.classIndex === 0)).toHaveLength(2);
   });
 
-  it('closing with frames in flight lets them finish and ends every thread cleanly', async () => {
+  it('closing with frames in flight lets them finish and ends every host cleanly', async () => {
     const busy = new InferencePool({ workers: 2 });
-    const inFlight = [basketball(), basketball(), basketball()].map(async (frame) =>
-      busy.detect(MODEL, await frame),
-    );
-    const settled = Promise.allSettled(inFlight);
-    await new Promise((done) => setTimeout(done, 300));
+    const frames = await Promise.all([basketball(), basketball(), basketball()]);
+    // Both hosts started and loaded the model, so the frames in flight take milliseconds.
+    await Promise.all([busy.detect(MODEL, frames[0] as Frame), busy.detect(MODEL, frames[1] as Frame)]);
+    const settled = Promise.allSettled(frames.map((frame) => busy.detect(MODEL, frame)));
     await busy.close();
     const outcomes = await settled;
-    // Whatever was running completed; whatever still waited was refused, none was lost silently.
+    // What was running completed; what still waited was refused; none was lost silently.
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
     for (const outcome of outcomes) {
       if (outcome.status === 'fulfilled') expect(outcome.value.detections.length).toBeGreaterThan(0);
       else expect(String(outcome.reason)).toMatch(/closed/);
     }
-    expect(outcomes.some((o) => o.status === 'fulfilled')).toBe(true);
   });
 
   it('a closed pool refuses work', async () => {
     const closed = new InferencePool({ workers: 1 });
     await closed.close();
     await expect(closed.detect(MODEL, await basketball())).rejects.toThrow(/closed/);
+  });
+});
+
+describe('request stream to an inference host', () => {
+  it('reads requests split at any byte whole and in order, pixels in place', () => {
+    const pixels = Uint8Array.from({ length: 2 * 3 * 3 }, (_, i) => i + 1);
+    const detect: HostRequest = {
+      id: 1,
+      kind: 'detect',
+      model: MODEL,
+      width: 3,
+      height: 2,
+      bytes: pixels.length,
+    };
+    const check: HostRequest = { id: 2, kind: 'check', model: MODEL, labels: 80 };
+    const stream = Buffer.concat([
+      requestHead(detect),
+      pixels,
+      requestHead(check),
+      requestHead(detect),
+      pixels,
+    ]);
+    for (const readSize of [1, 3, 7, 64, stream.length]) {
+      const received: Array<[HostRequest, number[]]> = [];
+      const reader = new RequestReader((request, bytes) => received.push([request, [...bytes]]));
+      for (let at = 0; at < stream.length; ) {
+        const target = reader.target();
+        const count = Math.min(target.length, readSize, stream.length - at);
+        target.set(stream.subarray(at, at + count));
+        reader.advance(count);
+        at += count;
+      }
+      expect(received).toEqual([
+        [detect, [...pixels]],
+        [check, []],
+        [detect, [...pixels]],
+      ]);
+    }
+  });
+
+  it('refuses a stream out of step', () => {
+    const reader = new RequestReader(() => undefined);
+    reader.target().set([0xff, 0xff, 0xff, 0x7f]);
+    expect(() => reader.advance(4)).toThrow(/request head of \d+ bytes/);
   });
 });

@@ -177,6 +177,12 @@ export const ERRORS = {
     status: 503,
     meaning: 'Uploaded images already fill the memory for decoding and none finished within 10 s; try again',
   },
+  MODEL_CHECKS_BUSY: {
+    code: 50303,
+    status: 503,
+    meaning:
+      'Too many package installs already wait for their model check; nothing was installed, try again shortly',
+  },
   DISK_FULL: {
     code: 50701,
     status: 507,

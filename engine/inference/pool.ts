@@ -1,192 +1,246 @@
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import type {
-  CheckReply,
-  CheckRequest,
-  DetectReply,
-  DetectRequest,
-  DetectTiming,
-  OnnxModelRef,
-  WorkerOptions,
-} from './protocol';
+import { basename } from 'node:path';
+import { ModelChecker } from './checker';
+import { HostFailure, type HostLimits, InferenceHost, kernelMemoryLimitAvailable } from './host';
+import type { DetectReply, DetectTiming, OnnxModelRef } from './protocol';
+import { Quarantine } from './quarantine';
 import type { Detection, Frame } from './types';
 
 export interface PoolOptions {
-  /** Inference threads; each holds its own session of every model it has run. Default: one per core. */
+  /** Inference host processes; each holds its own session of every model it has run. Default: one per core. */
   workers: number;
-  /** onnxruntime intra-op threads per session. With one worker per core, 1 avoids oversubscription. */
+  /** onnxruntime intra-op threads per session. With one host per core, 1 avoids oversubscription. */
   intraOpThreads: number;
+  /** Longest one frame may take on a host once the host has loaded its model, in ms. Default 10 s. */
+  detectDeadlineMs: number;
+  /**
+   * Longest a model check may take (process start and load included), in ms; a model's first
+   * frame on a host, which loads it, gets as long. Default 30 s.
+   */
+  checkDeadlineMs: number;
+  /** Memory bound of each host and each check, in MB. Default 2048. */
+  memoryLimitMb: number;
+  /**
+   * How long a model that overran a host has its frames refused, in ms; twice as long each time it
+   * overruns again, up to 16 times. Default 60 s.
+   */
+  quarantineMs: number;
+  /** Most model checks waiting behind the one running; more are refused (ChecksBusyError). Default 2. */
+  maxWaitingChecks: number;
+  /** Bound memory in the kernel (Linux with prlimit) rather than by a watchdog. Default: where available. */
+  kernelMemoryLimit: boolean;
 }
+
+export const POOL_DEFAULTS = {
+  intraOpThreads: 1,
+  detectDeadlineMs: 10_000,
+  checkDeadlineMs: 30_000,
+  memoryLimitMb: 2048,
+  quarantineMs: 60_000,
+  maxWaitingChecks: 2,
+} as const;
+
+/** How long close() lets hosts finish the frames they run before it kills them. */
+const CLOSE_GRACE_MS = 2_000;
 
 export interface DetectResult {
   detections: Detection[];
-  /** The same frame (its pixels handed back by the worker when they were transferred). */
+  /** The same frame: its pixels were copied to the host, never handed over. */
   frame: Frame;
   timing: DetectTiming;
 }
 
-/** A frame to analyse or a model to check, waiting for a thread. */
+/** A frame waiting for a host. */
 interface Job {
-  request: DetectRequest | CheckRequest;
-  /** Takes the worker's reply for this request. */
-  settle: (reply: DetectReply | CheckReply) => void;
+  model: OnnxModelRef;
+  frame: Frame;
+  resolve: (result: DetectResult) => void;
   reject: (error: Error) => void;
 }
 
 interface Slot {
-  worker: Worker;
+  host: InferenceHost;
   job?: Job;
+  /** Models this host has loaded: their frames get the detection deadline, others the check's. */
+  loaded: Set<string>;
 }
 
+const closedError = () => new Error('the inference pool is closed');
+
 /**
- * Runs ONNX detections on worker threads so the API's event loop never waits for a model. Jobs wait
- * in one FIFO queue; each task keeps at most one job in flight (its pipeline awaits the result), so
- * the queue is bounded by the number of streams and serves them in turn.
+ * Runs ONNX detections in inference host processes, so the API's event loop never waits for a model
+ * and a model that runs for ever, takes all memory or crashes costs one host, never the engine.
+ * Jobs wait in one FIFO queue; each task keeps at most one job in flight (its pipeline awaits the
+ * result), so the queue is bounded by the number of streams and serves them in turn.
  */
 export class InferencePool {
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
+  private readonly quarantine: Quarantine;
+  /** Models that have finished a frame: only these may run on several hosts at once. */
+  private readonly proven = new Set<string>();
+  private readonly checker: ModelChecker;
+  private readonly hostLimits: HostLimits;
+  private readonly options: PoolOptions;
   private nextId = 1;
   private closed = false;
   completed = 0;
   failures = 0;
 
-  private readonly workerCount: number;
-  private readonly workerOptions: WorkerOptions;
-
   constructor(options: Partial<PoolOptions> = {}) {
-    this.workerCount = options.workers ?? Math.max(1, availableParallelism());
-    this.workerOptions = { intraOpThreads: options.intraOpThreads ?? 1 };
+    this.options = {
+      ...POOL_DEFAULTS,
+      workers: Math.max(1, availableParallelism()),
+      kernelMemoryLimit: kernelMemoryLimitAvailable(),
+      ...options,
+    };
+    const { intraOpThreads, memoryLimitMb, kernelMemoryLimit } = this.options;
+    this.hostLimits = { intraOpThreads, memoryLimitMb, kernelMemoryLimit };
+    this.quarantine = new Quarantine(this.options.quarantineMs);
+    // A check takes one core at most, beside the hosts that serve tasks.
+    this.checker = new ModelChecker(
+      { ...this.hostLimits, intraOpThreads: 1 },
+      { deadlineMs: this.options.checkDeadlineMs, maxWaiting: this.options.maxWaitingChecks },
+    );
   }
 
   get queued(): number {
     return this.queue.length;
   }
 
-  /** True when a job sent now would start at once on a thread that has nothing else to do. */
+  /** True when a job sent now would start at once on a host that has nothing else to do. */
   get idle(): boolean {
     if (this.closed || this.queue.length > 0) return false;
-    return this.slots.length < this.workerCount || this.slots.some((slot) => !slot.job);
+    return this.slots.length < this.options.workers || this.slots.some((slot) => !slot.job);
   }
 
   detect(model: OnnxModelRef, frame: Frame): Promise<DetectResult> {
-    if (this.closed) return Promise.reject(new Error('the inference pool is closed'));
-    const { buffer } = frame.data;
-    const whole = frame.data.byteOffset === 0 && frame.data.byteLength === buffer.byteLength;
-    // A whole buffer goes as it is (shared if it is shared memory, else transferred); a view into a
-    // larger one is copied once.
-    const pixels = whole ? buffer : frame.data.slice().buffer;
-    const request: DetectRequest = {
-      id: this.nextId++,
-      model,
-      pixels,
-      width: frame.width,
-      height: frame.height,
-    };
+    if (this.closed) return Promise.reject(closedError());
+    const refusal = this.quarantine.refusal(model.key);
+    if (refusal) {
+      this.failures += 1;
+      return Promise.reject(new Error(refusal));
+    }
     return new Promise((resolve, reject) => {
-      const settle = (reply: DetectReply | CheckReply) => {
-        if ('problem' in reply) return reject(new Error('the inference thread answered another request'));
-        const returned = reply.pixels
-          ? { data: new Uint8Array(reply.pixels), width: request.width, height: request.height }
-          : frame;
-        if ('error' in reply) {
-          this.failures += 1;
-          reject(new Error(reply.error));
-        } else {
-          this.completed += 1;
-          resolve({ detections: reply.detections, frame: returned, timing: reply.timing });
-        }
-      };
-      this.enqueue({ request, settle, reject });
+      // Hosts start with the first frame: an engine without ONNX models never pays for them.
+      while (this.slots.length < this.options.workers)
+        this.slots.push({ host: new InferenceHost(this.hostLimits), loaded: new Set() });
+      this.queue.push({ model, frame, resolve, reject });
+      this.dispatch();
     });
   }
 
   /**
-   * Loads the model in a session of its own, runs it once and compares its output with the family
-   * and the number of labels: resolves with the problem in plain words, or null when it fits.
+   * Loads the model in a short-lived process of its own, runs it once and compares its output with
+   * the family and the number of labels: resolves with the problem in plain words (an overrun of
+   * time or memory included), or null when it fits. Rejects with ChecksBusyError when too many
+   * checks wait already.
    */
   checkModel(model: OnnxModelRef, labels: number): Promise<string | null> {
-    if (this.closed) return Promise.reject(new Error('the inference pool is closed'));
-    const request: CheckRequest = { id: this.nextId++, check: model, labels };
-    return new Promise((resolve, reject) => {
-      const settle = (reply: DetectReply | CheckReply) =>
-        'problem' in reply
-          ? resolve(reply.problem)
-          : reject(new Error('the inference thread answered another request'));
-      this.enqueue({ request, settle, reject });
-    });
+    if (this.closed) return Promise.reject(closedError());
+    return this.checker.check(model, labels);
   }
 
-  private enqueue(job: Job): void {
-    // Threads start with the first job: an engine without ONNX models never pays for them.
-    while (this.slots.length < this.workerCount) this.slots.push(this.spawn(this.workerOptions));
-    this.queue.push(job);
-    this.dispatch();
-  }
-
-  /** Refuses new work, lets frames in flight finish, then has each thread release its sessions and end. */
+  /**
+   * Refuses new work and lets hosts finish the frames they run for a short while, then kills what
+   * is left: done within a few seconds whatever a model is doing.
+   */
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of this.queue.splice(0)) job.reject(new Error('the inference pool is closed'));
-    await Promise.all(
-      this.slots.map(async (slot) => {
-        if (slot.job) await new Promise((idle) => slot.worker.once('message', idle));
-        const exited = new Promise((done) => slot.worker.once('exit', done));
-        slot.worker.postMessage({ close: true });
-        await exited;
-      }),
-    );
+    for (const job of this.queue.splice(0)) job.reject(closedError());
+    await Promise.all([this.checker.close(), ...this.slots.map((slot) => slot.host.close(CLOSE_GRACE_MS))]);
   }
 
   private dispatch(): void {
-    if (this.closed) return;
     for (const slot of this.slots) {
-      if (slot.job) continue;
-      const job = this.queue.shift();
+      if (this.closed || slot.job) continue;
+      const job = this.nextJob();
       if (!job) return;
-      slot.job = job;
-      const { request } = job;
-      const transfer = 'pixels' in request && request.pixels instanceof ArrayBuffer ? [request.pixels] : [];
-      slot.worker.postMessage(request, transfer);
+      // A host that ended (killed for an overrun, or crashed) is replaced when there is work for
+      // it, so one that cannot even start fails frames rather than respawning in a loop.
+      if (slot.host.ended) {
+        slot.host = new InferenceHost(this.hostLimits);
+        slot.loaded = new Set();
+      }
+      this.start(slot, job);
     }
   }
 
-  private spawn(options: WorkerOptions): Slot {
-    const slot: Slot = { worker: startWorker(options) };
-    slot.worker.on('message', (reply: DetectReply | CheckReply) => {
-      const job = slot.job;
-      slot.job = undefined;
-      if (job && job.request.id === reply.id) job.settle(reply);
-      this.dispatch();
-    });
-    // A crashed worker fails its job and is replaced, so one bad frame cannot stop every stream.
-    slot.worker.on('error', (error) => {
-      slot.job?.reject(error);
-      slot.job = undefined;
-      if (this.closed) return;
-      const index = this.slots.indexOf(slot);
-      if (index >= 0) this.slots[index] = this.spawn(options);
-      this.dispatch();
-    });
-    return slot;
+  /**
+   * The first waiting job that may start now; jobs of held-back models fail on the way. A model
+   * that has not finished a frame yet runs on one host at a time, so a model that hangs from its
+   * first frame costs one host until its deadline, never every host.
+   */
+  private nextJob(): Job | undefined {
+    for (let i = 0; i < this.queue.length; ) {
+      const job = this.queue[i] as Job;
+      const { key } = job.model;
+      const refusal = this.quarantine.refusal(key);
+      if (refusal) {
+        this.queue.splice(i, 1);
+        this.failures += 1;
+        job.reject(new Error(refusal));
+      } else if (this.proven.has(key) || !this.slots.some((slot) => slot.job?.model.key === key)) {
+        this.queue.splice(i, 1);
+        return job;
+      } else {
+        i += 1;
+      }
+    }
+    return undefined;
   }
-}
 
-/**
- * From the source tree (tsx, vitest) the worker is TypeScript and is loaded through tsx; a bundled
- * host ships it compiled as inference-worker.js beside the bundle.
- */
-function startWorker(options: WorkerOptions): Worker {
-  const self = import.meta.url;
-  if (!self.endsWith('.ts'))
-    return new Worker(new URL('./inference-worker.js', self), { workerData: options });
-  // The ESM build of tsx's API: require.resolve would pick its CommonJS twin, which cannot tsImport.
-  const tsxDir = dirname(createRequire(self).resolve('tsx/package.json'));
-  const tsxApi = pathToFileURL(join(tsxDir, 'dist', 'esm', 'api', 'index.mjs')).href;
-  const entry = new URL('./worker.ts', self).href;
-  const boot = `import(${JSON.stringify(tsxApi)}).then(({ tsImport }) => tsImport(${JSON.stringify(entry)}, ${JSON.stringify(self)}))`;
-  return new Worker(boot, { eval: true, workerData: options });
+  private start(slot: Slot, job: Job): void {
+    slot.job = job;
+    const { model, frame } = job;
+    const { host, loaded } = slot;
+    const request = {
+      id: this.nextId++,
+      kind: 'detect' as const,
+      model,
+      width: frame.width,
+      height: frame.height,
+      bytes: frame.data.byteLength,
+    };
+    const deadline = loaded.has(model.key) ? this.options.detectDeadlineMs : this.options.checkDeadlineMs;
+    host
+      .run(request, frame.data, deadline)
+      .then(
+        (reply) => {
+          const answer = reply as DetectReply;
+          if ('error' in answer) {
+            this.failures += 1;
+            job.reject(new Error(answer.error));
+            return;
+          }
+          loaded.add(model.key);
+          this.proven.add(model.key);
+          this.completed += 1;
+          job.resolve({ detections: answer.detections, frame, timing: answer.timing });
+        },
+        (error: Error) => {
+          this.failures += 1;
+          job.reject(this.overrun(model, error, deadline));
+        },
+      )
+      .finally(() => {
+        slot.job = undefined;
+        this.dispatch();
+      });
+  }
+
+  /** The error a frame fails with when its host ended; a model that overran the host is held back. */
+  private overrun(model: OnnxModelRef, error: Error, deadlineMs: number): Error {
+    if (!(error instanceof HostFailure)) return error;
+    if (error.failure === 'closed') return closedError();
+    if (error.failure === 'unavailable')
+      return new Error(`the inference host could not run it (${error.message})`);
+    const name = `model ${basename(model.file)}`;
+    const reasons = {
+      time: `${name} did not finish a frame within ${deadlineMs / 1000} s`,
+      memory: `${name} needed more than ${this.options.memoryLimitMb} MB of memory`,
+      crash: `${name} crashed its inference host (${error.message})`,
+    };
+    return new Error(this.quarantine.hold(model.key, reasons[error.failure]));
+  }
 }

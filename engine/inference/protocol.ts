@@ -1,7 +1,7 @@
 import type { ModelSpec } from '../packages/manifest';
 import type { Detection } from './types';
 
-/** What a worker needs to run an ONNX model: its cache key, weights and manifest spec. */
+/** What an inference host needs to run an ONNX model: its cache key, weights and manifest spec. */
 export interface OnnxModelRef {
   key: string;
   file: string;
@@ -15,37 +15,65 @@ export interface DetectTiming {
   postprocessMs: number;
 }
 
-/** Main thread -> worker: a frame to analyse, a model to check, or the order to release every session and end. */
-export type WorkerMessage = DetectRequest | CheckRequest | { close: true };
+/**
+ * Engine -> host, on the host's stdin: a frame to analyse (its `bytes` of packed RGB follow the
+ * request on the stream) or a model to check. See request-stream.ts for the framing.
+ */
+export type HostRequest = DetectRequest | CheckRequest;
 
-/** Load the model on its own, run it once on a padding frame, and compare what it outputs with the manifest. */
+export interface DetectRequest {
+  id: number;
+  kind: 'detect';
+  model: OnnxModelRef;
+  width: number;
+  height: number;
+  /** Pixel bytes that follow: width * height * 3. */
+  bytes: number;
+}
+
+/** Load the model on its own, run it once on a blank frame, and compare what it outputs with the manifest. */
 export interface CheckRequest {
   id: number;
-  check: OnnxModelRef;
+  kind: 'check';
+  model: OnnxModelRef;
   /** How many labels the package lists for the model. */
   labels: number;
 }
 
-/** Worker -> main thread: the model's problem in plain words, or none. */
+/** Host -> engine, over the IPC channel: an answer to each request, in order. */
+export type HostReply = DetectReply | CheckReply;
+
+/** Host -> engine, once, when it has started and reads requests. */
+export interface HostReady {
+  ready: true;
+}
+
+export type DetectReply =
+  | { id: number; detections: Detection[]; timing: DetectTiming }
+  | {
+      id: number;
+      error: string;
+      /** onnxruntime could not allocate what the model asked for: the host is over its memory bound. */
+      outOfMemory?: boolean;
+    };
+
+/** The model's problem in plain words, or none. */
 export interface CheckReply {
   id: number;
   problem: string | null;
+  outOfMemory?: boolean;
 }
 
-/** The frame's pixels are shared (a SharedArrayBuffer) or transferred, never copied. */
-export interface DetectRequest {
-  id: number;
-  model: OnnxModelRef;
-  pixels: ArrayBuffer | SharedArrayBuffer;
-  width: number;
-  height: number;
-}
+/** What a host's memory watchdog writes on its stdout before it kills the host. */
+export const OVER_MEMORY_MARK = 'inference host: over its memory bound\n';
 
-/** Worker -> main thread. Transferred pixels come back so the caller can draw on the same frame. */
-export type DetectReply =
-  | { id: number; pixels?: ArrayBuffer; detections: Detection[]; timing: DetectTiming }
-  | { id: number; pixels?: ArrayBuffer; error: string };
-
-export interface WorkerOptions {
+/** How the engine starts a host (its one command-line argument, as JSON). */
+export interface HostOptions {
+  /** onnxruntime intra-op threads per session. */
   intraOpThreads: number;
+  /**
+   * Resident memory at which the host's own watchdog thread kills it, in MB; 0 when the kernel
+   * bounds its memory already (Linux, prlimit), and no watchdog runs.
+   */
+  watchdogMb: number;
 }

@@ -1,29 +1,39 @@
+import { Socket, type SocketConstructorOpts } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { parentPort, workerData } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import { classCount, decodeOutput } from './decode';
 import { isOnnxFamily, type OnnxFamily } from './families';
 import { letterbox } from './letterbox';
 import { postprocess } from './nms';
-import type {
-  CheckReply,
-  CheckRequest,
-  DetectReply,
-  DetectRequest,
-  OnnxModelRef,
-  WorkerMessage,
-  WorkerOptions,
+import {
+  type CheckReply,
+  type CheckRequest,
+  type DetectReply,
+  type DetectRequest,
+  type HostOptions,
+  type HostReady,
+  type HostReply,
+  type HostRequest,
+  type OnnxModelRef,
+  OVER_MEMORY_MARK,
 } from './protocol';
+import { RequestReader } from './request-stream';
 
 /**
- * One inference thread: owns an onnxruntime session per model it has been asked to run and does the
- * whole per-frame job (letterbox, run, decode, NMS) so the engine's main thread only routes frames.
+ * An inference host: a child process of the engine (see host.ts) that owns an onnxruntime session
+ * per model it has been asked to run and does the whole per-frame job (letterbox, run, decode, NMS),
+ * so the engine only routes frames. A process, not a thread, because a model can run for ever or
+ * take all memory: a process can be bounded and killed without taking the engine along.
  */
 
-const options = workerData as WorkerOptions;
-const port = parentPort;
-if (!port) throw new Error('the inference worker must run in a worker thread');
+const options = JSON.parse(process.argv[2] ?? '{}') as HostOptions;
+if (!process.send) throw new Error('the inference host must be started by the engine, with an IPC channel');
+
+/** Resolves once the answer is handed to the channel, so an ending host does not drop it. */
+const deliver = (reply: HostReply) =>
+  new Promise<void>((done) => process.send?.(reply, undefined, undefined, () => done()));
 
 interface LoadedModel {
   session: ort.InferenceSession;
@@ -35,13 +45,15 @@ interface LoadedModel {
 
 const models = new Map<string, Promise<LoadedModel>>();
 
-// Every run hands its output back in a fresh external buffer (about 1 MB), and this thread's small
-// heap is collected so rarely that tens of MB of spent outputs pile up per thread. A young-generation
-// collection every few frames (0.3 ms) frees them.
+// Every run hands its output back in a fresh external buffer (about 1 MB) that V8 frees only when
+// it collects; a young-generation collection every few frames (0.3 ms) keeps them from piling up.
 const COLLECT_EVERY = 8;
 setFlagsFromString('--expose-gc');
 const collectYoung = runInNewContext('gc') as (options: { type: 'minor' }) => void;
 let runsSinceCollect = 0;
+
+// What onnxruntime says when an allocation fails: under the host's memory bound, the model asked too much.
+const OUT_OF_MEMORY = /Failed to allocate memory|bad_alloc/i;
 
 async function open(model: OnnxModelRef): Promise<LoadedModel> {
   const session = await ort.InferenceSession.create(model.file, {
@@ -77,15 +89,14 @@ function onnxFamily(model: OnnxModelRef): OnnxFamily {
   throw new Error(`model ${model.key} of family "${family}" does not run on onnxruntime`);
 }
 
-async function detect(request: DetectRequest): Promise<DetectReply> {
-  const { model, pixels, width, height } = request;
+async function detect(request: DetectRequest, pixels: Uint8Array): Promise<DetectReply> {
+  const { model, width, height } = request;
   try {
     const input = model.spec.input;
     if (!input) throw new Error(`model ${model.key} has no input spec`);
     const loaded = await load(model);
     const t0 = performance.now();
-    const frame = { data: new Uint8Array(pixels), width, height };
-    const placement = letterbox(frame, input, loaded.tensor);
+    const placement = letterbox({ data: pixels, width, height }, input, loaded.tensor);
     const feed = new ort.Tensor('float32', loaded.tensor, [1, 3, input.height, input.width]);
     const t1 = performance.now();
     const results = await loaded.session.run({ [loaded.inputName]: feed });
@@ -104,26 +115,21 @@ async function detect(request: DetectRequest): Promise<DetectReply> {
     const t3 = performance.now();
     return {
       id: request.id,
-      ...handBack(pixels),
       detections,
       timing: { preprocessMs: t1 - t0, inferenceMs: t2 - t1, postprocessMs: t3 - t2 },
     };
   } catch (error) {
-    return { id: request.id, ...handBack(pixels), error: (error as Error).message };
+    const message = (error as Error).message;
+    return { id: request.id, error: message, outOfMemory: OUT_OF_MEMORY.test(message) };
   }
 }
 
-/** Transferred pixels go back to the caller; shared ones never left it. */
-function handBack(pixels: ArrayBuffer | SharedArrayBuffer): { pixels?: ArrayBuffer } {
-  return pixels instanceof ArrayBuffer ? { pixels } : {};
-}
-
 /**
- * A model is checked in a session of its own, released afterwards: the package may still be refused,
- * and the sessions that serve tasks must not change under them.
+ * A model is checked in a session of its own, released afterwards: the package may still be refused.
+ * The engine checks in a short-lived host of its own, never in one that serves tasks.
  */
 async function check(request: CheckRequest): Promise<CheckReply> {
-  const { check: model, labels } = request;
+  const { model, labels } = request;
   let opened: LoadedModel | null = null;
   try {
     const input = model.spec.input;
@@ -140,29 +146,78 @@ async function check(request: CheckRequest): Promise<CheckReply> {
       classes === labels ? null : `scores ${classes} classes, but the package lists ${labels} labels for it`;
     return { id: request.id, problem };
   } catch (error) {
-    return { id: request.id, problem: (error as Error).message };
+    const message = (error as Error).message;
+    return { id: request.id, problem: message, outOfMemory: OUT_OF_MEMORY.test(message) };
   } finally {
     await opened?.session.release();
   }
 }
 
-// Jobs are answered one at a time by the pool, so a close never arrives while one is running.
-port.on('message', (message: WorkerMessage) => {
-  if ('close' in message) {
-    void releaseAll().then(() => port.close());
-  } else if ('check' in message) {
-    void check(message).then((reply) => port.postMessage(reply));
-  } else {
-    void detect(message).then((reply) => {
-      port.postMessage(reply, reply.pixels ? [reply.pixels] : []);
-      if (++runsSinceCollect < COLLECT_EVERY) return;
-      runsSinceCollect = 0;
-      collectYoung({ type: 'minor' });
-    });
+async function answer(request: HostRequest, pixels: Uint8Array): Promise<HostReply> {
+  if (request.kind === 'check') return check(request);
+  const reply = await detect(request, pixels);
+  if (++runsSinceCollect >= COLLECT_EVERY) {
+    runsSinceCollect = 0;
+    collectYoung({ type: 'minor' });
   }
-});
+  return reply;
+}
 
-/** Ends cleanly: terminating a thread inside onnxruntime aborts the whole process. */
+const WATCHDOG_INTERVAL_MS = 100;
+
+/**
+ * Where the kernel does not bound the host (no prlimit and no parent-death signal: macOS, Windows),
+ * a thread of its own does, since the main thread may be inside a model for seconds. Past the
+ * memory bound it says so on stdout (so the engine knows why on every platform) and kills the
+ * process; it kills it too once the engine is gone.
+ */
+function watchdog(limitMb: number, engine: number): void {
+  const code = `
+    const { writeSync } = require('node:fs');
+    const limit = ${limitMb} * 1024 * 1024;
+    const engineGone = () => {
+      try {
+        process.kill(${engine}, 0);
+        return false;
+      } catch (error) {
+        return error.code === 'ESRCH';
+      }
+    };
+    setInterval(() => {
+      if (engineGone()) process.kill(process.pid, 'SIGKILL');
+      if (process.memoryUsage.rss() <= limit) return;
+      writeSync(1, ${JSON.stringify(OVER_MEMORY_MARK)});
+      process.kill(process.pid, 'SIGKILL');
+    }, ${WATCHDOG_INTERVAL_MS});`;
+  new Worker(code, { eval: true }).unref();
+}
+
+if (options.watchdogMb > 0) watchdog(options.watchdogMb, process.ppid);
+
+// Requests come one at a time (the engine waits for each answer), in order.
+let working: Promise<unknown> = Promise.resolve();
+const reader = new RequestReader((request, pixels) => {
+  working = working.then(async () => deliver(await answer(request, pixels)));
+});
+// Node's Socket takes onread from its constructor too (net.connect passes it there), though its
+// types list it for connect() only.
+const requests = new Socket({
+  fd: 0,
+  readable: true,
+  writable: false,
+  onread: {
+    buffer: () => reader.target(),
+    callback: (bytes: number) => {
+      reader.advance(bytes);
+      return true;
+    },
+  },
+} as SocketConstructorOpts);
+// The engine closes the stream to end the host, or is gone: finish what runs, release, leave.
+requests.on('end', () => void working.then(releaseAll).finally(() => process.exit(0)));
+process.on('disconnect', () => process.exit(0));
+process.send({ ready: true } satisfies HostReady);
+
 async function releaseAll(): Promise<void> {
   const loaded = await Promise.allSettled(models.values());
   for (const model of loaded) if (model.status === 'fulfilled') await model.value.session.release();

@@ -1,8 +1,8 @@
 /**
  * Recycles the pixel buffers of video frames. A 768x576 stream at 40 fps would otherwise allocate
  * 50 MB/s of fresh buffers, and V8 answers that much external memory with a full mark-compact of
- * the main heap many times a second. The buffers are shared memory, so a frame sent to an inference
- * thread is shared rather than transferred, and comes back the same buffer.
+ * the main heap many times a second. A frame sent to an inference host is copied to it straight
+ * from its buffer, which stays the pipeline's.
  *
  * Ownership: whoever took a frame's buffer (the task's pipeline) gives it back once it is done
  * with it; anyone else may read a frame only during the event that hands it over, and copies what

@@ -4,6 +4,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Type } from '@sinclair/typebox';
+import { ChecksBusyError } from '../../inference/checker';
 import { ListedPackage } from '../../packages/listing';
 import { ZapkError } from '../../packages/zapk';
 import type { Api } from '../app';
@@ -57,6 +58,7 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
       } catch (error) {
         if (error instanceof ZapkError)
           throw new ApiError('INVALID_PACKAGE', `invalid .zapk: ${error.message}`);
+        if (error instanceof ChecksBusyError) throw new ApiError('MODEL_CHECKS_BUSY', error.message);
         throw error;
       } finally {
         await rm(upload, { force: true });

@@ -1,0 +1,106 @@
+import { HostFailure, type HostLimits, InferenceHost } from './host';
+import type { CheckReply, OnnxModelRef } from './protocol';
+
+/** Too many installs already wait for their model check: the caller may try again shortly. */
+export class ChecksBusyError extends Error {
+  override name = 'ChecksBusyError';
+}
+
+export interface CheckLimits {
+  /** Longest one check may take, process start and model load included, in ms. */
+  deadlineMs: number;
+  /** Most checks waiting for the one running; one more is refused with ChecksBusyError. */
+  maxWaiting: number;
+}
+
+const closedError = () => new Error('the inference pool is closed');
+
+/**
+ * Checks the models of packages being installed, each in a short-lived host process of its own
+ * (never on the hosts that serve tasks), one at a time under the check deadline and the memory
+ * bound. A check that overruns is killed and answered as the model's problem, so the install is
+ * refused like any invalid model and answers in bounded time.
+ */
+export class ModelChecker {
+  private running = false;
+  private readonly waiting: Array<{ start: () => void; cancel: (error: Error) => void }> = [];
+  private current: InferenceHost | null = null;
+  private closed = false;
+  private nextId = 1;
+
+  constructor(
+    private readonly hostLimits: HostLimits,
+    private readonly limits: CheckLimits,
+  ) {}
+
+  /** The model's problem in plain words, or null when it fits its manifest entry and labels. */
+  async check(model: OnnxModelRef, labels: number): Promise<string | null> {
+    await this.turn();
+    try {
+      return await this.run(model, labels);
+    } finally {
+      this.next();
+    }
+  }
+
+  /** Kills a check in flight (it fails as closed) and refuses those waiting. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const waiter of this.waiting.splice(0)) waiter.cancel(closedError());
+    await this.current?.close(0);
+  }
+
+  private turn(): Promise<void> {
+    if (this.closed) return Promise.reject(closedError());
+    if (!this.running) {
+      this.running = true;
+      return Promise.resolve();
+    }
+    if (this.waiting.length >= this.limits.maxWaiting) {
+      return Promise.reject(
+        new ChecksBusyError(
+          `${this.waiting.length + 1} package installs are already checking their models; try again shortly`,
+        ),
+      );
+    }
+    return new Promise((start, cancel) => this.waiting.push({ start, cancel }));
+  }
+
+  private next(): void {
+    const waiter = this.waiting.shift();
+    if (waiter) waiter.start();
+    else this.running = false;
+  }
+
+  private async run(model: OnnxModelRef, labels: number): Promise<string | null> {
+    if (this.closed) throw closedError();
+    const host = new InferenceHost(this.hostLimits);
+    this.current = host;
+    try {
+      const request = { id: this.nextId++, kind: 'check' as const, model, labels };
+      const reply = (await host.run(request, null, this.limits.deadlineMs)) as CheckReply;
+      return reply.problem;
+    } catch (error) {
+      if (!(error instanceof HostFailure)) throw error;
+      if (error.failure === 'closed') throw closedError();
+      // Not the model's fault: the install fails as an engine error, not as an invalid package.
+      if (error.failure === 'unavailable')
+        throw new Error(`the model check could not start: ${error.message}`);
+      return this.problemOf(error);
+    } finally {
+      this.current = null;
+      await host.close(0);
+    }
+  }
+
+  private problemOf(failure: HostFailure): string {
+    switch (failure.failure) {
+      case 'time':
+        return `did not finish its check within ${this.limits.deadlineMs / 1000} s`;
+      case 'memory':
+        return `needed more than ${this.hostLimits.memoryLimitMb} MB of memory`;
+      default:
+        return `crashed the process checking it (${failure.message})`;
+    }
+  }
+}
