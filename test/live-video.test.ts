@@ -248,8 +248,9 @@ describe('AI video of a task (4.10, 4.11)', () => {
     expect(pushed.seconds).toBeGreaterThan(4);
     expect(pushed.kbps).toBeGreaterThan(600 * 0.6);
     expect(pushed.kbps).toBeLessThan(600 * 1.4);
+    // A loaded machine may make the encoder drop a frame or two (the dump then counts them).
     expect(await dump()).toMatch(
-      /AI video: \[person\] 768x576 at 10\.0 fps, 600 kbit\/s, 1 viewer, encoder live, \d+ frames; push rtmp:\/\/127\.0\.0\.1:\d+\/live\/…: live/,
+      /AI video: \[person\] 768x576 at 10\.0 fps, 600 kbit\/s, 1 viewer, encoder live, \d+ frames( \(\d+ dropped: encoder behind\))?; push rtmp:\/\/127\.0\.0\.1:\d+\/live\/…: live/,
     );
 
     // While the video runs the source passes all 10 fps, and the analysis takes every other frame:
