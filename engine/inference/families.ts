@@ -1,5 +1,5 @@
 /**
- * The model families a package may name. Kept free of imports so that the inference threads, which
+ * The model families a package may name. Kept free of imports so that the inference hosts, which
  * need isOnnxFamily, do not load the manifest's schema validators.
  */
 export const ONNX_FAMILIES = ['yolox', 'yolov5', 'yolov8'] as const;

@@ -56,7 +56,7 @@ export class TaskLive {
     private osd: Required<Osd>,
     private readonly deps: LiveDeps,
   ) {
-    // First in line: the analysis may hand the frame's buffer to a worker thread, which detaches it.
+    // First in line: the frame is copied into the AI video before the analysis takes its buffer over.
     stream.prependListener('frame', this.onFrame);
     pipeline.on('analysed', this.onAnalysed);
   }

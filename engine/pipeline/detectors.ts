@@ -4,7 +4,7 @@ import type { InferencePool } from '../inference/pool';
 import type { Detection, Frame } from '../inference/types';
 import type { InstalledModel } from '../packages/registry';
 
-/** One model as a task runs it. detect() may hand back the frame in a new buffer (worker transfer). */
+/** One model as a task runs it. detect() resolves with the frame to draw on (the one it was given). */
 export interface TaskDetector {
   readonly key: string;
   detect(frame: Frame): Promise<{ detections: Detection[]; frame: Frame; inferenceMs: number }>;

@@ -49,8 +49,8 @@ export interface PipelineDeps {
    */
   analysisFps?: number;
   /**
-   * True while an inference thread has nothing to do: a frame that would be dropped may then start
-   * beside the one in analysis, so one fast stream is not held to one thread. Unset: never.
+   * True while an inference host has nothing to do: a frame that would be dropped may then start
+   * beside the one in analysis, so one fast stream is not held to one host. Unset: never.
    */
   inferenceIdle?(): boolean;
 }
@@ -102,7 +102,7 @@ const MAX_IN_ANALYSIS = 2;
 /**
  * One video task's analysis: frames from its stream -> detectors -> trackers -> each app's rule ->
  * events with annotated snapshots. One frame is in analysis and at most one waits: a newer frame
- * replaces the waiting one (which goes beside the first instead if an inference thread is idle), so
+ * replaces the waiting one (which goes beside the first instead if an inference host is idle), so
  * when the cores fall behind, frames are dropped evenly instead of queueing, and every stream keeps
  * its place in the shared inference queue. Frames are tracked, judged and reported in their order.
  */
