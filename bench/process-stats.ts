@@ -15,7 +15,7 @@ export function cpuSeconds(pid: number): number {
 export const rssMb = (pid: number) =>
   Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
-/** The direct children of a process (the engine's ffmpeg processes). */
+/** The direct children of a process (the engine's ffmpeg processes and inference hosts). */
 export function childPids(pid: number): number[] {
   try {
     return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
@@ -32,4 +32,23 @@ export function percentile(values: number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+/**
+ * The engine's children split into its inference hosts, which count as the engine's own work (they
+ * were threads of it before they became processes), and the rest (ffmpeg).
+ */
+export function engineChildren(pid: number): { hosts: number[]; ffmpegs: number[] } {
+  const hosts: number[] = [];
+  const ffmpegs: number[] = [];
+  for (const child of childPids(pid)) (isInferenceHost(child) ? hosts : ffmpegs).push(child);
+  return { hosts, ffmpegs };
+}
+
+function isInferenceHost(pid: number): boolean {
+  try {
+    return /inference[/-](worker|host)/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+  } catch {
+    return false;
+  }
 }

@@ -8,7 +8,7 @@ import { FIXTURES } from '../test/helpers/engine';
 import { callApi, signIn, spawnEngine } from '../test/helpers/engine-process';
 import { Receiver } from '../test/helpers/receiver';
 import { encodedFixture, RtmpSource } from '../test/helpers/rtmp-source';
-import { childPids, cpuSeconds, percentile, rssMb } from './process-stats';
+import { cpuSeconds, engineChildren, percentile, rssMb } from './process-stats';
 
 /**
  * Video analysis throughput and latency against the raw onnxruntime ceiling of the same model on the
@@ -146,21 +146,26 @@ async function scenario(
     };
     // RTMP clients probe ~5 s and then catch up on a burst of buffered frames: measure after that.
     await new Promise((done) => setTimeout(done, 8_000));
-    const ffmpegs = childPids(engine.pid);
+    const { hosts, ffmpegs } = engineChildren(engine.pid);
+    // The engine's own work: its process and its inference hosts.
+    const own = [engine.pid, ...hosts];
     const before = await analysed();
-    const cpuBefore = cpuSeconds(engine.pid);
+    const cpuBefore = own.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
     const ffmpegBefore = ffmpegs.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
     const windowStart = Date.now();
     const firstRequest = receiver.requests.length;
     let rss = 0;
     const until = Date.now() + WINDOW_SECONDS * 1000;
     while (Date.now() < until) {
-      rss = Math.max(rss, rssMb(engine.pid));
+      rss = Math.max(
+        rss,
+        own.reduce((sum, pid) => sum + rssMb(pid), 0),
+      );
       await new Promise((done) => setTimeout(done, 1_000));
     }
     const seconds = (Date.now() - windowStart) / 1000;
     const after = await analysed();
-    const cpu = (cpuSeconds(engine.pid) - cpuBefore) / seconds;
+    const cpu = (own.reduce((sum, pid) => sum + cpuSeconds(pid), 0) - cpuBefore) / seconds;
     const ffmpegCpu = (ffmpegs.reduce((sum, pid) => sum + cpuSeconds(pid), 0) - ffmpegBefore) / seconds;
     const perStream = after.map((n, i) => (n - (before[i] ?? 0)) / seconds);
     const total = perStream.reduce((sum, fps) => sum + fps, 0);
