@@ -33,10 +33,12 @@ export default defineConfig({
       // Dependencies stay in node_modules (electron-builder ships production dependencies).
       externalizeDeps: true,
       lib: {
-        // The inference host is its own entry: the engine starts it as a process by file name beside the bundle.
+        // The inference host and the BMP decoder are entries of their own: the engine starts them (a
+        // process, a thread) by file name beside the bundle.
         entry: {
           index: resolve(root, 'main/index.ts'),
           'inference-worker': resolve(root, 'engine/inference/worker.ts'),
+          'bmp-worker': resolve(root, 'engine/images/bmp-worker.ts'),
         },
         formats: ['es'],
         fileName: (_format, entryName) => `${entryName}.js`,

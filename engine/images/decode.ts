@@ -1,7 +1,7 @@
-import { decode as decodeBmp } from 'bmp-ts';
 import sharp, { type Sharp } from 'sharp';
 import { ApiError } from '../api/errors';
 import type { Frame } from '../inference/types';
+import { BmpDecoder } from './bmp-decoder';
 
 /** Decoded size limit of one image: 100 megapixels (a decompression bomb is refused from its header). */
 export const MAX_IMAGE_PIXELS = 100_000_000;
@@ -70,7 +70,7 @@ export async function decodeImage(
   try {
     let pipeline =
       format === 'bmp'
-        ? bmpPipeline(bytes)
+        ? await bmpPipeline(bytes)
         : sharp(bytes, { limitInputPixels: MAX_IMAGE_PIXELS, failOn: 'warning' }).autoOrient().flatten();
     if (options.enhance) pipeline = enhance(pipeline);
     const { data, info } = await pipeline
@@ -111,9 +111,11 @@ function bmpSize(bytes: Buffer, field: string) {
   return { width: Math.abs(bytes.readInt32LE(18)), height: Math.abs(bytes.readInt32LE(22)) };
 }
 
+const bmpDecoder = new BmpDecoder();
+
 /** sharp reads no BMP: bmp-ts decodes it (all bit depths, RLE) to RGBA, whose alpha BMP writers rarely fill. */
-function bmpPipeline(bytes: Buffer): Sharp {
-  const image = decodeBmp(bytes, { toRGBA: true });
+async function bmpPipeline(bytes: Buffer): Promise<Sharp> {
+  const image = await bmpDecoder.decode(bytes);
   return sharp(image.data, { raw: { width: image.width, height: image.height, channels: 4 } }).removeAlpha();
 }
 
