@@ -1,9 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
-import { connect } from 'node:net';
+import { createServer, request, type Server } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './helpers/browser';
 import { ADMIN_PASSWORD, startTestEngine, type TestEngine } from './helpers/engine';
 import { type EngineProcess, spawnEngine, stopEngine } from './helpers/engine-process';
 
@@ -33,19 +34,37 @@ function raw(url: string, path: string, headers: Record<string, string>): Promis
 
 const codeOf = (answer: RawAnswer) => (JSON.parse(answer.body) as { code: number }).code;
 
+/** A web page on an origin of its own (another port), as a page elsewhere would call the engine. */
+async function pageServer(): Promise<{ server: Server; origin: string }> {
+  const server = createServer((_request, response) => {
+    response.setHeader('content-type', 'text/html');
+    response.end('<!doctype html><title>elsewhere</title>');
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
 let t: TestEngine;
 let port: number;
+let allowedPage: { server: Server; origin: string };
+let otherPage: { server: Server; origin: string };
 
 beforeAll(async () => {
+  allowedPage = await pageServer();
+  otherPage = await pageServer();
   const consoleDir = mkdtempSync(join(tmpdir(), 'vc-console-'));
   writeFileSync(join(consoleDir, 'index.html'), '<!doctype html><title>Vision Console</title>');
   t = await startTestEngine(mkdtempSync(join(tmpdir(), 'vc-engine-')), consoleDir, {
     allowedHosts: ['Vision-Box.lan'],
-    allowedOrigins: ['app://console'],
+    allowedOrigins: ['app://console', allowedPage.origin],
   });
   port = t.engine.port;
 });
-afterAll(async () => t?.stop());
+afterAll(async () => {
+  await t?.stop();
+  allowedPage?.server.close();
+  otherPage?.server.close();
+});
 
 describe('the Host header', () => {
   it('is accepted as an IP literal, localhost or a listed name, with or without a port', async () => {
@@ -167,6 +186,42 @@ describe('the Origin header', () => {
           code: 40303,
         });
       }
+    }
+  });
+});
+
+describe('CORS for allowed origins', () => {
+  it('tells an allowed page elsewhere that it may read the answer, and nobody else', async () => {
+    const headersFor = async (origin?: string) => {
+      const answer = await fetch(`${t.engine.url}/api/health`, { headers: origin ? { origin } : {} });
+      return { allow: answer.headers.get('access-control-allow-origin'), vary: answer.headers.get('vary') };
+    };
+    expect(await headersFor('app://console')).toEqual({ allow: 'app://console', vary: 'Origin' });
+    // The engine's own pages need no CORS, and a request without Origin is no page's.
+    expect(await headersFor(`http://127.0.0.1:${port}`)).toEqual({ allow: null, vary: null });
+    expect(await headersFor()).toEqual({ allow: null, vary: null });
+  });
+
+  it('lets a browser page of an allowed origin read the engine, and keeps one of another origin out', async () => {
+    const browser = await launchChromium();
+    try {
+      const read = async (pageOrigin: string) => {
+        const page = await browser.newPage();
+        await page.goto(`${pageOrigin}/`);
+        const result = await page.evaluate(async (url) => {
+          try {
+            return ((await (await fetch(url)).json()) as { code: number }).code;
+          } catch (error) {
+            return String(error);
+          }
+        }, `${t.engine.url}/api/health`);
+        await page.close();
+        return result;
+      };
+      expect(await read(allowedPage.origin)).toBe(0);
+      expect(await read(otherPage.origin)).toMatch(/TypeError/);
+    } finally {
+      await browser.close();
     }
   });
 });

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './errors';
 
 /** Names and origins an operator allows beyond the built-in ones (IP literals, localhost, same origin). */
@@ -51,11 +51,17 @@ export function isAllowedOrigin(
   }
 }
 
-/** The onRequest hook that refuses, before anything else, a Host or Origin this engine does not serve. */
-export function checkPeers(allowed: AllowedPeers): (request: FastifyRequest) => Promise<void> {
+/**
+ * The onRequest hook that refuses, before anything else, a Host or Origin this engine does not serve.
+ * A page of an allowed origin elsewhere (the desktop console at app://console, whose HLS player
+ * fetches the engine's playlists and segments) is also told by CORS that it may read the answer.
+ */
+export function checkPeers(
+  allowed: AllowedPeers,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const names = new Set(allowed.hosts.map(bareName));
   const origins = new Set(allowed.origins.map((origin) => origin.toLowerCase()));
-  return async (request) => {
+  return async (request, reply) => {
     const host = request.headers.host;
     if (!isAllowedHost(host, names)) {
       throw new ApiError(
@@ -69,5 +75,8 @@ export function checkPeers(allowed: AllowedPeers): (request: FastifyRequest) => 
         `requests from pages of ${request.headers.origin} are not accepted; use the console this engine serves`,
       );
     }
+    const origin = request.headers.origin;
+    if (origin !== undefined && origins.has(origin.toLowerCase()))
+      reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
   };
 }
