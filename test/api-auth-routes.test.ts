@@ -1,10 +1,7 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ADMIN_PASSWORD, startTestEngine, type TestEngine } from './helpers/engine';
+import { ADMIN_PASSWORD, consoleFixture, startTestEngine, type TestEngine } from './helpers/engine';
 
 /**
  * Authentication is decided by the route the router matched, never by the URL's text: every route the
@@ -52,11 +49,7 @@ let t: TestEngine;
 const agent = new Agent({ keepAlive: true, maxSockets: 8 });
 
 beforeAll(async () => {
-  const consoleDir = mkdtempSync(join(tmpdir(), 'vc-console-'));
-  mkdirSync(join(consoleDir, 'assets'));
-  writeFileSync(join(consoleDir, 'index.html'), '<!doctype html><title>Vision Console</title>');
-  writeFileSync(join(consoleDir, 'assets', 'app.js'), 'console.log(1)');
-  t = await startTestEngine(mkdtempSync(join(tmpdir(), 'vc-engine-')), consoleDir);
+  t = await startTestEngine(undefined, consoleFixture());
 });
 afterAll(async () => {
   agent.destroy();

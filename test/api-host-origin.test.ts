@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './helpers/browser';
-import { ADMIN_PASSWORD, startTestEngine, type TestEngine } from './helpers/engine';
+import { ADMIN_PASSWORD, consoleFixture, startTestEngine, type TestEngine } from './helpers/engine';
 import { type EngineProcess, spawnEngine, stopEngine } from './helpers/engine-process';
 
 /**
@@ -52,9 +52,7 @@ let otherPage: { server: Server; origin: string };
 beforeAll(async () => {
   allowedPage = await pageServer();
   otherPage = await pageServer();
-  const consoleDir = mkdtempSync(join(tmpdir(), 'vc-console-'));
-  writeFileSync(join(consoleDir, 'index.html'), '<!doctype html><title>Vision Console</title>');
-  t = await startTestEngine(mkdtempSync(join(tmpdir(), 'vc-engine-')), consoleDir, {
+  t = await startTestEngine(undefined, consoleFixture(), {
     allowedHosts: ['Vision-Box.lan'],
     allowedOrigins: ['app://console', allowedPage.origin],
   });

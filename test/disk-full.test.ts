@@ -12,6 +12,7 @@ import { openDb } from '../engine/store/db';
 import { ffmpegChildrenOf } from './helpers/child';
 import { VIDEO } from './helpers/engine';
 import { type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
+import { eventually } from './helpers/eventually';
 import { message, Receiver, range } from './helpers/receiver';
 import { SmallDisk } from './helpers/small-disk';
 
@@ -62,14 +63,6 @@ async function request(
 }
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(250);
-  }
-}
 
 /** A task body whose row needs several new database pages: a 256-point polygon and long texts. */
 function bigTask(reportUrl: string, video?: string) {

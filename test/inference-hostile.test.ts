@@ -19,6 +19,7 @@ import {
   VIDEO,
 } from './helpers/engine';
 import { callApi, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
+import { eventually } from './helpers/eventually';
 import { FIXTURE_MODEL, installExamplePackage } from './helpers/example-package';
 import {
   endlessLoopModel,
@@ -250,20 +251,6 @@ describe('hostile packages through the API', () => {
     ((await t.call('GET', `/api/task/${taskId}`)).body.data as { dump: string }).dump;
   const analysed = async (taskId: string) =>
     Number(/(\d+) frames analysed/.exec(await dumpOf(taskId))?.[1] ?? 0);
-
-  async function eventually<T>(
-    what: string,
-    probe: () => Promise<T | undefined>,
-    timeoutMs = 30_000,
-  ): Promise<T> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((done) => setTimeout(done, 250));
-    }
-  }
 
   it('a Loop package is refused with 40003 within the deadline, leaving no folder behind', async () => {
     const before = packageDirs();

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { terminate } from './helpers/child';
 import { startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
+import { eventually } from './helpers/eventually';
 import { NginxRtmp } from './helpers/nginx-rtmp';
 import { encodedFixture } from './helpers/rtmp-source';
 
@@ -81,14 +82,6 @@ async function previewProcesses(): Promise<string[]> {
 
 const folders = () => readdirSync(join(t.dataDir, 'live'));
 
-async function eventually(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 10_000) {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 100));
-  }
-}
-
 describe('raw preview of a source (4.12)', () => {
   it('remuxes an H.264 camera without re-encoding, with its frame size', async () => {
     const preview = await open(nginx.url('cam'));
@@ -129,6 +122,8 @@ describe('raw preview of a source (4.12)', () => {
     await eventually(
       'the idle preview released',
       async () => (await previewProcesses()).length === 1 && folders().length === 1,
+      10_000,
+      100,
     );
     expect((await fetch(`${idle.hls_url}?token=${t.token}`)).status).toBe(404);
     expect((await fetch(`${watched.hls_url}?token=${t.token}`)).status).toBe(200);
@@ -137,6 +132,8 @@ describe('raw preview of a source (4.12)', () => {
     await eventually(
       'the other one released too',
       async () => (await previewProcesses()).length === 0 && folders().length === 0,
+      10_000,
+      100,
     );
   }, 60_000);
 

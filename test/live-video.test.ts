@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallbackBody } from '../engine/events/schema';
 import { startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
+import { eventually } from './helpers/eventually';
 import { installExamplePackage } from './helpers/example-package';
 import { NginxRtmp } from './helpers/nginx-rtmp';
 import { Receiver } from './helpers/receiver';
@@ -72,16 +73,6 @@ const messages = () =>
     .filter((b): b is Message => b.event === 'message' && b.task_id === taskId);
 
 const dump = async () => ((await t.call('GET', `/api/task/${taskId}`)).body.data as { dump: string }).dump;
-
-async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 30_000) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 250));
-  }
-}
 
 async function startLive(body: Record<string, unknown>): Promise<AiLive> {
   const answer = await t.call('POST', `/api/task/${taskId}/ailive`, { json: body });

@@ -6,6 +6,7 @@ import { ERRORS, type ErrorKind } from '../engine/api/errors';
 import type { OptimizationView, SamplePage, SampleView } from '../engine/optimization/schema';
 import { type Coco, cocoProblems, readZip } from './helpers/coco';
 import { type CallOptions, startTestEngine, type TestEngine } from './helpers/engine';
+import { eventually as poll } from './helpers/eventually';
 import { installExamplePackage } from './helpers/example-package';
 import { encodedFixture, RtmpSource } from './helpers/rtmp-source';
 
@@ -33,19 +34,8 @@ afterAll(async () => {
   await Promise.all(cameras.map((camera) => camera.kill()));
 });
 
-async function eventually<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 250));
-  }
-}
+/** Runs take their time on a loaded machine: a minute for each wait. */
+const eventually = <T>(what: string, probe: () => Promise<T | undefined>) => poll(what, probe, 60_000);
 
 function expectOk<T>(answer: { status: number; body: { code: number; msg: string; data?: unknown } }): T {
   expect(answer.body, answer.body.msg).toMatchObject({ code: 0 });

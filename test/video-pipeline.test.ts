@@ -8,6 +8,7 @@ import { findFfmpeg } from '../engine/media/ffmpeg';
 import { pointInPolygon } from '../engine/rules/geometry';
 import { compileCheck } from '../engine/schema/ajv';
 import { startTestEngine, type TestEngine } from './helpers/engine';
+import { eventually } from './helpers/eventually';
 import { FIXTURE_MODEL, installExamplePackage } from './helpers/example-package';
 import { Receiver } from './helpers/receiver';
 import { clientsOf, encodedFixture, RtmpSource } from './helpers/rtmp-source';
@@ -63,14 +64,6 @@ const iou = (a: { x: number; y: number; w: number; h: number }, b: typeof a) => 
   if (w <= 0 || h <= 0) return 0;
   return (w * h) / (a.w * a.h + b.w * b.h - w * h);
 };
-
-async function eventually(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 100));
-  }
-}
 
 async function setPersonInterval(seconds: number): Promise<void> {
   const answer = await t.call('PUT', '/api/zapk/coco-yolox-nano/app/person', {
@@ -231,7 +224,7 @@ describe('video task on a live RTMP source', () => {
     );
 
     expect((await t.call('DELETE', `/api/task/${taskId}`)).body.code).toBe(0);
-    await eventually('no ffmpeg left on the stream', () => clientsOf(source.url).length === 0);
+    await eventually('no ffmpeg left on the stream', () => clientsOf(source.url).length === 0, 5_000, 100);
     await source.kill();
   }, 120_000);
 });
@@ -300,6 +293,6 @@ describe('a video task whose source dies', () => {
     await receiver.waitFor('task_closed', () => kinds().some((b) => b.event === 'task_closed'), 15_000);
     const closed = kinds().find((b) => b.event === 'task_closed');
     expect(closed?.data).toMatchObject({ close_code: 2 });
-    await eventually('no ffmpeg left on the stream', () => clientsOf(source.url).length === 0);
+    await eventually('no ffmpeg left on the stream', () => clientsOf(source.url).length === 0, 5_000, 100);
   }, 150_000);
 });

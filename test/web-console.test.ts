@@ -1,18 +1,11 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestEngine, type TestEngine } from './helpers/engine';
+import { consoleFixture, startTestEngine, type TestEngine } from './helpers/engine';
 
 /** The headless engine serves the built console as a web page, with the console's CSP. */
 let t: TestEngine;
 
 beforeAll(async () => {
-  const consoleDir = mkdtempSync(join(tmpdir(), 'vc-console-'));
-  mkdirSync(join(consoleDir, 'assets'));
-  writeFileSync(join(consoleDir, 'index.html'), '<!doctype html><title>Vision Console</title>');
-  writeFileSync(join(consoleDir, 'assets', 'app.js'), 'console.log(1)');
-  t = await startTestEngine(mkdtempSync(join(tmpdir(), 'vc-engine-')), consoleDir);
+  t = await startTestEngine(undefined, consoleFixture());
 });
 afterAll(async () => t?.stop());
 

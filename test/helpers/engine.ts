@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ManualClock } from '../../engine/clock';
@@ -33,6 +33,15 @@ export interface CallOptions {
   /** A raw body with its content type (malformed JSON, images, forms). */
   raw?: { type: string; body: BodyInit };
   headers?: Record<string, string>;
+}
+
+/** A stand-in for the built console (index.html and one script) for tests of the engine's web serving. */
+export function consoleFixture(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'vc-console-'));
+  mkdirSync(join(dir, 'assets'));
+  writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Vision Console</title>');
+  writeFileSync(join(dir, 'assets', 'app.js'), 'console.log(1)');
+  return dir;
 }
 
 /** A real engine on a loopback port in a fresh data dir, with a clock the test moves by hand. */
