@@ -1,7 +1,7 @@
 import type { Agent } from 'undici';
 import type { Clock, TimerHandle } from '../clock';
 import type { EventBus } from '../events/bus';
-import { DISK_RETRY_MS, isDiskFull } from '../store/disk-full';
+import { DISK_RETRY_MS, SpaceWaiter } from '../store/disk-full';
 import { retryDelayMs } from './backoff';
 import type { Outbox } from './outbox';
 import { callbackAgent, postCallback } from './post';
@@ -62,8 +62,7 @@ export class DeliveryWorker {
   private abort = new AbortController();
   private agent?: Agent;
   /** Recordings of outcomes that a full disk refused, by task, in the order they came. */
-  private readonly unrecorded = new Map<string, () => void>();
-  private diskTimer?: TimerHandle;
+  private readonly unrecorded: SpaceWaiter;
 
   constructor(
     private readonly outbox: Outbox,
@@ -72,6 +71,20 @@ export class DeliveryWorker {
     options: Partial<DeliveryOptions> = {},
   ) {
     this.options = { ...DELIVERY_DEFAULTS, ...options };
+    this.unrecorded = new SpaceWaiter(
+      clock,
+      (error) => {
+        throw error;
+      },
+      this.options.diskRetryMs,
+      // Once its outcome is in, the task's delivery goes on where it stopped.
+      (taskId) => {
+        const lane = this.lanes.get(taskId);
+        if (lane) lane.state = 'idle';
+        this.kick(taskId);
+        this.fillSlots();
+      },
+    );
   }
 
   private readonly onEvent = (event: { delivery: { state: string; task_id: string } }) => {
@@ -110,9 +123,7 @@ export class DeliveryWorker {
     this.activeByReceiver.clear();
     this.proven.clear();
     this.active = 0;
-    if (this.diskTimer) this.clock.clearTimeout(this.diskTimer);
-    this.diskTimer = undefined;
-    this.unrecorded.clear();
+    this.unrecorded.close();
   }
 
   /** Attempts whose outcome waits for disk space to be recorded; no attempt starts while there are any. */
@@ -200,44 +211,12 @@ export class DeliveryWorker {
       if (outcome.http_status === null) this.proven.delete(receiver);
       else this.proven.add(receiver);
       const nextAttemptAt = this.clock.now() + retryDelayMs(head.attempts + 1);
-      recorded = this.record(taskId, () => this.outbox.recordAttempt(head, outcome, nextAttemptAt));
+      recorded = this.unrecorded.write(taskId, () => this.outbox.recordAttempt(head, outcome, nextAttemptAt));
     }
     this.active--;
     this.activeByReceiver.set(receiver, (this.activeByReceiver.get(receiver) ?? 1) - 1);
     lane.state = recorded ? 'idle' : 'held';
     this.kick(taskId);
-    this.fillSlots();
-  }
-
-  /** Records an outcome, or keeps it for a retry when the disk is full; other errors are thrown. */
-  private record(taskId: string, write: () => void): boolean {
-    try {
-      write();
-      return true;
-    } catch (error) {
-      if (!isDiskFull(error)) throw error;
-    }
-    this.unrecorded.set(taskId, write);
-    this.diskTimer ??= this.clock.setTimeout(() => this.recordKept(), this.options.diskRetryMs);
-    return false;
-  }
-
-  /** Tries the kept recordings in order; once all are in, delivery goes on where it stopped. */
-  private recordKept(): void {
-    this.diskTimer = undefined;
-    for (const [taskId, write] of this.unrecorded) {
-      try {
-        write();
-      } catch (error) {
-        if (!isDiskFull(error)) throw error;
-        this.diskTimer = this.clock.setTimeout(() => this.recordKept(), this.options.diskRetryMs);
-        return;
-      }
-      this.unrecorded.delete(taskId);
-      const lane = this.lanes.get(taskId);
-      if (lane) lane.state = 'idle';
-      this.kick(taskId);
-    }
     this.fillSlots();
   }
 }

@@ -42,6 +42,8 @@ export class SpaceWaiter {
     /** A kept write that failed for another reason on a retry; it is not tried again. */
     private readonly onError: (error: unknown) => void,
     private readonly retryMs = DISK_RETRY_MS,
+    /** A kept write that landed on a retry (not one that landed at once). */
+    private readonly onLanded: (key: string) => void = () => undefined,
   ) {}
 
   /** Writes now; false when the disk is full and the write waits. Other errors are thrown. */
@@ -77,9 +79,12 @@ export class SpaceWaiter {
         write();
       } catch (error) {
         if (isDiskFull(error)) break;
+        this.waiting.delete(key);
         this.onError(error);
+        continue;
       }
       this.waiting.delete(key);
+      this.onLanded(key);
     }
     if (this.waiting.size > 0) this.timer = this.clock.setTimeout(() => this.retry(), this.retryMs);
   }
