@@ -4,6 +4,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   truncateSync,
@@ -15,7 +16,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { terminate } from './helpers/child';
-import { ADMIN_PASSWORD, startTestEngine } from './helpers/engine';
+import { ADMIN_PASSWORD, FIXTURES, startTestEngine } from './helpers/engine';
 import { type EngineProcess, signIn, spawnEngine } from './helpers/engine-process';
 import { installExamplePackage } from './helpers/example-package';
 
@@ -213,4 +214,33 @@ describe('uploads of a killed engine', () => {
     },
     PROCESS_TEST_MS,
   );
+});
+
+describe('a data dir moved elsewhere', () => {
+  it('keeps its installed packages: their folders are found under the new path, none is swept', async () => {
+    const before = join(work, 'moved-from');
+    const first = await startTestEngine(before);
+    expect(await installExamplePackage(first)).toBe(200);
+    const folders = readdirSync(join(before, 'packages'));
+    await first.engine.close();
+
+    const after = join(work, 'moved-to');
+    renameSync(before, after);
+    const moved = await startTestEngine(after);
+    try {
+      expect(readdirSync(join(after, 'packages'))).toEqual(folders);
+      // The model is loaded from the new place: an image task detects with it.
+      const started = await moved.call('POST', '/api/task', {
+        json: { mode: 'image', zapk_id: 'coco-yolox-nano', app_ids: ['person'] },
+      });
+      const taskId = (started.body.data as { task_id: string }).task_id;
+      const image = readFileSync(join(FIXTURES, 'media', 'basketball1.png'));
+      const answer = await moved.call('POST', `/api/task/${taskId}/image`, {
+        raw: { type: 'image/png', body: new Uint8Array(image) },
+      });
+      expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 200, code: 0 });
+    } finally {
+      await moved.stop();
+    }
+  });
 });

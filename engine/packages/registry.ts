@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { ApiError } from '../api/errors';
 import type { Clock } from '../clock';
 import { isOnnxFamily } from '../inference/families';
@@ -112,6 +112,17 @@ export class PackageRegistry {
     }
   }
 
+  /** Installs a .zapk unless this version of it is installed already (the engine's --install at start). */
+  async ensureZapk(zapkPath: string): Promise<{ zapk_id: string; version: string; installed: boolean }> {
+    const { zapk_id, version } = await inspectZapk(zapkPath);
+    const installed = this.db.prepare('SELECT version FROM packages WHERE zapk_id = ?').get(zapk_id) as
+      | { version: string }
+      | undefined;
+    if (installed?.version === version) return { zapk_id, version, installed: false };
+    await this.installZapk(zapkPath);
+    return { zapk_id, version, installed: true };
+  }
+
   /** Installs the package unpacked in a folder that stays where it is (the built-in one in assets/). */
   async installDir(
     dir: string,
@@ -213,9 +224,7 @@ export class PackageRegistry {
   }
 
   private commit(manifest: Manifest, dir: string, builtin: boolean) {
-    const previous = this.db.prepare('SELECT * FROM packages WHERE zapk_id = ?').get(manifest.zapk_id) as
-      | PackageRow
-      | undefined;
+    const previous = this.find(manifest.zapk_id);
     const labels = readLabels(manifest, dir);
     const keptRules = new Map<string, string>();
     if (previous) {
@@ -242,7 +251,7 @@ export class PackageRegistry {
           manifest.zapk_id,
           manifest.name,
           manifest.version,
-          dir,
+          builtin ? dir : basename(dir),
           JSON.stringify(manifest),
           JSON.stringify(labels),
           builtin ? 1 : 0,
@@ -282,15 +291,33 @@ export class PackageRegistry {
   }
 
   private row(zapkId: string): PackageRow {
-    const row = this.db.prepare('SELECT * FROM packages WHERE zapk_id = ?').get(zapkId) as
-      | PackageRow
-      | undefined;
+    const row = this.find(zapkId);
     if (!row) throw new ApiError('PACKAGE_NOT_FOUND', `no application package "${zapkId}"`);
     return row;
   }
 
+  private find(zapkId: string): PackageRow | undefined {
+    const row = this.db.prepare('SELECT * FROM packages WHERE zapk_id = ?').get(zapkId) as
+      | PackageRow
+      | undefined;
+    return row && this.located(row);
+  }
+
   private rows(): PackageRow[] {
-    return this.db.prepare('SELECT * FROM packages ORDER BY installed_at, zapk_id').all() as PackageRow[];
+    const rows = this.db
+      .prepare('SELECT * FROM packages ORDER BY installed_at, zapk_id')
+      .all() as PackageRow[];
+    return rows.map((row) => this.located(row));
+  }
+
+  /**
+   * The row with its folder where it is now. An unpacked package is stored by its folder's name in
+   * the data dir's packages/, so a data dir moved elsewhere (a new disk, the console's Settings) keeps
+   * its packages; rows of earlier versions hold absolute paths, of which the name is what counts.
+   * The built-in package's folder is the engine's own (assets/builtin), absolute.
+   */
+  private located(row: PackageRow): PackageRow {
+    return row.builtin ? row : { ...row, dir: join(this.packagesDir, basename(row.dir)) };
   }
 }
 
