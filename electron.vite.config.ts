@@ -33,10 +33,11 @@ export default defineConfig({
       // Dependencies stay in node_modules (electron-builder ships production dependencies).
       externalizeDeps: true,
       lib: {
-        // The inference host and the BMP decoder are entries of their own: the engine starts them (a
-        // process, a thread) by file name beside the bundle.
+        // The headless engine (npm run engine) is an entry of its own, as are the inference host and
+        // the BMP decoder, which the engine starts (a process, a thread) by file name beside the bundle.
         entry: {
           index: resolve(root, 'main/index.ts'),
+          engine: resolve(root, 'engine/cli.ts'),
           'inference-worker': resolve(root, 'engine/inference/worker.ts'),
           'bmp-worker': resolve(root, 'engine/images/bmp-worker.ts'),
         },

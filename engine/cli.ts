@@ -5,7 +5,10 @@ import { startEngine } from './index';
 
 const USAGE = `usage: npm run engine -- [--host 127.0.0.1] [--port 8080] [--data-dir ./.data] [--console-dir out/renderer]
                          [--analysis-fps 10] [--max-source-pixels 8847360] [--allowed-hosts name1,name2]
+                         [--install package.zapk ...]
 The headless engine: the REST API and, when built (npm run build), the console as a web page.
+--install: a package the engine makes sure is installed at start (installed, or upgraded when its
+version differs); repeat it for more.
 Settings file: <data-dir>/settings.json {"host": ..., "port": ..., "analysis_fps": ..., "max_source_pixels": ...,
 "allowed_hosts": [...]};
 flags win over it. The API answers to IP addresses and localhost, and to the names in allowed_hosts.`;
@@ -46,6 +49,7 @@ async function main(): Promise<void> {
       'analysis-fps': { type: 'string' },
       'max-source-pixels': { type: 'string' },
       'allowed-hosts': { type: 'string' },
+      install: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -82,6 +86,7 @@ async function main(): Promise<void> {
     analysisFps,
     maxSourcePixels,
     allowedHosts: values['allowed-hosts']?.split(',').filter((name) => name !== '') ?? settings.allowedHosts,
+    installPackages: values.install?.map((file) => resolve(file)),
   });
   console.log(`engine listening on ${engine.url} (data: ${dataDir})`);
   const stop = async () => {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,8 +34,19 @@ import { type Db, openDb } from './store/db';
 import { writeUnlessFull } from './store/disk-full';
 import { TaskRegistry } from './tasks/registry';
 
-/** Where assets/builtin sits when the engine runs from the source tree; a bundled host passes its own. */
-export const BUILTIN_PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'assets', 'builtin');
+/**
+ * Where assets/builtin sits beside the engine's code: a folder up from the sources (engine/), two from
+ * the bundle (out/main/). The packaged desktop app passes its own (resources/assets/builtin).
+ */
+export const BUILTIN_PACKAGE_DIR = builtinBesideCode(dirname(fileURLToPath(import.meta.url)));
+
+function builtinBesideCode(codeDir: string): string {
+  const candidates = [
+    join(codeDir, '..', 'assets', 'builtin'),
+    join(codeDir, '..', '..', 'assets', 'builtin'),
+  ];
+  return candidates.find((dir) => existsSync(join(dir, 'manifest.json'))) ?? (candidates[0] as string);
+}
 const BUILTIN_INSTALLED = 'builtin_package_installed';
 const DEFAULT_ANALYSIS_FPS = 10;
 
@@ -186,6 +198,17 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       BUILTIN_INSTALLED,
       JSON.stringify(clock.now()),
     );
+  }
+  // Packages the operator wants present (--install): installed once, upgraded when the file's
+  // version differs; before any task resumes, so none can have its model replaced.
+  for (const file of options.installPackages ?? []) {
+    try {
+      const result = await packages.ensureZapk(file);
+      if (result.installed)
+        api.log.info(`installed package ${result.zapk_id} ${result.version} from ${file}`);
+    } catch (error) {
+      api.log.warn(`package ${file} was not installed: ${(error as Error).message}`);
+    }
   }
   optimizations.open();
   tasks.resumeAll();

@@ -17,6 +17,11 @@ export interface EngineOptions {
   adminPassword?: string;
   /** The built-in package's folder (assets/builtin); the desktop app passes where it is packaged. */
   builtinDir?: string;
+  /**
+   * .zapk files the engine makes sure are installed when it starts: each is installed, or upgraded
+   * when its version differs from the installed one (never while a task uses it).
+   */
+  installPackages?: readonly string[];
   /** Folder with the built console (index.html) served at "/"; omitted = API only. */
   consoleDir?: string;
   /**

@@ -11,17 +11,22 @@ export interface EngineProcess {
   output(): string;
 }
 
-/** The engine as operators run it (`npm run engine`'s entry point) in a process of its own. */
+/** The bundle that `npm run engine` starts (made by `npm run build`). */
+export const BUILT_ENGINE = 'out/main/engine.js';
+
+/** The engine's command line in a process of its own: from its sources (through tsx), or the bundle. */
 export async function spawnEngine(
   dataDir: string,
   adminPassword: string,
   extraArgs: readonly string[] = [],
   /** Node's own flags and preloads (--expose-gc, --import ...), before the engine's entry point. */
   nodeArgs: readonly string[] = [],
+  entry = 'engine/cli.ts',
 ): Promise<EngineProcess> {
+  const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', ...nodeArgs, 'engine/cli.ts', '--port', '0', '--data-dir', dataDir, ...extraArgs],
+    [...loader, ...nodeArgs, entry, '--port', '0', '--data-dir', dataDir, ...extraArgs],
     {
       cwd: ROOT,
       env: { ...process.env, VC_ADMIN_PASSWORD: adminPassword },
