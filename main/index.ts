@@ -250,7 +250,7 @@ async function start(): Promise<void> {
       allowedOrigins: [appOrigin],
       // Exposed on the LAN, the engine also serves the console as a web page there.
       ...(saved.lan ? { consoleDir: rendererDir } : {}),
-      // electron-builder copies assets/ into resources/ (extraResources); in development it is the repo's.
+      // electron-builder copies assets/builtin into resources/ (extraResources); in development it is the repo's.
       builtinDir: app.isPackaged
         ? join(process.resourcesPath, 'assets', 'builtin')
         : join(app.getAppPath(), 'assets', 'builtin'),
