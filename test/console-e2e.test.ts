@@ -7,9 +7,9 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildZapk } from '../engine/packages/zapk';
 import { launchChromium, openConsolePage } from './helpers/browser';
-import { FIXTURES, VIDEO } from './helpers/engine';
 import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
 import { EXAMPLE_MANIFEST } from './helpers/example-package';
+import { FIXTURES, VIDEO } from './helpers/fixtures';
 import { Receiver } from './helpers/receiver';
 
 /*

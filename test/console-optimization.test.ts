@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OptimizationView, SamplePage } from '../engine/optimization/schema';
 import { buildZapk } from '../engine/packages/zapk';
 import { launchChromium, openConsolePage } from './helpers/browser';
-import { VIDEO } from './helpers/engine';
 import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
 import { EXAMPLE_MANIFEST } from './helpers/example-package';
+import { VIDEO } from './helpers/fixtures';
 
 /*
  * The effect optimization screen of the web console in headless Debian Chromium, against the engine

@@ -10,9 +10,9 @@ import { EventBus } from '../engine/events/bus';
 import type { EventItem } from '../engine/events/delivery';
 import { openDb } from '../engine/store/db';
 import { ffmpegChildrenOf } from './helpers/child';
-import { VIDEO } from './helpers/engine';
 import { type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
 import { eventually } from './helpers/eventually';
+import { VIDEO } from './helpers/fixtures';
 import { message, Receiver, range } from './helpers/receiver';
 import { SmallDisk } from './helpers/small-disk';
 

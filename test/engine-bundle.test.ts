@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildZapk } from '../engine/packages/zapk';
-import { VIDEO } from './helpers/engine';
 import {
   BUILT_ENGINE,
   callApi,
@@ -14,6 +13,7 @@ import {
 } from './helpers/engine-process';
 import { eventually } from './helpers/eventually';
 import { EXAMPLE_MANIFEST } from './helpers/example-package';
+import { VIDEO } from './helpers/fixtures';
 
 /**
  * The engine users start (`npm run engine`, scripts/start.sh) is the bundle of `npm run build`, not

@@ -14,7 +14,7 @@ import { FrameSource, type SourceFrame, type SourceInfo, videoStreamFps } from '
 import type { SourceUrl } from '../engine/media/source-url';
 import { StreamWatchdog, type WatchdogFrame, type WatchdogState } from '../engine/media/stream-watchdog';
 import { isAlive } from './helpers/child';
-import { FIXTURES } from './helpers/engine';
+import { FIXTURES } from './helpers/fixtures';
 import { freePort } from './helpers/rtmp-source';
 
 const FFMPEG = '/usr/bin/ffmpeg';

@@ -5,8 +5,8 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../engine/api/errors';
 import { DECODE_BUDGET_PIXELS } from '../engine/images/budget';
-import { ADMIN_PASSWORD } from './helpers/engine';
 import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
+import { ADMIN_PASSWORD } from './helpers/fixtures';
 import { killAbove, MB, memoryOf } from './helpers/process-memory';
 
 /**

@@ -7,7 +7,7 @@ import { letterbox, undoLetterbox } from '../engine/inference/letterbox';
 import { iou, nms, postprocess } from '../engine/inference/nms';
 import type { Detection, Frame } from '../engine/inference/types';
 import type { ModelInput } from '../engine/packages/manifest';
-import { FIXTURES } from './helpers/engine';
+import { FIXTURES } from './helpers/fixtures';
 
 /** A [1, rows, columns] tensor with every value 0 except the given rows. */
 function rowTensor(rows: number, columns: number, filled: Record<number, number[]>) {

@@ -5,8 +5,8 @@ import { InferencePool } from '../engine/inference/pool';
 import type { HostRequest } from '../engine/inference/protocol';
 import { RequestReader, requestHead } from '../engine/inference/request-stream';
 import type { Frame } from '../engine/inference/types';
-import { FIXTURES } from './helpers/engine';
 import { FIXTURE_MODEL } from './helpers/example-package';
+import { FIXTURES } from './helpers/fixtures';
 
 const MODEL = FIXTURE_MODEL;
 

@@ -12,7 +12,7 @@ import { blend, rasterise } from '../engine/osd/raster';
 import { renderOverlay } from '../engine/osd/render';
 import type { AnalysedFrame } from '../engine/pipeline/task-pipeline';
 import { DEFAULT_OSD } from '../engine/tasks/schema';
-import { VIDEO } from './helpers/engine';
+import { VIDEO } from './helpers/fixtures';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MOTION_DEFAULTS, MotionDetector } from '../engine/inference/motion';
 import type { Box, Detection, Frame } from '../engine/inference/types';
-import { FIXTURES } from './helpers/engine';
+import { FIXTURES } from './helpers/fixtures';
 
 const WARMUP = MOTION_DEFAULTS.warmupFrames;
 const SQUARE_WIDTH = 40;

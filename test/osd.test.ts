@@ -10,7 +10,7 @@ import { renderOverlay, renderSnapshot } from '../engine/osd/render';
 import { appSnapshot } from '../engine/osd/snapshot';
 import type { ShownObject } from '../engine/rules/evaluate';
 import { DEFAULT_OSD, type Osd } from '../engine/tasks/schema';
-import { FIXTURES } from './helpers/engine';
+import { FIXTURES } from './helpers/fixtures';
 
 type Rgb = readonly [number, number, number];
 const GREY: Rgb = [128, 128, 128];

@@ -17,8 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../engine/api/errors';
 import { DEFAULT_MAX_SOURCE_PIXELS } from '../engine/media/source-limits';
 import { isAlive } from './helpers/child';
-import { ADMIN_PASSWORD, VIDEO } from './helpers/engine';
 import { type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
+import { ADMIN_PASSWORD, VIDEO } from './helpers/fixtures';
 import { killAbove, MB, memoryOf } from './helpers/process-memory';
 
 /**

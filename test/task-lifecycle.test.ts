@@ -16,7 +16,7 @@ import { VideoAnalysis } from '../engine/pipeline/video-analysis';
 import { type Db, openDb } from '../engine/store/db';
 import { TaskRegistry } from '../engine/tasks/registry';
 import type { TaskView } from '../engine/tasks/schema';
-import { VIDEO } from './helpers/engine';
+import { VIDEO } from './helpers/fixtures';
 
 /** The task state machine of part 3 with the real store and ffmpeg, and time moved by hand. */
 let dir: string;

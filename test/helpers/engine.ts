@@ -1,13 +1,12 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { ManualClock } from '../../engine/clock';
 import { type Engine, type EngineOptions, startEngine } from '../../engine/index';
 
-export const SHARED = resolve(import.meta.dirname, '../../../shared');
-export const FIXTURES = join(SHARED, 'fixtures');
-export const VIDEO = join(FIXTURES, 'media', 'vtest.avi');
-export const ADMIN_PASSWORD = 'test-admin-password';
+import { ADMIN_PASSWORD } from './fixtures';
+
+export { ADMIN_PASSWORD, FIXTURES, SHARED, VIDEO } from './fixtures';
 
 export interface Answer {
   status: number;

@@ -4,7 +4,8 @@ import { join, resolve } from 'node:path';
 import type { OnnxModelRef } from '../../engine/inference/protocol';
 import type { Manifest, ModelSpec } from '../../engine/packages/manifest';
 import { buildZapk } from '../../engine/packages/zapk';
-import { FIXTURES, type TestEngine } from './engine';
+import type { TestEngine } from './engine';
+import { FIXTURES } from './fixtures';
 
 /** The example package for the fixture model (examples/coco-yolox-nano), as tests install and run it. */
 export const EXAMPLE_MANIFEST = resolve(import.meta.dirname, '../../examples/coco-yolox-nano/manifest.json');

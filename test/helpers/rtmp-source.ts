@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFfmpeg } from '../../engine/media/ffmpeg';
 import { terminate } from './child';
-import { VIDEO } from './engine';
+import { VIDEO } from './fixtures';
 
 /**
  * The fixture video as a live RTMP camera: ffmpeg in listen mode serves one client in real time,

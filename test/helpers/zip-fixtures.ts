@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32, deflateRawSync } from 'node:zlib';
 import type { Manifest } from '../../engine/packages/manifest';
-import { FIXTURES } from './engine';
+import { FIXTURES } from './fixtures';
 
 /**
  * Hand-made zip archives for the .zapk tests. Zip libraries refuse to write hostile archives, so

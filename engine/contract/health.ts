@@ -1,0 +1,160 @@
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+
+/**
+ * Health as typed figures (extension). The console, tests and other programs read these; the task's
+ * `dump` line is rendered from them for people and is never parsed.
+ */
+
+const Count = (description: string) => Type.Integer({ minimum: 0, description });
+const Rate = (description: string) => Type.Number({ minimum: 0, description });
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** The source reader's state: idle -> connecting -> running -> stalled -> reconnecting -> ...; closed. */
+export const StreamState = Type.Union([
+  Type.Literal('idle'),
+  Type.Literal('connecting'),
+  Type.Literal('running'),
+  Type.Literal('stalled'),
+  Type.Literal('reconnecting'),
+  Type.Literal('closed'),
+]);
+export type StreamState = Static<typeof StreamState>;
+
+export const AiVideoPushHealth = Type.Object(
+  {
+    url: Type.String({ description: 'Push target with credentials removed' }),
+    state: Type.String({ description: 'State of the pushing ffmpeg (e.g. running, restarting, failed)' }),
+    restarts: Count('Times the push was restarted'),
+    last_error: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
+/** One annotated live stream of a task (one per set of apps shown). */
+export const AiVideoHealth = Type.Object(
+  {
+    app_ids: Type.Array(Type.String()),
+    width: Count('Encoded width in pixels'),
+    height: Count('Encoded height in pixels'),
+    fps: Rate('Encoded frame rate'),
+    bitrate_kbps: Count('Target bitrate'),
+    viewers: Count('Viewers of the console HLS stream'),
+    encoder_state: Type.String({ description: 'State of the encoding ffmpeg' }),
+    frames_written: Count('Frames handed to the encoder'),
+    frames_dropped: Count('Frames dropped because the encoder was behind'),
+    osd_error: Type.Union([Type.String(), Type.Null()]),
+    pushes: Type.Array(AiVideoPushHealth),
+  },
+  { additionalProperties: false },
+);
+export type AiVideoHealth = Static<typeof AiVideoHealth>;
+
+/**
+ * A task's health. For a video task every figure is live while it runs; for image and diff tasks and
+ * closed tasks `stream` is null and the counters are what was stored.
+ */
+export const TaskHealth = Type.Object(
+  {
+    stream: Type.Union([
+      Type.Object(
+        {
+          state: StreamState,
+          width: Nullable(
+            Type.Integer({ minimum: 0, description: 'Source width in pixels; null before the first frame' }),
+          ),
+          height: Nullable(Type.Integer({ minimum: 0, description: 'Source height in pixels' })),
+          fps: Rate('Frames per second the source delivers'),
+          reconnects: Count('Reconnections since the task started'),
+          black_frames: Count('Black frames filled in while the stream was lost'),
+          last_error: Type.Union([Type.String(), Type.Null()], { description: "The reader's last error" }),
+          /** Whether the source is read at full rate for the AI video (true) or at the analysis rate. */
+          full_rate: Type.Boolean(),
+        },
+        { additionalProperties: false },
+      ),
+      Type.Null(),
+    ]),
+    analysed_fps: Rate('Frames analysed per second over the last few seconds'),
+    frames_analysed: Count('Frames analysed since the task started'),
+    frames_dropped: Count('Frames dropped because analysis was busy'),
+    analysis_errors: Count('Frames whose analysis failed'),
+    last_analysis_error: Type.Union([Type.String(), Type.Null()]),
+    inference_ms: Nullable(
+      Type.Number({ minimum: 0, description: 'Last inference time; null before the first' }),
+    ),
+    images: Count('Images analysed (image and diff tasks)'),
+    ai_video: Type.Array(AiVideoHealth),
+  },
+  { additionalProperties: false },
+);
+export type TaskHealth = Static<typeof TaskHealth>;
+
+export const ModelHealth = Type.Object(
+  {
+    model: Type.String({ description: 'Package and model the figures are for' }),
+    inference_ms: Nullable(Type.Number({ minimum: 0, description: 'Mean inference time, recent runs' })),
+    queue: Count('Inferences waiting for a thread'),
+    provider: Type.String({ description: 'Execution provider in use, e.g. cpu' }),
+  },
+  { additionalProperties: false },
+);
+
+/** GET /api/system: the machine's view (extension). */
+export const SystemInfo = Type.Object(
+  {
+    cpu: Type.Object(
+      {
+        cores: Count('Logical cores'),
+        load_1m: Rate('One-minute load average (0 on Windows)'),
+        engine_percent: Rate('CPU used by the engine process and its inference hosts, % of one core'),
+      },
+      { additionalProperties: false },
+    ),
+    memory: Type.Object(
+      {
+        total_bytes: Count('Physical memory'),
+        free_bytes: Count('Memory free for new work'),
+        engine_rss_bytes: Count('Resident memory of the engine process and its inference hosts'),
+      },
+      { additionalProperties: false },
+    ),
+    models: Type.Array(ModelHealth),
+    versions: Type.Object(
+      {
+        engine: Type.String(),
+        node: Type.String(),
+        ffmpeg: Type.String(),
+        onnxruntime: Type.String(),
+      },
+      { additionalProperties: false },
+    ),
+    disk: Type.Object(
+      {
+        data_dir_bytes: Count('Bytes used under the data dir'),
+        free_bytes: Count('Bytes free on the data dir filesystem'),
+        total_bytes: Count('Size of the data dir filesystem'),
+      },
+      { additionalProperties: false },
+    ),
+    outbox: Type.Object(
+      {
+        pending: Count('Callbacks waiting for delivery'),
+        oldest_age_ms: Nullable(
+          Type.Integer({ minimum: 0, description: 'Age of the oldest pending callback' }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    tasks: Type.Object(
+      {
+        running: Count('Tasks running'),
+        stream_lost: Count('Video tasks whose stream is lost'),
+        total: Count('Tasks listed (not purged)'),
+      },
+      { additionalProperties: false },
+    ),
+    uptime_s: Rate('Seconds since the engine started'),
+  },
+  { additionalProperties: false },
+);
+export type SystemInfo = Static<typeof SystemInfo>;
