@@ -15,6 +15,7 @@ import {
   DEFAULT_CONNECTION_LIMITS,
 } from './connections';
 import type { ApiContext } from './context';
+import { toApiError } from './domain-errors';
 import { ApiError, ERRORS, type ErrorKind } from './errors';
 import { checkPeers } from './host-check';
 import { authRoutes } from './routes/auth';
@@ -128,10 +129,12 @@ export async function buildApi(
   acceptEmptyDeleteBodies(app);
   app.addHook('onRequest', checkPeers(ctx.allowed));
   app.addHook('preParsing', async (request) => checkContentType(request));
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  app.setErrorHandler((thrown: FastifyError, request, reply) => {
+    const error = toApiError(thrown) ?? thrown;
     if (error instanceof ApiError) {
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-      return reply.status(error.status).send({ code: error.code, msg: error.message });
+      const field = error.field === undefined ? {} : { field: error.field };
+      return reply.status(error.status).send({ code: error.code, msg: error.message, ...field });
     }
     if (isDiskFull(error)) {
       request.log.warn({ err: error }, 'the data disk is full');

@@ -9,6 +9,12 @@ export const ErrorEnvelope = Type.Object({
     description: 'Five-digit error code; its first three digits are the HTTP status (docs/errors.md)',
   }),
   msg: Type.String({ description: 'What was wrong, naming the field' }),
+  field: Type.Optional(
+    Type.String({
+      description:
+        'Extension: the request field at fault where one is, as a path from the body or query root, e.g. app_configs[0].polygon',
+    }),
+  ),
 });
 
 export const ok = <T>(data: T) => ({ code: 0 as const, msg: 'success', data });

@@ -201,6 +201,8 @@ export class ApiError extends Error {
     kind: ErrorKind,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** The request field at fault (envelope extension beside code and msg). */
+    readonly field?: string,
   ) {
     super(message);
     this.code = ERRORS[kind].code;
