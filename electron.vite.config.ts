@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'electron-vite';
 import type { Plugin } from 'vite';
-import { buildCsp } from './renderer/csp';
+import { buildCsp } from './engine/contract/csp';
 
 const root = import.meta.dirname;
 

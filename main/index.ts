@@ -25,7 +25,7 @@ import {
   type WebContents,
 } from 'electron';
 import { type Engine, startEngine } from '../engine/index';
-import { buildCsp, engineSource, securityHeaders } from '../renderer/csp';
+import { buildCsp, engineSource, securityHeaders } from '../engine/contract/csp';
 import { forwardEngineEvents } from './events';
 import { registerIpc, type SettingsStore, TokenSource } from './ipc';
 import {

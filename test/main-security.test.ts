@@ -11,7 +11,7 @@ import {
   resolveAppAsset,
   withEngineAuthorization,
 } from '../main/security';
-import { buildCsp, engineSource, securityHeaders } from '../renderer/csp';
+import { buildCsp, engineSource, securityHeaders } from '../engine/contract/csp';
 
 /** "name source source; name source" -> Map(name -> sources). */
 function parseCsp(csp: string): Map<string, string[]> {

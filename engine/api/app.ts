@@ -4,7 +4,7 @@ import fastifyStatic from '@fastify/static';
 import fastifySwagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
-import { buildCsp, securityHeaders } from '../../renderer/csp';
+import { buildCsp, securityHeaders } from '../contract/csp';
 import { describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
 import { isDiskFull } from '../store/disk-full';
 import { authenticate } from './authenticate';
