@@ -24,8 +24,8 @@ import {
   session,
   type WebContents,
 } from 'electron';
-import { type Engine, startEngine } from '../engine/index';
 import { buildCsp, engineSource, securityHeaders } from '../engine/contract/csp';
+import { type Engine, startEngine } from '../engine/index';
 import { forwardEngineEvents } from './events';
 import { registerIpc, type SettingsStore, TokenSource } from './ipc';
 import {

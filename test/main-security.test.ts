@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { buildCsp, engineSource, securityHeaders } from '../engine/contract/csp';
 import {
   APP_ORIGIN,
   contentTypeFor,
@@ -11,7 +12,6 @@ import {
   resolveAppAsset,
   withEngineAuthorization,
 } from '../main/security';
-import { buildCsp, engineSource, securityHeaders } from '../engine/contract/csp';
 
 /** "name source source; name source" -> Map(name -> sources). */
 function parseCsp(csp: string): Map<string, string[]> {
