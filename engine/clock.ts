@@ -6,6 +6,9 @@ export interface Clock {
   now(): number;
   setTimeout(fn: () => void, ms: number): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
+  /** Runs fn every ms (at least 1) until cleared. */
+  setInterval(fn: () => void, ms: number): TimerHandle;
+  clearInterval(handle: TimerHandle): void;
 }
 
 export interface TimerHandle {
@@ -16,6 +19,7 @@ export interface TimerHandle {
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export const systemClock: Clock = (() => {
+  // Node's clearTimeout clears intervals too: one table serves both kinds.
   const timers = new Map<number, NodeJS.Timeout>();
   let nextId = 1;
   const arm = (id: number, fn: () => void, at: number) => {
@@ -30,6 +34,11 @@ export const systemClock: Clock = (() => {
     timer.unref();
     timers.set(id, timer);
   };
+  const clear = (handle: TimerHandle) => {
+    const timer = timers.get(handle.id);
+    if (timer) clearTimeout(timer);
+    timers.delete(handle.id);
+  };
   return {
     now: () => Date.now(),
     setTimeout(fn, ms) {
@@ -37,19 +46,36 @@ export const systemClock: Clock = (() => {
       arm(id, fn, Date.now() + ms);
       return { id };
     },
-    clearTimeout(handle) {
-      const timer = timers.get(handle.id);
-      if (timer) clearTimeout(timer);
-      timers.delete(handle.id);
+    clearTimeout: clear,
+    setInterval(fn, ms) {
+      const id = nextId++;
+      const timer = setInterval(fn, Math.min(MAX_TIMER_MS, Math.max(1, ms)));
+      timer.unref();
+      timers.set(id, timer);
+      return { id };
     },
+    clearInterval: clear,
   };
 })();
 
-/** A clock that only moves when told to; due timers run in time order during advance(). */
+interface ManualTimer {
+  at: number;
+  /** Arming order: among timers due at the same time, the one armed first runs first. */
+  seq: number;
+  fn: () => void;
+  /** Intervals only: re-armed this far after each run. */
+  every?: number;
+}
+
+/**
+ * A clock that only moves when told to. advance() runs every timer that falls due on the way, in
+ * time order, with now() at the timer's time; an interval runs once per period it spans.
+ */
 export class ManualClock implements Clock {
   private current: number;
   private nextId = 1;
-  private readonly timers = new Map<number, { at: number; fn: () => void }>();
+  private nextSeq = 1;
+  private readonly timers = new Map<number, ManualTimer>();
 
   constructor(start = Date.UTC(2026, 0, 1)) {
     this.current = start;
@@ -61,7 +87,7 @@ export class ManualClock implements Clock {
 
   setTimeout(fn: () => void, ms: number): TimerHandle {
     const id = this.nextId++;
-    this.timers.set(id, { at: this.current + Math.max(0, ms), fn });
+    this.timers.set(id, { at: this.current + Math.max(0, ms), seq: this.nextSeq++, fn });
     return { id };
   }
 
@@ -69,21 +95,39 @@ export class ManualClock implements Clock {
     this.timers.delete(handle.id);
   }
 
+  setInterval(fn: () => void, ms: number): TimerHandle {
+    const id = this.nextId++;
+    const every = Math.max(1, ms);
+    this.timers.set(id, { at: this.current + every, seq: this.nextSeq++, fn, every });
+    return { id };
+  }
+
+  clearInterval(handle: TimerHandle): void {
+    this.timers.delete(handle.id);
+  }
+
+  /** How many timers and intervals are armed: a test can see that a part left none behind. */
+  get pending(): number {
+    return this.timers.size;
+  }
+
   advance(ms: number): void {
     const end = this.current + ms;
     for (;;) {
       let dueId = -1;
-      let dueAt = Number.POSITIVE_INFINITY;
+      let due: ManualTimer | undefined;
       for (const [id, timer] of this.timers) {
-        if (timer.at <= end && (timer.at < dueAt || (timer.at === dueAt && id < dueId))) {
+        if (timer.at > end) continue;
+        if (!due || timer.at < due.at || (timer.at === due.at && timer.seq < due.seq)) {
           dueId = id;
-          dueAt = timer.at;
+          due = timer;
         }
       }
-      const due = this.timers.get(dueId);
       if (!due) break;
-      this.timers.delete(dueId);
-      this.current = Math.max(this.current, dueAt);
+      this.current = Math.max(this.current, due.at);
+      // An interval keeps its handle: re-armed before it runs, so that fn may clear it.
+      if (due.every) this.timers.set(dueId, { ...due, at: due.at + due.every, seq: this.nextSeq++ });
+      else this.timers.delete(dueId);
       due.fn();
     }
     this.current = end;

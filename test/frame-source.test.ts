@@ -340,15 +340,26 @@ function waitFor<T extends unknown[]>(
   });
 }
 
-/** A watchdog whose ffmpeg processes are all remembered, to prove none survives. */
-function trackedWatchdog(source: SourceUrl, options: ConstructorParameters<typeof StreamWatchdog>[1] = {}) {
+/**
+ * A watchdog whose ffmpeg processes are all remembered, to prove none survives. Its timers run on
+ * the ManualClock given, if any: the test moves time, the ffmpeg processes are real.
+ */
+function trackedWatchdog(
+  source: SourceUrl,
+  options: ConstructorParameters<typeof StreamWatchdog>[1] & { manual?: ManualClock } = {},
+) {
   const sources: FrameSource[] = [];
+  /** Each source's exit, seen before the watchdog's own listener sees it. */
+  const exits: Promise<unknown>[] = [];
   const states: WatchdogState[] = [];
+  const { manual, ...rest } = options;
   const watchdog = new StreamWatchdog(source, {
-    ...options,
+    ...rest,
+    ...(manual && { clock: manual, streamClock: manual }),
     createSource: (url, transport) => {
       const created = new FrameSource(url, { ffmpeg: FFMPEG, transport, ioTimeoutMs: 5_000 });
       sources.push(created);
+      exits.push(once(created, 'exit'));
       return created;
     },
   });
@@ -358,7 +369,7 @@ function trackedWatchdog(source: SourceUrl, options: ConstructorParameters<typeo
     expect(sources.length).toBeGreaterThan(0);
     expect(sources.filter((created) => isAlive(created.pid))).toEqual([]);
   };
-  return { watchdog, sources, states, noFfmpegLeft };
+  return { watchdog, sources, exits, states, noFfmpegLeft };
 }
 
 const rtmp = (port: number, name: string): SourceUrl => ({
@@ -371,7 +382,9 @@ describe('StreamWatchdog', () => {
     const port = await freePort();
     const name = `restore-${randomUUID()}`;
     let server = await startRtmpServer(port, name);
+    const clock = new ManualClock();
     const { watchdog, states, noFfmpegLeft } = trackedWatchdog(rtmp(port, name), {
+      manual: clock,
       backoffFirstMs: 300,
       backoffMaxMs: 600,
       framePool: new FramePool(8 * 1024 * 1024),
@@ -390,7 +403,7 @@ describe('StreamWatchdog', () => {
 
     expect(await watchdog.start(15_000)).toEqual(VIDEO_INFO);
     expect(watchdog.state).toBe('running');
-    await sleep(500);
+    await waitFor(watchdog, 'frame', 5_000);
     expect(frames.length).toBeGreaterThan(0);
     expect(frames.every((frame) => !frame.synthetic && frame.width === 768)).toBe(true);
 
@@ -401,13 +414,11 @@ describe('StreamWatchdog', () => {
     expect(watchdog.state).not.toBe('running');
     expect(watchdog.lastError).toBe(reason);
 
-    const lostAt = performance.now();
-    await sleep(1_500);
-    const black = frames.filter(
-      (frame) => frame.receivedAt > lostAt + 250 && frame.receivedAt <= lostAt + 1_250,
-    );
-    expect(black.length).toBeGreaterThanOrEqual(7);
-    expect(black.length).toBeLessThanOrEqual(13);
+    // One second of the clock brings one second of black frames at the stream's 10 fps.
+    const realFrames = frames.length;
+    clock.advance(1_000);
+    const black = frames.slice(realFrames);
+    expect(black.length).toBe(10);
     expect(
       black.every((frame) => frame.synthetic && frame.black && frame.width === 768 && frame.height === 576),
     ).toBe(true);
@@ -416,15 +427,31 @@ describe('StreamWatchdog', () => {
     expect(watchdog.reconnects).toBe(0);
     expect(states).toContain('reconnecting');
 
-    const restored = waitFor<[SourceInfo]>(watchdog, 'restored', 20_000);
+    // The try made at 300 ms is refused; with the clock still, no other is made while the server
+    // starts (an RTMP server takes one client: a try in flight would take its place).
+    if (watchdog.state !== 'reconnecting')
+      await waitFor(watchdog, 'state', 5_000, (state) => state === 'reconnecting');
     server = await startRtmpServer(port, name);
+    // Each failed try waits its backoff on the clock, moved on as soon as it is asked for.
+    const backoffPassed = (state: WatchdogState) => {
+      if (state === 'reconnecting') setImmediate(() => clock.advance(600));
+    };
+    watchdog.on('state', backoffPassed);
+    const restored = waitFor<[SourceInfo]>(watchdog, 'restored', 20_000);
+    clock.advance(600);
     expect((await restored)[0]).toEqual(VIDEO_INFO);
-    const restoredAt = performance.now();
-    await waitFor<[WatchdogFrame]>(watchdog, 'frame', 5_000, (frame) => !frame.synthetic);
-    await sleep(300);
-    expect(frames.filter((frame) => frame.receivedAt > restoredAt).every((frame) => !frame.synthetic)).toBe(
-      true,
+    watchdog.off('state', backoffPassed);
+    const atRestore = frames.length;
+    let realAgain = 0;
+    await waitFor<[WatchdogFrame]>(
+      watchdog,
+      'frame',
+      5_000,
+      (frame) => !frame.synthetic && ++realAgain === 3,
     );
+    // Real frames again: time going on brings no more black ones.
+    clock.advance(1_000);
+    expect(frames.slice(atRestore).every((frame) => !frame.synthetic)).toBe(true);
     expect(watchdog.state).toBe('running');
     expect(watchdog.reconnects).toBe(1);
     expect(watchdog.fps).toBeGreaterThan(0);
@@ -442,39 +469,53 @@ describe('StreamWatchdog', () => {
     const server = await startRtmpServer(port, name);
     const clock = new ManualClock();
     const { watchdog, states, sources, noFfmpegLeft } = trackedWatchdog(rtmp(port, name), {
-      clock,
+      manual: clock,
       stallMinMs: 1_000,
       backoffFirstMs: 2_000,
     });
     await watchdog.start(15_000);
 
-    const lost = waitFor<[{ reason: string }]>(watchdog, 'lost', 10_000);
+    const lost: string[] = [];
+    watchdog.on('lost', ({ reason }) => lost.push(reason));
     server.kill('SIGSTOP');
-    expect((await lost)[0].reason).toBe('no frame for 1 s');
+    clock.advance(999);
+    expect([watchdog.state, lost]).toEqual(['running', []]);
+    clock.advance(1);
+    expect([watchdog.state, lost]).toEqual(['stalled', ['no frame for 1 s']]);
     await waitFor(watchdog, 'state', 5_000, (state) => state === 'reconnecting');
     expect(states.slice(-3)).toEqual(['running', 'stalled', 'reconnecting']);
     expect(isAlive(sources[0]?.pid)).toBe(false);
 
     // The backoff waits for the injected clock, not for real time.
-    await sleep(300);
     clock.advance(1_999);
     expect(watchdog.state).toBe('reconnecting');
     expect(sources.length).toBe(1);
+    clock.advance(1);
+    expect([watchdog.state, sources.length]).toEqual(['connecting', 2]);
 
     await watchdog.close();
     expect(watchdog.state).toBe('closed');
     clock.advance(60_000);
-    expect(sources.length).toBe(1);
+    expect(sources.length).toBe(2);
     noFfmpegLeft();
     expect(clientsFor(name)).toBe('');
   }, 30_000);
 
   it('keeps knocking until the pull timeout when nothing listens, then rejects, leaving no ffmpeg', async () => {
     const name = `refused-${randomUUID()}`;
-    const { watchdog, noFfmpegLeft } = trackedWatchdog(rtmp(await freePort(), name));
-    const startedAt = performance.now();
-    await expect(watchdog.start(3_000)).rejects.toThrow(/no video frame within 3 s: .*Connection refused/);
-    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(2_900);
+    const clock = new ManualClock();
+    const { watchdog, sources, exits, noFfmpegLeft } = trackedWatchdog(rtmp(await freePort(), name), {
+      manual: clock,
+    });
+    const started = watchdog.start(3_000).catch((error: Error) => error.message);
+    // Each ffmpeg is refused for real; the 500 ms pause before the next try passes on the clock.
+    for (let tried = 1; tried <= 6; tried++) {
+      await exits[tried - 1];
+      expect(sources.length).toBe(tried);
+      clock.advance(500);
+    }
+    expect(await started).toMatch(/^no video frame within 3 s: .*Connection refused/);
+    expect(sources.length).toBe(6);
     expect(watchdog.state).toBe('closed');
     noFfmpegLeft();
     expect(clientsFor(name)).toBe('');
@@ -498,11 +539,15 @@ describe('StreamWatchdog', () => {
     it('rejects when no frame comes within the timeout, leaving no ffmpeg', async () => {
       await listenSilently();
       const name = `timeout-${randomUUID()}`;
-      const { watchdog, noFfmpegLeft } = trackedWatchdog(rtmp(port, name));
-      const startedAt = performance.now();
-      await expect(watchdog.start(2_000)).rejects.toThrow(/no video frame within 2 s/);
-      expect(performance.now() - startedAt).toBeGreaterThanOrEqual(1_900);
-      expect(performance.now() - startedAt).toBeLessThan(4_000);
+      const clock = new ManualClock();
+      const { watchdog, noFfmpegLeft } = trackedWatchdog(rtmp(port, name), { manual: clock });
+      const connected = once(silent, 'connection');
+      const started = watchdog.start(2_000).catch((error: Error) => error.message);
+      await connected;
+      clock.advance(1_999);
+      expect(watchdog.state).toBe('connecting');
+      clock.advance(1);
+      expect(await started).toMatch(/^no video frame within 2 s/);
       expect(connections.length).toBe(1);
       expect(watchdog.state).toBe('closed');
       noFfmpegLeft();
@@ -513,11 +558,12 @@ describe('StreamWatchdog', () => {
       await listenSilently();
       const name = `connecting-${randomUUID()}`;
       const { watchdog, sources, noFfmpegLeft } = trackedWatchdog(rtmp(port, name));
+      const connected = once(silent, 'connection');
       const started = watchdog.start(10_000).then(
         () => new Error('start() resolved'),
         (error: Error) => error,
       );
-      await sleep(500);
+      await connected;
       expect(watchdog.state).toBe('connecting');
       expect(isAlive(sources[0]?.pid)).toBe(true);
       await watchdog.close();

@@ -47,6 +47,7 @@ export class AiStream {
 
   /** Starts the encoder; resolves once its first playlist is written. Frames must flow meanwhile. */
   async start(): Promise<void> {
+    // Real time, not a clock: it paces a real encoder; FramePacer itself is tested with given times.
     this.ticker = setInterval(() => {
       this.encoder.repeatLast(this.pacer.onTick(performance.now()));
     }, TICK_MS);

@@ -122,6 +122,7 @@ export async function waitForPlaylist(
     if (failed !== null) throw new Error(failed);
     if (performance.now() > until)
       throw new Error(`no video segment within ${Math.round(timeoutMs / 1000)} s`);
+    // Real time, not a clock: it waits on a file a real ffmpeg writes.
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

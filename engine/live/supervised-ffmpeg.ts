@@ -1,8 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
+import { type Clock, systemClock, type TimerHandle } from '../clock';
 import { StderrTail } from '../media/frame-source';
 import { spawnOwned } from '../media/owned-child';
+import { ReconnectBackoff } from '../media/reconnect-policy';
 
 /** connecting (started, output not up yet) -> live; retrying after a death; stopped by stop(). */
 export type SupervisedState = 'idle' | 'connecting' | 'live' | 'retrying' | 'stopped';
@@ -20,6 +22,8 @@ export interface SupervisedOptions {
   liveWhen?: RegExp;
   /** Bytes allowed to wait for the child's stdin; write() refuses more. */
   maxBufferedBytes?: number;
+  /** Runs the restart backoff. Default systemClock. */
+  clock?: Clock;
 }
 
 export interface SupervisedEvents {
@@ -27,22 +31,21 @@ export interface SupervisedEvents {
   data: [Buffer];
 }
 
-/** Restart backoff: the first wait, doubled after each death up to the max; reset once live. */
-const BACKOFF_FIRST_MS = 1_000;
-const BACKOFF_MAX_MS = 30_000;
 /** How long stop() waits after SIGTERM (ffmpeg finishing its files) before SIGKILL. */
 const STOP_GRACE_MS = 2_000;
 
 /**
  * One ffmpeg that is kept running: when it dies it is started again after a backoff (1 s doubling
- * to 30 s), without its owner doing anything. Owned (dies with the engine); the state and ffmpeg's
+ * to 30 s, reconnect-policy.ts), without its owner doing anything. Owned (dies with the engine); the state and ffmpeg's
  * last error are there for the task's dump.
  */
 export class SupervisedFfmpeg extends EventEmitter<SupervisedEvents> {
   private child: ChildProcess | null = null;
   private current: SupervisedState = 'idle';
-  private failures = 0;
-  private retryTimer: NodeJS.Timeout | null = null;
+  /** Restarts wait as reconnects do (reconnect-policy.ts), afresh once live. */
+  private readonly backoff = new ReconnectBackoff();
+  private readonly clock: Clock;
+  private retryTimer: TimerHandle | null = null;
   private retryAt = 0;
   private stderr = new StderrTail();
   private exited: Promise<void> = Promise.resolve();
@@ -51,6 +54,7 @@ export class SupervisedFfmpeg extends EventEmitter<SupervisedEvents> {
 
   constructor(private readonly options: SupervisedOptions) {
     super();
+    this.clock = options.clock ?? systemClock;
   }
 
   get state(): SupervisedState {
@@ -65,7 +69,7 @@ export class SupervisedFfmpeg extends EventEmitter<SupervisedEvents> {
   /** The owner saw the output come up (e.g. a playlist was written): the backoff starts afresh. */
   markLive(): void {
     if (this.current !== 'connecting') return;
-    this.failures = 0;
+    this.backoff.reset();
     this.current = 'live';
   }
 
@@ -97,12 +101,13 @@ export class SupervisedFfmpeg extends EventEmitter<SupervisedEvents> {
   stop(): Promise<void> {
     if (this.current === 'stopped') return this.exited;
     this.current = 'stopped';
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.retryTimer) this.clock.clearTimeout(this.retryTimer);
     this.retryTimer = null;
     const child = this.child;
     if (child && child.exitCode === null && child.signalCode === null) {
       child.stdin?.end();
       child.kill('SIGTERM');
+      // Real time, not the clock: it guards a real process, whose exit clears it.
       const killer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
       void this.exited.then(() => clearTimeout(killer));
     }
@@ -112,7 +117,7 @@ export class SupervisedFfmpeg extends EventEmitter<SupervisedEvents> {
   /** 'live', 'connecting', or 'retrying in 4 s (ffmpeg's last error)'. */
   describe(): string {
     if (this.current === 'retrying') {
-      const inS = Math.max(0, Math.ceil((this.retryAt - Date.now()) / 1000));
+      const inS = Math.max(0, Math.ceil((this.retryAt - this.clock.now()) / 1000));
       return `retrying in ${inS} s (${this.lastError})`;
     }
     return this.lastError && this.current === 'connecting'
@@ -157,10 +162,9 @@ export class SupervisedFfmpeg extends EventEmitter<SupervisedEvents> {
     if (this.current === 'stopped') return;
     this.lastError =
       this.stderr.lastError || this.stderr.lastLine || `ffmpeg exited with ${signal ?? `code ${code}`}`;
-    this.failures += 1;
-    const delay = Math.min(BACKOFF_FIRST_MS * 2 ** (this.failures - 1), BACKOFF_MAX_MS);
-    this.retryAt = Date.now() + delay;
+    const delay = this.backoff.next();
+    this.retryAt = this.clock.now() + delay;
     this.current = 'retrying';
-    this.retryTimer = setTimeout(() => void this.spawn(), delay);
+    this.retryTimer = this.clock.setTimeout(() => void this.spawn(), delay);
   }
 }

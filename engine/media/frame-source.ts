@@ -314,6 +314,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     if (!this.terminating && child.exitCode === null && child.signalCode === null) {
       this.terminating = true;
       child.kill('SIGTERM');
+      // Real time, not a clock: it guards a real process, whose exit clears it.
       const killer = setTimeout(
         () => child.kill('SIGKILL'),
         this.options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS,

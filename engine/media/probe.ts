@@ -63,6 +63,7 @@ export function probeFirstFrame(
       return size ? { ...size, codec: stream?.codec ?? '', pixelFormat: stream?.pixelFormat ?? '' } : null;
     };
     const onAbort = () => finish(() => reject(new Error('probe aborted')));
+    // Real time, not a clock: it bounds a real ffmpeg's read, and its caller waits on it.
     const timer = setTimeout(
       () => finish(() => reject(new Error(`no video frame within ${Math.round(timeoutMs / 1000)} s`))),
       timeoutMs,

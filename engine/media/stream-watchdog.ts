@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { type Clock, systemClock, type TimerHandle } from '../clock';
-import type { Frame } from '../inference/types';
-import { type FramePool, framePool } from './frame-pool';
+import { BlackFrameFiller } from './black-frame-filler';
+import { framePool } from './frame-pool';
+import { FrameRateMeter } from './frame-rate-meter';
 import {
   DEFAULT_FPS,
   FrameSource,
@@ -9,128 +10,63 @@ import {
   type SourceFrame,
   type SourceInfo,
 } from './frame-source';
+import { RateSwitch } from './rate-switch';
+import { RECONNECT_POLICY, ReconnectBackoff } from './reconnect-policy';
 import type { SourceUrl } from './source-url';
+import { StallDetector } from './stall-detector';
+import type {
+  FrameSourceFactory,
+  SourceMode,
+  StreamWatchdogEvents,
+  StreamWatchdogOptions,
+  WatchdogState,
+  WatchedSource,
+} from './watchdog-types';
 
-/**
- * idle -> connecting -> running -> stalled -> reconnecting -> connecting -> ...; closed from any state.
- * 'stalled' is the short time a silent ffmpeg is being stopped.
- */
-export type WatchdogState = 'idle' | 'connecting' | 'running' | 'stalled' | 'reconnecting' | 'closed';
+export type * from './watchdog-types';
 
-export interface WatchdogFrame extends Frame {
-  /** True for the black frames that stand in for the stream while it is lost. */
-  synthetic: boolean;
-  /** Frames emitted since start(), real and black. */
-  index: number;
-  /** performance.now() when the frame was read or made. */
-  receivedAt: number;
-  /** Gives the pooled buffer back (frame-pool.ts says who calls it). */
-  release?: () => void;
-}
-
-export interface StreamWatchdogEvents {
-  state: [state: WatchdogState, previous: WatchdogState];
-  frame: [WatchdogFrame];
-  lost: [{ reason: string }];
-  restored: [SourceInfo];
-}
-
-/** How an ffmpeg for the stream is to read its source. */
-export interface SourceMode {
-  /** Every frame of the source, not only the analysis rate: while an AI video is encoded (4.10). */
-  fullRate: boolean;
-  /** Files only: where to start, in seconds, so that a rate switch continues instead of rewinding. */
-  seekS: number;
-}
-
-export type FrameSourceFactory = (
-  source: SourceUrl,
-  transport: RtspTransport,
-  mode: SourceMode,
-) => FrameSource;
-
-export interface StreamWatchdogOptions {
-  /** Makes each ffmpeg; the lead passes its ffmpeg path and output rate here. */
-  createSource?: FrameSourceFactory;
-  /** Runs the reconnect backoff. Default systemClock. */
-  clock?: Clock;
-  /** A running stream is stalled after no frame for max(stallMinMs, stallFrames intervals). */
-  stallMinMs?: number;
-  stallFrames?: number;
-  /** Reconnect backoff: the first wait, doubled after each failed attempt up to the max. */
-  backoffFirstMs?: number;
-  backoffMaxMs?: number;
-  /** A reconnect attempt that gives no frame within this is abandoned. Default 15 s. */
-  connectTimeoutMs?: number;
-  /** Where black frames take their buffers. Default: the engine's frame pool. */
-  framePool?: FramePool;
-}
-
-const DEFAULTS = {
-  stallMinMs: 3_000,
-  stallFrames: 10,
-  backoffFirstMs: 1_000,
-  backoffMaxMs: 30_000,
-  connectTimeoutMs: 15_000,
-};
+const CONNECT_TIMEOUT_MS = 15_000;
 const PULL_TIMEOUT_MS = 15_000;
 /** Pause between tries to open a network source within the pull timeout of start(). */
 const START_RETRY_MS = 500;
-// The measured rate covers the frames of this last stretch of time.
-const FPS_WINDOW_MS = 5_000;
 
 const defaultFactory: FrameSourceFactory = (source, transport, mode) =>
   new FrameSource(source, { transport, seekS: mode.seekS });
 
-/** A second ffmpeg opened for a rate switch; it takes over once its frames come in real time. */
-interface RateSwitch {
-  source: FrameSource;
-  fullRate: boolean;
-  seekS: number;
-  /** When the candidate's previous frame came; null before its first. */
-  lastFrameAt: number | null;
-  timer: NodeJS.Timeout;
-  done: Promise<void>;
-  finish: () => void;
-}
-
 /**
  * Keeps one video source flowing for a task: opens it, notices when it stalls or drops, reopens it
- * with backoff (alternating TCP and UDP for RTSP), and meanwhile emits black frames at the stream's
- * rate so the analysis keeps its rhythm. Backoff runs on the injected clock; stall detection and
- * black frames follow real time, like the frames they watch or replace.
+ * with backoff (alternating TCP and UDP for RTSP), and meanwhile has black frames stand in for it.
+ * The parts with a job of their own: reconnect-policy.ts (the waits), rate-switch.ts (analysis or
+ * full rate), black-frame-filler.ts. Every timer runs on an injected clock.
  */
 export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
   private current: WatchdogState = 'idle';
-  private readonly settings: typeof DEFAULTS;
+  private readonly connectTimeoutMs: number;
   private readonly clock: Clock;
-  private readonly framePool: FramePool;
+  private readonly streamClock: Clock;
   private readonly createSource: FrameSourceFactory;
-  private frameSource: FrameSource | null = null;
-  private latestSource: FrameSource | null = null;
-  /** Resolves when the source being stopped after a stall is gone. */
+  private readonly backoff: ReconnectBackoff;
+  private readonly filler: BlackFrameFiller;
+  private readonly rates: RateSwitch<WatchedSource, SourceFrame>;
+  private frameSource: WatchedSource | null = null;
+  private latestSource: WatchedSource | null = null;
+  /** Resolves when the sources being stopped (after a stall, a rate switch) are gone. */
   private sourceStopping: Promise<void> = Promise.resolve();
   private transport: RtspTransport = 'tcp';
   private starting: { resolve: (info: SourceInfo) => void; reject: (error: Error) => void } | null = null;
   private streamInfo: SourceInfo | null = null;
-  private lastFrameAt = 0;
-  private arrivals: number[] = [];
+  private readonly stall: StallDetector;
+  private readonly rate = new FrameRateMeter();
   private emitted = 0;
-  /** Failures since the stream was last running: the loss itself, then each failed attempt. */
-  private failures = 0;
   private restorations = 0;
   private error = '';
-  private connectTimer: NodeJS.Timeout | null = null;
-  private retryTimer: NodeJS.Timeout | null = null;
-  private stallTimer: NodeJS.Timeout | null = null;
-  private blackTimer: NodeJS.Timeout | null = null;
+  private connectTimer: TimerHandle | null = null;
+  private retryTimer: TimerHandle | null = null;
   private backoffTimer: TimerHandle | null = null;
   private closing: Promise<void> | null = null;
   /** The rate asked for, and the rate of the ffmpeg now running. */
   private wantFullRate = false;
   private activeFullRate = false;
-  private rateSwitch: RateSwitch | null = null;
-  private rateSwitchError = '';
   /** Where the running file source started and when its first frame came: its position now. */
   private playback = { seekS: 0, startedAt: 0 };
 
@@ -139,16 +75,35 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     options: StreamWatchdogOptions = {},
   ) {
     super();
-    this.settings = {
-      stallMinMs: options.stallMinMs ?? DEFAULTS.stallMinMs,
-      stallFrames: options.stallFrames ?? DEFAULTS.stallFrames,
-      backoffFirstMs: options.backoffFirstMs ?? DEFAULTS.backoffFirstMs,
-      backoffMaxMs: options.backoffMaxMs ?? DEFAULTS.backoffMaxMs,
-      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
-    };
+    this.connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
     this.clock = options.clock ?? systemClock;
-    this.framePool = options.framePool ?? framePool;
+    this.streamClock = options.streamClock ?? systemClock;
     this.createSource = options.createSource ?? defaultFactory;
+    this.backoff = new ReconnectBackoff({
+      firstMs: options.backoffFirstMs ?? RECONNECT_POLICY.firstMs,
+      maxMs: options.backoffMaxMs ?? RECONNECT_POLICY.maxMs,
+    });
+    this.stall = new StallDetector(this.streamClock, {
+      minMs: options.stallMinMs,
+      frames: options.stallFrames,
+      fps: () => this.streamInfo?.fps ?? DEFAULT_FPS,
+      onStall: (windowMs) => this.onStall(windowMs),
+    });
+    this.filler = new BlackFrameFiller(this.streamClock, options.framePool ?? framePool, (frame) =>
+      this.emit('frame', { ...frame, synthetic: true, index: this.emitted++ }),
+    );
+    this.rates = new RateSwitch(
+      {
+        clock: this.streamClock,
+        timeoutMs: this.connectTimeoutMs,
+        timeoutReason: noFrameWithin(this.connectTimeoutMs),
+      },
+      {
+        open: (fullRate, seekS) => this.open({ fullRate, seekS }),
+        takeOver: (source, fullRate, seekS, frame) => this.takeOver(source, fullRate, seekS, frame),
+        stopAside: (source) => this.stopAside(source),
+      },
+    );
   }
 
   /**
@@ -160,8 +115,8 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     if (this.current !== 'idle') return Promise.reject(new Error(`start() in state ${this.current}`));
     return new Promise((resolve, reject) => {
       this.starting = { resolve, reject };
-      this.connectTimer = setTimeout(
-        () => this.failStart(this.withDetail(`no video frame within ${seconds(timeoutMs)} s`)),
+      this.connectTimer = this.streamClock.setTimeout(
+        () => this.failStart(this.withDetail(noFrameWithin(timeoutMs))),
         timeoutMs,
       );
       this.connect();
@@ -175,7 +130,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     this.clearTimers();
     this.starting?.reject(new Error('closed before the first frame'));
     this.starting = null;
-    this.abandonRateSwitch();
+    this.rates.abandon();
     const source = this.frameSource;
     this.frameSource = null;
     this.closing = Promise.all([this.sourceStopping, source?.stop()]).then(() => undefined);
@@ -184,20 +139,18 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
 
   /**
    * Asks for every frame of the source (true) or the analysis-rate cap (false). A running stream
-   * switches make-before-break: a second ffmpeg opens the source and takes over once its frames come
-   * in real time, and only then is the first one stopped, so the stream is never lost on the way.
-   * Resolves once the switch is done or given up (a source that refuses a second client keeps its
-   * rate; see rateSwitchFailure); info.fps is the rate in effect. A stream that is not running takes
-   * the asked rate at its next reconnect.
+   * switches make-before-break (rate-switch.ts); resolves once the switch is done or given up
+   * (see rateSwitchFailure); info.fps is the rate in effect. A stream that is not running takes the
+   * asked rate at its next reconnect.
    */
   setFullRate(on: boolean): Promise<void> {
     this.wantFullRate = on;
-    const pending = this.rateSwitch;
-    if (pending && pending.fullRate === on) return pending.done;
-    this.abandonRateSwitch();
+    const underWay = this.rates.underWay(on);
+    if (underWay) return underWay;
+    this.rates.abandon();
     if (this.current !== 'running' || !this.frameSource || this.activeFullRate === on)
       return Promise.resolve();
-    return this.startRateSwitch(on);
+    return this.rates.begin(on, this.playbackPosition());
   }
 
   /** True while the running ffmpeg passes every frame of the source. */
@@ -207,7 +160,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
 
   /** Why the last rate switch was given up; '' when it worked. */
   get rateSwitchFailure(): string {
-    return this.rateSwitchError;
+    return this.rates.failure;
   }
 
   get state(): WatchdogState {
@@ -236,23 +189,17 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
 
   /** Real frames per second over the last few seconds; 0 while the stream is lost. */
   get fps(): number {
-    this.forgetArrivalsBefore(performance.now() - FPS_WINDOW_MS);
-    const first = this.arrivals[0];
-    const last = this.arrivals.at(-1);
-    if (first === undefined || last === undefined || last === first) return 0;
-    return ((this.arrivals.length - 1) * 1000) / (last - first);
+    return this.rate.fps();
   }
 
   private connect(): void {
     this.setState('connecting');
-    let source: FrameSource;
     try {
-      source = this.createSource(this.source, this.transport, { fullRate: this.wantFullRate, seekS: 0 });
+      const source = this.open({ fullRate: this.wantFullRate, seekS: 0 });
       this.frameSource = source;
       this.latestSource = source;
       this.activeFullRate = this.wantFullRate;
       this.playback = { seekS: 0, startedAt: 0 };
-      this.attach(source);
       source.start();
     } catch (error) {
       // No ffmpeg binary, or spawn refused the arguments: a failed attempt like any other.
@@ -261,108 +208,46 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       return;
     }
     if (!this.starting)
-      this.connectTimer = setTimeout(() => {
+      this.connectTimer = this.streamClock.setTimeout(() => {
         this.connectTimer = null;
-        this.error = `no video frame within ${seconds(this.settings.connectTimeoutMs)} s`;
+        this.error = noFrameWithin(this.connectTimeoutMs);
         void this.stopSourceThenRetry();
-      }, this.settings.connectTimeoutMs);
+      }, this.connectTimeoutMs);
   }
 
-  /** Routes a source's frames and exit: to the rate switch it is the candidate of, else to the stream. */
-  private attach(source: FrameSource): void {
+  /**
+   * Makes an ffmpeg for the stream, its frames and exit routed: to the rate switch whose candidate
+   * it is, else to the stream while it is the stream's source. The caller starts it.
+   */
+  private open(mode: SourceMode): WatchedSource {
+    const source = this.createSource(this.source, this.transport, mode);
     source.on('frame', (frame) => {
-      const pending = this.rateSwitch;
-      if (pending?.source === source && this.caughtUp(pending, frame))
-        this.completeRateSwitch(pending, frame);
+      this.rates.onFrame(source, frame);
       if (source === this.frameSource) this.onRealFrame(source, frame);
       else frame.release();
     });
     source.on('exit', ({ code }) => {
-      const pending = this.rateSwitch;
-      if (pending?.source === source)
-        this.failRateSwitch(pending, source.lastError || `ffmpeg exited with code ${code}`);
-      else if (source === this.frameSource) this.onSourceExit(source, code);
+      const reason = source.lastError || `ffmpeg exited with code ${code}`;
+      if (!this.rates.onExit(source, reason) && source === this.frameSource)
+        this.onSourceExit(source, reason);
     });
+    return source;
   }
 
-  private startRateSwitch(on: boolean): Promise<void> {
-    const seekS = this.playbackPosition();
-    let source: FrameSource;
-    try {
-      source = this.createSource(this.source, this.transport, { fullRate: on, seekS });
-    } catch (error) {
-      this.rateSwitchError = (error as Error).message;
-      return Promise.resolve();
-    }
-    let finish = () => {};
-    const done = new Promise<void>((resolve) => {
-      finish = resolve;
-    });
-    const pending: RateSwitch = {
-      source,
-      fullRate: on,
-      seekS,
-      lastFrameAt: null,
-      done,
-      finish,
-      timer: setTimeout(
-        () =>
-          this.failRateSwitch(pending, `no video frame within ${seconds(this.settings.connectTimeoutMs)} s`),
-        this.settings.connectTimeoutMs,
-      ),
-    };
-    this.rateSwitch = pending;
-    this.attach(source);
-    source.start();
-    return done;
-  }
-
-  /**
-   * Whether the candidate runs in real time yet. A network source first delivers what it buffered
-   * while probing, seconds old and in a burst: taking over then would show the past. Frames that
-   * come at least half a frame interval apart are live.
-   */
-  private caughtUp(pending: RateSwitch, frame: SourceFrame): boolean {
-    const previous = pending.lastFrameAt;
-    pending.lastFrameAt = frame.receivedAt;
-    const interval = 1000 / (pending.source.info?.fps ?? DEFAULT_FPS);
-    return previous !== null && frame.receivedAt - previous >= interval / 2;
-  }
-
-  /** The candidate is live: it becomes the stream's source and the previous ffmpeg is stopped. */
-  private completeRateSwitch(pending: RateSwitch, frame: SourceFrame): void {
-    clearTimeout(pending.timer);
-    this.rateSwitch = null;
-    this.rateSwitchError = '';
+  /** A rate switch's candidate is live: it becomes the stream's source and the previous one stops. */
+  private takeOver(source: WatchedSource, fullRate: boolean, seekS: number, frame: SourceFrame): void {
     const previous = this.frameSource;
-    this.frameSource = pending.source;
-    this.latestSource = pending.source;
-    this.activeFullRate = pending.fullRate;
-    this.playback = { seekS: pending.seekS, startedAt: frame.receivedAt };
-    this.streamInfo = pending.source.info ?? { width: frame.width, height: frame.height, fps: DEFAULT_FPS };
-    this.arrivals = [];
-    this.stopAside(previous);
-    pending.finish();
-  }
-
-  private failRateSwitch(pending: RateSwitch, reason: string): void {
-    if (this.rateSwitch !== pending) return;
-    this.rateSwitchError = reason;
-    this.abandonRateSwitch();
-  }
-
-  private abandonRateSwitch(): void {
-    const pending = this.rateSwitch;
-    if (!pending) return;
-    this.rateSwitch = null;
-    clearTimeout(pending.timer);
-    this.stopAside(pending.source);
-    pending.finish();
+    this.frameSource = source;
+    this.latestSource = source;
+    this.activeFullRate = fullRate;
+    this.playback = { seekS, startedAt: frame.receivedAt };
+    this.streamInfo = source.info ?? { width: frame.width, height: frame.height, fps: DEFAULT_FPS };
+    this.rate.clear();
+    if (previous) this.stopAside(previous);
   }
 
   /** Stops an ffmpeg that no longer feeds the stream; close() still waits for it. */
-  private stopAside(source: FrameSource | null): void {
-    if (!source) return;
+  private stopAside(source: WatchedSource): void {
     const stopping = this.sourceStopping;
     this.sourceStopping = Promise.all([stopping, source.stop()]).then(() => undefined);
   }
@@ -375,15 +260,14 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     return played % duration;
   }
 
-  private onRealFrame(source: FrameSource, frame: SourceFrame): void {
+  private onRealFrame(source: WatchedSource, frame: SourceFrame): void {
     if (this.current === 'connecting') this.becomeRunning(source, frame);
     if (this.current !== 'running') {
       frame.release();
       return;
     }
-    this.lastFrameAt = frame.receivedAt;
-    this.arrivals.push(frame.receivedAt);
-    this.forgetArrivalsBefore(frame.receivedAt - FPS_WINDOW_MS);
+    this.stall.frame();
+    this.rate.add(frame.receivedAt);
     const { data, width, height, release } = frame;
     if (this.streamInfo && (width !== this.streamInfo.width || height !== this.streamInfo.height))
       this.streamInfo = { ...this.streamInfo, width, height };
@@ -398,16 +282,15 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     });
   }
 
-  private becomeRunning(source: FrameSource, frame: SourceFrame): void {
-    this.clearConnectTimer();
-    this.stopBlackFrames();
+  private becomeRunning(source: WatchedSource, frame: SourceFrame): void {
+    this.clearTimer('connectTimer');
+    this.filler.stop();
     const info = source.info ?? { width: frame.width, height: frame.height, fps: DEFAULT_FPS };
     this.streamInfo = info;
-    this.failures = 0;
-    this.lastFrameAt = frame.receivedAt;
+    this.backoff.reset();
     this.playback.startedAt = frame.receivedAt;
     this.setState('running');
-    this.armStallTimer(this.stallWindowMs());
+    this.stall.watch();
     if (this.starting) {
       this.starting.resolve(info);
       this.starting = null;
@@ -416,12 +299,12 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       this.emit('restored', info);
     }
     // Asked for another rate while this attempt was connecting.
-    if (this.wantFullRate !== this.activeFullRate) void this.startRateSwitch(this.wantFullRate);
+    if (this.wantFullRate !== this.activeFullRate)
+      void this.rates.begin(this.wantFullRate, this.playbackPosition());
   }
 
-  private onSourceExit(source: FrameSource, code: number | null): void {
+  private onSourceExit(source: WatchedSource, reason: string): void {
     this.frameSource = null;
-    const reason = source.lastError || `ffmpeg exited with code ${code}`;
     if (this.starting) {
       // A source ffmpeg refused (too large, not video) would be refused again: no retries.
       if (this.source.kind === 'file' || source.refused) {
@@ -431,8 +314,8 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       // A camera still booting or a server not yet listening gets the whole pull timeout, not one
       // try; RTSP servers that refuse TCP interleaving may still serve RTP over UDP.
       this.error = reason;
-      if (this.source.kind === 'rtsp') this.transport = this.transport === 'tcp' ? 'udp' : 'tcp';
-      this.retryTimer = setTimeout(() => {
+      this.switchTransport();
+      this.retryTimer = this.streamClock.setTimeout(() => {
         this.retryTimer = null;
         if (this.starting) this.connect();
       }, START_RETRY_MS);
@@ -449,31 +332,24 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       this.failStart(reason);
       return;
     }
-    this.clearConnectTimer();
+    this.clearTimer('connectTimer');
     this.error = reason;
     this.scheduleReconnect();
   }
 
   /** Leaving 'running': says so once, and black frames take over. */
   private loseStream(reason: string): void {
-    this.clearStallTimer();
+    this.stall.stop();
     // The reconnect opens the source at the asked rate anyway.
-    this.abandonRateSwitch();
+    this.rates.abandon();
     this.error = reason;
-    this.arrivals = [];
+    this.rate.clear();
     this.emit('lost', { reason });
-    this.startBlackFrames();
+    if (this.streamInfo) this.filler.start(this.streamInfo);
   }
 
-  private checkStall(): void {
-    this.stallTimer = null;
+  private onStall(windowMs: number): void {
     if (this.current !== 'running') return;
-    const windowMs = this.stallWindowMs();
-    const silentMs = performance.now() - this.lastFrameAt;
-    if (silentMs < windowMs) {
-      this.armStallTimer(windowMs - silentMs);
-      return;
-    }
     this.loseStream(`no frame for ${seconds(windowMs)} s`);
     void this.stopSourceThenRetry();
   }
@@ -489,15 +365,17 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
   }
 
   private scheduleReconnect(): void {
-    this.failures++;
-    if (this.source.kind === 'rtsp') this.transport = this.transport === 'tcp' ? 'udp' : 'tcp';
-    const { backoffFirstMs, backoffMaxMs } = this.settings;
-    const delay = Math.min(backoffFirstMs * 2 ** (this.failures - 1), backoffMaxMs);
+    this.switchTransport();
     this.setState('reconnecting');
     this.backoffTimer = this.clock.setTimeout(() => {
       this.backoffTimer = null;
       if (this.current === 'reconnecting') this.connect();
-    }, delay);
+    }, this.backoff.next());
+  }
+
+  /** RTSP alternates TCP and UDP from one try to the next. */
+  private switchTransport(): void {
+    if (this.source.kind === 'rtsp') this.transport = this.transport === 'tcp' ? 'udp' : 'tcp';
   }
 
   /** Rejects start() with the error (a SourceTooLargeError keeps its type for the caller). */
@@ -513,41 +391,6 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     return detail ? `${message}: ${detail}` : message;
   }
 
-  private stallWindowMs(): number {
-    const fps = this.streamInfo?.fps ?? DEFAULT_FPS;
-    return Math.max(this.settings.stallMinMs, (this.settings.stallFrames * 1000) / fps);
-  }
-
-  private startBlackFrames(): void {
-    const info = this.streamInfo;
-    if (!info || this.blackTimer) return;
-    this.blackTimer = setInterval(() => {
-      const { width, height } = info;
-      // Pooled like real frames: a camera lost for minutes must not churn a fresh 1 MB buffer per
-      // frame through the heap (a GC storm that slows every other stream). Blanked each time, since
-      // the buffer last held a picture.
-      const data = this.framePool.take(width * height * 3).fill(0);
-      this.emit('frame', {
-        data,
-        width,
-        height,
-        synthetic: true,
-        index: this.emitted++,
-        receivedAt: performance.now(),
-        release: this.framePool.releaser(data),
-      });
-    }, 1000 / info.fps);
-  }
-
-  private armStallTimer(ms: number): void {
-    this.stallTimer = setTimeout(() => this.checkStall(), ms);
-  }
-
-  private forgetArrivalsBefore(time: number): void {
-    const stale = this.arrivals.findIndex((at) => at >= time);
-    this.arrivals.splice(0, stale === -1 ? this.arrivals.length : stale);
-  }
-
   private setState(next: WatchdogState): void {
     const previous = this.current;
     if (previous === next || previous === 'closed') return;
@@ -555,30 +398,21 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     this.emit('state', next, previous);
   }
 
-  private stopBlackFrames(): void {
-    if (this.blackTimer) clearInterval(this.blackTimer);
-    this.blackTimer = null;
-  }
-
-  private clearConnectTimer(): void {
-    if (this.connectTimer) clearTimeout(this.connectTimer);
-    this.connectTimer = null;
-  }
-
-  private clearStallTimer(): void {
-    if (this.stallTimer) clearTimeout(this.stallTimer);
-    this.stallTimer = null;
+  private clearTimer(name: 'connectTimer' | 'retryTimer'): void {
+    const timer = this[name];
+    if (timer) this.streamClock.clearTimeout(timer);
+    this[name] = null;
   }
 
   private clearTimers(): void {
-    this.clearConnectTimer();
-    this.clearStallTimer();
-    this.stopBlackFrames();
+    this.clearTimer('connectTimer');
+    this.clearTimer('retryTimer');
+    this.stall.stop();
+    this.filler.stop();
     if (this.backoffTimer) this.clock.clearTimeout(this.backoffTimer);
     this.backoffTimer = null;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
   }
 }
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
+const noFrameWithin = (ms: number) => `no video frame within ${seconds(ms)} s`;

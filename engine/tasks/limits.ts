@@ -10,9 +10,6 @@ export const TASK_LIMITS = {
   imageIdleCloseMs: 5 * 60_000,
   /** Closed tasks stay listed this long (api-decisions.md). */
   closedRetentionMs: 24 * 60 * 60_000,
-  /** Reopening a lost source: first retry after this, doubling up to the cap. */
-  reconnectFirstMs: 1_000,
-  reconnectMaxMs: 30_000,
   /** A task resumed this many times in a row into an engine that then died is closed (code 5) instead. */
   maxUncleanResumes: 3,
   /** ...where a resumed task that lives this long with the engine starts its count afresh. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { ApiError } from '../api/errors';
 import type { Clock, TimerHandle } from '../clock';
+import { ReconnectBackoff } from '../media/reconnect-policy';
 import { SourceTooLargeError } from '../media/source-limits';
 import { parseSourceUrl, type SourceUrl } from '../media/source-url';
 import type { InstalledApp, PackageRegistry } from '../packages/registry';
@@ -77,7 +78,7 @@ interface Runtime {
   timers: Map<TimerName, TimerHandle>;
   source?: { width: number; height: number };
   reconnects: number;
-  reconnectDelayMs: number;
+  backoff: ReconnectBackoff;
   images: number;
   /** Aborts a source being reopened when the task closes or the engine stops: no ffmpeg outlives it. */
   opening: AbortController;
@@ -370,8 +371,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     );
     this.emit('stream_lost', this.get(taskId));
     if (selfHealing) return;
-    this.arm(runtime, 'reconnect', runtime.reconnectDelayMs, () => void this.reopen(taskId));
-    runtime.reconnectDelayMs = Math.min(runtime.reconnectDelayMs * 2, TASK_LIMITS.reconnectMaxMs);
+    this.arm(runtime, 'reconnect', runtime.backoff.next(), () => void this.reopen(taskId));
   }
 
   streamRestored(taskId: string, source: { width: number; height: number }): void {
@@ -382,7 +382,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     this.disarm(runtime, 'loss');
     this.disarm(runtime, 'reconnect');
     runtime.source = source;
-    runtime.reconnectDelayMs = TASK_LIMITS.reconnectFirstMs;
+    runtime.backoff.reset();
     if (wasLost) runtime.reconnects += 1;
     this.setStatus(taskId, 'running', this.describe({ ...row, status: 'running' }, runtime));
     if (wasLost) this.emit('stream_restored', this.get(taskId));
@@ -555,7 +555,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const runtime: Runtime = {
       timers: new Map(),
       reconnects: 0,
-      reconnectDelayMs: TASK_LIMITS.reconnectFirstMs,
+      backoff: new ReconnectBackoff(),
       images: 0,
       opening: new AbortController(),
     };

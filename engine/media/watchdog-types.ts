@@ -1,0 +1,80 @@
+import type { Clock } from '../clock';
+import type { Frame } from '../inference/types';
+import type { FramePool } from './frame-pool';
+import type { RtspTransport, SourceExit, SourceFrame, SourceInfo } from './frame-source';
+import type { SourceUrl } from './source-url';
+
+/**
+ * idle -> connecting -> running -> stalled -> reconnecting -> connecting -> ...; closed from any state.
+ * 'stalled' is the short time a silent ffmpeg is being stopped.
+ */
+export type WatchdogState = 'idle' | 'connecting' | 'running' | 'stalled' | 'reconnecting' | 'closed';
+
+export interface WatchdogFrame extends Frame {
+  /** True for the black frames that stand in for the stream while it is lost. */
+  synthetic: boolean;
+  /** Frames emitted since start(), real and black. */
+  index: number;
+  /** performance.now() when the frame was read or made. */
+  receivedAt: number;
+  /** Gives the pooled buffer back (frame-pool.ts says who calls it). */
+  release?: () => void;
+}
+
+export interface StreamWatchdogEvents {
+  state: [state: WatchdogState, previous: WatchdogState];
+  frame: [WatchdogFrame];
+  lost: [{ reason: string }];
+  restored: [SourceInfo];
+}
+
+/** How an ffmpeg for the stream is to read its source. */
+export interface SourceMode {
+  /** Every frame of the source, not only the analysis rate: while an AI video is encoded (4.10). */
+  fullRate: boolean;
+  /** Files only: where to start, in seconds, so that a rate switch continues instead of rewinding. */
+  seekS: number;
+}
+
+/** What the watchdog uses of an ffmpeg source; FrameSource is the real one, tests pass fakes. */
+export interface WatchedSource {
+  on(event: 'frame', listener: (frame: SourceFrame) => void): unknown;
+  on(event: 'exit', listener: (exit: SourceExit) => void): unknown;
+  start(): void;
+  stop(): Promise<void>;
+  readonly info: SourceInfo | null;
+  readonly durationS: number | null;
+  readonly stderrTail: string;
+  readonly lastError: string;
+  readonly refused: Error | null;
+}
+
+export type FrameSourceFactory = (
+  source: SourceUrl,
+  transport: RtspTransport,
+  mode: SourceMode,
+) => WatchedSource;
+
+export interface StreamWatchdogOptions {
+  /** Makes each ffmpeg; the lead passes its ffmpeg path and output rate here. */
+  createSource?: FrameSourceFactory;
+  /** Runs the reconnect backoff; the engine passes its lifecycle clock. Default systemClock. */
+  clock?: Clock;
+  /**
+   * Runs the timers that watch the frames themselves: start and connect timeouts, start retries,
+   * stall detection, black frames, the rate switch's timeout. Default systemClock, the time the
+   * frames come in: the engine's tests move its lifecycle clock by hours while real ffmpeg streams
+   * run, and on that clock every running stream would stall. Tests of the watchdog pass a ManualClock.
+   */
+  streamClock?: Clock;
+  /** A running stream is stalled after no frame for max(stallMinMs, stallFrames intervals). */
+  stallMinMs?: number;
+  stallFrames?: number;
+  /** Reconnect backoff (reconnect-policy.ts): the first wait and the cap. */
+  backoffFirstMs?: number;
+  backoffMaxMs?: number;
+  /** A reconnect attempt that gives no frame within this is abandoned. Default 15 s. */
+  connectTimeoutMs?: number;
+  /** Where black frames take their buffers. Default: the engine's frame pool. */
+  framePool?: FramePool;
+}

@@ -1,0 +1,56 @@
+import { EventEmitter } from 'node:events';
+import type { FrameSourceEvents, RtspTransport, SourceInfo } from '../../engine/media/frame-source';
+import type { SourceMode, WatchedSource } from '../../engine/media/stream-watchdog';
+
+/**
+ * An ffmpeg source the test drives by hand: frames and exits come when the test says, so the
+ * stream watchdog's timers can be moved on a ManualClock without a real process.
+ */
+export class FakeSource extends EventEmitter<FrameSourceEvents> implements WatchedSource {
+  started = false;
+  stopped = false;
+  lastError = '';
+  refused: Error | null = null;
+  durationS: number | null = null;
+  stderrTail = '';
+  private frames = 0;
+
+  constructor(
+    public info: SourceInfo | null,
+    readonly transport: RtspTransport = 'tcp',
+    readonly mode: SourceMode = { fullRate: false, seekS: 0 },
+  ) {
+    super();
+  }
+
+  start(): void {
+    this.started = true;
+  }
+
+  stop(): Promise<void> {
+    if (!this.stopped) {
+      this.stopped = true;
+      this.emit('exit', { code: null, signal: 'SIGTERM', stderrTail: '', stopped: true });
+    }
+    return Promise.resolve();
+  }
+
+  /** One frame of the source's size, read at `receivedAt` (performance.now() by default). */
+  frame(receivedAt = performance.now()): void {
+    const { width, height } = this.info ?? { width: 4, height: 2 };
+    this.emit('frame', {
+      data: new Uint8Array(width * height * 3).fill(7),
+      width,
+      height,
+      index: this.frames++,
+      receivedAt,
+      release: () => {},
+    });
+  }
+
+  /** ffmpeg gives up on its own, with this last error line. */
+  fail(lastError: string, code = 1): void {
+    this.lastError = lastError;
+    this.emit('exit', { code, signal: null, stderrTail: lastError, stopped: false });
+  }
+}
