@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the state machine (start, stall, reconnect, close) reads best in one place;
+// every part with a job of its own is already out in its own module.
 import { EventEmitter } from 'node:events';
 import { type Clock, systemClock, type TimerHandle } from '../clock';
 import { BlackFrameFiller } from './black-frame-filler';
