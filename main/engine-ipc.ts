@@ -5,7 +5,8 @@
 import type { EngineState } from '../engine/contract/engine-process';
 import { Channels, PushChannels } from '../preload/channels';
 import type { FeedWindow } from './events';
-import { CHANNEL_SCHEMAS, handleChecked, refuser } from './ipc';
+import { CHANNEL_SCHEMAS } from './ipc';
+import { handleChecked, refuser } from './ipc-guard';
 
 export interface StateSource {
   readonly state: EngineState;

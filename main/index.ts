@@ -25,16 +25,17 @@ import {
   protocol,
   type Session,
   session,
-  utilityProcess,
   type WebContents,
 } from 'electron';
 import { buildCsp, engineSource, securityHeaders } from '../engine/contract/csp';
 import type { EngineState } from '../engine/contract/engine-process';
 import { engineArgs } from './engine-args';
 import { registerEngineStateIpc } from './engine-ipc';
-import { describeExit, type EngineChild, EngineSupervisor, type ForkEngine } from './engine-supervisor';
+import { describeExit, EngineSupervisor, type ForkEngine } from './engine-supervisor';
+import { TokenSource } from './engine-token';
+import { forkUtility } from './engine-utility';
 import { forwardEngineEvents } from './events';
-import { registerIpc, type SettingsStore, TokenSource } from './ipc';
+import { registerIpc, type SettingsStore } from './ipc';
 import {
   APP_ORIGIN,
   APP_SCHEME,
@@ -252,30 +253,10 @@ function focusWindow(): void {
   mainWindow.focus();
 }
 
-/** Electron's utility process as the supervisor drives it. */
-function forkUtility(args: string[]): EngineChild {
-  const child = utilityProcess.fork(engineEntry, args, {
-    serviceName: 'Vision Console engine',
-    stdio: 'inherit',
-  });
-  return {
-    get pid() {
-      return child.pid;
-    },
-    postMessage: (message) => child.postMessage(message),
-    onMessage: (listener) => child.on('message', listener),
-    // A utility process reports its exit code only; a signal shows as a code.
-    onExit: (listener) => child.on('exit', (code) => listener({ code, signal: null })),
-    kill: (signal) => {
-      if (signal === 'SIGTERM' || child.pid === undefined) child.kill();
-      else process.kill(child.pid, signal);
-    },
-  };
-}
-
 /** Follows the engine: its URL after a (re)start, tokens of the engine that was, the operator told of a failure. */
 function followEngine(state: EngineState, tokens: TokenSource): void {
-  if (state.state === 'failed') {
+  // A first start that fails is answered by start() itself.
+  if (state.state === 'failed' && engineUrl !== null) {
     dialog.showErrorBox(
       'Vision Console',
       `The analysis engine stopped and was not restarted.\n\n${describeExit(state.last_exit)}`,
@@ -303,6 +284,7 @@ async function start(): Promise<void> {
 
   const fork: ForkEngine = ({ port }) =>
     forkUtility(
+      engineEntry,
       engineArgs({
         settings,
         port,

@@ -8,12 +8,12 @@ import { openAsBlob } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, extname, isAbsolute } from 'node:path';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { BrowserWindow, dialog, type IpcMainInvokeEvent, ipcMain, type OpenDialogOptions } from 'electron';
+import { BrowserWindow, dialog, type IpcMainInvokeEvent, type OpenDialogOptions } from 'electron';
 import type { IssuedToken } from '../engine/contract/engine-process';
 import type { AppInfo, EngineResponse, SettingsView } from '../preload/api';
 import { type Channel, Channels } from '../preload/channels';
-import { isAllowedNavigation } from './security';
+import { TokenSource } from './engine-token';
+import { handleChecked, IpcRefusedError, refuser } from './ipc-guard';
 import { type SettingsPatch, SettingsPatchSchema } from './settings';
 
 /** What the IPC layer needs from the engine process (the supervisor answers for it). */
@@ -126,11 +126,6 @@ export const CHANNEL_SCHEMAS: Record<Channel, TSchema> = {
   [Channels.engineState]: NoPayloadSchema,
 };
 
-/** A refusal: the message says why, and reaches the renderer as the rejected invoke's error. */
-export class IpcRefusedError extends Error {
-  override readonly name = 'IpcRefusedError';
-}
-
 const SEGMENT = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%]+$/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused.
 const FORBIDDEN_DECODED = /[/\\\u0000-\u001f\u007f]/;
@@ -167,101 +162,6 @@ export function checkApiPath(path: string, method?: string): string | null {
   }
   return null;
 }
-
-/** Whether an IPC message comes from the console page itself: its top-level frame, on the app origin. */
-export function isTrustedSender(
-  frame: { readonly url: string; readonly parent: unknown } | null | undefined,
-  appOrigin: string,
-): boolean {
-  try {
-    if (!frame || frame.parent !== null) return false;
-    return isAllowedNavigation(frame.url, appOrigin);
-  } catch {
-    // A destroyed frame throws on access.
-    return false;
-  }
-}
-
-/**
- * Caches the engine token and renews it a minute before it expires. Concurrent callers share one
- * request; invalidate() (a 401, a restarted engine) makes the next get() ask again.
- */
-export class TokenSource {
-  private token: Promise<string> | null = null;
-  private expiresAt = 0;
-
-  constructor(
-    private readonly engine: Pick<EngineHandle, 'issueToken'>,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  get(): Promise<string> {
-    if (this.token !== null && this.now() < this.expiresAt - 60_000) return this.token;
-    this.expiresAt = Number.POSITIVE_INFINITY;
-    const token = this.engine.issueToken().then(
-      (issued) => {
-        if (this.token === token) this.expiresAt = this.now() + issued.expires_in * 1000;
-        return issued.access_token;
-      },
-      (error: unknown) => {
-        if (this.token === token) this.token = null;
-        throw error;
-      },
-    );
-    this.token = token;
-    return token;
-  }
-
-  invalidate(): void {
-    this.token = null;
-  }
-}
-
-/** A payload check naming the first offending field, e.g. "payload.port: Expected integer". */
-function compileCheck(schema: TSchema): (value: unknown) => { ok: true } | { ok: false; error: string } {
-  const compiled = TypeCompiler.Compile(schema);
-  return (value) => {
-    if (compiled.Check(value)) return { ok: true };
-    const first = compiled.Errors(value).First();
-    const where = `payload${first?.path.replace(/\//g, '.') ?? ''}`;
-    return { ok: false, error: `${where}: ${first?.message ?? 'is invalid'}` };
-  };
-}
-
-/**
- * Registers a channel's handler on ipcMain behind the checks every channel has: the sender is the
- * console page, there is one payload, and it matches the schema. Returns the removal.
- */
-export function handleChecked(
-  channel: Channel,
-  schema: TSchema,
-  appOrigin: string,
-  refuse: (channel: Channel, reason: string) => never,
-  handler: (payload: unknown, event: IpcMainInvokeEvent) => Promise<unknown>,
-): () => void {
-  const check = compileCheck(schema);
-  const checked: Handler = async (event, ...args) => {
-    if (!isTrustedSender(event.senderFrame, appOrigin))
-      return refuse(channel, 'sender is not the console page');
-    if (args.length > 1) return refuse(channel, 'expects a single payload');
-    const payload = args.length === 0 ? null : args[0];
-    const result = check(payload);
-    if (!result.ok) return refuse(channel, `invalid payload: ${result.error}`);
-    return handler(payload, event);
-  };
-  ipcMain.handle(channel, checked);
-  return () => ipcMain.removeHandler(channel);
-}
-
-/** The refusal of a channel: logged, and thrown to the renderer as the rejected invoke's error. */
-export function refuser(log: (message: string) => void): (channel: Channel, reason: string) => never {
-  return (channel, reason) => {
-    log(`ipc ${channel}: refused: ${reason}`);
-    throw new IpcRefusedError(`${channel}: ${reason}`);
-  };
-}
-
-type Handler = (event: IpcMainInvokeEvent, ...args: unknown[]) => Promise<unknown>;
 
 /**
  * Registers one handler per channel on ipcMain. Unknown channels have no handler, so Electron rejects
