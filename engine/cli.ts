@@ -47,7 +47,11 @@ function parentChannel(): ParentChannel | null {
   const send = process.send?.bind(process);
   if (send)
     return {
-      post: (message, sent) => send(message, undefined, undefined, sent),
+      post: (message, sent) => {
+        // A parent that went away (the engine is stopping then) hears nothing more.
+        if (process.connected) send(message, undefined, undefined, sent);
+        else sent?.();
+      },
       onMessage: (listener) => process.on('message', listener),
     };
   return null;
@@ -69,7 +73,12 @@ function serveParent(channel: ParentChannel, engine: Engine, stop: () => Promise
     const message: ParentMessage | null = parseParentMessage(raw);
     if (!message) return console.error('engine: ignored a message from the parent that is not one');
     if (message.type === 'stop') return void stop();
-    channel.post({ type: 'token', id: message.id, token: engine.issueToken() });
+    try {
+      channel.post({ type: 'token', id: message.id, token: engine.issueToken() });
+    } catch (error) {
+      // A store that cannot write (a full disk): the parent's request times out; the engine stays.
+      console.error(`engine: no token for the parent: ${(error as Error).message}`);
+    }
   });
   process.once('disconnect', () => void stop());
   channel.post({ type: 'ready', url: engine.url, port: engine.port });
