@@ -1,17 +1,88 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startEngine } from './index';
+import { type EngineMessage, type ParentMessage, parseParentMessage } from './contract/engine-process';
+import { type Engine, startEngine } from './index';
 
 const USAGE = `usage: npm run engine -- [--host 127.0.0.1] [--port 8080] [--data-dir ./.data] [--console-dir out/renderer]
                          [--analysis-fps 10] [--max-source-pixels 8847360] [--allowed-hosts name1,name2]
-                         [--install package.zapk ...]
+                         [--install package.zapk ...] [--allowed-origins origin1,origin2]
+                         [--builtin-dir assets/builtin] [--log-level info]
 The headless engine: the REST API and, when built (npm run build), the console as a web page.
 --install: a package the engine makes sure is installed at start (installed, or upgraded when its
-version differs); repeat it for more.
+version differs); repeat it for more. --console-dir "" serves the API only.
 Settings file: <data-dir>/settings.json {"host": ..., "port": ..., "analysis_fps": ..., "max_source_pixels": ...,
 "allowed_hosts": [...]};
 flags win over it. The API answers to IP addresses and localhost, and to the names in allowed_hosts.`;
+
+/**
+ * The channel to the process that started this one, when one did: Electron's utilityProcess
+ * (process.parentPort) or Node's child_process.fork (process.send). Plain `npm run engine` has neither.
+ */
+interface ParentChannel {
+  /** `sent` is called once the message has left (or may have: a MessagePort tells nothing). */
+  post(message: EngineMessage, sent?: () => void): void;
+  onMessage(listener: (message: unknown) => void): void;
+}
+
+/** Electron's MessagePortMain of a utility process, as far as the engine uses it. */
+interface ParentPort {
+  postMessage(message: unknown): void;
+  on(event: 'message', listener: (event: { data: unknown }) => void): void;
+}
+
+const PORT_FLUSH_MS = 200;
+
+function parentChannel(): ParentChannel | null {
+  const port = (process as { parentPort?: ParentPort }).parentPort;
+  if (port)
+    return {
+      post: (message, sent) => {
+        port.postMessage(message);
+        // Queued on the port, which has no delivery callback: give it a moment before an exit.
+        if (sent) setTimeout(sent, PORT_FLUSH_MS);
+      },
+      onMessage: (listener) => port.on('message', ({ data }) => listener(data)),
+    };
+  const send = process.send?.bind(process);
+  if (send)
+    return {
+      post: (message, sent) => {
+        // A parent that went away (the engine is stopping then) hears nothing more.
+        if (process.connected) send(message, undefined, undefined, sent);
+        else sent?.();
+      },
+      onMessage: (listener) => process.on('message', listener),
+    };
+  return null;
+}
+
+const parent = parentChannel();
+
+/**
+ * Tells the parent the engine is ready, relays the event feed, answers token requests and stops on
+ * request (or when a forking parent goes away, so the engine never outlives it).
+ */
+function serveParent(channel: ParentChannel, engine: Engine, stop: () => Promise<void>): void {
+  engine.bus.on('event', ({ body, delivery }) => {
+    channel.post({ type: 'event', body });
+    channel.post({ type: 'delivery', record: delivery });
+  });
+  engine.bus.on('delivery', (record) => channel.post({ type: 'delivery', record }));
+  channel.onMessage((raw) => {
+    const message: ParentMessage | null = parseParentMessage(raw);
+    if (!message) return console.error('engine: ignored a message from the parent that is not one');
+    if (message.type === 'stop') return void stop();
+    try {
+      channel.post({ type: 'token', id: message.id, token: engine.issueToken() });
+    } catch (error) {
+      // A store that cannot write (a full disk): the parent's request times out; the engine stays.
+      console.error(`engine: no token for the parent: ${(error as Error).message}`);
+    }
+  });
+  process.once('disconnect', () => void stop());
+  channel.post({ type: 'ready', url: engine.url, port: engine.port });
+}
 
 /** A wrong flag: answered with the usage, unlike a refused start (data dir in use, a bad database). */
 class UsageError extends Error {}
@@ -39,6 +110,14 @@ function fileSettings(dataDir: string): {
   };
 }
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'silent'] as const;
+type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** A comma-separated flag as its non-empty items. */
+function list(flag: string | undefined): string[] | undefined {
+  return flag?.split(',').filter((item) => item !== '');
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -50,6 +129,9 @@ async function main(): Promise<void> {
       'max-source-pixels': { type: 'string' },
       'allowed-hosts': { type: 'string' },
       install: { type: 'string', multiple: true },
+      'allowed-origins': { type: 'string' },
+      'builtin-dir': { type: 'string' },
+      'log-level': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -78,28 +160,38 @@ async function main(): Promise<void> {
       `--max-source-pixels must be a whole number above 0, not ${values['max-source-pixels'] ?? maxSourcePixels}`,
     );
 
+  const logLevel = values['log-level'];
+  if (logLevel !== undefined && !LOG_LEVELS.includes(logLevel as LogLevel))
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, not ${logLevel}`);
+
   const engine = await startEngine({
     host: values.host ?? settings.host ?? '127.0.0.1',
     port,
     dataDir,
-    consoleDir: resolve(values['console-dir']),
+    consoleDir: values['console-dir'] === '' ? undefined : resolve(values['console-dir']),
+    allowedOrigins: list(values['allowed-origins']),
+    builtinDir: values['builtin-dir'] === undefined ? undefined : resolve(values['builtin-dir']),
+    logLevel: logLevel as LogLevel | undefined,
     analysisFps,
     maxSourcePixels,
-    allowedHosts: values['allowed-hosts']?.split(',').filter((name) => name !== '') ?? settings.allowedHosts,
+    allowedHosts: list(values['allowed-hosts']) ?? settings.allowedHosts,
     installPackages: values.install?.map((file) => resolve(file)),
   });
   console.log(`engine listening on ${engine.url} (data: ${dataDir})`);
-  const stop = async () => {
-    await engine.close();
-    process.exit(0);
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= engine.close().then(() => process.exit(0));
+    return stopping;
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  if (parent) serveParent(parent, engine, stop);
 }
 
 main().catch((error: unknown) => {
   const usage =
     error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
   console.error(`engine: ${(error as Error).message}${usage ? `\n${USAGE}` : ''}`);
-  process.exit(1);
+  if (parent) parent.post({ type: 'fatal', message: (error as Error).message }, () => process.exit(1));
+  else process.exit(1);
 });

@@ -1,6 +1,5 @@
-import type { EventBus, StoredEvent } from '../engine/events/bus';
-import type { DeliveryRecord } from '../engine/events/delivery';
 import { PushChannels } from '../preload/channels';
+import type { FeedMessage } from './engine-supervisor';
 
 /** The part of a BrowserWindow the event feed needs. */
 export interface FeedWindow {
@@ -8,26 +7,22 @@ export interface FeedWindow {
   webContents: { send(channel: string, ...args: unknown[]): void };
 }
 
+/** Where the engine's feed comes from: the supervisor, which receives it from the engine process. */
+export interface FeedSource {
+  onFeed(listener: (message: FeedMessage) => void): () => void;
+}
+
 /**
  * The desktop console's live feed: every event the engine stores, and every change of its delivery
  * state, goes to the window over the push channels: what the web console reads from the SSE
- * endpoint. A new event's first state comes along as a delivery message, which SSE leaves out.
- * Returns the unsubscribe.
+ * endpoint. A new event's first state comes along as a delivery message, which SSE leaves out (the
+ * engine process sends it right after the event). Returns the unsubscribe.
  */
-export function forwardEngineEvents(bus: EventBus, window: () => FeedWindow | null): () => void {
-  const send = (channel: string, payload: unknown) => {
+export function forwardEngineEvents(source: FeedSource, window: () => FeedWindow | null): () => void {
+  return source.onFeed((message) => {
     const target = window();
-    if (target && !target.isDestroyed()) target.webContents.send(channel, payload);
-  };
-  const onEvent = ({ body, delivery }: StoredEvent) => {
-    send(PushChannels.event, body);
-    send(PushChannels.delivery, delivery);
-  };
-  const onDelivery = (record: DeliveryRecord) => send(PushChannels.delivery, record);
-  bus.on('event', onEvent);
-  bus.on('delivery', onDelivery);
-  return () => {
-    bus.off('event', onEvent);
-    bus.off('delivery', onDelivery);
-  };
+    if (!target || target.isDestroyed()) return;
+    if (message.type === 'event') target.webContents.send(PushChannels.event, message.body);
+    else target.webContents.send(PushChannels.delivery, message.record);
+  });
 }

@@ -1,6 +1,9 @@
 /**
- * Electron main process: a thin shell around the in-process analysis engine.
+ * Electron main process: a thin shell that starts the analysis engine as a process of its own.
  *
+ * - the engine runs in a utility process (engine/cli.ts, the bundle `npm run engine` runs), supervised
+ *   by ./engine-supervisor: restarted with backoff when it dies, its state pushed to the console
+ *   (./engine-ipc), its event feed relayed to the window (./events); main's thread never runs the engine;
  * - one instance per user (a second launch focuses the first window);
  * - the engine listens on 127.0.0.1 with an ephemeral port unless VC_PORT / the settings file fix
  *   one (./settings; the console's settings screen edits it, also LAN exposure and the data folder);
@@ -8,7 +11,7 @@
  *   context isolation; it talks to the engine only through the validated IPC of ./ipc; media it loads
  *   from the engine directly (HLS) gets the token added here, so the page never holds it;
  * - no navigation away, no new windows, no webviews, no permissions, no remote content;
- * - quitting waits for engine.close(), which stops every task's ffmpeg process.
+ * - quitting asks the engine to stop (every task's ffmpeg with it), then SIGTERM, then SIGKILL.
  *
  * Policy lives in ./security, ./ipc and ./settings, which are unit-tested without Electron.
  */
@@ -25,9 +28,14 @@ import {
   type WebContents,
 } from 'electron';
 import { buildCsp, engineSource, securityHeaders } from '../engine/contract/csp';
-import { type Engine, startEngine } from '../engine/index';
+import type { EngineState } from '../engine/contract/engine-process';
+import { engineArgs } from './engine-args';
+import { registerEngineStateIpc } from './engine-ipc';
+import { describeExit, EngineSupervisor, type ForkEngine } from './engine-supervisor';
+import { TokenSource } from './engine-token';
+import { forkUtility } from './engine-utility';
 import { forwardEngineEvents } from './events';
-import { registerIpc, type SettingsStore, TokenSource } from './ipc';
+import { registerIpc, type SettingsStore } from './ipc';
 import {
   APP_ORIGIN,
   APP_SCHEME,
@@ -35,6 +43,7 @@ import {
   isAllowedNavigation,
   isAllowedRequest,
   isEngineExport,
+  isEngineMedia,
   originOf,
   resolveAppAsset,
   withEngineAuthorization,
@@ -52,6 +61,7 @@ import {
 const here = import.meta.dirname;
 const rendererDir = join(here, '../renderer');
 const preloadPath = join(here, '../preload/index.cjs');
+const engineEntry = join(here, 'engine.js');
 
 // The Vite dev server (electron-vite dev) is honoured only when unpackaged: an installed app never
 // loads a URL taken from the environment.
@@ -71,14 +81,13 @@ protocol.registerSchemesAsPrivileged([
 ]);
 app.enableSandbox();
 
-let engine: Engine | null = null;
-/** The running engine's origin, once it listens. */
+let engine: EngineSupervisor | null = null;
+/** The engine's loopback URL and origin, once it listens; they follow a restart on another port. */
+let engineUrl: string | null = null;
 let engineOrigin: string | null = null;
 let mainWindow: BrowserWindow | null = null;
 let disposeIpc: (() => void) | null = null;
 let lifecycle: 'running' | 'stopping' | 'stopped' = 'running';
-
-const ENGINE_CLOSE_TIMEOUT_MS = 20_000;
 
 async function readText(file: string): Promise<string | undefined> {
   try {
@@ -91,11 +100,11 @@ async function readText(file: string): Promise<string | undefined> {
 /** The settings file beside (never inside) the data folder it names; the settings screen edits it. */
 function settingsStore(
   file: string,
-  running: DesktopSettings & { url: string },
+  running: () => DesktopSettings & { url: string },
   defaultDataDir: string,
 ): SettingsStore {
   const load = async () => parseSavedSettings(await readText(file)).saved;
-  const view = async () => settingsView(await load(), running, defaultDataDir, process.env);
+  const view = async () => settingsView(await load(), running(), defaultDataDir, process.env);
   return {
     view,
     async save(patch) {
@@ -108,38 +117,50 @@ function settingsStore(
   };
 }
 
+/** The console's CSP for the engine's current URL. */
+function currentCsp(): string {
+  return buildCsp({ engineUrl: engineUrl ?? undefined, dev: devOrigin !== null });
+}
+
 /**
  * Session-wide policy: deny permissions, cancel remote requests, put the CSP on every document, and
- * authorise the page's own requests to the engine (HLS media) with main's token.
+ * authorise the page's own requests to the engine (HLS media) with main's token. Each request reads
+ * the engine's origin as it is now (a restarted engine may listen on another port).
  */
-function hardenSession(ses: Session, csp: string, engineUrl: string, tokens: TokenSource): void {
+function hardenSession(ses: Session, tokens: TokenSource): void {
   ses.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
   ses.setPermissionCheckHandler(() => false);
 
-  const engineOrigin = engineSource(engineUrl);
-  const allowedOrigins = [APP_ORIGIN, engineOrigin];
-  if (devOrigin) allowedOrigins.push(devOrigin, devOrigin.replace(/^http/, 'ws'));
+  const fixedOrigins = [APP_ORIGIN];
+  if (devOrigin) fixedOrigins.push(devOrigin, devOrigin.replace(/^http/, 'ws'));
   ses.webRequest.onBeforeRequest((details, callback) => {
+    const allowedOrigins = engineOrigin ? [...fixedOrigins, engineOrigin] : fixedOrigins;
     const allowed = isAllowedRequest(details.url, allowedOrigins);
     if (!allowed) console.warn(`blocked request to ${details.url}`);
     callback({ cancel: !allowed });
   });
 
   ses.webRequest.onBeforeSendHeaders((details, callback) => {
-    callback({
-      requestHeaders: withEngineAuthorization(details, details.requestHeaders, engineOrigin, () =>
-        tokens.get(),
-      ),
-    });
+    const origin = engineOrigin;
+    if (!origin || !isEngineMedia(details, origin))
+      return callback({ requestHeaders: details.requestHeaders });
+    tokens.get().then(
+      (token) =>
+        callback({
+          requestHeaders: withEngineAuthorization(details, details.requestHeaders, origin, () => token),
+        }),
+      // No engine to ask (restarting): the request goes without a token and is answered 401.
+      () => callback({ requestHeaders: details.requestHeaders }),
+    );
   });
 
   // Header events fire for http(s) documents (the dev server); app:// pages get the same headers from
   // the protocol handler below, and index.html carries a meta CSP as a third layer.
-  const headers = securityHeaders(csp);
   ses.webRequest.onHeadersReceived((details, callback) => {
     // The token was revoked (a password change): the next media request gets a fresh one.
     if (details.statusCode === 401 && originOf(details.url) === engineOrigin) tokens.invalidate();
     if (details.resourceType !== 'mainFrame' && details.resourceType !== 'subFrame') return callback({});
+    const headers = securityHeaders(currentCsp());
     const responseHeaders: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(details.responseHeaders ?? {})) {
       if (!Object.keys(headers).some((own) => own.toLowerCase() === name.toLowerCase())) {
@@ -151,9 +172,9 @@ function hardenSession(ses: Session, csp: string, engineUrl: string, tokens: Tok
 }
 
 /** Serves the built console from out/renderer at app://console/, read-only, with the security headers. */
-function serveConsole(csp: string): void {
-  const headers = securityHeaders(csp);
+function serveConsole(): void {
   protocol.handle(APP_SCHEME, async (request) => {
+    const headers = securityHeaders(currentCsp());
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       return new Response(null, { status: 405, headers });
     }
@@ -232,6 +253,27 @@ function focusWindow(): void {
   mainWindow.focus();
 }
 
+/** Follows the engine: its URL after a (re)start, tokens of the engine that was, the operator told of a failure. */
+function followEngine(state: EngineState, tokens: TokenSource): void {
+  // A first start that fails is answered by start() itself.
+  if (state.state === 'failed' && engineUrl !== null) {
+    dialog.showErrorBox(
+      'Vision Console',
+      `The analysis engine stopped and was not restarted.\n\n${describeExit(state.last_exit)}`,
+    );
+    return;
+  }
+  if (state.state !== 'running') return;
+  // On 0.0.0.0 the engine reports that address; the window reaches it over loopback.
+  const url = `http://127.0.0.1:${new URL(state.url).port}`;
+  const moved = engineUrl !== null && engineUrl !== url;
+  engineUrl = url;
+  engineOrigin = engineSource(url);
+  tokens.invalidate();
+  // The page's CSP and the engine URL it holds came with the document: a new port needs a new one.
+  if (moved && mainWindow && !mainWindow.isDestroyed()) mainWindow.webContents.reload();
+}
+
 async function start(): Promise<void> {
   const userData = app.getPath('userData');
   const settingsFile = join(userData, SETTINGS_FILE);
@@ -240,50 +282,53 @@ async function start(): Promise<void> {
   const { settings, warnings } = resolveSettings(process.env, saved, defaultDataDir);
   for (const warning of [...fileWarnings, ...warnings]) console.warn(warning);
 
-  let started: Engine;
+  const fork: ForkEngine = ({ port }) =>
+    forkUtility(
+      engineEntry,
+      engineArgs({
+        settings,
+        port,
+        appOrigin,
+        // Exposed on the LAN, the engine also serves the console as a web page there.
+        consoleDir: saved.lan ? rendererDir : null,
+        // electron-builder copies assets/builtin into resources/ (extraResources); in development it is the repo's.
+        builtinDir: app.isPackaged
+          ? join(process.resourcesPath, 'assets', 'builtin')
+          : join(app.getAppPath(), 'assets', 'builtin'),
+      }),
+    );
+  const supervisor = new EngineSupervisor({ fork });
+  engine = supervisor;
+  const tokens = new TokenSource(supervisor);
+  const stopFollowing = supervisor.onState((state) => followEngine(state, tokens));
   try {
-    started = await startEngine({
-      host: settings.host,
-      port: settings.port,
-      dataDir: settings.dataDir,
-      // The console page (app://console, or the dev server) loads its HLS video from the engine.
-      allowedOrigins: [appOrigin],
-      // Exposed on the LAN, the engine also serves the console as a web page there.
-      ...(saved.lan ? { consoleDir: rendererDir } : {}),
-      // electron-builder copies assets/builtin into resources/ (extraResources); in development it is the repo's.
-      builtinDir: app.isPackaged
-        ? join(process.resourcesPath, 'assets', 'builtin')
-        : join(app.getAppPath(), 'assets', 'builtin'),
-      logLevel: 'info',
-    });
+    await supervisor.start();
   } catch (error) {
+    stopFollowing();
+    if (lifecycle !== 'running') return; // Quit was requested while the engine was starting.
     const message = error instanceof Error ? error.message : String(error);
     dialog.showErrorBox('Vision Console', `The analysis engine could not start.\n\n${message}`);
     app.exit(1);
     return;
   }
-  if (lifecycle !== 'running') {
-    // Quit was requested while the engine was starting.
-    await started.close();
-    return;
-  }
-  engine = started;
+  if (lifecycle !== 'running') return;
 
-  // On 0.0.0.0 the engine reports that address; the window reaches it over loopback.
-  const engineUrl = `http://127.0.0.1:${started.port}`;
-  engineOrigin = engineSource(engineUrl);
-  const csp = buildCsp({ engineUrl, dev: devOrigin !== null });
-  const tokens = new TokenSource(started);
-  hardenSession(session.defaultSession, csp, engineUrl, tokens);
-  serveConsole(csp);
+  hardenSession(session.defaultSession, tokens);
+  serveConsole();
+  const handle = {
+    get url() {
+      return engineUrl ?? '';
+    },
+    issueToken: () => supervisor.issueToken(),
+  };
   const stopIpc = registerIpc({
     appOrigin,
-    engine: { url: engineUrl, issueToken: () => started.issueToken() },
+    engine: handle,
     tokens,
     version: app.getVersion(),
     settings: settingsStore(
       settingsFile,
-      { ...settings, port: started.port, url: engineUrl },
+      () => ({ ...settings, port: Number(new URL(handle.url).port), url: handle.url }),
       defaultDataDir,
     ),
     relaunch: () => {
@@ -291,10 +336,13 @@ async function start(): Promise<void> {
       app.quit();
     },
   });
-  const stopFeed = forwardEngineEvents(started.bus, () => mainWindow);
+  const stopState = registerEngineStateIpc({ appOrigin, engine: supervisor, window: () => mainWindow });
+  const stopFeed = forwardEngineEvents(supervisor, () => mainWindow);
   disposeIpc = () => {
     stopFeed();
+    stopState();
     stopIpc();
+    stopFollowing();
   };
   createWindow();
 }
@@ -305,19 +353,10 @@ async function stopEngine(): Promise<void> {
   const running = engine;
   engine = null;
   if (!running) return;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(() => {
-      console.error('engine.close() did not finish in time; quitting anyway');
-      resolve();
-    }, ENGINE_CLOSE_TIMEOUT_MS);
-  });
   try {
-    await Promise.race([running.close(), timeout]);
+    await running.stop();
   } catch (error) {
-    console.error(`engine.close() failed: ${error instanceof Error ? error.message : String(error)}`);
-  } finally {
-    clearTimeout(timer);
+    console.error(`stopping the engine failed: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 

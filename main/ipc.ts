@@ -2,24 +2,26 @@
  * IPC between the console page and the main process. The renderer reaches the engine only through
  * these handlers: every message is checked (sender frame = the app's own top-level page, payload =
  * the channel's TypeBox schema, path = a plain /api/ path) before main calls the engine with the
- * Bearer token it got from engine.issueToken(). The token never crosses to the renderer.
+ * Bearer token the engine process issued (EngineHandle.issueToken). The token never crosses to the renderer.
  */
 import { openAsBlob } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, extname, isAbsolute } from 'node:path';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { BrowserWindow, dialog, type IpcMainInvokeEvent, ipcMain, type OpenDialogOptions } from 'electron';
-import type { IssuedToken } from '../engine/index';
-import { compileCheck } from '../engine/schema/ajv';
+import { BrowserWindow, dialog, type IpcMainInvokeEvent, type OpenDialogOptions } from 'electron';
+import type { IssuedToken } from '../engine/contract/engine-process';
 import type { AppInfo, EngineResponse, SettingsView } from '../preload/api';
 import { type Channel, Channels } from '../preload/channels';
-import { isAllowedNavigation } from './security';
+import { TokenSource } from './engine-token';
+import { handleChecked, IpcRefusedError, refuser } from './ipc-guard';
 import { type SettingsPatch, SettingsPatchSchema } from './settings';
 
-/** What the IPC layer needs from the engine (a subset of engine/index.ts's Engine). */
+/** What the IPC layer needs from the engine process (the supervisor answers for it). */
 export interface EngineHandle {
+  /** The running engine's URL; it can change when the engine is restarted. */
   readonly url: string;
-  issueToken(): IssuedToken;
+  /** A token for the local admin; rejects while no engine runs. */
+  issueToken(): Promise<IssuedToken>;
 }
 
 /** The desktop settings file, as main reads and writes it (./settings does the checking). */
@@ -121,12 +123,8 @@ export const CHANNEL_SCHEMAS: Record<Channel, TSchema> = {
   [Channels.saveSettings]: SettingsPatchSchema,
   [Channels.chooseDataDir]: NoPayloadSchema,
   [Channels.relaunch]: NoPayloadSchema,
+  [Channels.engineState]: NoPayloadSchema,
 };
-
-/** A refusal: the message says why, and reaches the renderer as the rejected invoke's error. */
-export class IpcRefusedError extends Error {
-  override readonly name = 'IpcRefusedError';
-}
 
 const SEGMENT = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%]+$/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused.
@@ -165,45 +163,6 @@ export function checkApiPath(path: string, method?: string): string | null {
   return null;
 }
 
-/** Whether an IPC message comes from the console page itself: its top-level frame, on the app origin. */
-export function isTrustedSender(
-  frame: { readonly url: string; readonly parent: unknown } | null | undefined,
-  appOrigin: string,
-): boolean {
-  try {
-    if (!frame || frame.parent !== null) return false;
-    return isAllowedNavigation(frame.url, appOrigin);
-  } catch {
-    // A destroyed frame throws on access.
-    return false;
-  }
-}
-
-/** Caches the engine token and renews it a minute before it expires. */
-export class TokenSource {
-  private token: string | null = null;
-  private expiresAt = 0;
-
-  constructor(
-    private readonly engine: EngineHandle,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  get(): string {
-    if (this.token !== null && this.now() < this.expiresAt - 60_000) return this.token;
-    const issued = this.engine.issueToken();
-    this.token = issued.access_token;
-    this.expiresAt = this.now() + issued.expires_in * 1000;
-    return this.token;
-  }
-
-  invalidate(): void {
-    this.token = null;
-  }
-}
-
-type Handler = (event: IpcMainInvokeEvent, ...args: unknown[]) => Promise<unknown>;
-
 /**
  * Registers one handler per channel on ipcMain. Unknown channels have no handler, so Electron rejects
  * them. Returns a function that removes the handlers again.
@@ -218,10 +177,7 @@ export function registerIpc(options: IpcOptions): () => void {
   /** Folders the user picked in the data-folder dialog; each may be saved as data_dir. */
   const grantedDirs = new Set<string>();
 
-  const refuse = (channel: Channel, reason: string): never => {
-    log(`ipc ${channel}: refused: ${reason}`);
-    throw new IpcRefusedError(`${channel}: ${reason}`);
-  };
+  const refuse = refuser(log);
 
   const engineUrl = (path: string, query?: Record<string, string | number | boolean>): URL => {
     const base = new URL(options.engine.url);
@@ -244,7 +200,7 @@ export function registerIpc(options: IpcOptions): () => void {
     for (let attempt = 0; ; attempt++) {
       const { body, contentType } = makeBody();
       const headers: Record<string, string> = {
-        authorization: `Bearer ${tokens.get()}`,
+        authorization: `Bearer ${await tokens.get()}`,
         accept: 'application/json',
       };
       if (contentType) headers['content-type'] = contentType;
@@ -275,7 +231,11 @@ export function registerIpc(options: IpcOptions): () => void {
     }
   };
 
-  const handlers: Record<Channel, (payload: unknown, event: IpcMainInvokeEvent) => Promise<unknown>> = {
+  // The engine's supervision state has its own handler (./engine-ipc).
+  const handlers: Record<
+    Exclude<Channel, typeof Channels.engineState>,
+    (payload: unknown, event: IpcMainInvokeEvent) => Promise<unknown>
+  > = {
     [Channels.request]: async (payload) => {
       const request = payload as EngineRequestPayload;
       const pathProblem = checkApiPath(request.path, request.method);
@@ -409,21 +369,10 @@ export function registerIpc(options: IpcOptions): () => void {
     },
   };
 
-  const channels = Object.keys(handlers) as Channel[];
-  for (const channel of channels) {
-    const check = compileCheck<unknown>(CHANNEL_SCHEMAS[channel], 'payload');
-    const handler: Handler = async (event, ...args) => {
-      if (!isTrustedSender(event.senderFrame, options.appOrigin)) {
-        return refuse(channel, 'sender is not the console page');
-      }
-      if (args.length > 1) return refuse(channel, 'expects a single payload');
-      const checked = check(args.length === 0 ? null : args[0]);
-      if (!checked.ok) return refuse(channel, `invalid payload: ${checked.error}`);
-      return handlers[channel](checked.value, event);
-    };
-    ipcMain.handle(channel, handler);
-  }
+  const removals = (Object.keys(handlers) as Array<keyof typeof handlers>).map((channel) =>
+    handleChecked(channel, CHANNEL_SCHEMAS[channel], options.appOrigin, refuse, handlers[channel]),
+  );
   return () => {
-    for (const channel of channels) ipcMain.removeHandler(channel);
+    for (const remove of removals) remove();
   };
 }

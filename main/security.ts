@@ -104,6 +104,12 @@ export function isEngineExport(url: string, engineOrigin: string): boolean {
   return /^\/api\/task\/[^/]+\/optimization\/[^/]+\/export$/.test(new URL(url).pathname);
 }
 
+/** A GET of the engine's HLS files, samples or exports: the requests main authorises for the page. */
+export function isEngineMedia(request: { url: string; method: string }, engineOrigin: string): boolean {
+  if (request.method !== 'GET' || originOf(request.url) !== engineOrigin.toLowerCase()) return false;
+  return MEDIA_PATH.test(new URL(request.url).pathname);
+}
+
 /**
  * The request headers of a request the console page makes: for a GET of the engine's HLS files, the
  * engine's Bearer token is set (replacing any Authorization the page sent), so that the video the
@@ -116,8 +122,7 @@ export function withEngineAuthorization(
   engineOrigin: string,
   token: () => string,
 ): Record<string, string> {
-  if (request.method !== 'GET' || originOf(request.url) !== engineOrigin.toLowerCase()) return headers;
-  if (!MEDIA_PATH.test(new URL(request.url).pathname)) return headers;
+  if (!isEngineMedia(request, engineOrigin)) return headers;
   const kept = Object.fromEntries(
     Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'authorization'),
   );

@@ -3,6 +3,7 @@
  * and never the preload itself). Nothing exposed here carries a secret: main holds the engine token.
  */
 
+import type { EngineState } from '../engine/contract/engine-process';
 import type { DeliveryRecord } from '../engine/events/delivery';
 import type { CallbackBody } from '../engine/events/schema';
 import type { SavedSettings } from '../main/settings';
@@ -30,7 +31,7 @@ export interface EngineResponse {
 /** A stored result event: the callback body of part 6 with event_id and seq. */
 export type EngineEvent = CallbackBody;
 
-export type { DeliveryRecord, SavedSettings };
+export type { DeliveryRecord, EngineState, SavedSettings };
 
 export interface AppInfo {
   version: string;
@@ -72,4 +73,8 @@ export interface VisionConsoleApi {
   onEvent(listener: (event: EngineEvent) => void): () => void;
   /** Calls the listener with every change of an event's delivery state; returns the unsubscribe. */
   onDelivery(listener: (record: DeliveryRecord) => void): () => void;
+  /** The engine process's supervision state: starting, running, restarting (with the next try), failed. */
+  engineState(): Promise<EngineState>;
+  /** Calls the listener with every change of the engine's supervision state; returns the unsubscribe. */
+  onEngineState(listener: (state: EngineState) => void): () => void;
 }

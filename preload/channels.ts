@@ -21,6 +21,8 @@ export const Channels = {
   chooseDataDir: 'dialog:chooseDataDir',
   /** null -> nothing: quits (stopping the engine) and starts again. */
   relaunch: 'app:relaunch',
+  /** null -> the engine process's supervision state (starting, running, restarting, failed). */
+  engineState: 'engine:state',
 } as const;
 
 export type Channel = (typeof Channels)[keyof typeof Channels];
@@ -31,4 +33,6 @@ export const PushChannels = {
   event: 'engine:event',
   /** Every change of an event's delivery state (a delivery record), as SSE `delivery` carries it. */
   delivery: 'engine:delivery',
+  /** Every change of the engine process's supervision state. */
+  engineState: 'engine:stateChanged',
 } as const;

@@ -3,7 +3,7 @@
  * exposes a fixed, minimal API: one function per IPC channel, no generic invoke, no Node access.
  */
 import { contextBridge, ipcRenderer } from 'electron';
-import type { DeliveryRecord, EngineEvent, EngineRequest, VisionConsoleApi } from './api';
+import type { DeliveryRecord, EngineEvent, EngineRequest, EngineState, VisionConsoleApi } from './api';
 import { Channels, PushChannels } from './channels';
 
 /** Subscribes a page listener to one push channel; the IPC event object never reaches the page. */
@@ -27,6 +27,8 @@ const api: VisionConsoleApi = {
   relaunch: () => ipcRenderer.invoke(Channels.relaunch, null),
   onEvent: (listener) => push<EngineEvent>(PushChannels.event, listener),
   onDelivery: (listener) => push<DeliveryRecord>(PushChannels.delivery, listener),
+  engineState: () => ipcRenderer.invoke(Channels.engineState, null),
+  onEngineState: (listener) => push<EngineState>(PushChannels.engineState, listener),
 };
 
 contextBridge.exposeInMainWorld('visionConsole', Object.freeze(api));

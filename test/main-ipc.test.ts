@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Channels } from '../preload/channels';
+import type { EngineState } from '../engine/contract/engine-process';
+import { Channels, PushChannels } from '../preload/channels';
 
 /*
  * The 'electron' module is replaced by this mock ONLY because the Electron binary cannot be
@@ -28,6 +29,7 @@ vi.mock('electron', () => ({
 }));
 
 const { checkApiPath, registerIpc, MAX_JSON_BODY_BYTES, MAX_IMAGE_BODY_BYTES } = await import('../main/ipc');
+const { registerEngineStateIpc } = await import('../main/engine-ipc');
 
 interface Seen {
   method: string;
@@ -46,6 +48,10 @@ const seen: Seen[] = [];
 const validTokens = new Set<string>();
 let issued = 0;
 let dispose: () => void;
+/** The engine's supervision state as the stand-in supervisor has it, and what main pushed to the window. */
+let engineState: EngineState = { state: 'starting', attempt: 0 };
+const stateListeners = new Set<(state: EngineState) => void>();
+const pushed: Array<[string, unknown]> = [];
 let tmp: string;
 /** What the settings store was asked to save, and how often main was asked to relaunch. */
 const savedPatches: unknown[] = [];
@@ -105,7 +111,26 @@ beforeEach(() => {
   electron.showOpenDialog.mockReset();
   savedPatches.length = 0;
   relaunches = 0;
-  dispose = registerIpc({
+  engineState = { state: 'starting', attempt: 0 };
+  pushed.length = 0;
+  const stopState = registerEngineStateIpc({
+    appOrigin: APP_ORIGIN,
+    log: () => {},
+    engine: {
+      get state() {
+        return engineState;
+      },
+      onState(listener) {
+        stateListeners.add(listener);
+        return () => stateListeners.delete(listener);
+      },
+    },
+    window: () => ({
+      isDestroyed: () => false,
+      webContents: { send: (channel, state) => pushed.push([channel, state]) },
+    }),
+  });
+  const stopIpc = registerIpc({
     appOrigin: APP_ORIGIN,
     version: '1.2.3',
     log: () => {},
@@ -123,14 +148,18 @@ beforeEach(() => {
       get url() {
         return engineUrl;
       },
-      issueToken() {
+      async issueToken() {
         issued++;
         const token = `token-${issued}`;
         validTokens.add(token);
-        return { access_token: token, token_type: 'Bearer', expires_in: 86_400 };
+        return { access_token: token, token_type: 'Bearer' as const, expires_in: 86_400 };
       },
     },
   });
+  dispose = () => {
+    stopIpc();
+    stopState();
+  };
 });
 
 afterEach(() => dispose());
@@ -146,12 +175,29 @@ describe('channel registration', () => {
         'engine:installZapk',
         'engine:installZapkData',
         'engine:request',
+        'engine:state',
         'settings:get',
         'settings:save',
       ].sort(),
     );
     expect([...electron.handlers.keys()].sort()).toEqual(Object.values(Channels).sort());
     await expect(invoke('engine:eval', [{}])).rejects.toThrow(/No handler/);
+  });
+
+  it('engine:state answers the supervision state, pushes each change, and is checked like every channel', async () => {
+    await expect(invoke(Channels.engineState, [null])).resolves.toEqual({ state: 'starting', attempt: 0 });
+    const running: EngineState = { state: 'running', url: engineUrl, pid: 42, since: 1000, restarts: 1 };
+    engineState = running;
+    for (const listener of stateListeners) listener(running);
+    await expect(invoke(Channels.engineState, [null])).resolves.toEqual(running);
+    expect(pushed).toEqual([[PushChannels.engineState, running]]);
+    await expect(invoke(Channels.engineState, [{}])).rejects.toThrow(/engine:state: invalid payload/);
+    await expect(
+      invoke(Channels.engineState, [null], { url: 'https://evil.example/', parent: null }),
+    ).rejects.toThrow(/engine:state: sender is not the console page/);
+    dispose();
+    expect(stateListeners.size).toBe(0);
+    dispose = () => {};
   });
 
   it('app:info answers version and engine URL', async () => {

@@ -176,6 +176,8 @@ describe('ipc transport', () => {
         return () => listeners.splice(listeners.indexOf(listener), 1);
       },
       onDelivery: () => () => {},
+      engineState: async () => ({ state: 'stopped' }),
+      onEngineState: () => () => {},
     };
     return { api, calls, listeners };
   }
