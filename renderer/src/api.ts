@@ -4,22 +4,25 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type {
+  AppConfig,
   AppUpdateBody,
+  DeliveryRecord,
+  EventItem,
+  ImageResult,
   OptimizationBody,
-  PasswordChange,
-  SampleListQuery,
-} from '../../engine/api/schemas';
-import type { DeliveryRecord, EventItem } from '../../engine/events/delivery';
-import type { ImageResult } from '../../engine/events/schema';
-import type {
   OptimizationView,
+  Osd,
+  PasswordChange,
   Proposal,
+  SampleListQuery,
   SamplePage,
   SampleReason,
   SampleView,
+  StartTaskBody,
+  TaskStatus,
+  UpdateTaskBody,
   Verdict,
-} from '../../engine/optimization/schema';
-import type { AppConfig, Osd, StartTaskBody, TaskStatus, UpdateTaskBody } from '../../engine/tasks/schema';
+} from '../../engine/contract';
 import { apiPath, type Transport } from './transport';
 
 export type {

@@ -1,6 +1,6 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
-import { pointInPolygon } from '../../../engine/rules/geometry';
+import { pointInPolygon } from '../../../engine/contract';
 import {
   type AppConfig,
   appsOf,

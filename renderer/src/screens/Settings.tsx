@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useState } from 'react';
-import { PasswordChange } from '../../../engine/api/schemas';
+import { PasswordChange } from '../../../engine/contract';
 import type { SavedSettings } from '../../../preload/api';
 import { changePassword, getMqtt, type MqttSettings, putMqtt } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';

@@ -1,6 +1,6 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useMemo, useState } from 'react';
-import { DEFAULT_OSD, StartTaskBody } from '../../../engine/tasks/schema';
+import { DEFAULT_OSD, StartTaskBody } from '../../../engine/contract';
 import {
   appsOf,
   closePreview,

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useMemo, useState } from 'react';
-import { DEFAULT_OSD, UpdateTaskBody } from '../../../engine/tasks/schema';
+import { DEFAULT_OSD, UpdateTaskBody } from '../../../engine/contract';
 import { appsOf, listPackages, modesOfType, type Osd, type Task, updateTask } from '../api';
 import { AppCheckbox } from '../components/AppCheckbox';
 import { Dialog } from '../components/Dialog';

@@ -4,9 +4,9 @@
  * and then ruleProblems (engine/rules/validate.ts), the model-independent part of the server's
  * semantic checks. Nothing here restates a rule by hand.
  */
-import { AppUpdateBody } from '../../../engine/api/schemas';
-import type { Rule } from '../../../engine/rules/schema';
-import { ruleProblems } from '../../../engine/rules/validate';
+
+import type { Rule } from '../../../engine/contract';
+import { AppUpdateBody, ruleProblems } from '../../../engine/contract';
 import { type FieldErrors, type FieldMessage, schemaErrors, splitProblem } from './schema-errors';
 
 /** A number field as typed: a number, or the text while it is not one (so it can be reported). */
