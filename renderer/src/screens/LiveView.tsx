@@ -21,7 +21,8 @@ import { RegionEditor } from '../components/RegionEditor';
 import { useTransport } from '../context';
 import { useFeed } from '../feed/store';
 import { createEditor, type EditorState, polygonOf, shapeProblem } from '../geometry/editor';
-import { type Size, sourceSizeFromDump } from '../geometry/viewport';
+import type { Size } from '../geometry/viewport';
+import { sourceSize } from '../health';
 import { useNow } from '../hooks/useNow';
 import { useOptimizationNav } from '../optimization/nav';
 import { useSession, useT } from '../store';
@@ -150,7 +151,7 @@ function LiveTask({ taskId }: { taskId: string }) {
       ? latestMessage.body.data.rules.find((rule) => rule.image !== '')?.image
       : undefined;
   const source: Size | null =
-    sourceSizeFromDump(data?.dump) ??
+    (data ? sourceSize(data.health) : null) ??
     (latestFrame ? { width: latestFrame.width, height: latestFrame.height } : null) ??
     videoSize;
 

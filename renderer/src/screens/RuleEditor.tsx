@@ -1,5 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useMemo, useState } from 'react';
+import { errorCode } from '../../../engine/contract';
 import { updateApp, type ZapkApp } from '../api';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
@@ -208,8 +209,8 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
       onSaved();
     },
     onError: (error) => {
-      if (error instanceof ApiError && error.code === 40001) {
-        const { path, message } = serverFieldError(error.msg);
+      if (error instanceof ApiError && error.code === errorCode('INVALID_PARAMETER')) {
+        const { path, message } = serverFieldError(error);
         setServerErrors({ [path]: message });
       }
     },

@@ -8,7 +8,7 @@ import { errorProps, FieldError } from '../components/FieldError';
 import { useTransport } from '../context';
 import { useSession, useT } from '../store';
 import { ApiError } from '../transport';
-import { type FieldErrors, schemaErrors, splitProblem } from '../validation/schema-errors';
+import { type FieldErrors, fieldPath, schemaErrors } from '../validation/schema-errors';
 
 export function Settings() {
   const t = useT();
@@ -302,8 +302,7 @@ function Mqtt() {
     },
     onError: (error) => {
       if (error instanceof ApiError) {
-        const split = splitProblem(error.msg, 'body');
-        if (split) setFieldError({ path: split.path, text: split.what });
+        if (error.field !== undefined) setFieldError({ path: fieldPath(error.field), text: error.msg });
       }
     },
   });

@@ -1,6 +1,6 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useMemo, useState } from 'react';
-import { DEFAULT_OSD, StartTaskBody } from '../../../engine/contract';
+import { DEFAULT_OSD, errorCode, StartTaskBody } from '../../../engine/contract';
 import {
   appsOf,
   closePreview,
@@ -26,7 +26,7 @@ import { useTransport } from '../context';
 import { createEditor, type EditorState, polygonOf, shapeProblem } from '../geometry/editor';
 import { useT } from '../store';
 import { ApiError } from '../transport';
-import { type FieldErrors, schemaErrors, splitProblem } from '../validation/schema-errors';
+import { type FieldErrors, fieldPath, schemaErrors } from '../validation/schema-errors';
 
 const STEPS = ['source', 'apps', 'regions', 'output'] as const;
 type Step = (typeof STEPS)[number];
@@ -37,6 +37,23 @@ function stepOf(path: string): Step {
   if (path.startsWith('zapk_id') || path.startsWith('app_ids')) return 'apps';
   if (path.startsWith('app_configs') || path.startsWith('polygon')) return 'regions';
   return 'output';
+}
+
+/**
+ * Where the wizard shows the engine's refusal: the field its envelope names (a polygon on its app's
+ * region), the source for a stream that would not open; null when it concerns no field.
+ */
+export function formPathOf(
+  error: ApiError,
+  body: { app_configs?: Array<{ app_id: string }> },
+): string | null {
+  if (error.field === undefined) {
+    return error.code === errorCode('STREAM_UNAVAILABLE') ? 'video_url' : null;
+  }
+  const path = fieldPath(error.field);
+  const polygon = /^app_configs\.(\d+)\.polygon/.exec(path);
+  const appId = polygon ? body.app_configs?.[Number(polygon[1])]?.app_id : undefined;
+  return appId === undefined ? path || 'general' : `polygon.${appId}`;
 }
 
 interface StartTaskProps {
@@ -165,13 +182,10 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
     mutationFn: () => startTask(transport, body),
     onSuccess: (taskId) => onStarted(taskId, mode),
     onError: (error) => {
-      if (!(error instanceof ApiError)) return;
-      const split =
-        splitProblem(error.msg, 'body') ??
-        (error.code === 50301 ? { path: 'video_url', what: error.msg } : null);
-      if (!split) return;
-      setServerErrors({ [split.path || 'general']: { key: 'validation.invalid', text: split.what } });
-      setStep(stepOf(split.path));
+      const path = error instanceof ApiError ? formPathOf(error, body) : null;
+      if (path === null || !(error instanceof ApiError)) return;
+      setServerErrors({ [path]: { key: 'validation.invalid', text: error.msg } });
+      setStep(stepOf(path));
     },
   });
 
@@ -395,9 +409,10 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
                 {errors.general.text}
               </p>
             )}
-            {start.isError && !(start.error instanceof ApiError && splitProblem(start.error.msg, 'body')) && (
-              <ErrorNotice error={start.error} />
-            )}
+            {start.isError &&
+              !(start.error instanceof ApiError && formPathOf(start.error, body) !== null) && (
+                <ErrorNotice error={start.error} />
+              )}
           </>
         )}
 

@@ -11,7 +11,7 @@ import { useTransport } from '../context';
 import { createEditor, formatPoints, parsePoints, setPoints, shapeProblem } from '../geometry/editor';
 import { useT } from '../store';
 import { ApiError } from '../transport';
-import { type FieldErrors, schemaErrors, splitProblem } from '../validation/schema-errors';
+import { type FieldErrors, schemaErrors } from '../validation/schema-errors';
 
 interface TaskEditorProps {
   task: Task;
@@ -91,7 +91,7 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
       onClose();
     },
     onError: (error) => {
-      if (error instanceof ApiError) setServerError(splitProblem(error.msg, 'body')?.what ?? error.msg);
+      if (error instanceof ApiError) setServerError(error.msg);
     },
   });
 

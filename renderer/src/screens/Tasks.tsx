@@ -1,9 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
-import { closeTask, dumpFigures, isRunning, listTasks, type Task } from '../api';
+import { closeTask, isRunning, listTasks, type Task } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
+import { taskFigures } from '../health';
 import type { MessageKey, Translate } from '../i18n';
 import { useOptimizationNav } from '../optimization/nav';
 import { useSession, useT } from '../store';
@@ -98,7 +99,7 @@ export function Tasks() {
             <tbody>
               {tasks.data.map((task) => {
                 const running = isRunning(task);
-                const figures = dumpFigures(task.dump);
+                const figures = taskFigures(task.health);
                 const pending = close.isPending && close.variables === task.task_id;
                 const shortId = task.task_id.slice(0, 8);
                 return (
