@@ -1,6 +1,6 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useId, useMemo, useState } from 'react';
-import { appsOf, listPackages, listTasks, redeliver, taskEvents } from '../api';
+import { appsOf, redeliver, taskEvents } from '../api';
 import { appColor, paletteColor } from '../colors';
 import { CountsChart } from '../components/CountsChart';
 import { Dialog } from '../components/Dialog';
@@ -19,6 +19,8 @@ import {
 import { useFeed } from '../feed/store';
 import { useNow } from '../hooks/useNow';
 import type { Language, Translate } from '../i18n';
+import { packagesQuery } from '../queries/packages';
+import { tasksQuery } from '../queries/tasks';
 import { useSession, useT } from '../store';
 
 const ROW_HEIGHT = 92;
@@ -107,11 +109,8 @@ export function Events() {
   const now = useNow(BUCKET_MS / 2);
   const [filter, setFilter] = useState<FeedFilter>({});
   const [open, setOpen] = useState<{ body: CallbackBody; rule: FiredRule } | null>(null);
-  const tasks = useQuery({ queryKey: ['tasks'], queryFn: ({ signal }) => listTasks(transport, signal) });
-  const packages = useQuery({
-    queryKey: ['packages'],
-    queryFn: ({ signal }) => listPackages(transport, signal),
-  });
+  const tasks = useQuery(tasksQuery(transport));
+  const packages = useQuery(packagesQuery(transport));
   const colors = useMemo(() => {
     const byApp = new Map<string, string>();
     for (const pkg of packages.data ?? []) {

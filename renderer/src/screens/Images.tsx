@@ -1,16 +1,9 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
-import {
-  fileToBase64,
-  type ImageResult,
-  isRunning,
-  listTasks,
-  type Task,
-  uploadDiff,
-  uploadImage,
-} from '../api';
+import { fileToBase64, type ImageResult, isRunning, type Task, uploadDiff, uploadImage } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
+import { tasksQuery } from '../queries/tasks';
 import { useSession, useT } from '../store';
 
 /** The engine takes an image per task at most every second (42901 otherwise). */
@@ -34,11 +27,7 @@ export function Images() {
   const openImages = useSession((state) => state.openImages);
   const setScreen = useSession((state) => state.setScreen);
   const ids = { task: useId(), title: useId() };
-  const tasks = useQuery({
-    queryKey: ['tasks'],
-    queryFn: ({ signal }) => listTasks(transport, signal),
-    refetchInterval: 3000,
-  });
+  const tasks = useQuery(tasksQuery(transport));
   const imageTasks = (tasks.data ?? []).filter(
     (task) => task.mode !== 'video' && task.mode !== undefined && isRunning(task),
   );

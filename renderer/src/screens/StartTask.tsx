@@ -1,16 +1,14 @@
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useMemo, useState } from 'react';
 import { DEFAULT_OSD, errorCode, StartTaskBody } from '../../../engine/contract';
 import {
   appsOf,
   closePreview,
   licenseState,
-  listPackages,
   modesOfType,
   type Osd,
   type Preview,
   startPreview,
-  startTask,
   type TaskMode,
 } from '../api';
 import { appColor } from '../colors';
@@ -24,6 +22,8 @@ import type { StageApp } from '../components/PolygonStage';
 import { RegionEditor } from '../components/RegionEditor';
 import { useTransport } from '../context';
 import { createEditor, type EditorState, polygonOf, shapeProblem } from '../geometry/editor';
+import { packagesQuery } from '../queries/packages';
+import { startTaskMutation } from '../queries/tasks';
 import { useT } from '../store';
 import { ApiError } from '../transport';
 import { type FieldErrors, fieldPath, schemaErrors } from '../validation/schema-errors';
@@ -69,6 +69,7 @@ interface StartTaskProps {
 export function StartTask({ onClose, onStarted }: StartTaskProps) {
   const t = useT();
   const transport = useTransport();
+  const queryClient = useQueryClient();
   const ids = {
     mode: useId(),
     url: useId(),
@@ -92,10 +93,7 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
   const [shown, setShown] = useState<Set<Step>>(new Set());
   const [serverErrors, setServerErrors] = useState<FieldErrors>({});
 
-  const packages = useQuery({
-    queryKey: ['packages'],
-    queryFn: ({ signal }) => listPackages(transport, signal),
-  });
+  const packages = useQuery(packagesQuery(transport));
   const pkg = packages.data?.find((candidate) => candidate.zapk_id === zapkId);
   const now = Date.now();
   const candidates = useMemo(() => (pkg ? appsOf(pkg) : []), [pkg]);
@@ -179,7 +177,7 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
   const errorsOf = (of: Step) => Object.entries(errors).filter(([path]) => stepOf(path) === of);
 
   const start = useMutation({
-    mutationFn: () => startTask(transport, body),
+    ...startTaskMutation(transport, queryClient),
     onSuccess: (taskId) => onStarted(taskId, mode),
     onError: (error) => {
       const path = error instanceof ApiError ? formPathOf(error, body) : null;
@@ -194,7 +192,7 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
     event.preventDefault();
     setShown((current) => new Set(current).add(step));
     if (errorsOf(step).length > 0) return;
-    if (step === 'output') start.mutate();
+    if (step === 'output') start.mutate(body);
     else setStep(STEPS[index + 1] as Step);
   }
   const visible = (path: string) =>

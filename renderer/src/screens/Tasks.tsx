@@ -1,17 +1,16 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
-import { closeTask, isRunning, listTasks, type Task } from '../api';
+import { isRunning, type Task } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
 import { taskFigures } from '../health';
 import type { MessageKey, Translate } from '../i18n';
 import { useOptimizationNav } from '../optimization/nav';
+import { closeTaskMutation, tasksQuery } from '../queries/tasks';
 import { useSession, useT } from '../store';
 import { StartTask } from './StartTask';
 import { TaskEditor } from './TaskEditor';
-
-const REFRESH_MS = 2_000;
 
 function modeLabel(t: Translate, mode: Task['mode']): string {
   return t(`mode.${mode ?? 'video'}`);
@@ -48,15 +47,8 @@ export function Tasks() {
   const [starting, setStarting] = useState(false);
   const [editing, setEditing] = useState<Task | null>(null);
   const [closing, setClosing] = useState<Task | null>(null);
-  const tasks = useQuery({
-    queryKey: ['tasks'],
-    queryFn: ({ signal }) => listTasks(transport, signal),
-    refetchInterval: REFRESH_MS,
-  });
-  const close = useMutation({
-    mutationFn: (taskId: string) => closeTask(transport, taskId),
-    onSettled: () => queryClient.invalidateQueries({ queryKey: ['tasks'] }),
-  });
+  const tasks = useQuery(tasksQuery(transport));
+  const close = useMutation(closeTaskMutation(transport, queryClient));
 
   return (
     <section aria-labelledby={headingId}>
@@ -181,7 +173,6 @@ export function Tasks() {
           onClose={() => setStarting(false)}
           onStarted={(taskId, mode) => {
             setStarting(false);
-            void queryClient.invalidateQueries({ queryKey: ['tasks'] });
             if (mode === 'video') openLive(taskId);
             else openImages(taskId);
           }}
