@@ -1,10 +1,12 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
+import { Link, useLocation } from 'wouter';
 import { fileToBase64, type ImageResult, isRunning, type Task, uploadDiff, uploadImage } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
 import { tasksQuery } from '../queries/tasks';
-import { useSession, useT } from '../store';
+import { paths } from '../routes';
+import { useT } from '../store';
 
 /** The engine takes an image per task at most every second (42901 otherwise). */
 const UPLOAD_SPACING_MS = 1100;
@@ -20,12 +22,10 @@ interface Result {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Image and diff tasks (4.8, 4.9): upload images or pairs from the console and see what was found. */
-export function Images() {
+export function Images({ taskId }: { taskId: string | null }) {
   const t = useT();
   const transport = useTransport();
-  const taskId = useSession((state) => state.imageTaskId);
-  const openImages = useSession((state) => state.openImages);
-  const setScreen = useSession((state) => state.setScreen);
+  const [, navigate] = useLocation();
   const ids = { task: useId(), title: useId() };
   const tasks = useQuery(tasksQuery(transport));
   const imageTasks = (tasks.data ?? []).filter(
@@ -41,7 +41,7 @@ export function Images() {
         <select
           id={ids.task}
           value={task ? task.task_id : ''}
-          onChange={(event) => openImages(event.target.value)}
+          onChange={(event) => navigate(paths.images(event.target.value))}
         >
           <option value="">{t('live.chooseTask')}</option>
           {imageTasks.map((candidate) => (
@@ -56,9 +56,9 @@ export function Images() {
       {!task && (
         <div className="notice">
           <p>{imageTasks.length === 0 ? t('images.noTasks') : t('live.pick')}</p>
-          <button type="button" onClick={() => setScreen('tasks')}>
+          <Link className="button" href={paths.tasks}>
             {t('images.toTasks')}
-          </button>
+          </Link>
         </div>
       )}
       {task && <Uploads key={task.task_id} task={task} />}

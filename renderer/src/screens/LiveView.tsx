@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
+import { Link, useLocation } from 'wouter';
 import { pointInPolygon } from '../../../engine/contract';
 import { type AppConfig, appsOf, isRunning, type Task } from '../api';
 import { appColor } from '../colors';
@@ -14,10 +15,10 @@ import type { Size } from '../geometry/viewport';
 import { sourceSize } from '../health';
 import { useAiLive } from '../hooks/useAiLive';
 import { useNow } from '../hooks/useNow';
-import { useOptimizationNav } from '../optimization/nav';
 import { packagesQuery } from '../queries/packages';
 import { taskKeys, taskQuery, tasksQuery, updateTaskMutation } from '../queries/tasks';
-import { useSession, useT } from '../store';
+import { paths } from '../routes';
+import { useT } from '../store';
 import { ApiError } from '../transport';
 import { statusLabel } from './Tasks';
 
@@ -39,12 +40,10 @@ const samePolygon = (a: AppConfig['polygon'] | undefined, b: AppConfig['polygon'
  * at once through 4.7, so the running analysis follows the drawing; zones light up while the feed
  * reports objects inside them.
  */
-export function LiveView() {
+export function LiveView({ taskId }: { taskId: string | null }) {
   const t = useT();
   const transport = useTransport();
-  const taskId = useSession((state) => state.liveTaskId);
-  const openLive = useSession((state) => state.openLive);
-  const openOptimization = useOptimizationNav((state) => state.open);
+  const [, navigate] = useLocation();
   const selectId = useId();
   const tasks = useQuery(tasksQuery(transport));
   const videoTasks = (tasks.data ?? []).filter(
@@ -56,7 +55,11 @@ export function LiveView() {
       <div className="toolbar">
         <h2 id={`${selectId}-title`}>{t('live.title')}</h2>
         <label htmlFor={selectId}>{t('live.task')}</label>
-        <select id={selectId} value={taskId ?? ''} onChange={(event) => openLive(event.target.value)}>
+        <select
+          id={selectId}
+          value={taskId ?? ''}
+          onChange={(event) => navigate(paths.live(event.target.value))}
+        >
           <option value="">{t('live.chooseTask')}</option>
           {videoTasks.map((task) => (
             <option key={task.task_id} value={task.task_id}>
@@ -66,9 +69,9 @@ export function LiveView() {
           ))}
         </select>
         {taskId && (
-          <button type="button" onClick={() => openOptimization(taskId)}>
+          <Link className="button" href={paths.optimization(taskId)}>
             {t('live.optimize')}
-          </button>
+          </Link>
         )}
       </div>
       {tasks.isError && <ErrorNotice error={tasks.error} />}

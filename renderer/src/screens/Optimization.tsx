@@ -1,17 +1,18 @@
 import { useQuery } from '@tanstack/react-query';
 import { useId, useState } from 'react';
+import { useLocation } from 'wouter';
 import { isRunning, type OptimizationView } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
 import { useNow } from '../hooks/useNow';
 import type { Language, Translate } from '../i18n';
 import { engineLink, exportPath, type LinkAccess } from '../optimization/links';
-import { useOptimizationNav } from '../optimization/nav';
 import { chosenRun, elapsedShare, isCollecting, megabytes, secondsLeft } from '../optimization/run';
 import { REASONS } from '../optimization/samples';
 import { optimizationsQuery } from '../queries/optimizations';
 import { appInfoQuery } from '../queries/settings';
 import { tasksQuery } from '../queries/tasks';
+import { paths } from '../routes';
 import { useSession, useT } from '../store';
 import { OptimizationProposals } from './OptimizationProposals';
 import { OptimizationSamples } from './OptimizationSamples';
@@ -35,14 +36,13 @@ function useLinkAccess(): LinkAccess | null {
  * Effect optimization (4.13) of a video task: start a run, follow it while it collects, review its
  * hard samples (right or wrong), apply a proposed threshold to the app's rule, download the dataset.
  */
-export function Optimization() {
+export function Optimization({ taskId, runId }: { taskId: string | null; runId: string | null }) {
   const t = useT();
   const transport = useTransport();
   const ids = { title: useId(), task: useId(), run: useId() };
-  const taskId = useOptimizationNav((state) => state.taskId);
-  const runId = useOptimizationNav((state) => state.runId);
-  const selectTask = useOptimizationNav((state) => state.selectTask);
-  const selectRun = useOptimizationNav((state) => state.selectRun);
+  const [, navigate] = useLocation();
+  const selectTask = (id: string | null) => navigate(paths.optimization(id));
+  const selectRun = (id: string | null) => navigate(paths.optimization(taskId, id));
   const language = useSession((state) => state.language);
   const access = useLinkAccess();
   const [starting, setStarting] = useState(false);

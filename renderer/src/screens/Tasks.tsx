@@ -1,14 +1,15 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
+import { Link, useLocation } from 'wouter';
 import { isRunning, type Task } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
 import { taskFigures } from '../health';
 import type { MessageKey, Translate } from '../i18n';
-import { useOptimizationNav } from '../optimization/nav';
 import { closeTaskMutation, tasksQuery } from '../queries/tasks';
-import { useSession, useT } from '../store';
+import { paths } from '../routes';
+import { useT } from '../store';
 import { StartTask } from './StartTask';
 import { TaskEditor } from './TaskEditor';
 
@@ -36,19 +37,18 @@ function statusClass(task: Task): string {
       : 'badge badge-ok';
 }
 
-export function Tasks() {
+/** The task table; `taskId` (from the address) opens that task's editor. */
+export function Tasks({ taskId }: { taskId: string | null }) {
   const t = useT();
   const transport = useTransport();
   const queryClient = useQueryClient();
   const headingId = useId();
-  const openLive = useSession((state) => state.openLive);
-  const openImages = useSession((state) => state.openImages);
-  const openOptimization = useOptimizationNav((state) => state.open);
+  const [, navigate] = useLocation();
   const [starting, setStarting] = useState(false);
-  const [editing, setEditing] = useState<Task | null>(null);
   const [closing, setClosing] = useState<Task | null>(null);
   const tasks = useQuery(tasksQuery(transport));
   const close = useMutation(closeTaskMutation(transport, queryClient));
+  const editing = taskId === null ? undefined : tasks.data?.find((task) => task.task_id === taskId);
 
   return (
     <section aria-labelledby={headingId}>
@@ -118,37 +118,37 @@ export function Tasks() {
                         <div className="row-actions">
                           {(task.mode ?? 'video') === 'video' ? (
                             <>
-                              <button
-                                type="button"
+                              <Link
+                                className="button"
+                                href={paths.live(task.task_id)}
                                 aria-label={t('tasks.liveLabel', { id: shortId })}
-                                onClick={() => openLive(task.task_id)}
                               >
                                 {t('tasks.live')}
-                              </button>
-                              <button
-                                type="button"
+                              </Link>
+                              <Link
+                                className="button"
+                                href={paths.optimization(task.task_id)}
                                 aria-label={t('tasks.optimizeLabel', { id: shortId })}
-                                onClick={() => openOptimization(task.task_id)}
                               >
                                 {t('tasks.optimize')}
-                              </button>
+                              </Link>
                             </>
                           ) : (
-                            <button
-                              type="button"
+                            <Link
+                              className="button"
+                              href={paths.images(task.task_id)}
                               aria-label={t('tasks.uploadLabel', { id: shortId })}
-                              onClick={() => openImages(task.task_id)}
                             >
                               {t('tasks.upload')}
-                            </button>
+                            </Link>
                           )}
-                          <button
-                            type="button"
+                          <Link
+                            className="button"
+                            href={paths.task(task.task_id)}
                             aria-label={t('tasks.editLabel', { id: shortId })}
-                            onClick={() => setEditing(task)}
                           >
                             {t('tasks.edit')}
-                          </button>
+                          </Link>
                           <button
                             type="button"
                             className="danger"
@@ -171,21 +171,17 @@ export function Tasks() {
       {starting && (
         <StartTask
           onClose={() => setStarting(false)}
-          onStarted={(taskId, mode) => {
+          onStarted={(started, mode) => {
             setStarting(false);
-            if (mode === 'video') openLive(taskId);
-            else openImages(taskId);
+            navigate(mode === 'video' ? paths.live(started) : paths.images(started));
           }}
         />
       )}
       {editing && (
         <TaskEditor
           task={editing}
-          onClose={() => setEditing(null)}
-          onEditRegions={() => {
-            setEditing(null);
-            openLive(editing.task_id);
-          }}
+          onClose={() => navigate(paths.tasks)}
+          onEditRegions={() => navigate(paths.live(editing.task_id))}
         />
       )}
       {closing && (
