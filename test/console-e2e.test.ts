@@ -380,7 +380,16 @@ describe('web console in Chromium', () => {
     await dialog.getByRole('img', { name: 'Annotated frame of person:0' }).waitFor();
     expect(await dialog.getByRole('row').count()).toBeGreaterThan(1);
     await shot('08-snapshot');
+    // The snapshot has an address: a reload (an empty feed) opens the same event, read from the engine.
+    const opened = new URL(page.url()).hash;
+    expect(opened).toMatch(new RegExp(`^#/events/${taskId}/\\d+/person%3A0$`));
+    const rows = await dialog.getByRole('row').allTextContents();
+    await page.reload();
+    await dialog.getByRole('img', { name: 'Annotated frame of person:0' }).waitFor();
+    expect(await dialog.getByRole('row').allTextContents()).toEqual(rows);
+    expect(new URL(page.url()).hash).toBe(opened);
     await dialog.getByRole('button', { name: 'Close dialog' }).click();
+    await expect.poll(() => new URL(page.url()).hash, POLL).toBe('#/events');
     expect(receiver.accepted.length).toBeGreaterThan(0);
   }, 60_000);
 
