@@ -161,7 +161,7 @@ export function Events({ open }: { open: OpenEvent | null }) {
   }, [packages.data]);
   const colorOf = (appId: string) => colors.get(appId) ?? paletteColor(appId);
   const receivers = useMemo(
-    () => new Map((tasks.data ?? []).map((task) => [task.task_id, (task.report_url ?? '') !== ''])),
+    () => new Map((tasks.data ?? []).map((task) => [task.task_id, task.report_url !== ''])),
     [tasks.data],
   );
 

@@ -28,9 +28,7 @@ export function Images({ taskId }: { taskId: string | null }) {
   const [, navigate] = useLocation();
   const ids = { task: useId(), title: useId() };
   const tasks = useQuery(tasksQuery(transport));
-  const imageTasks = (tasks.data ?? []).filter(
-    (task) => task.mode !== 'video' && task.mode !== undefined && isRunning(task),
-  );
+  const imageTasks = (tasks.data ?? []).filter((task) => task.mode !== 'video' && isRunning(task));
   const task = imageTasks.find((candidate) => candidate.task_id === taskId);
 
   return (
@@ -46,8 +44,7 @@ export function Images({ taskId }: { taskId: string | null }) {
           <option value="">{t('live.chooseTask')}</option>
           {imageTasks.map((candidate) => (
             <option key={candidate.task_id} value={candidate.task_id}>
-              {candidate.task_id.slice(0, 8)} · {t(`mode.${candidate.mode ?? 'image'}`)} ·{' '}
-              {candidate.app_ids.join(', ')}
+              {candidate.task_id.slice(0, 8)} · {t(`mode.${candidate.mode}`)} · {candidate.app_ids.join(', ')}
             </option>
           ))}
         </select>
@@ -138,7 +135,7 @@ function Uploads({ task }: { task: Task }) {
     <>
       <form className="card upload-form" onSubmit={submit}>
         <p className="meta">
-          <span>{t(`mode.${task.mode ?? 'image'}`)}</span>
+          <span>{t(`mode.${task.mode}`)}</span>
           <span>{task.app_ids.join(', ')}</span>
           <span className="dump">{task.dump}</span>
         </p>

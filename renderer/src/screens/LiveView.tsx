@@ -46,9 +46,7 @@ export function LiveView({ taskId }: { taskId: string | null }) {
   const [, navigate] = useLocation();
   const selectId = useId();
   const tasks = useQuery(tasksQuery(transport));
-  const videoTasks = (tasks.data ?? []).filter(
-    (task) => (task.mode ?? 'video') === 'video' && isRunning(task),
-  );
+  const videoTasks = (tasks.data ?? []).filter((task) => task.mode === 'video' && isRunning(task));
 
   return (
     <section aria-labelledby={`${selectId}-title`} className="live">
@@ -134,7 +132,7 @@ function LiveTask({ taskId }: { taskId: string }) {
   useEffect(() => {
     if (!data || apps.length === 0) return;
     setEditor((current) => {
-      const configs = data.app_configs ?? [];
+      const configs = data.app_configs;
       if (!current) {
         saved.current = Object.fromEntries(configs.map((config) => [config.app_id, config.polygon]));
         return createEditor(apps, configs);

@@ -48,7 +48,7 @@ export function Optimization({ taskId, runId }: { taskId: string | null; runId: 
   const [starting, setStarting] = useState(false);
 
   const tasks = useQuery(tasksQuery(transport));
-  const videoTasks = (tasks.data ?? []).filter((task) => (task.mode ?? 'video') === 'video');
+  const videoTasks = (tasks.data ?? []).filter((task) => task.mode === 'video');
   const task = videoTasks.find((candidate) => candidate.task_id === taskId);
   const taskRunning = task ? isRunning(task) : false;
 

@@ -98,7 +98,7 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
       save.mutate({ taskId: task.task_id, body });
   }
 
-  const compatible = candidates.filter((app) => modesOfType(app.type).includes(task.mode ?? 'video'));
+  const compatible = candidates.filter((app) => modesOfType(app.type).includes(task.mode));
   return (
     <Dialog title={t('taskEdit.title', { id: task.task_id.slice(0, 8) })} onClose={onClose} wide>
       <form onSubmit={submit} noValidate>

@@ -14,7 +14,7 @@ import { StartTask } from './StartTask';
 import { TaskEditor } from './TaskEditor';
 
 function modeLabel(t: Translate, mode: Task['mode']): string {
-  return t(`mode.${mode ?? 'video'}`);
+  return t(`mode.${mode}`);
 }
 
 export function statusLabel(t: Translate, task: Task): string {
@@ -23,7 +23,7 @@ export function statusLabel(t: Translate, task: Task): string {
     if (task.status === 'stream_lost') return t('status.streamLost');
     return t('status.running');
   }
-  const code = task.close_code ?? 0;
+  const code = task.close_code;
   const key = `status.closed.${code}`;
   return code >= 1 && code <= 5 ? t(key as MessageKey) : t('status.closed.other', { code });
 }
@@ -111,12 +111,12 @@ export function Tasks({ taskId }: { taskId: string | null }) {
                     </td>
                     <td className="num">{figures.fps === null ? '—' : figures.fps.toFixed(1)}</td>
                     <td className="num">{figures.reconnects ?? '—'}</td>
-                    <td className="num">{task.close_code ?? 0}</td>
-                    <td className="dump">{task.dump ?? ''}</td>
+                    <td className="num">{task.close_code}</td>
+                    <td className="dump">{task.dump}</td>
                     <td>
                       {running && (
                         <div className="row-actions">
-                          {(task.mode ?? 'video') === 'video' ? (
+                          {task.mode === 'video' ? (
                             <>
                               <Link
                                 className="button"
