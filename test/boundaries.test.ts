@@ -81,7 +81,10 @@ function importsOf(file: string): Import[] {
   const add = (specifier: string, typeOnly: boolean, names: string[] = []) =>
     found.push({ specifier, file: resolveFile(file, specifier), typeOnly, names });
   const walk = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(walk);
+    if (Array.isArray(node)) {
+      for (const item of node) walk(item);
+      return;
+    }
     if (!node || typeof node !== 'object') return;
     const n = node as Node;
     const source = n.source as { value?: unknown } | null | undefined;
