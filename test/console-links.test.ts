@@ -95,6 +95,22 @@ describe('console addresses', () => {
     await page.context().close();
   });
 
+  it("opens a link to a task: the table with that task's editor, which closes back to the table", async () => {
+    const page = await openConsolePage(browser, pageErrors);
+    await page.goto(`${engine.url}/#/tasks`);
+    await signInIfAsked(page, 'Tasks');
+    const edit = page.getByRole('link', { name: `Edit task ${taskId.slice(0, 8)}` });
+    expect(await edit.getAttribute('href')).toBe(`#/tasks/${taskId}`);
+    await page.goto(`${engine.url}/#/tasks/${taskId}`);
+    await page.reload();
+    const dialog = page.getByRole('dialog', { name: new RegExp(taskId.slice(0, 8)) });
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Close dialog' }).click();
+    await expect.poll(() => new URL(page.url()).hash).toBe('#/tasks');
+    expect(await dialog.count()).toBe(0);
+    await page.context().close();
+  });
+
   it('marks the field the engine names in its refusal, not a notice', async () => {
     const page = await openConsolePage(browser, pageErrors);
     const refusal = { code: 40001, msg: 'the receiver refuses callbacks from here', field: 'report_url' };
