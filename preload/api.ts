@@ -3,9 +3,8 @@
  * and never the preload itself). Nothing exposed here carries a secret: main holds the engine token.
  */
 
+import type { CallbackBody, DeliveryRecord } from '../engine/contract';
 import type { EngineState } from '../engine/contract/engine-process';
-import type { DeliveryRecord } from '../engine/events/delivery';
-import type { CallbackBody } from '../engine/events/schema';
 import type { SavedSettings } from '../main/settings';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';

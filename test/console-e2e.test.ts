@@ -214,7 +214,7 @@ describe('web console in Chromium', () => {
   });
 
   it('starts a video task with the wizard: raw preview, apps, a region drawn with clicks on the preview', async () => {
-    await page.getByRole('navigation').getByRole('button', { name: 'Tasks' }).click();
+    await page.getByRole('navigation').getByRole('link', { name: 'Tasks' }).click();
     await page.getByRole('button', { name: 'New task…' }).click();
     const wizard = page.getByRole('dialog', { name: 'Start a task' });
     await wizard.getByRole('textbox', { name: 'Source URL' }).fill(pathToFileURL(VIDEO).href);
@@ -361,7 +361,7 @@ describe('web console in Chromium', () => {
   }, 90_000);
 
   it('shows events arriving in the feed with thumbnails, delivery state and a full-size snapshot', async () => {
-    await page.getByRole('navigation').getByRole('button', { name: 'Events' }).click();
+    await page.getByRole('navigation').getByRole('link', { name: 'Events' }).click();
     await page.getByRole('status').filter({ hasText: 'Live feed connected' }).first().waitFor();
     const thumb = page.getByRole('button', { name: 'Open the snapshot of person:0' }).first();
     await thumb.waitFor({ timeout: 30_000 });
@@ -380,12 +380,21 @@ describe('web console in Chromium', () => {
     await dialog.getByRole('img', { name: 'Annotated frame of person:0' }).waitFor();
     expect(await dialog.getByRole('row').count()).toBeGreaterThan(1);
     await shot('08-snapshot');
+    // The snapshot has an address: a reload (an empty feed) opens the same event, read from the engine.
+    const opened = new URL(page.url()).hash;
+    expect(opened).toMatch(new RegExp(`^#/events/${taskId}/\\d+/person%3A0$`));
+    const rows = await dialog.getByRole('row').allTextContents();
+    await page.reload();
+    await dialog.getByRole('img', { name: 'Annotated frame of person:0' }).waitFor();
+    expect(await dialog.getByRole('row').allTextContents()).toEqual(rows);
+    expect(new URL(page.url()).hash).toBe(opened);
     await dialog.getByRole('button', { name: 'Close dialog' }).click();
+    await expect.poll(() => new URL(page.url()).hash, POLL).toBe('#/events');
     expect(receiver.accepted.length).toBeGreaterThan(0);
   }, 60_000);
 
   it('uploads an image to an image task started with the wizard, and a pair to a diff task', async () => {
-    await page.getByRole('navigation').getByRole('button', { name: 'Tasks' }).click();
+    await page.getByRole('navigation').getByRole('link', { name: 'Tasks' }).click();
     await page.getByRole('button', { name: 'New task…' }).click();
     const wizard = page.getByRole('dialog', { name: 'Start a task' });
     await wizard.getByRole('radio', { name: 'Image' }).check();
@@ -439,7 +448,7 @@ describe('web console in Chromium', () => {
 
   it('switches the language to Simplified Chinese and the theme to dark', async () => {
     await page.getByRole('combobox', { name: 'Language' }).selectOption('zh-CN');
-    await page.getByRole('navigation').getByRole('button', { name: '任务' }).click();
+    await page.getByRole('navigation').getByRole('link', { name: '任务' }).click();
     await page.getByRole('heading', { name: '分析任务' }).waitFor();
     expect(await page.evaluate(() => document.documentElement.lang)).toBe('zh-CN');
     await page.getByRole('cell', { name: '运行中' }).or(page.getByText('运行中')).first().waitFor();
@@ -448,18 +457,18 @@ describe('web console in Chromium', () => {
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
     const background = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
     expect(background).toBe('rgb(21, 23, 28)');
-    await page.getByRole('navigation').getByRole('button', { name: '实时画面' }).click();
+    await page.getByRole('navigation').getByRole('link', { name: '实时画面' }).click();
     await page.locator('.region-canvas video').waitFor();
     await shot('12-live-view-dark-zh-CN');
     await page.getByRole('combobox', { name: '语言' }).selectOption('en');
     await page.getByRole('combobox', { name: 'Theme' }).selectOption('light');
-    await page.getByRole('navigation').getByRole('button', { name: 'Settings' }).click();
+    await page.getByRole('navigation').getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'MQTT broker' }).waitFor();
     await shot('13-settings');
   });
 
   it('closes the task from the table', async () => {
-    await page.getByRole('navigation').getByRole('button', { name: 'Tasks' }).click();
+    await page.getByRole('navigation').getByRole('link', { name: 'Tasks' }).click();
     await page.getByRole('button', { name: `Close task ${taskId.slice(0, 8)}` }).click();
     const confirm = page.getByRole('dialog', { name: 'Close task' });
     await confirm.getByRole('button', { name: 'Close', exact: true }).click();

@@ -124,8 +124,8 @@ describe('effect optimization in the web console', () => {
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Application packages' }).waitFor();
-    await page.getByRole('navigation').getByRole('button', { name: 'Tasks' }).click();
-    const entry = page.getByRole('button', { name: `Effect optimization of task ${taskId.slice(0, 8)}` });
+    await page.getByRole('navigation').getByRole('link', { name: 'Tasks' }).click();
+    const entry = page.getByRole('link', { name: `Effect optimization of task ${taskId.slice(0, 8)}` });
     await entry.waitFor();
     await shot('optimization-00-tasks');
     await entry.click();
@@ -134,7 +134,7 @@ describe('effect optimization in the web console', () => {
     expect(
       await page
         .getByRole('navigation')
-        .getByRole('button', { name: 'Optimization' })
+        .getByRole('link', { name: 'Optimization' })
         .getAttribute('aria-current'),
     ).toBe('page');
     await page.getByText('No run yet for this task.').waitFor();

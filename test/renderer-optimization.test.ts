@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import type { OptimizationView, Proposal, SampleView } from '../engine/optimization/schema';
 import { columnsOf, keepSelection, moveSelection, verdictOfKey } from '../renderer/src/optimization/grid';
 import { engineLink, exportPath } from '../renderer/src/optimization/links';
-import { useOptimizationNav } from '../renderer/src/optimization/nav';
 import { decimal, proposalAction, signed } from '../renderer/src/optimization/proposals';
 import { busyApps, chosenRun, elapsedShare, secondsLeft } from '../renderer/src/optimization/run';
 import { detectionCounts, replaceSample, withReason } from '../renderer/src/optimization/samples';
@@ -323,21 +322,5 @@ describe('start form', () => {
     expect(startErrors({ ...form, appIds: [] }).app_ids).toEqual({ key: 'optimization.chooseApps' });
     expect(startRequest({ ...form, duration: '5' })).toBeNull();
     expect(startRequest({ ...form, appIds: [] })).toBeNull();
-  });
-});
-
-describe('navigation state', () => {
-  it('opens a task on its latest run, keeps it while away, and drops the run with another task', () => {
-    const nav = useOptimizationNav.getState();
-    nav.open('task-1', 'run-1');
-    expect(useOptimizationNav.getState()).toMatchObject({ active: true, taskId: 'task-1', runId: 'run-1' });
-    nav.leave();
-    expect(useOptimizationNav.getState()).toMatchObject({ active: false, taskId: 'task-1', runId: 'run-1' });
-    nav.show();
-    expect(useOptimizationNav.getState().active).toBe(true);
-    nav.selectTask('task-2');
-    expect(useOptimizationNav.getState()).toMatchObject({ taskId: 'task-2', runId: null });
-    nav.open('task-3');
-    expect(useOptimizationNav.getState().runId).toBeNull();
   });
 });

@@ -6,7 +6,6 @@ import {
   MAX_ZOOM,
   panBy,
   resizeView,
-  sourceSizeFromDump,
   toDisplay,
   toSource,
   toSourcePixel,
@@ -112,16 +111,5 @@ describe('zoom and pan while drawing', () => {
     expect(newCentre.y).toBeCloseTo(centre.y, 6);
     // Fitted before, fitted after.
     expect(resizeView(fit, SOURCE, box, smaller)).toEqual(fitContain(SOURCE, smaller));
-  });
-});
-
-describe('source size of a task', () => {
-  it('is read from the dump line', () => {
-    expect(sourceSizeFromDump('running 10.0 fps analysed, source 768x576 at 10.0 fps, 0 reconnects')).toEqual(
-      SOURCE,
-    );
-    expect(sourceSizeFromDump('running, 3 images received')).toBeNull();
-    expect(sourceSizeFromDump(undefined)).toBeNull();
-    expect(sourceSizeFromDump('source 0x0')).toBeNull();
   });
 });

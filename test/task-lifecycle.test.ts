@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../engine/api/errors';
 import { ManualClock } from '../engine/clock';
-import { BUILTIN_PACKAGE_DIR } from '../engine/engine';
 import type { NewEvent } from '../engine/events/schema';
 import { InferencePool } from '../engine/inference/pool';
 import { findFfmpeg } from '../engine/media/ffmpeg';
@@ -16,7 +15,7 @@ import { VideoAnalysis } from '../engine/pipeline/video-analysis';
 import { type Db, openDb } from '../engine/store/db';
 import { TaskRegistry } from '../engine/tasks/registry';
 import type { TaskView } from '../engine/tasks/schema';
-import { VIDEO } from './helpers/fixtures';
+import { BUILTIN_PACKAGE_DIR, VIDEO } from './helpers/fixtures';
 
 /** The task state machine of part 3 with the real store and ffmpeg, and time moved by hand. */
 let dir: string;

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../engine/clock';
-import { BUILTIN_PACKAGE_DIR } from '../engine/engine';
 import { CallbackBody, NewEvent } from '../engine/events/schema';
 import type { Detection, Frame } from '../engine/inference/types';
 import type { StreamWatchdog, WatchdogFrame } from '../engine/media/stream-watchdog';
@@ -18,6 +17,7 @@ import type { ClassEntry } from '../engine/rules/schema';
 import { compileCheck } from '../engine/schema/ajv';
 import { type Db, openDb } from '../engine/store/db';
 import { DEFAULT_OSD, type Polygon } from '../engine/tasks/schema';
+import { BUILTIN_PACKAGE_DIR } from './helpers/fixtures';
 
 /**
  * TaskPipeline with a real package registry on SQLite, real tracking, rules, OSD and JPEG snapshots.

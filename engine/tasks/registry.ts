@@ -704,6 +704,18 @@ function toView(row: TaskRow): TaskView {
     osd: JSON.parse(row.osd) as Osd,
     close_code: row.close_code,
     dump: row.dump,
+    // Placeholder so the console branch typechecks; the health branch fills in the live figures.
+    health: {
+      stream: null,
+      analysed_fps: 0,
+      frames_analysed: 0,
+      frames_dropped: 0,
+      analysis_errors: 0,
+      last_analysis_error: null,
+      inference_ms: null,
+      images: 0,
+      ai_video: [],
+    },
     status: row.status,
     app_configs: JSON.parse(row.app_configs) as AppConfig[],
     created_at: row.created_at,

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { TaskHealth } from '../contract/health';
 import { oneOf } from '../schema/ajv';
 
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
@@ -115,6 +116,7 @@ export const TaskView = Type.Object({
       '0 running; 1 closed by caller; 2 stream not restored in 5 min; 3 no image for 5 min; 4 license expired; 5 engine error',
   }),
   dump: Type.String({ description: 'Short health line of the task' }),
+  health: TaskHealth,
   status: TaskStatus,
   app_configs: Type.Array(AppConfig),
   created_at: Type.Integer({ description: 'ms since the Unix epoch' }),

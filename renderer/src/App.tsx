@@ -1,11 +1,12 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
+import { Link, Redirect, Route, Switch, useLocation } from 'wouter';
 import { LanguageSwitch } from './components/LanguageSwitch';
 import { ThemeSwitch } from './components/ThemeSwitch';
 import { useTransport } from './context';
 import { useFeed, useFeedSubscription } from './feed/store';
 import { type MessageKey, translate } from './i18n';
-import { useOptimizationNav } from './optimization/nav';
+import { param, paths, type Screen, screenOf, seqParam } from './routes';
 import { Events } from './screens/Events';
 import { Images } from './screens/Images';
 import { LiveView } from './screens/LiveView';
@@ -14,12 +15,10 @@ import { Packages } from './screens/Packages';
 import { Settings } from './screens/Settings';
 import { SignIn } from './screens/SignIn';
 import { Tasks } from './screens/Tasks';
-import { type Screen, useSession, useT } from './store';
+import { useSession, useT } from './store';
+import { headerPath, useVisited } from './visited';
 
-/** The session's screens, and the optimization screen whose state lives in optimization/nav.ts. */
-type View = Screen | 'optimization';
-
-const SCREENS: ReadonlyArray<{ id: View; label: MessageKey }> = [
+const SCREENS: ReadonlyArray<{ id: Screen; label: MessageKey }> = [
   { id: 'packages', label: 'nav.packages' },
   { id: 'tasks', label: 'nav.tasks' },
   { id: 'live', label: 'nav.live' },
@@ -29,23 +28,42 @@ const SCREENS: ReadonlyArray<{ id: View; label: MessageKey }> = [
   { id: 'settings', label: 'nav.settings' },
 ];
 
-function CurrentScreen({ screen }: { screen: View }) {
-  switch (screen) {
-    case 'packages':
-      return <Packages />;
-    case 'tasks':
-      return <Tasks />;
-    case 'live':
-      return <LiveView />;
-    case 'optimization':
-      return <Optimization />;
-    case 'events':
-      return <Events />;
-    case 'images':
-      return <Images />;
-    case 'settings':
-      return <Settings />;
-  }
+/** Each screen at its address; what a path names (a task, a run, an event) is handed to the screen. */
+function Screens() {
+  return (
+    <Switch>
+      <Route path="/packages">
+        <Packages />
+      </Route>
+      <Route path="/tasks/:taskId?">{(params) => <Tasks taskId={param(params.taskId)} />}</Route>
+      <Route path="/live/:taskId?">{(params) => <LiveView taskId={param(params.taskId)} />}</Route>
+      <Route path="/optimization/:taskId?/:runId?">
+        {(params) => <Optimization taskId={param(params.taskId)} runId={param(params.runId)} />}
+      </Route>
+      <Route path="/events/:taskId?/:seq?/:ruleId?">
+        {(params) => (
+          <Events
+            open={
+              params.taskId && seqParam(params.seq) !== null
+                ? {
+                    taskId: param(params.taskId) as string,
+                    seq: seqParam(params.seq) as number,
+                    ruleId: param(params.ruleId),
+                  }
+                : null
+            }
+          />
+        )}
+      </Route>
+      <Route path="/images/:taskId?">{(params) => <Images taskId={param(params.taskId)} />}</Route>
+      <Route path="/settings">
+        <Settings />
+      </Route>
+      <Route>
+        <Redirect to={paths.packages} replace />
+      </Route>
+    </Switch>
+  );
 }
 
 export function App() {
@@ -54,18 +72,18 @@ export function App() {
   const queryClient = useQueryClient();
   const mode = useSession((state) => state.mode);
   const session = useSession((state) => state.session);
-  const screen = useSession((state) => state.screen);
+  const [location] = useLocation();
+  const screen = screenOf(location);
   const language = useSession((state) => state.language);
   const theme = useSession((state) => state.theme);
-  const setScreen = useSession((state) => state.setScreen);
-  const optimizing = useOptimizationNav((state) => state.active);
-  const showOptimization = useOptimizationNav((state) => state.show);
-  const leaveOptimization = useOptimizationNav((state) => state.leave);
-  const view: View = optimizing ? 'optimization' : screen;
+  const visited = useVisited((state) => state.last);
+  const visit = useVisited((state) => state.visit);
   const signOut = useSession((state) => state.signOut);
   const connected = useFeed((state) => state.connected);
   const signedIn = mode === 'ipc' || session !== null;
   useFeedSubscription(transport, signedIn);
+
+  useEffect(() => visit(location), [visit, location]);
 
   useEffect(() => {
     document.documentElement.lang = language;
@@ -90,18 +108,13 @@ export function App() {
           <ul className="nav-list">
             {SCREENS.map((item) => (
               <li key={item.id}>
-                <button
-                  type="button"
+                <Link
+                  href={headerPath(item.id, visited)}
                   className="nav-item"
-                  aria-current={view === item.id ? 'page' : undefined}
-                  onClick={() => {
-                    if (item.id === 'optimization') return showOptimization();
-                    leaveOptimization();
-                    setScreen(item.id);
-                  }}
+                  aria-current={screen === item.id ? 'page' : undefined}
                 >
                   {t(item.label)}
-                </button>
+                </Link>
               </li>
             ))}
           </ul>
@@ -132,7 +145,7 @@ export function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        <CurrentScreen screen={view} />
+        <Screens />
       </main>
     </div>
   );

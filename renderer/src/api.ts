@@ -4,22 +4,27 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type {
+  AppConfig,
   AppUpdateBody,
+  DeliveryRecord,
+  EventItem,
+  ImageResult,
   OptimizationBody,
-  PasswordChange,
-  SampleListQuery,
-} from '../../engine/api/schemas';
-import type { DeliveryRecord, EventItem } from '../../engine/events/delivery';
-import type { ImageResult } from '../../engine/events/schema';
-import type {
   OptimizationView,
+  Osd,
+  PasswordChange,
   Proposal,
+  SampleListQuery,
   SamplePage,
   SampleReason,
   SampleView,
+  StartTaskBody,
+  TaskMode,
+  TaskView,
+  UpdateTaskBody,
   Verdict,
-} from '../../engine/optimization/schema';
-import type { AppConfig, Osd, StartTaskBody, TaskStatus, UpdateTaskBody } from '../../engine/tasks/schema';
+} from '../../engine/contract';
+import { CLOSE_CODE } from '../../engine/contract';
 import { apiPath, type Transport } from './transport';
 
 export type {
@@ -34,6 +39,7 @@ export type {
   SampleReason,
   SampleView,
   StartTaskBody,
+  TaskMode,
   UpdateTaskBody,
   Verdict,
 };
@@ -58,26 +64,8 @@ export interface ZapkPackage {
   apps: Record<string, ZapkApp> | ZapkApp[];
 }
 
-export type TaskMode = 'video' | 'image' | 'diff';
-
-export interface Task {
-  task_id: string;
-  mode?: TaskMode;
-  zapk_id: string;
-  app_ids: string[];
-  device_id?: string;
-  business_id?: string;
-  video_url?: string;
-  report_url?: string;
-  osd?: Osd;
-  /** 0 while running; 1..5 why it ended (api-decisions.md 4.4 - 4.7). */
-  close_code?: number;
-  dump?: string;
-  status?: TaskStatus;
-  app_configs?: AppConfig[];
-  created_at?: number;
-  closed_at?: number | null;
-}
+/** A task as the engine lists it (2.7 with extensions), health included. */
+export type Task = TaskView;
 
 const withSignal = (signal?: AbortSignal) => (signal ? { signal } : {});
 
@@ -305,19 +293,9 @@ export function licenseState(
   return { kind: 'expires', expiresAt: app.license_expire };
 }
 
-/** Whether a task still runs (close_code 0 or absent). */
+/** Whether a task still runs (close_code 0). */
 export function isRunning(task: Pick<Task, 'close_code'>): boolean {
-  return task.close_code === undefined || task.close_code === 0;
-}
-
-/** What the table shows of a task's dump line (docs/api.md part 8); null where the line says nothing. */
-export function dumpFigures(dump: string | undefined): { fps: number | null; reconnects: number | null } {
-  const fps = /([\d.]+) fps analysed/.exec(dump ?? '');
-  const reconnects = /(\d+) reconnects/.exec(dump ?? '');
-  return {
-    fps: fps ? Number(fps[1]) : null,
-    reconnects: reconnects ? Number(reconnects[1]) : null,
-  };
+  return task.close_code === CLOSE_CODE.running;
 }
 
 /** The task modes an application type can run in (docs/api.md 4.4). */

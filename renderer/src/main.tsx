@@ -1,6 +1,8 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { Router } from 'wouter';
+import { useHashLocation } from 'wouter/use-hash-location';
 import { App } from './App';
 import { TransportProvider } from './context';
 import { currentToken, useSession } from './store';
@@ -33,7 +35,9 @@ createRoot(container).render(
   <StrictMode>
     <QueryClientProvider client={queryClient}>
       <TransportProvider transport={transport}>
-        <App />
+        <Router hook={useHashLocation}>
+          <App />
+        </Router>
       </TransportProvider>
     </QueryClientProvider>
   </StrictMode>,

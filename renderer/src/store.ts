@@ -1,12 +1,11 @@
 /**
- * Session and UI state. In web mode the token lives in memory and sessionStorage (gone with the tab);
+ * Session and UI state (where the operator is lives in the address, routes.ts). In web mode the token lives in memory and sessionStorage (gone with the tab);
  * in desktop mode there is no token at all in the renderer. The language and theme choices are kept
  * in localStorage.
  */
 import { create } from 'zustand';
 import { isLanguage, type Language, pickLanguage, type Translate, translate } from './i18n';
 
-export type Screen = 'packages' | 'tasks' | 'live' | 'events' | 'images' | 'settings';
 export type Mode = 'ipc' | 'http';
 export type Theme = 'system' | 'light' | 'dark';
 export const THEMES: readonly Theme[] = ['system', 'light', 'dark'];
@@ -22,17 +21,10 @@ export interface SessionState {
   session: StoredSession | null;
   /** Shown on the sign-in screen, e.g. after the token expired or the password changed. */
   notice: 'expired' | 'passwordChanged' | null;
-  screen: Screen;
-  /** The task of the live view, and of the images screen. */
-  liveTaskId: string | null;
-  imageTaskId: string | null;
   language: Language;
   theme: Theme;
   signIn(token: string, expiresInSeconds: number, username: string): void;
   signOut(reason?: 'expired' | 'passwordChanged'): void;
-  setScreen(screen: Screen): void;
-  openLive(taskId: string): void;
-  openImages(taskId: string): void;
   setLanguage(language: Language): void;
   setTheme(theme: Theme): void;
 }
@@ -77,9 +69,6 @@ export const useSession = create<SessionState>()((set) => ({
   mode: 'http',
   session: loadSession(),
   notice: null,
-  screen: 'packages',
-  liveTaskId: null,
-  imageTaskId: null,
   language: initialLanguage(),
   theme: initialTheme(),
   signIn(token, expiresInSeconds, username) {
@@ -90,15 +79,6 @@ export const useSession = create<SessionState>()((set) => ({
   signOut(reason) {
     storage('sessionStorage')?.removeItem(SESSION_KEY);
     set({ session: null, notice: reason ?? null });
-  },
-  setScreen(screen) {
-    set({ screen });
-  },
-  openLive(taskId) {
-    set({ screen: 'live', liveTaskId: taskId });
-  },
-  openImages(taskId) {
-    set({ screen: 'images', imageTaskId: taskId });
   },
   setLanguage(language) {
     storage('localStorage')?.setItem(LANGUAGE_KEY, language);

@@ -5,3 +5,5 @@ export const SHARED = resolve(import.meta.dirname, '../../../shared');
 export const FIXTURES = join(SHARED, 'fixtures');
 export const VIDEO = join(FIXTURES, 'media', 'vtest.avi');
 export const ADMIN_PASSWORD = 'test-admin-password';
+/** The built-in package as the sources carry it (what engine/engine.ts installs from a checkout). */
+export const BUILTIN_PACKAGE_DIR = resolve(import.meta.dirname, '../../assets/builtin');

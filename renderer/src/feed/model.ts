@@ -3,8 +3,7 @@
  * number and in snapshot memory, filtered by task, app and rule, and counted per app over time.
  * Pure functions; the feed store (./store) holds one FeedState.
  */
-import type { DeliveryRecord } from '../../../engine/events/delivery';
-import type { CallbackBody } from '../../../engine/events/schema';
+import type { CallbackBody, DeliveryRecord } from '../../../engine/contract';
 
 export type { CallbackBody, DeliveryRecord };
 export type DeliveryState = DeliveryRecord['state'];

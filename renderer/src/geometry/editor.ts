@@ -3,8 +3,9 @@
  * undo/redo. Pure functions from state to state; the canvas only turns mouse and keys into them.
  * A region is finished once closed (3+ points); a counting line (time-series apps) once it has 2.
  */
-import { polygonProblem } from '../../../engine/tasks/polygon';
-import type { AppConfig, Polygon } from '../../../engine/tasks/schema';
+
+import type { AppConfig, Polygon } from '../../../engine/contract';
+import { polygonProblem } from '../../../engine/contract';
 
 export type SourcePoint = [number, number];
 export type ShapeKind = 'region' | 'line';

@@ -111,11 +111,3 @@ export function resizeView(view: View, source: Size, before: Size, after: Size):
     after,
   );
 }
-
-/** "running ... source 768x576 ..." in a task's dump: the source size the engine decodes. */
-export function sourceSizeFromDump(dump: string | undefined): Size | null {
-  const match = /source (\d+)x(\d+)/.exec(dump ?? '');
-  if (!match) return null;
-  const size = { width: Number(match[1]), height: Number(match[2]) };
-  return validSize(size) ? size : null;
-}

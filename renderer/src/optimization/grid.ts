@@ -1,5 +1,5 @@
 /** Keyboard review of the sample grid: moving the selection and judging with single keys. */
-import type { Verdict } from '../../../engine/optimization/schema';
+import type { Verdict } from '../../../engine/contract';
 
 /** The keys that judge the selected sample: R right, W wrong, N clears the verdict. */
 const VERDICT_KEYS: Record<string, Verdict> = { r: 'right', w: 'wrong', n: 'none' };

@@ -5,8 +5,8 @@
  * AppUpdateBody schema accepts, changing this class's threshold to the proposed value.
  */
 import type { Static } from '@sinclair/typebox';
-import { AppUpdateBody } from '../../../engine/api/schemas';
-import type { Proposal } from '../../../engine/optimization/schema';
+import type { Proposal } from '../../../engine/contract';
+import { AppUpdateBody } from '../../../engine/contract';
 import { schemaErrors } from '../validation/schema-errors';
 
 export interface RuleUpdate {

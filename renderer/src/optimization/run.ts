@@ -1,5 +1,5 @@
 /** A run's figures as the status card shows them. */
-import type { OptimizationView } from '../../../engine/optimization/schema';
+import type { OptimizationView } from '../../../engine/contract';
 
 export const isCollecting = (run: Pick<OptimizationView, 'status'>): boolean => run.status === 'running';
 

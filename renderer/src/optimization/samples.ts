@@ -1,5 +1,5 @@
 /** The sample grid's data: pages from the engine, the reason filter, and a judged sample put back. */
-import type { SamplePage, SampleReason, SampleView } from '../../../engine/optimization/schema';
+import type { SamplePage, SampleReason, SampleView } from '../../../engine/contract';
 
 export const REASONS: readonly SampleReason[] = ['near_threshold', 'flicker', 'counter_toggle'];
 

@@ -1,7 +1,7 @@
 /** The start form of a run (4.13 body), checked with the engine's OptimizationBody schema. */
 import type { Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { OptimizationBody } from '../../../engine/api/schemas';
+import { OptimizationBody } from '../../../engine/contract';
 import { type FieldErrors, schemaErrors } from '../validation/schema-errors';
 
 export interface StartForm {

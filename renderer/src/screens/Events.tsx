@@ -1,6 +1,7 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useId, useMemo, useState } from 'react';
-import { appsOf, listPackages, listTasks, redeliver, taskEvents } from '../api';
+import { useLocation } from 'wouter';
+import { appsOf, redeliver, taskEvents } from '../api';
 import { appColor, paletteColor } from '../colors';
 import { CountsChart } from '../components/CountsChart';
 import { Dialog } from '../components/Dialog';
@@ -19,6 +20,10 @@ import {
 import { useFeed } from '../feed/store';
 import { useNow } from '../hooks/useNow';
 import type { Language, Translate } from '../i18n';
+import { eventQuery } from '../queries/events';
+import { packagesQuery } from '../queries/packages';
+import { tasksQuery } from '../queries/tasks';
+import { paths } from '../routes';
 import { useSession, useT } from '../store';
 
 const ROW_HEIGHT = 92;
@@ -95,7 +100,44 @@ function SnapshotDialog({
   );
 }
 
-export function Events() {
+/** An event a link names: its task and seq, and the rule whose snapshot is shown (else the first with one). */
+export interface OpenEvent {
+  taskId: string;
+  seq: number;
+  ruleId: string | null;
+}
+
+/** The event of a link: from the feed while it holds it with its snapshots, else from the engine. */
+function EventDialog({ open, onClose }: { open: OpenEvent; onClose: () => void }) {
+  const t = useT();
+  const transport = useTransport();
+  const inFeed = useFeed((state) =>
+    state.items.find(
+      (item) => item.body.task_id === open.taskId && item.body.seq === open.seq && !item.imagesTrimmed,
+    ),
+  );
+  const stored = useQuery({ ...eventQuery(transport, open.taskId, open.seq), enabled: !inFeed });
+  const body = inFeed?.body ?? stored.data?.body;
+  const rules = body?.event === 'message' ? body.data.rules : [];
+  const rule =
+    rules.find((candidate) => candidate.id === open.ruleId) ??
+    rules.find((candidate) => candidate.image !== '') ??
+    rules[0];
+  if (body && rule) return <SnapshotDialog body={body} rule={rule} onClose={onClose} />;
+  return (
+    <Dialog title={t('events.title')} onClose={onClose}>
+      {stored.isError ? (
+        <ErrorNotice error={stored.error} />
+      ) : body ? (
+        <p>{summary(t, body)}</p>
+      ) : (
+        <p role="status">{t('common.loading')}</p>
+      )}
+    </Dialog>
+  );
+}
+
+export function Events({ open }: { open: OpenEvent | null }) {
   const t = useT();
   const transport = useTransport();
   const language = useSession((state) => state.language);
@@ -106,12 +148,9 @@ export function Events() {
   const addHistory = useFeed((state) => state.addHistory);
   const now = useNow(BUCKET_MS / 2);
   const [filter, setFilter] = useState<FeedFilter>({});
-  const [open, setOpen] = useState<{ body: CallbackBody; rule: FiredRule } | null>(null);
-  const tasks = useQuery({ queryKey: ['tasks'], queryFn: ({ signal }) => listTasks(transport, signal) });
-  const packages = useQuery({
-    queryKey: ['packages'],
-    queryFn: ({ signal }) => listPackages(transport, signal),
-  });
+  const [, navigate] = useLocation();
+  const tasks = useQuery(tasksQuery(transport));
+  const packages = useQuery(packagesQuery(transport));
   const colors = useMemo(() => {
     const byApp = new Map<string, string>();
     for (const pkg of packages.data ?? []) {
@@ -122,7 +161,7 @@ export function Events() {
   }, [packages.data]);
   const colorOf = (appId: string) => colors.get(appId) ?? paletteColor(appId);
   const receivers = useMemo(
-    () => new Map((tasks.data ?? []).map((task) => [task.task_id, (task.report_url ?? '') !== ''])),
+    () => new Map((tasks.data ?? []).map((task) => [task.task_id, task.report_url !== ''])),
     [tasks.data],
   );
 
@@ -195,7 +234,7 @@ export function Events() {
                 type="button"
                 className="thumb"
                 aria-label={t('events.openSnapshot', { rule: rule.id })}
-                onClick={() => setOpen({ body, rule })}
+                onClick={() => navigate(paths.event(body.task_id, body.seq, rule.id))}
               >
                 <img src={`data:image/jpeg;base64,${rule.image}`} alt="" />
               </button>
@@ -282,7 +321,7 @@ export function Events() {
           label={t('events.listLabel')}
         />
       )}
-      {open && <SnapshotDialog body={open.body} rule={open.rule} onClose={() => setOpen(null)} />}
+      {open && <EventDialog open={open} onClose={() => navigate(paths.events)} />}
     </section>
   );
 }

@@ -1,17 +1,12 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
-import {
-  fileToBase64,
-  type ImageResult,
-  isRunning,
-  listTasks,
-  type Task,
-  uploadDiff,
-  uploadImage,
-} from '../api';
+import { Link, useLocation } from 'wouter';
+import { fileToBase64, type ImageResult, isRunning, type Task, uploadDiff, uploadImage } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
-import { useSession, useT } from '../store';
+import { tasksQuery } from '../queries/tasks';
+import { paths } from '../routes';
+import { useT } from '../store';
 
 /** The engine takes an image per task at most every second (42901 otherwise). */
 const UPLOAD_SPACING_MS = 1100;
@@ -27,21 +22,13 @@ interface Result {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Image and diff tasks (4.8, 4.9): upload images or pairs from the console and see what was found. */
-export function Images() {
+export function Images({ taskId }: { taskId: string | null }) {
   const t = useT();
   const transport = useTransport();
-  const taskId = useSession((state) => state.imageTaskId);
-  const openImages = useSession((state) => state.openImages);
-  const setScreen = useSession((state) => state.setScreen);
+  const [, navigate] = useLocation();
   const ids = { task: useId(), title: useId() };
-  const tasks = useQuery({
-    queryKey: ['tasks'],
-    queryFn: ({ signal }) => listTasks(transport, signal),
-    refetchInterval: 3000,
-  });
-  const imageTasks = (tasks.data ?? []).filter(
-    (task) => task.mode !== 'video' && task.mode !== undefined && isRunning(task),
-  );
+  const tasks = useQuery(tasksQuery(transport));
+  const imageTasks = (tasks.data ?? []).filter((task) => task.mode !== 'video' && isRunning(task));
   const task = imageTasks.find((candidate) => candidate.task_id === taskId);
 
   return (
@@ -52,13 +39,12 @@ export function Images() {
         <select
           id={ids.task}
           value={task ? task.task_id : ''}
-          onChange={(event) => openImages(event.target.value)}
+          onChange={(event) => navigate(paths.images(event.target.value))}
         >
           <option value="">{t('live.chooseTask')}</option>
           {imageTasks.map((candidate) => (
             <option key={candidate.task_id} value={candidate.task_id}>
-              {candidate.task_id.slice(0, 8)} · {t(`mode.${candidate.mode ?? 'image'}`)} ·{' '}
-              {candidate.app_ids.join(', ')}
+              {candidate.task_id.slice(0, 8)} · {t(`mode.${candidate.mode}`)} · {candidate.app_ids.join(', ')}
             </option>
           ))}
         </select>
@@ -67,9 +53,9 @@ export function Images() {
       {!task && (
         <div className="notice">
           <p>{imageTasks.length === 0 ? t('images.noTasks') : t('live.pick')}</p>
-          <button type="button" onClick={() => setScreen('tasks')}>
+          <Link className="button" href={paths.tasks}>
             {t('images.toTasks')}
-          </button>
+          </Link>
         </div>
       )}
       {task && <Uploads key={task.task_id} task={task} />}
@@ -149,7 +135,7 @@ function Uploads({ task }: { task: Task }) {
     <>
       <form className="card upload-form" onSubmit={submit}>
         <p className="meta">
-          <span>{t(`mode.${task.mode ?? 'image'}`)}</span>
+          <span>{t(`mode.${task.mode}`)}</span>
           <span>{task.app_ids.join(', ')}</span>
           <span className="dump">{task.dump}</span>
         </p>

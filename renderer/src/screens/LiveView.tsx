@@ -1,18 +1,8 @@
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
-import { pointInPolygon } from '../../../engine/rules/geometry';
-import {
-  type AppConfig,
-  appsOf,
-  closeAiLive,
-  getTask,
-  isRunning,
-  listPackages,
-  listTasks,
-  startAiLive,
-  type Task,
-  updateTask,
-} from '../api';
+import { Link, useLocation } from 'wouter';
+import { pointInPolygon } from '../../../engine/contract';
+import { type AppConfig, appsOf, isRunning, type Task } from '../api';
 import { appColor } from '../colors';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { HlsVideo, type VideoState } from '../components/HlsVideo';
@@ -21,10 +11,14 @@ import { RegionEditor } from '../components/RegionEditor';
 import { useTransport } from '../context';
 import { useFeed } from '../feed/store';
 import { createEditor, type EditorState, polygonOf, shapeProblem } from '../geometry/editor';
-import { type Size, sourceSizeFromDump } from '../geometry/viewport';
+import type { Size } from '../geometry/viewport';
+import { sourceSize } from '../health';
+import { useAiLive } from '../hooks/useAiLive';
 import { useNow } from '../hooks/useNow';
-import { useOptimizationNav } from '../optimization/nav';
-import { useSession, useT } from '../store';
+import { packagesQuery } from '../queries/packages';
+import { taskKeys, taskQuery, tasksQuery, updateTaskMutation } from '../queries/tasks';
+import { paths } from '../routes';
+import { useT } from '../store';
 import { ApiError } from '../transport';
 import { statusLabel } from './Tasks';
 
@@ -46,24 +40,24 @@ const samePolygon = (a: AppConfig['polygon'] | undefined, b: AppConfig['polygon'
  * at once through 4.7, so the running analysis follows the drawing; zones light up while the feed
  * reports objects inside them.
  */
-export function LiveView() {
+export function LiveView({ taskId }: { taskId: string | null }) {
   const t = useT();
   const transport = useTransport();
-  const taskId = useSession((state) => state.liveTaskId);
-  const openLive = useSession((state) => state.openLive);
-  const openOptimization = useOptimizationNav((state) => state.open);
+  const [, navigate] = useLocation();
   const selectId = useId();
-  const tasks = useQuery({ queryKey: ['tasks'], queryFn: ({ signal }) => listTasks(transport, signal) });
-  const videoTasks = (tasks.data ?? []).filter(
-    (task) => (task.mode ?? 'video') === 'video' && isRunning(task),
-  );
+  const tasks = useQuery(tasksQuery(transport));
+  const videoTasks = (tasks.data ?? []).filter((task) => task.mode === 'video' && isRunning(task));
 
   return (
     <section aria-labelledby={`${selectId}-title`} className="live">
       <div className="toolbar">
         <h2 id={`${selectId}-title`}>{t('live.title')}</h2>
         <label htmlFor={selectId}>{t('live.task')}</label>
-        <select id={selectId} value={taskId ?? ''} onChange={(event) => openLive(event.target.value)}>
+        <select
+          id={selectId}
+          value={taskId ?? ''}
+          onChange={(event) => navigate(paths.live(event.target.value))}
+        >
           <option value="">{t('live.chooseTask')}</option>
           {videoTasks.map((task) => (
             <option key={task.task_id} value={task.task_id}>
@@ -73,9 +67,9 @@ export function LiveView() {
           ))}
         </select>
         {taskId && (
-          <button type="button" onClick={() => openOptimization(taskId)}>
+          <Link className="button" href={paths.optimization(taskId)}>
             {t('live.optimize')}
-          </button>
+          </Link>
         )}
       </div>
       {tasks.isError && <ErrorNotice error={tasks.error} />}
@@ -90,15 +84,10 @@ function LiveTask({ taskId }: { taskId: string }) {
   const transport = useTransport();
   const queryClient = useQueryClient();
   const now = useNow(1000);
-  const task = useQuery({
-    queryKey: ['task', taskId],
-    queryFn: ({ signal }) => getTask(transport, taskId, signal),
-    refetchInterval: 2000,
-  });
-  const packages = useQuery({
-    queryKey: ['packages'],
-    queryFn: ({ signal }) => listPackages(transport, signal),
-  });
+  const task = useQuery(taskQuery(transport, taskId));
+  const packages = useQuery(packagesQuery(transport));
+  const update = useMutation(updateTaskMutation(transport, queryClient));
+  const { mutateAsync: saveConfigs } = update;
   const data = task.data;
   const running = data ? isRunning(data) : false;
   const appKey = data?.app_ids.join('\n') ?? '';
@@ -117,26 +106,9 @@ function LiveTask({ taskId }: { taskId: string }) {
     });
   }, [packages.data, data?.zapk_id, appKey]);
 
-  // The AI video of all the task's apps; released when the view closes or the apps change.
-  const live = useQuery({
-    queryKey: ['ailive', taskId, appKey],
-    queryFn: () => startAiLive(transport, taskId, appKey.split('\n')),
-    enabled: running && appKey !== '',
-    staleTime: Number.POSITIVE_INFINITY,
-    gcTime: 0,
-    // 503: the source is (re)opening; anything else will not get better by asking again.
-    retry: (failures, error) => error instanceof ApiError && error.status === 503 && failures < 5,
-    retryDelay: 2000,
-  });
-  const stream = live.data?.stream;
-  useEffect(() => {
-    if (!stream) return;
-    return () => {
-      closeAiLive(transport, taskId, stream).catch(() => {
-        // Already gone with its task.
-      });
-    };
-  }, [stream, taskId, transport]);
+  // The AI video of all the task's apps while it runs; released when the view closes or the apps change.
+  const liveApps = useMemo(() => (running && appKey !== '' ? appKey.split('\n') : []), [running, appKey]);
+  const live = useAiLive(transport, taskId, liveApps);
   const [videoState, setVideoState] = useState<VideoState | null>(null);
   const [videoSize, setVideoSize] = useState<Size | null>(null);
 
@@ -150,7 +122,7 @@ function LiveTask({ taskId }: { taskId: string }) {
       ? latestMessage.body.data.rules.find((rule) => rule.image !== '')?.image
       : undefined;
   const source: Size | null =
-    sourceSizeFromDump(data?.dump) ??
+    (data ? sourceSize(data.health) : null) ??
     (latestFrame ? { width: latestFrame.width, height: latestFrame.height } : null) ??
     videoSize;
 
@@ -160,7 +132,7 @@ function LiveTask({ taskId }: { taskId: string }) {
   useEffect(() => {
     if (!data || apps.length === 0) return;
     setEditor((current) => {
-      const configs = data.app_configs ?? [];
+      const configs = data.app_configs;
       if (!current) {
         saved.current = Object.fromEntries(configs.map((config) => [config.app_id, config.polygon]));
         return createEditor(apps, configs);
@@ -194,18 +166,28 @@ function LiveTask({ taskId }: { taskId: string }) {
     if (changed.length === 0) return;
     const timer = setTimeout(() => {
       setSave({ kind: 'saving' });
-      updateTask(transport, taskId, { app_configs: changed })
+      // Counted as saved when sent: an edit made while this is under way (an undo, a redo) is
+      // compared with what the engine is about to have, not with what it had.
+      const before = changed.map((config) => [config.app_id, saved.current[config.app_id]] as const);
+      for (const config of changed) saved.current[config.app_id] = config.polygon;
+      saveConfigs({ taskId, body: { app_configs: changed } })
         .then((updated: Task) => {
-          for (const config of changed) saved.current[config.app_id] = config.polygon;
-          queryClient.setQueryData(['task', taskId], updated);
+          queryClient.setQueryData(taskKeys.one(taskId), updated);
           setSave({ kind: 'saved', at: Date.now() });
         })
-        .catch((error: unknown) =>
-          setSave({ kind: 'error', msg: error instanceof ApiError ? error.msg : String(error) }),
-        );
+        .catch((error: unknown) => {
+          // Unsent after all: what the engine has is what it had, unless a later save replaced it.
+          for (const [appId, polygon] of before) {
+            const sent = changed.find((config) => config.app_id === appId)?.polygon;
+            if (saved.current[appId] !== sent) continue;
+            if (polygon === undefined) delete saved.current[appId];
+            else saved.current[appId] = polygon;
+          }
+          setSave({ kind: 'error', msg: error instanceof ApiError ? error.msg : String(error) });
+        });
     }, SAVE_DELAY_MS);
     return () => clearTimeout(timer);
-  }, [editor, apps, running, taskId, transport, queryClient]);
+  }, [editor, apps, running, taskId, saveConfigs, queryClient]);
 
   // Zones light up while objects reported in the last seconds stand inside them (foot point).
   const lit = useMemo(() => {

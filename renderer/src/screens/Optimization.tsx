@@ -1,22 +1,22 @@
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useId, useState } from 'react';
-import { isRunning, listOptimizations, listTasks, type OptimizationView } from '../api';
+import { useLocation } from 'wouter';
+import { isRunning, type OptimizationView } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
 import { useNow } from '../hooks/useNow';
 import type { Language, Translate } from '../i18n';
 import { engineLink, exportPath, type LinkAccess } from '../optimization/links';
-import { useOptimizationNav } from '../optimization/nav';
 import { chosenRun, elapsedShare, isCollecting, megabytes, secondsLeft } from '../optimization/run';
 import { REASONS } from '../optimization/samples';
+import { optimizationsQuery } from '../queries/optimizations';
+import { appInfoQuery } from '../queries/settings';
+import { tasksQuery } from '../queries/tasks';
+import { paths } from '../routes';
 import { useSession, useT } from '../store';
 import { OptimizationProposals } from './OptimizationProposals';
 import { OptimizationSamples } from './OptimizationSamples';
 import { OptimizationStart } from './OptimizationStart';
-
-/** How often a collecting run's status is asked for. */
-const POLL_MS = 2_000;
-const TASKS_POLL_MS = 5_000;
 
 export function timeOf(language: Language, ms: number): string {
   return new Intl.DateTimeFormat(language, { timeStyle: 'medium' }).format(new Date(ms));
@@ -27,12 +27,7 @@ function useLinkAccess(): LinkAccess | null {
   const transport = useTransport();
   const token = useSession((state) => state.session?.token ?? null);
   const desktop = transport.kind === 'ipc' ? window.visionConsole : undefined;
-  const info = useQuery({
-    queryKey: ['app-info'],
-    queryFn: () => (desktop as NonNullable<typeof desktop>).info(),
-    enabled: desktop !== undefined,
-    staleTime: Number.POSITIVE_INFINITY,
-  });
+  const info = useQuery(appInfoQuery(desktop));
   if (transport.kind === 'http') return { base: transport.mediaUrl('/'), token };
   return info.data ? { base: info.data.engineUrl, token: null } : null;
 }
@@ -41,34 +36,23 @@ function useLinkAccess(): LinkAccess | null {
  * Effect optimization (4.13) of a video task: start a run, follow it while it collects, review its
  * hard samples (right or wrong), apply a proposed threshold to the app's rule, download the dataset.
  */
-export function Optimization() {
+export function Optimization({ taskId, runId }: { taskId: string | null; runId: string | null }) {
   const t = useT();
   const transport = useTransport();
-  const queryClient = useQueryClient();
   const ids = { title: useId(), task: useId(), run: useId() };
-  const taskId = useOptimizationNav((state) => state.taskId);
-  const runId = useOptimizationNav((state) => state.runId);
-  const selectTask = useOptimizationNav((state) => state.selectTask);
-  const selectRun = useOptimizationNav((state) => state.selectRun);
+  const [, navigate] = useLocation();
+  const selectTask = (id: string | null) => navigate(paths.optimization(id));
+  const selectRun = (id: string | null) => navigate(paths.optimization(taskId, id));
   const language = useSession((state) => state.language);
   const access = useLinkAccess();
   const [starting, setStarting] = useState(false);
 
-  const tasks = useQuery({
-    queryKey: ['tasks'],
-    queryFn: ({ signal }) => listTasks(transport, signal),
-    refetchInterval: TASKS_POLL_MS,
-  });
-  const videoTasks = (tasks.data ?? []).filter((task) => (task.mode ?? 'video') === 'video');
+  const tasks = useQuery(tasksQuery(transport));
+  const videoTasks = (tasks.data ?? []).filter((task) => task.mode === 'video');
   const task = videoTasks.find((candidate) => candidate.task_id === taskId);
   const taskRunning = task ? isRunning(task) : false;
 
-  const runs = useQuery({
-    queryKey: ['optimizations', taskId],
-    queryFn: ({ signal }) => listOptimizations(transport, taskId as string, signal),
-    enabled: taskId !== null,
-    refetchInterval: (query) => (query.state.data?.some(isCollecting) ? POLL_MS : false),
-  });
+  const runs = useQuery({ ...optimizationsQuery(transport, taskId ?? ''), enabled: taskId !== null });
   const run = chosenRun(runs.data ?? [], runId);
   const newestFirst = [...(runs.data ?? [])].reverse();
 
@@ -147,7 +131,6 @@ export function Optimization() {
           onStarted={(optimizationId) => {
             setStarting(false);
             selectRun(optimizationId);
-            void queryClient.invalidateQueries({ queryKey: ['optimizations', task.task_id] });
           }}
         />
       )}

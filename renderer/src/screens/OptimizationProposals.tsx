@@ -4,6 +4,8 @@ import { type OptimizationView, type Proposal, updateApp } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
 import { decimal, proposalAction, signed } from '../optimization/proposals';
+import { invalidateRuns } from '../queries/optimizations';
+import { invalidatePackages } from '../queries/packages';
 import { useT } from '../store';
 
 interface Applied {
@@ -29,18 +31,15 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
     mutationFn: async (proposal: Proposal) => {
       const action = proposalAction(proposal);
       if (action.kind !== 'apply') throw new Error(t('optimization.cannotApply'));
-      await updateApp(transport, action.update.zapkId, action.update.appId, action.update.body);
+      const { zapkId, appId, body } = action.update;
+      await updateApp(transport, zapkId, appId, body);
       return proposal;
     },
+    onSuccess: (proposal) =>
+      setApplied({ app: proposal.app_id, name: proposal.name, threshold: proposal.proposed_threshold ?? 0 }),
     // Pending until the proposals are read again: each one's request carries the app's whole class
     // list, so no other may be sent from the list as it was before this change.
-    onSuccess: async (proposal) => {
-      setApplied({ app: proposal.app_id, name: proposal.name, threshold: proposal.proposed_threshold ?? 0 });
-      await Promise.all([
-        queryClient.invalidateQueries({ queryKey: ['optimizations', run.task_id] }),
-        queryClient.invalidateQueries({ queryKey: ['packages'] }),
-      ]);
-    },
+    onSettled: () => Promise.all([invalidateRuns(queryClient, run.task_id), invalidatePackages(queryClient)]),
   });
 
   return (

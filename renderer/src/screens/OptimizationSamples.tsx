@@ -1,25 +1,16 @@
-import { type InfiniteData, useInfiniteQuery, useMutation, useQueryClient } from '@tanstack/react-query';
+import { useInfiniteQuery, useMutation, useQueryClient } from '@tanstack/react-query';
 import { type KeyboardEvent, useEffect, useId, useMemo, useRef, useState } from 'react';
-import {
-  listSamples,
-  type OptimizationView,
-  type SamplePage,
-  type SampleReason,
-  type SampleView,
-  setSampleVerdict,
-  type Verdict,
-} from '../api';
+import type { OptimizationView, SampleReason, SampleView, Verdict } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
 import { columnsOf, keepSelection, moveSelection, verdictOfKey } from '../optimization/grid';
 import { engineLink, type LinkAccess } from '../optimization/links';
 import { detectionCounts, REASONS, replaceSample, withReason } from '../optimization/samples';
+import { optimizationKeys, samplesQuery, sampleVerdictMutation } from '../queries/optimizations';
 import { useSession, useT } from '../store';
 import { timeOf } from './Optimization';
 import { OptimizationSample } from './OptimizationSample';
 
-/** Samples per request; more come with "Show more". */
-const PAGE = 60;
 const VERDICTS: readonly Verdict[] = ['none', 'right', 'wrong'];
 
 interface Selection {
@@ -50,23 +41,11 @@ export function OptimizationSamples({ run, access }: { run: OptimizationView; ac
   const focusPending = useRef(false);
 
   const runKey = useMemo(
-    () => ['optimization-samples', run.task_id, run.optimization_id] as const,
+    () => optimizationKeys.samples(run.task_id, run.optimization_id),
     [run.task_id, run.optimization_id],
   );
-  const queryKey = [...runKey, verdict, appId] as const;
-  const samples = useInfiniteQuery({
-    queryKey,
-    initialPageParam: 0,
-    queryFn: ({ pageParam, signal }) =>
-      listSamples(
-        transport,
-        run.task_id,
-        run.optimization_id,
-        { after_id: pageParam, limit: PAGE, verdict: verdict || undefined, app_id: appId || undefined },
-        signal,
-      ),
-    getNextPageParam: (last) => last.next_after_id ?? undefined,
-  });
+  const samplesOptions = samplesQuery(transport, run, { verdict, appId });
+  const samples = useInfiniteQuery(samplesOptions);
 
   // New samples while the run collects, and the last ones it stores when it ends, are read again.
   const seen = useRef(`${run.sample_count}/${run.status}`);
@@ -116,15 +95,11 @@ export function OptimizationSamples({ run, access }: { run: OptimizationView; ac
   };
 
   const judge = useMutation({
-    mutationFn: ({ sample, to }: { sample: SampleView; to: Verdict }) =>
-      setSampleVerdict(transport, run.task_id, run.optimization_id, sample.sample_id, to),
-    onSuccess: (updated) => {
-      queryClient.setQueryData<InfiniteData<SamplePage, number>>(queryKey, (data) =>
+    ...sampleVerdictMutation(transport, queryClient, run),
+    onSuccess: (updated) =>
+      queryClient.setQueryData(samplesOptions.queryKey, (data) =>
         data ? { ...data, pages: replaceSample(data.pages, updated) } : data,
-      );
-      // The counts and the proposals take verdicts into account.
-      void queryClient.invalidateQueries({ queryKey: ['optimizations', run.task_id] });
-    },
+      ),
   });
 
   /** Judges the sample at `index` and moves on to the next one, loading more at the end. */

@@ -1,11 +1,6 @@
-import { useMutation } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useState } from 'react';
-import {
-  type OptimizationView,
-  type OptimizationStart as StartBody,
-  startOptimization,
-  type Task,
-} from '../api';
+import type { OptimizationView, Task } from '../api';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { errorProps, FieldError } from '../components/FieldError';
@@ -18,6 +13,7 @@ import {
   startErrors,
   startRequest,
 } from '../optimization/start';
+import { startOptimizationMutation } from '../queries/optimizations';
 import { useT } from '../store';
 
 interface OptimizationStartProps {
@@ -32,6 +28,7 @@ interface OptimizationStartProps {
 export function OptimizationStart({ task, runs, onClose, onStarted }: OptimizationStartProps) {
   const t = useT();
   const transport = useTransport();
+  const queryClient = useQueryClient();
   const ids = { apps: useId(), duration: useId(), max: useId(), durationError: useId(), maxError: useId() };
   const busy = busyApps(runs);
   const [form, setForm] = useState<StartForm>(() => ({
@@ -43,7 +40,7 @@ export function OptimizationStart({ task, runs, onClose, onStarted }: Optimizati
   const errors = submitted ? startErrors(form) : {};
 
   const start = useMutation({
-    mutationFn: (body: StartBody) => startOptimization(transport, task.task_id, body),
+    ...startOptimizationMutation(transport, queryClient, task.task_id),
     onSuccess: onStarted,
   });
 

@@ -1,14 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type DragEvent, useId, useRef, useState } from 'react';
-import { appsOf, licenseState, listPackages, uninstallPackage, type ZapkApp, type ZapkPackage } from '../api';
+import { appsOf, licenseState, type ZapkApp, type ZapkPackage } from '../api';
 import { appColor } from '../colors';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
 import { formatDate, type MessageKey } from '../i18n';
+import { installPackagesMutation, packagesQuery, uninstallPackageMutation } from '../queries/packages';
 import { useSession, useT } from '../store';
 import type { PackageInstalled } from '../transport';
-import { installPackageViaDialog } from '../transport/ipc';
 import { RuleEditor } from './RuleEditor';
 
 export function appTypeKey(type: number | undefined): MessageKey | null {
@@ -125,11 +125,8 @@ export function Packages() {
   const [editing, setEditing] = useState<{ zapkId: string; app: ZapkApp } | null>(null);
   const [removing, setRemoving] = useState<ZapkPackage | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const packages = useQuery({
-    queryKey: ['packages'],
-    queryFn: ({ signal }) => listPackages(transport, signal),
-  });
-  const desktop = transport.kind === 'ipc' ? window.visionConsole : undefined;
+  const packages = useQuery(packagesQuery(transport));
+  const desktop = transport.kind === 'ipc';
 
   const installed = (data: PackageInstalled | null) => {
     if (!data) return;
@@ -141,24 +138,14 @@ export function Packages() {
     );
   };
   const install = useMutation({
-    mutationFn: async (files: File[] | null): Promise<PackageInstalled | null> => {
-      if (files === null) {
-        const envelope = desktop ? await installPackageViaDialog(desktop) : null;
-        return (envelope?.data as PackageInstalled | undefined) ?? null;
-      }
-      let last: PackageInstalled | null = null;
-      for (const file of files) last = (await transport.installPackage(file)).data;
-      return last;
-    },
+    ...installPackagesMutation(transport, queryClient),
     onMutate: () => setNotice(null),
     onSuccess: installed,
-    onSettled: () => queryClient.invalidateQueries({ queryKey: ['packages'] }),
   });
   const uninstall = useMutation({
-    mutationFn: (zapkId: string) => uninstallPackage(transport, zapkId),
+    ...uninstallPackageMutation(transport, queryClient),
     onMutate: () => setNotice(null),
     onSuccess: (_data, zapkId) => setNotice(t('packages.uninstalled', { id: zapkId })),
-    onSettled: () => queryClient.invalidateQueries({ queryKey: ['packages'] }),
   });
 
   const zapks = (list: FileList | null) => [...(list ?? [])].filter((file) => /\.zapk$/i.test(file.name));

@@ -1,11 +1,13 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useMemo, useState } from 'react';
-import { updateApp, type ZapkApp } from '../api';
+import { errorCode } from '../../../engine/contract';
+import type { ZapkApp } from '../api';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { errorProps, FieldError } from '../components/FieldError';
 import { useTransport } from '../context';
 import type { MessageKey } from '../i18n';
+import { updateAppMutation } from '../queries/packages';
 import { useT } from '../store';
 import { ApiError } from '../transport';
 import {
@@ -202,14 +204,11 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
   const problemCount = Object.keys(errors).length;
 
   const save = useMutation({
-    mutationFn: () => updateApp(transport, zapkId, app.app_id, bodyOf(draft)),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: ['packages'] });
-      onSaved();
-    },
+    ...updateAppMutation(transport, queryClient),
+    onSuccess: onSaved,
     onError: (error) => {
-      if (error instanceof ApiError && error.code === 40001) {
-        const { path, message } = serverFieldError(error.msg);
+      if (error instanceof ApiError && error.code === errorCode('INVALID_PARAMETER')) {
+        const { path, message } = serverFieldError(error);
         setServerErrors({ [path]: message });
       }
     },
@@ -227,7 +226,8 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
   function submit(event: FormEvent) {
     event.preventDefault();
     setSubmitted(true);
-    if (Object.keys(validateRuleDraft(draft)).length === 0) save.mutate();
+    if (Object.keys(validateRuleDraft(draft)).length === 0)
+      save.mutate({ zapkId, appId: app.app_id, body: bodyOf(draft) });
   }
 
   const general = errors[''];

@@ -1,14 +1,20 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useState } from 'react';
-import { PasswordChange } from '../../../engine/api/schemas';
+import { PasswordChange } from '../../../engine/contract';
 import type { SavedSettings } from '../../../preload/api';
-import { changePassword, getMqtt, type MqttSettings, putMqtt } from '../api';
+import { changePassword, type MqttSettings } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { errorProps, FieldError } from '../components/FieldError';
 import { useTransport } from '../context';
+import {
+  desktopSettingsQuery,
+  mqttQuery,
+  saveDesktopSettingsMutation,
+  saveMqttMutation,
+} from '../queries/settings';
 import { useSession, useT } from '../store';
 import { ApiError } from '../transport';
-import { type FieldErrors, schemaErrors, splitProblem } from '../validation/schema-errors';
+import { type FieldErrors, fieldPath, schemaErrors } from '../validation/schema-errors';
 
 export function Settings() {
   const t = useT();
@@ -51,20 +57,14 @@ function DesktopEngine() {
   const api = window.visionConsole;
   const ids = { title: useId(), port: useId(), lan: useId(), dir: useId() };
   const queryClient = useQueryClient();
-  const view = useQuery({
-    queryKey: ['desktop-settings'],
-    queryFn: () => api?.getSettings() ?? Promise.reject(),
-  });
+  const view = useQuery(desktopSettingsQuery(api));
   const [draft, setDraft] = useState<SavedSettings | null>(null);
   useEffect(() => {
     if (view.data && !draft) setDraft(view.data.saved);
   }, [view.data, draft]);
   const save = useMutation({
-    mutationFn: (patch: Partial<SavedSettings>) => api?.saveSettings(patch) ?? Promise.reject(),
-    onSuccess: (next) => {
-      queryClient.setQueryData(['desktop-settings'], next);
-      setDraft(next.saved);
-    },
+    ...saveDesktopSettingsMutation(api, queryClient),
+    onSuccess: (next) => setDraft(next.saved),
   });
   const choose = useMutation({
     mutationFn: () => api?.chooseDataDir() ?? Promise.resolve(null),
@@ -284,26 +284,18 @@ function Mqtt() {
     password: useId(),
     ca: useId(),
   };
-  const settings = useQuery({
-    queryKey: ['mqtt'],
-    queryFn: ({ signal }) => getMqtt(transport, signal),
-    refetchInterval: 5000,
-  });
+  const settings = useQuery(mqttQuery(transport));
   const [draft, setDraft] = useState<MqttDraft | null>(null);
   const [fieldError, setFieldError] = useState<{ path: string; text: string } | null>(null);
   useEffect(() => {
     if (settings.data && !draft) setDraft(draftOf(settings.data));
   }, [settings.data, draft]);
   const save = useMutation({
-    mutationFn: (body: Record<string, unknown>) => putMqtt(transport, body),
-    onSuccess: (next) => {
-      queryClient.setQueryData(['mqtt'], next);
-      setDraft(draftOf(next));
-    },
+    ...saveMqttMutation(transport, queryClient),
+    onSuccess: (next) => setDraft(draftOf(next)),
     onError: (error) => {
       if (error instanceof ApiError) {
-        const split = splitProblem(error.msg, 'body');
-        if (split) setFieldError({ path: split.path, text: split.what });
+        if (error.field !== undefined) setFieldError({ path: fieldPath(error.field), text: error.msg });
       }
     },
   });

@@ -1,16 +1,14 @@
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useMemo, useState } from 'react';
-import { DEFAULT_OSD, StartTaskBody } from '../../../engine/tasks/schema';
+import { DEFAULT_OSD, errorCode, StartTaskBody } from '../../../engine/contract';
 import {
   appsOf,
   closePreview,
   licenseState,
-  listPackages,
   modesOfType,
   type Osd,
   type Preview,
   startPreview,
-  startTask,
   type TaskMode,
 } from '../api';
 import { appColor } from '../colors';
@@ -24,9 +22,11 @@ import type { StageApp } from '../components/PolygonStage';
 import { RegionEditor } from '../components/RegionEditor';
 import { useTransport } from '../context';
 import { createEditor, type EditorState, polygonOf, shapeProblem } from '../geometry/editor';
+import { packagesQuery } from '../queries/packages';
+import { startTaskMutation } from '../queries/tasks';
 import { useT } from '../store';
 import { ApiError } from '../transport';
-import { type FieldErrors, schemaErrors, splitProblem } from '../validation/schema-errors';
+import { type FieldErrors, fieldPath, schemaErrors } from '../validation/schema-errors';
 
 const STEPS = ['source', 'apps', 'regions', 'output'] as const;
 type Step = (typeof STEPS)[number];
@@ -37,6 +37,23 @@ function stepOf(path: string): Step {
   if (path.startsWith('zapk_id') || path.startsWith('app_ids')) return 'apps';
   if (path.startsWith('app_configs') || path.startsWith('polygon')) return 'regions';
   return 'output';
+}
+
+/**
+ * Where the wizard shows the engine's refusal: the field its envelope names (a polygon on its app's
+ * region), the source for a stream that would not open; null when it concerns no field.
+ */
+export function formPathOf(
+  error: ApiError,
+  body: { app_configs?: Array<{ app_id: string }> },
+): string | null {
+  if (error.field === undefined) {
+    return error.code === errorCode('STREAM_UNAVAILABLE') ? 'video_url' : null;
+  }
+  const path = fieldPath(error.field);
+  const polygon = /^app_configs\.(\d+)\.polygon/.exec(path);
+  const appId = polygon ? body.app_configs?.[Number(polygon[1])]?.app_id : undefined;
+  return appId === undefined ? path || 'general' : `polygon.${appId}`;
 }
 
 interface StartTaskProps {
@@ -52,6 +69,7 @@ interface StartTaskProps {
 export function StartTask({ onClose, onStarted }: StartTaskProps) {
   const t = useT();
   const transport = useTransport();
+  const queryClient = useQueryClient();
   const ids = {
     mode: useId(),
     url: useId(),
@@ -75,10 +93,7 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
   const [shown, setShown] = useState<Set<Step>>(new Set());
   const [serverErrors, setServerErrors] = useState<FieldErrors>({});
 
-  const packages = useQuery({
-    queryKey: ['packages'],
-    queryFn: ({ signal }) => listPackages(transport, signal),
-  });
+  const packages = useQuery(packagesQuery(transport));
   const pkg = packages.data?.find((candidate) => candidate.zapk_id === zapkId);
   const now = Date.now();
   const candidates = useMemo(() => (pkg ? appsOf(pkg) : []), [pkg]);
@@ -162,16 +177,13 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
   const errorsOf = (of: Step) => Object.entries(errors).filter(([path]) => stepOf(path) === of);
 
   const start = useMutation({
-    mutationFn: () => startTask(transport, body),
+    ...startTaskMutation(transport, queryClient),
     onSuccess: (taskId) => onStarted(taskId, mode),
     onError: (error) => {
-      if (!(error instanceof ApiError)) return;
-      const split =
-        splitProblem(error.msg, 'body') ??
-        (error.code === 50301 ? { path: 'video_url', what: error.msg } : null);
-      if (!split) return;
-      setServerErrors({ [split.path || 'general']: { key: 'validation.invalid', text: split.what } });
-      setStep(stepOf(split.path));
+      const path = error instanceof ApiError ? formPathOf(error, body) : null;
+      if (path === null || !(error instanceof ApiError)) return;
+      setServerErrors({ [path]: { key: 'validation.invalid', text: error.msg } });
+      setStep(stepOf(path));
     },
   });
 
@@ -180,7 +192,7 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
     event.preventDefault();
     setShown((current) => new Set(current).add(step));
     if (errorsOf(step).length > 0) return;
-    if (step === 'output') start.mutate();
+    if (step === 'output') start.mutate(body);
     else setStep(STEPS[index + 1] as Step);
   }
   const visible = (path: string) =>
@@ -395,9 +407,10 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
                 {errors.general.text}
               </p>
             )}
-            {start.isError && !(start.error instanceof ApiError && splitProblem(start.error.msg, 'body')) && (
-              <ErrorNotice error={start.error} />
-            )}
+            {start.isError &&
+              !(start.error instanceof ApiError && formPathOf(start.error, body) !== null) && (
+                <ErrorNotice error={start.error} />
+              )}
           </>
         )}
 

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useMemo, useState } from 'react';
-import { DEFAULT_OSD, UpdateTaskBody } from '../../../engine/tasks/schema';
-import { appsOf, listPackages, modesOfType, type Osd, type Task, updateTask } from '../api';
+import { DEFAULT_OSD, UpdateTaskBody } from '../../../engine/contract';
+import { appsOf, modesOfType, type Osd, type Task } from '../api';
 import { AppCheckbox } from '../components/AppCheckbox';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
@@ -9,9 +9,11 @@ import { FieldError } from '../components/FieldError';
 import { OsdFields } from '../components/OsdFields';
 import { useTransport } from '../context';
 import { createEditor, formatPoints, parsePoints, setPoints, shapeProblem } from '../geometry/editor';
+import { packagesQuery } from '../queries/packages';
+import { updateTaskMutation } from '../queries/tasks';
 import { useT } from '../store';
 import { ApiError } from '../transport';
-import { type FieldErrors, schemaErrors, splitProblem } from '../validation/schema-errors';
+import { type FieldErrors, schemaErrors } from '../validation/schema-errors';
 
 interface TaskEditorProps {
   task: Task;
@@ -29,10 +31,7 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
   const transport = useTransport();
   const queryClient = useQueryClient();
   const polygonsId = useId();
-  const packages = useQuery({
-    queryKey: ['packages'],
-    queryFn: ({ signal }) => listPackages(transport, signal),
-  });
+  const packages = useQuery(packagesQuery(transport));
   const pkg = packages.data?.find((candidate) => candidate.zapk_id === task.zapk_id);
   const candidates = useMemo(() => (pkg ? appsOf(pkg) : []), [pkg]);
   const [appIds, setAppIds] = useState<string[]>(task.app_ids);
@@ -85,23 +84,21 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
   }, [appIds, texts, osd, initialText, task, candidates]);
 
   const save = useMutation({
-    mutationFn: () => updateTask(transport, task.task_id, body),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: ['tasks'] });
-      onClose();
-    },
+    ...updateTaskMutation(transport, queryClient),
+    onSuccess: onClose,
     onError: (error) => {
-      if (error instanceof ApiError) setServerError(splitProblem(error.msg, 'body')?.what ?? error.msg);
+      if (error instanceof ApiError) setServerError(error.msg);
     },
   });
 
   function submit(event: FormEvent) {
     event.preventDefault();
     setServerError(null);
-    if (Object.keys(errors).length === 0 && Object.keys(body).length > 0) save.mutate();
+    if (Object.keys(errors).length === 0 && Object.keys(body).length > 0)
+      save.mutate({ taskId: task.task_id, body });
   }
 
-  const compatible = candidates.filter((app) => modesOfType(app.type).includes(task.mode ?? 'video'));
+  const compatible = candidates.filter((app) => modesOfType(app.type).includes(task.mode));
   return (
     <Dialog title={t('taskEdit.title', { id: task.task_id.slice(0, 8) })} onClose={onClose} wide>
       <form onSubmit={submit} noValidate>

@@ -1,19 +1,20 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
-import { closeTask, dumpFigures, isRunning, listTasks, type Task } from '../api';
+import { Link, useLocation } from 'wouter';
+import { isRunning, type Task } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
+import { taskFigures } from '../health';
 import type { MessageKey, Translate } from '../i18n';
-import { useOptimizationNav } from '../optimization/nav';
-import { useSession, useT } from '../store';
+import { closeTaskMutation, tasksQuery } from '../queries/tasks';
+import { paths } from '../routes';
+import { useT } from '../store';
 import { StartTask } from './StartTask';
 import { TaskEditor } from './TaskEditor';
 
-const REFRESH_MS = 2_000;
-
 function modeLabel(t: Translate, mode: Task['mode']): string {
-  return t(`mode.${mode ?? 'video'}`);
+  return t(`mode.${mode}`);
 }
 
 export function statusLabel(t: Translate, task: Task): string {
@@ -22,7 +23,7 @@ export function statusLabel(t: Translate, task: Task): string {
     if (task.status === 'stream_lost') return t('status.streamLost');
     return t('status.running');
   }
-  const code = task.close_code ?? 0;
+  const code = task.close_code;
   const key = `status.closed.${code}`;
   return code >= 1 && code <= 5 ? t(key as MessageKey) : t('status.closed.other', { code });
 }
@@ -36,26 +37,18 @@ function statusClass(task: Task): string {
       : 'badge badge-ok';
 }
 
-export function Tasks() {
+/** The task table; `taskId` (from the address) opens that task's editor. */
+export function Tasks({ taskId }: { taskId: string | null }) {
   const t = useT();
   const transport = useTransport();
   const queryClient = useQueryClient();
   const headingId = useId();
-  const openLive = useSession((state) => state.openLive);
-  const openImages = useSession((state) => state.openImages);
-  const openOptimization = useOptimizationNav((state) => state.open);
+  const [, navigate] = useLocation();
   const [starting, setStarting] = useState(false);
-  const [editing, setEditing] = useState<Task | null>(null);
   const [closing, setClosing] = useState<Task | null>(null);
-  const tasks = useQuery({
-    queryKey: ['tasks'],
-    queryFn: ({ signal }) => listTasks(transport, signal),
-    refetchInterval: REFRESH_MS,
-  });
-  const close = useMutation({
-    mutationFn: (taskId: string) => closeTask(transport, taskId),
-    onSettled: () => queryClient.invalidateQueries({ queryKey: ['tasks'] }),
-  });
+  const tasks = useQuery(tasksQuery(transport));
+  const close = useMutation(closeTaskMutation(transport, queryClient));
+  const editing = taskId === null ? undefined : tasks.data?.find((task) => task.task_id === taskId);
 
   return (
     <section aria-labelledby={headingId}>
@@ -98,7 +91,7 @@ export function Tasks() {
             <tbody>
               {tasks.data.map((task) => {
                 const running = isRunning(task);
-                const figures = dumpFigures(task.dump);
+                const figures = taskFigures(task.health);
                 const pending = close.isPending && close.variables === task.task_id;
                 const shortId = task.task_id.slice(0, 8);
                 return (
@@ -118,44 +111,44 @@ export function Tasks() {
                     </td>
                     <td className="num">{figures.fps === null ? '—' : figures.fps.toFixed(1)}</td>
                     <td className="num">{figures.reconnects ?? '—'}</td>
-                    <td className="num">{task.close_code ?? 0}</td>
-                    <td className="dump">{task.dump ?? ''}</td>
+                    <td className="num">{task.close_code}</td>
+                    <td className="dump">{task.dump}</td>
                     <td>
                       {running && (
                         <div className="row-actions">
-                          {(task.mode ?? 'video') === 'video' ? (
+                          {task.mode === 'video' ? (
                             <>
-                              <button
-                                type="button"
+                              <Link
+                                className="button"
+                                href={paths.live(task.task_id)}
                                 aria-label={t('tasks.liveLabel', { id: shortId })}
-                                onClick={() => openLive(task.task_id)}
                               >
                                 {t('tasks.live')}
-                              </button>
-                              <button
-                                type="button"
+                              </Link>
+                              <Link
+                                className="button"
+                                href={paths.optimization(task.task_id)}
                                 aria-label={t('tasks.optimizeLabel', { id: shortId })}
-                                onClick={() => openOptimization(task.task_id)}
                               >
                                 {t('tasks.optimize')}
-                              </button>
+                              </Link>
                             </>
                           ) : (
-                            <button
-                              type="button"
+                            <Link
+                              className="button"
+                              href={paths.images(task.task_id)}
                               aria-label={t('tasks.uploadLabel', { id: shortId })}
-                              onClick={() => openImages(task.task_id)}
                             >
                               {t('tasks.upload')}
-                            </button>
+                            </Link>
                           )}
-                          <button
-                            type="button"
+                          <Link
+                            className="button"
+                            href={paths.task(task.task_id)}
                             aria-label={t('tasks.editLabel', { id: shortId })}
-                            onClick={() => setEditing(task)}
                           >
                             {t('tasks.edit')}
-                          </button>
+                          </Link>
                           <button
                             type="button"
                             className="danger"
@@ -178,22 +171,17 @@ export function Tasks() {
       {starting && (
         <StartTask
           onClose={() => setStarting(false)}
-          onStarted={(taskId, mode) => {
+          onStarted={(started, mode) => {
             setStarting(false);
-            void queryClient.invalidateQueries({ queryKey: ['tasks'] });
-            if (mode === 'video') openLive(taskId);
-            else openImages(taskId);
+            navigate(mode === 'video' ? paths.live(started) : paths.images(started));
           }}
         />
       )}
       {editing && (
         <TaskEditor
           task={editing}
-          onClose={() => setEditing(null)}
-          onEditRegions={() => {
-            setEditing(null);
-            openLive(editing.task_id);
-          }}
+          onClose={() => navigate(paths.tasks)}
+          onEditRegions={() => navigate(paths.live(editing.task_id))}
         />
       )}
       {closing && (

@@ -73,6 +73,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: number,
     readonly msg: string,
+    /** The request field at fault, as the envelope names it (e.g. app_configs[0].polygon). */
+    readonly field?: string,
   ) {
     super(`${code}: ${msg}`);
   }
@@ -94,7 +96,13 @@ export function toEnvelope<T>(status: number, body: unknown): Envelope<T> {
     throw new ApiError(status, NO_ENVELOPE, `unexpected response from the engine (HTTP ${status})`);
   }
   if (body.code !== 0 || status < 200 || status >= 300) {
-    throw new ApiError(status, body.code === 0 ? NO_ENVELOPE : body.code, body.msg);
+    const field = (body as { field?: unknown }).field;
+    throw new ApiError(
+      status,
+      body.code === 0 ? NO_ENVELOPE : body.code,
+      body.msg,
+      typeof field === 'string' ? field : undefined,
+    );
   }
   return body as Envelope<T>;
 }

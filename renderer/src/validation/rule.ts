@@ -4,10 +4,10 @@
  * and then ruleProblems (engine/rules/validate.ts), the model-independent part of the server's
  * semantic checks. Nothing here restates a rule by hand.
  */
-import { AppUpdateBody } from '../../../engine/api/schemas';
-import type { Rule } from '../../../engine/rules/schema';
-import { ruleProblems } from '../../../engine/rules/validate';
-import { type FieldErrors, type FieldMessage, schemaErrors, splitProblem } from './schema-errors';
+
+import type { Rule } from '../../../engine/contract';
+import { AppUpdateBody, ruleProblems } from '../../../engine/contract';
+import { type FieldErrors, type FieldMessage, fieldPath, schemaErrors, splitProblem } from './schema-errors';
 
 /** A number field as typed: a number, or the text while it is not one (so it can be reported). */
 export type NumberInput = number | string;
@@ -138,13 +138,13 @@ export function validateRuleDraft(draft: RuleDraft): FieldErrors {
   return errors;
 }
 
-/**
- * The engine's refusal of a PUT ("body.rule.classes[0].class_id: the model has no class \"7\"") on
- * the field it names; the whole message under "" when it names none.
- */
-export function serverFieldError(msg: string): { path: string; message: FieldMessage } {
-  const split = splitProblem(msg, 'body');
-  if (!split) return { path: '', message: { key: 'validation.invalid', text: msg } };
-  if (split.path === '') return { path: '', message: { key: 'validation.invalid', text: split.what } };
-  return problemMessage(`${split.path}: ${split.what}`);
+/** The engine's refusal of a PUT on the field its envelope names; under "" when it names none. */
+export function serverFieldError(error: { field?: string; msg: string }): {
+  path: string;
+  message: FieldMessage;
+} {
+  return {
+    path: error.field === undefined ? '' : fieldPath(error.field),
+    message: { key: 'validation.invalid', text: error.msg },
+  };
 }

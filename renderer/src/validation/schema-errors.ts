@@ -101,9 +101,14 @@ export function schemaErrors(schema: TSchema, value: unknown): FieldErrors {
   return errors;
 }
 
+/** The envelope's field ("app_configs[0].polygon") as a form path ("app_configs.0.polygon"). */
+export function fieldPath(field: string): string {
+  return field.replace(/\[(\d+)\]/g, '.$1');
+}
+
 /**
- * "body.rule.classes[0].threshold: must be <= 1" (the engine's refusal, or a problem line of
- * ruleProblems) -> the field path and what is wrong. Null when the text names no field.
+ * "rule.classes[0].min_pixel: 5 is greater than max_pixel 2" (a problem line of the engine's pure
+ * ruleProblems, run in the console) -> the field path and what is wrong. Null when it names no field.
  */
 export function splitProblem(text: string, root = ''): { path: string; what: string } | null {
   const match = /^([A-Za-z_]\w*(?:\.\w+|\[\d+\])*): (.*)$/s.exec(text);

@@ -1,0 +1,48 @@
+/**
+ * The engine's contract as the console (renderer, preload) and the desktop main process see it: the
+ * schemas of what goes over the wire, the types derived from them, the error table and the pure
+ * validation helpers the forms share with the engine. Outside the engine, nothing imports any other
+ * engine module (test/boundaries.test.ts), and nothing this module reaches needs Node or a server.
+ *
+ * The schema files stay where the engine's domain modules keep them; this module names what of them is
+ * public.
+ */
+
+export { ERRORS, type ErrorKind } from '../api/errors';
+export { AppUpdateBody, OptimizationBody, PasswordChange, SampleListQuery } from '../api/schemas';
+export { DeliveryRecord, DeliveryState, EventItem } from '../events/delivery';
+export { CallbackBody, ImageResult } from '../events/schema';
+export {
+  OptimizationView,
+  Proposal,
+  SamplePage,
+  SampleReason,
+  SampleView,
+  Verdict,
+} from '../optimization/schema';
+export { pointInPolygon } from '../rules/geometry';
+export { Rule } from '../rules/schema';
+export { ruleProblems } from '../rules/validate';
+export { type Check, compileCheck } from '../schema/ajv';
+export { polygonProblem } from '../tasks/polygon';
+export {
+  AppConfig,
+  CLOSE_CODE,
+  DEFAULT_OSD,
+  Osd,
+  Polygon,
+  StartTaskBody,
+  TaskMode,
+  TaskStatus,
+  TaskView,
+  UpdateTaskBody,
+} from '../tasks/schema';
+export { SystemInfo, TaskHealth } from './health';
+
+import type { ErrorKind } from '../api/errors';
+import { ERRORS } from '../api/errors';
+
+/** The envelope code of an error kind, e.g. errorCode('STREAM_UNAVAILABLE') is 50301. */
+export function errorCode(kind: ErrorKind): number {
+  return ERRORS[kind].code;
+}

@@ -1,0 +1,66 @@
+/**
+ * Tasks as the console caches them: one queryOptions per resource, used by useQuery and by
+ * invalidation alike, and the writes that change them. A write invalidates the list and the task it
+ * touched (mutation factories own onSettled; screens add their own onSuccess/onError).
+ */
+import { mutationOptions, type QueryClient, queryOptions } from '@tanstack/react-query';
+import {
+  closeTask,
+  getTask,
+  listTasks,
+  type StartTaskBody,
+  startTask,
+  type Task,
+  type UpdateTaskBody,
+  updateTask,
+} from '../api';
+import type { Transport } from '../transport';
+
+/** How often tasks are read again: their status and health figures change while they run. */
+export const TASKS_REFRESH_MS = 2_000;
+
+export const taskKeys = {
+  all: ['tasks'] as const,
+  one: (taskId: string) => ['task', taskId] as const,
+};
+
+export const tasksQuery = (transport: Transport) =>
+  queryOptions({
+    queryKey: taskKeys.all,
+    queryFn: ({ signal }) => listTasks(transport, signal),
+    refetchInterval: TASKS_REFRESH_MS,
+  });
+
+export const taskQuery = (transport: Transport, taskId: string) =>
+  queryOptions({
+    queryKey: taskKeys.one(taskId),
+    queryFn: ({ signal }) => getTask(transport, taskId, signal),
+    refetchInterval: TASKS_REFRESH_MS,
+  });
+
+/** What a task's start, update or close changes: the list, and that task. */
+export function invalidateTask(client: QueryClient, taskId: string | undefined): Promise<unknown> {
+  return Promise.all([
+    client.invalidateQueries({ queryKey: taskKeys.all }),
+    taskId === undefined ? undefined : client.invalidateQueries({ queryKey: taskKeys.one(taskId) }),
+  ]);
+}
+
+export const startTaskMutation = (transport: Transport, client: QueryClient) =>
+  mutationOptions({
+    mutationFn: (body: StartTaskBody) => startTask(transport, body),
+    onSettled: (taskId: string | undefined) => invalidateTask(client, taskId),
+  });
+
+export const updateTaskMutation = (transport: Transport, client: QueryClient) =>
+  mutationOptions({
+    mutationFn: ({ taskId, body }: { taskId: string; body: UpdateTaskBody }): Promise<Task> =>
+      updateTask(transport, taskId, body),
+    onSettled: (_task, _error, { taskId }) => invalidateTask(client, taskId),
+  });
+
+export const closeTaskMutation = (transport: Transport, client: QueryClient) =>
+  mutationOptions({
+    mutationFn: (taskId: string) => closeTask(transport, taskId),
+    onSettled: (_data, _error, taskId) => invalidateTask(client, taskId),
+  });

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import type { TaskHealth } from '../engine/contract';
+import { sourceSize, taskFigures } from '../renderer/src/health';
+
+const RUNNING: TaskHealth = {
+  stream: {
+    state: 'running',
+    width: 768,
+    height: 576,
+    fps: 10,
+    reconnects: 2,
+    black_frames: 0,
+    last_error: null,
+    full_rate: false,
+  },
+  analysed_fps: 9.6,
+  frames_analysed: 501,
+  frames_dropped: 3,
+  analysis_errors: 0,
+  last_analysis_error: null,
+  inference_ms: 12.5,
+  images: 0,
+  ai_video: [],
+};
+const IMAGES: TaskHealth = { ...RUNNING, stream: null, analysed_fps: 0, images: 3 };
+
+describe('task health as the console shows it', () => {
+  it('the task table reads fps and reconnects from the figures; a task without stream has none', () => {
+    expect(taskFigures(RUNNING)).toEqual({ fps: 9.6, reconnects: 2 });
+    expect(taskFigures(IMAGES)).toEqual({ fps: null, reconnects: null });
+  });
+
+  it('the polygon editor takes the source frame size from the stream, once known', () => {
+    expect(sourceSize(RUNNING)).toEqual({ width: 768, height: 576 });
+    expect(sourceSize(IMAGES)).toBeNull();
+    const connecting = {
+      ...RUNNING,
+      stream: { ...(RUNNING.stream as NonNullable<TaskHealth['stream']>), width: null, height: null },
+    };
+    expect(sourceSize(connecting)).toBeNull();
+  });
+});

@@ -1,0 +1,110 @@
+import { MutationObserver, type MutationOptions, QueryClient } from '@tanstack/react-query';
+import { describe, expect, it } from 'vitest';
+import { optimizationKeys, sampleVerdictMutation } from '../renderer/src/queries/optimizations';
+import {
+  packageKeys,
+  packagesQuery,
+  uninstallPackageMutation,
+  updateAppMutation,
+} from '../renderer/src/queries/packages';
+import { settingsKeys } from '../renderer/src/queries/settings';
+import {
+  closeTaskMutation,
+  startTaskMutation,
+  taskKeys,
+  taskQuery,
+  tasksQuery,
+  updateTaskMutation,
+} from '../renderer/src/queries/tasks';
+import type { Transport } from '../renderer/src/transport';
+
+/** A transport that answers every call with `data` and records what was asked. */
+function fakeTransport(data: unknown): Transport & { calls: string[] } {
+  const calls: string[] = [];
+  return {
+    kind: 'http',
+    calls,
+    request: async (method: string, path: string) => {
+      calls.push(`${method} ${path}`);
+      return { code: 0, msg: 'success', data } as never;
+    },
+    subscribe: () => () => {},
+    installPackage: async () => ({ code: 0, msg: 'success', data: null }) as never,
+    mediaUrl: (url: string) => url,
+    mediaHeaders: () => ({}),
+  };
+}
+
+const CACHED = [
+  taskKeys.all,
+  taskKeys.one('a'),
+  taskKeys.one('b'),
+  packageKeys.all,
+  optimizationKeys.runs('a'),
+  optimizationKeys.runs('b'),
+  settingsKeys.mqtt,
+];
+
+/** Runs a mutation against a cache holding every resource, and names the queries it invalidated. */
+async function invalidatedBy<T, V>(
+  options: (client: QueryClient) => MutationOptions<T, Error, V>,
+  variables: V,
+): Promise<string[]> {
+  const client = new QueryClient();
+  for (const key of CACHED) client.setQueryData(key, []);
+  await new MutationObserver(client, options(client)).mutate(variables);
+  return CACHED.filter((key) => client.getQueryState(key)?.isInvalidated).map((key) => key.join('/'));
+}
+
+describe('the console data layer', () => {
+  it('one key per resource, the same for reading and invalidating', () => {
+    const transport = fakeTransport([]);
+    expect(tasksQuery(transport).queryKey).toEqual(['tasks']);
+    expect(taskQuery(transport, 'a').queryKey).toEqual(['task', 'a']);
+    expect(packagesQuery(transport).queryKey).toEqual(['packages']);
+  });
+
+  it('a task write invalidates the list and that task, nothing else', async () => {
+    const transport = fakeTransport({ task_id: 'a' });
+    expect(await invalidatedBy((client) => closeTaskMutation(transport, client), 'a')).toEqual([
+      'tasks',
+      'task/a',
+    ]);
+    expect(
+      await invalidatedBy((client) => updateTaskMutation(transport, client), {
+        taskId: 'b',
+        body: { app_ids: ['x'] },
+      }),
+    ).toEqual(['tasks', 'task/b']);
+    expect(
+      await invalidatedBy((client) => startTaskMutation(transport, client), {
+        mode: 'video',
+        zapk_id: 'p',
+        app_ids: ['x'],
+        video_url: 'rtsp://127.0.0.1/cam',
+      }),
+    ).toEqual(['tasks', 'task/a']);
+    expect(transport.calls).toEqual(['DELETE /api/task/a', 'PUT /api/task/b', 'POST /api/task']);
+  });
+
+  it('a package write invalidates packages; a verdict the runs of its task', async () => {
+    const transport = fakeTransport(null);
+    expect(await invalidatedBy((client) => uninstallPackageMutation(transport, client), 'p')).toEqual([
+      'packages',
+    ]);
+    expect(
+      await invalidatedBy((client) => updateAppMutation(transport, client), {
+        zapkId: 'p',
+        appId: 'x',
+        body: { name: 'X' },
+      }),
+    ).toEqual(['packages']);
+    const run = { task_id: 'b', optimization_id: 'o' };
+    expect(
+      await invalidatedBy((client) => sampleVerdictMutation(transport, client, run), {
+        sample: { sample_id: 3 } as never,
+        to: 'right',
+      }),
+    ).toEqual(['optimizations/b']);
+  });
+});
