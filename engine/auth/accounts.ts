@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ApiError } from '../api/errors';
 import type { Clock } from '../clock';
+import { DomainError } from '../domain-error';
 import type { Db } from '../store/db';
 import { LoginLimiter, type LoginLimits } from './login-limiter';
 import { decoyHash, HasherBusyError, type HasherLimits, PasswordHasher } from './passwords';
@@ -27,9 +27,14 @@ export interface AccountsOptions {
   onPasswordChange?: (username: string) => void;
 }
 
+/** Why a login was refused; engine/api/domain-errors.ts maps each to its envelope code. */
+export type AuthErrorKind = 'auth.bad_credentials' | 'auth.too_many_logins';
+
 const tooManyAttempts = (retryAfterMs: number, why: string) => {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  return new ApiError('TOO_MANY_LOGINS', `${why}; retry in ${seconds} s`, { 'retry-after': String(seconds) });
+  return new DomainError<AuthErrorKind>('auth.too_many_logins', `${why}; retry in ${seconds} s`, {
+    retryAfterS: seconds,
+  });
 };
 
 const busy = () => tooManyAttempts(1000, 'the engine is checking too many passwords at once');
@@ -115,7 +120,7 @@ export class Accounts {
       attempt.forget();
       throw error instanceof HasherBusyError ? busy() : error;
     }
-    if (!matches) throw new ApiError('BAD_CREDENTIALS', 'wrong username or password');
+    if (!matches) throw new DomainError<AuthErrorKind>('auth.bad_credentials', 'wrong username or password');
     attempt.forget();
     return this.issueToken(username);
   }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
-import { ApiError } from '../api/errors';
+import { DomainError } from '../domain-error';
 import type { Db } from '../store/db';
+import type { DeliveryErrorKind } from './delivery-error';
 
 const KEY = 'mqtt';
 
@@ -128,7 +129,11 @@ function checkUrl(text: string): void {
     throw invalid('body.url: put the credentials in username and password, not in the URL');
 }
 
-const invalid = (msg: string) => new ApiError('INVALID_PARAMETER', msg);
+/** msg is "body.<field>: why"; the field is that path without the body root. */
+const invalid = (msg: string) =>
+  new DomainError<DeliveryErrorKind>('delivery.invalid_mqtt_settings', msg, {
+    field: msg.slice('body.'.length, msg.indexOf(':')),
+  });
 
 export function viewOf(settings: MqttSettings, status: MqttStatus): MqttSettingsView {
   return {

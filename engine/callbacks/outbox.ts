@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { ApiError } from '../api/errors';
 import type { Clock } from '../clock';
+import { DomainError } from '../domain-error';
 import type { EventBus } from '../events/bus';
 import type { DeliveryRecord, DeliveryState, EventItem } from '../events/delivery';
 import { type CallbackBody, NewEvent } from '../events/schema';
 import { compileCheck } from '../schema/ajv';
 import type { Db } from '../store/db';
+import type { DeliveryErrorKind } from './delivery-error';
 
 /** Where a task's events go. report_url "" stores them without any HTTP delivery. */
 export interface ReportTarget {
@@ -281,11 +282,12 @@ export class Outbox {
    */
   redeliver(eventId: string): DeliveryRecord {
     const found = this.sql.byEventId.get(eventId);
-    if (!found) throw new ApiError('EVENT_NOT_FOUND', `no stored event "${eventId}"`);
+    if (!found)
+      throw new DomainError<DeliveryErrorKind>('delivery.event_not_found', `no stored event "${eventId}"`);
     const now = this.clock.now();
     if (!this.sql.redeliver.get({ now, deadline: now + this.options.retryForMs, event_id: eventId })) {
-      throw new ApiError(
-        'NO_RECEIVER',
+      throw new DomainError<DeliveryErrorKind>(
+        'delivery.no_receiver',
         `event "${eventId}" cannot be delivered: its task has no report_url (state ${found.state})`,
       );
     }

@@ -3,8 +3,8 @@ import type { EventEmitter } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import sharp from 'sharp';
-import { ApiError } from '../api/errors';
 import type { Clock, TimerHandle } from '../clock';
+import { DomainError } from '../domain-error';
 import type { InstalledApp } from '../packages/registry';
 import type { AnalysedFrame } from '../pipeline/task-pipeline';
 import type { Db } from '../store/db';
@@ -14,6 +14,7 @@ import type { TaskMode, TaskView } from '../tasks/schema';
 import { Collector } from './collector';
 import { datasetZip } from './dataset';
 import { OPTIMIZATION_LIMITS } from './limits';
+import type { OptimizationErrorKind } from './optimization-error';
 import { type JudgedDetection, proposeThreshold } from './proposal';
 import { SampleWriter } from './sample-writer';
 import type { EndReason, OptimizationView, Proposal, SamplePage, SampleView, Verdict } from './schema';
@@ -94,9 +95,10 @@ export class Optimizations {
       if (run.row.task_id !== taskId) continue;
       const busy = request.app_ids.find((appId) => run.row.app_ids.includes(appId));
       if (busy) {
-        throw new ApiError(
-          'OPTIMIZATION_RUNNING',
+        throw new DomainError<OptimizationErrorKind>(
+          'optimization.running',
           `application "${busy}" of task ${taskId} is already in optimization ${run.row.optimization_id}, running until ${new Date(run.row.ends_at).toISOString()}`,
+          { field: 'app_ids' },
         );
       }
     }

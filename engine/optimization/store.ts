@@ -1,7 +1,8 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ApiError } from '../api/errors';
+import { DomainError } from '../domain-error';
 import type { Db } from '../store/db';
+import type { OptimizationErrorKind } from './optimization-error';
 import type { Annotation, EndReason, RunStatus, SampleReason, Verdict } from './schema';
 import type { RunStats } from './stats';
 
@@ -102,7 +103,10 @@ export class OptimizationStore {
       .prepare('SELECT * FROM optimization_runs WHERE optimization_id = ? AND task_id = ?')
       .get(optimizationId, taskId) as StoredRun | undefined;
     if (!row)
-      throw new ApiError('OPTIMIZATION_NOT_FOUND', `task ${taskId} has no optimization "${optimizationId}"`);
+      throw new DomainError<OptimizationErrorKind>(
+        'optimization.not_found',
+        `task ${taskId} has no optimization "${optimizationId}"`,
+      );
     return toRun(row);
   }
 
@@ -226,7 +230,10 @@ export class OptimizationStore {
       .prepare('SELECT * FROM optimization_samples WHERE optimization_id = ? AND sample_id = ?')
       .get(optimizationId, sampleId) as StoredSample | undefined;
     if (!row)
-      throw new ApiError('SAMPLE_NOT_FOUND', `optimization ${optimizationId} has no sample ${sampleId}`);
+      throw new DomainError<OptimizationErrorKind>(
+        'optimization.sample_not_found',
+        `optimization ${optimizationId} has no sample ${sampleId}`,
+      );
     return toSample(row);
   }
 

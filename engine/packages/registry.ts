@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { ApiError } from '../api/errors';
 import type { Clock } from '../clock';
+import { DomainError } from '../domain-error';
 import { isOnnxFamily } from '../inference/families';
 import type { AppType, ListedRule, Rule } from '../rules/schema';
 import { ruleProblems } from '../rules/validate';
@@ -61,6 +61,13 @@ interface AppRow {
 }
 
 /** A package is "in use" while a task that is not closed runs one of its apps. */
+/** Why a package request was refused; engine/api/domain-errors.ts maps each to its envelope code. */
+export type PackageErrorKind =
+  | 'package.not_found'
+  | 'package.app_not_found'
+  | 'package.in_use'
+  | 'package.invalid_rule';
+
 export type PackageInUse = (zapkId: string) => boolean;
 
 /** Runs a model once and says what of it disagrees with its manifest entry and labels, or null. */
@@ -188,7 +195,11 @@ export class PackageRegistry {
     const row = this.db.prepare('SELECT * FROM apps WHERE zapk_id = ? AND app_id = ?').get(zapkId, appId) as
       | AppRow
       | undefined;
-    if (!row) throw new ApiError('APP_NOT_FOUND', `package "${zapkId}" has no application "${appId}"`);
+    if (!row)
+      throw new DomainError<PackageErrorKind>(
+        'package.app_not_found',
+        `package "${zapkId}" has no application "${appId}"`,
+      );
     const manifest = JSON.parse(pkg.manifest) as Manifest;
     const labelsByModel = JSON.parse(pkg.labels) as Record<string, string[]>;
     const modelId = manifest.apps.find((a) => a.app_id === appId)?.model ?? '';
@@ -216,7 +227,13 @@ export class PackageRegistry {
     const app = this.app(zapkId, appId);
     const rule: Rule = { ...app.rule, ...update.rule };
     const problems = ruleProblems(rule, classIdsOf(app.labels));
-    if (problems.length > 0) throw new ApiError('INVALID_PARAMETER', `body.${problems[0]}`);
+    const [problem] = problems;
+    if (problem !== undefined) {
+      // A problem reads "<path>: why", its path from the body root.
+      throw new DomainError<PackageErrorKind>('package.invalid_rule', `body.${problem}`, {
+        field: problem.slice(0, problem.indexOf(':')),
+      });
+    }
     this.db
       .prepare('UPDATE apps SET name = ?, rule = ? WHERE zapk_id = ? AND app_id = ?')
       .run(update.name ?? app.name, JSON.stringify(rule), zapkId, appId);
@@ -283,8 +300,8 @@ export class PackageRegistry {
 
   private refuseIfInUse(zapkId: string, what: string): void {
     if (this.inUse(zapkId)) {
-      throw new ApiError(
-        'PACKAGE_IN_USE',
+      throw new DomainError<PackageErrorKind>(
+        'package.in_use',
         `package "${zapkId}" is used by a running task; close the task before it is ${what}`,
       );
     }
@@ -292,7 +309,8 @@ export class PackageRegistry {
 
   private row(zapkId: string): PackageRow {
     const row = this.find(zapkId);
-    if (!row) throw new ApiError('PACKAGE_NOT_FOUND', `no application package "${zapkId}"`);
+    if (!row)
+      throw new DomainError<PackageErrorKind>('package.not_found', `no application package "${zapkId}"`);
     return row;
   }
 
