@@ -11,6 +11,7 @@ import { StreamTokens } from './auth/stream-tokens';
 import { HeldEvents } from './callbacks/held-events';
 import { MqttPublisher } from './callbacks/mqtt';
 import { Outbox } from './callbacks/outbox';
+import { OutboxRepository } from './callbacks/outbox-repository';
 import { startRetention } from './callbacks/retention';
 import { wireTaskEvents } from './callbacks/task-events';
 import { DeliveryWorker } from './callbacks/worker';
@@ -119,7 +120,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // Delivery problems are logged once the API's logger exists; nothing reports before start.
   let log: { error(obj: unknown, msg: string): void; warn(msg: string): void } | undefined;
   const bus = new EventBus((error) => log?.error({ err: error }, 'an event bus listener failed'));
-  const outbox = new Outbox(db, clock, bus, options.delivery);
+  const taskList = tasks;
+  // Adapter until the tasks' repository offers listedTaskIds() itself.
+  const listedTasks = { listedTaskIds: () => taskList.list().map((task) => task.task_id) };
+  const outbox = new Outbox(new OutboxRepository(db), listedTasks, clock, bus, options.delivery);
   // The analysis' and the task lifecycle's events wait in memory while the data disk is full.
   const held = new HeldEvents(outbox, clock, options.delivery, (error, taskId) =>
     log?.error({ err: error }, `a held event of task ${taskId} was not stored`),
@@ -248,7 +252,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       stopRetention();
       await mqtt.close();
       await api.close();
-      outbox.close();
       db.close();
       lock.release();
     },

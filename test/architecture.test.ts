@@ -46,7 +46,6 @@ describe('rule "sql in repositories": SQL lives only in *-repository.ts modules 
     'engine/auth/accounts.ts': 'not yet moved to a repository (issue 15)',
     'engine/callbacks/mqtt-settings.ts': 'not yet moved to a repository (issue 15)',
     'engine/callbacks/mqtt.ts': 'not yet moved to a repository (issue 15)',
-    'engine/callbacks/outbox.ts': 'not yet moved to a repository (issue 15)',
     'engine/optimization/store.ts': 'not yet moved to a repository (issue 15)',
     'engine/packages/registry.ts': 'not yet moved to a repository (issue 15)',
     'engine/tasks/registry.ts':
