@@ -27,6 +27,7 @@ import { FrameSource } from './media/frame-source';
 import { DEFAULT_MAX_SOURCE_PIXELS } from './media/source-limits';
 import { StreamWatchdog } from './media/stream-watchdog';
 import { Optimizations } from './optimization/service';
+import { PackagesRepository } from './packages/packages-repository';
 import { PackageRegistry } from './packages/registry';
 import { createDetector } from './pipeline/detectors';
 import { VideoAnalysis } from './pipeline/video-analysis';
@@ -85,7 +86,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   let tasks: TaskRegistry | undefined;
   const pool = new InferencePool(options.inference);
   const packages = new PackageRegistry(
-    db,
+    new PackagesRepository(db),
     clock,
     dataDir,
     (zapkId) => tasks?.usesPackage(zapkId) ?? false,
