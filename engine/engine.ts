@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import packageJson from '../package.json';
 import { buildApi } from './api/app';
 import { Accounts, ADMIN_USER } from './auth/accounts';
+import { AccountsRepository } from './auth/accounts-repository';
 import { removeInitialPassword, writeInitialPassword } from './auth/initial-password';
 import { randomPassword } from './auth/passwords';
 import { StreamTokens } from './auth/stream-tokens';
@@ -66,7 +67,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     lock.release();
     throw error;
   }
-  const accounts = new Accounts(db, clock, {
+  const accounts = new Accounts(new AccountsRepository(db), clock, {
     login: options.login,
     onPasswordChange: (username) => {
       if (username === ADMIN_USER) removeInitialPassword(dataDir);
