@@ -35,6 +35,7 @@ import { VideoAnalysis } from './pipeline/video-analysis';
 import { lockDataDir } from './store/data-dir-lock';
 import { type Db, openDb } from './store/db';
 import { writeUnlessFull } from './store/disk-full';
+import { SettingsRepository } from './store/settings-repository';
 import { TaskRegistry } from './tasks/registry';
 
 /**
@@ -67,6 +68,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     lock.release();
     throw error;
   }
+  const settings = new SettingsRepository(db);
   const accounts = new Accounts(new AccountsRepository(db), clock, {
     login: options.login,
     onPasswordChange: (username) => {
@@ -125,13 +127,14 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const taskList = tasks;
   // Adapter until the tasks' repository offers listedTaskIds() itself.
   const listedTasks = { listedTaskIds: () => taskList.list().map((task) => task.task_id) };
-  const outbox = new Outbox(new OutboxRepository(db), listedTasks, clock, bus, options.delivery);
+  const events = new OutboxRepository(db);
+  const outbox = new Outbox(events, listedTasks, clock, bus, options.delivery);
   // The analysis' and the task lifecycle's events wait in memory while the data disk is full.
   const held = new HeldEvents(outbox, clock, options.delivery, (error, taskId) =>
     log?.error({ err: error }, `a held event of task ${taskId} was not stored`),
   );
   const delivery = new DeliveryWorker(outbox, clock, bus, options.delivery);
-  const mqtt = new MqttPublisher(db, clock, bus, (message) => log?.warn(message));
+  const mqtt = new MqttPublisher(settings, events, clock, bus, (message) => log?.warn(message));
   const secretOf = db.prepare<[string], { report_secret: string }>(
     'SELECT report_secret FROM tasks WHERE task_id = ?',
   );
@@ -198,12 +201,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // Housekeeping: on a full disk it waits for the next start.
   writeUnlessFull(() => accounts.purgeExpiredTokens());
   await packages.sweepOrphans();
-  if (!db.prepare('SELECT 1 FROM settings WHERE key = ?').get(BUILTIN_INSTALLED)) {
+  if (settings.get(BUILTIN_INSTALLED) === undefined) {
     await packages.installDir(options.builtinDir ?? BUILTIN_PACKAGE_DIR, true);
-    db.prepare('INSERT INTO settings (key, value) VALUES (?, ?)').run(
-      BUILTIN_INSTALLED,
-      JSON.stringify(clock.now()),
-    );
+    settings.set(BUILTIN_INSTALLED, clock.now());
   }
   // Packages the operator wants present (--install): installed once, upgraded when the file's
   // version differs; before any task resumes, so none can have its model replaced.

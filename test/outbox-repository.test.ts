@@ -99,6 +99,13 @@ describe('OutboxRepository', () => {
     expect(repo.since(1, 'a', 1)).toEqual([{ id: 2, json: '{"seq":2}' }]);
   });
 
+  it('reads events by storage id for the MQTT publisher', () => {
+    expect([repo.maxId(), repo.countAfter(0), repo.fromId(1, 10)]).toEqual([0, 0, []]);
+    for (const at of [1, 2, 3]) store(at === 2 ? 'b' : 'a', at);
+    expect([repo.maxId(), repo.countAfter(1)]).toEqual([3, 2]);
+    expect(repo.fromId(2, 1)).toEqual([{ id: 2, task_id: 'b', app_id: 'app', body: '{"seq":1}' }]);
+  });
+
   it('purges settled events by age and listing, never pending ones, and forgets tasks gone with no event', () => {
     const now = 30 * DAY;
     const old = now - 8 * DAY;

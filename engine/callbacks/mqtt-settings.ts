@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import { DomainError } from '../domain-error';
-import type { Db } from '../store/db';
+import type { SettingsRepository } from '../store/settings-repository';
 import type { DeliveryErrorKind } from './delivery-error';
 
 const KEY = 'mqtt';
@@ -82,15 +82,13 @@ const DEFAULTS: MqttSettings = {
   tls: { reject_unauthorized: true, ca: '' },
 };
 
-export function loadMqttSettings(db: Db): MqttSettings {
-  const row = db.prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?').get(KEY);
-  return row ? { ...DEFAULTS, ...(JSON.parse(row.value) as Partial<MqttSettings>) } : DEFAULTS;
+export function loadMqttSettings(settings: SettingsRepository): MqttSettings {
+  const stored = settings.get<Partial<MqttSettings>>(KEY);
+  return stored ? { ...DEFAULTS, ...stored } : DEFAULTS;
 }
 
-export function saveMqttSettings(db: Db, settings: MqttSettings): void {
-  db.prepare(
-    'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-  ).run(KEY, JSON.stringify(settings));
+export function saveMqttSettings(settings: SettingsRepository, mqtt: MqttSettings): void {
+  settings.set(KEY, mqtt);
 }
 
 /** The stored settings with the body applied, or a 400 naming the field; nothing is saved here. */

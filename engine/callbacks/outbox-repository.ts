@@ -94,6 +94,11 @@ export class OutboxRepository {
       pendingSummary: db.prepare<[], { tasks: number; oldest: number | null }>(
         "SELECT COUNT(DISTINCT task_id) AS tasks, MIN(created_at) AS oldest FROM events WHERE state = 'pending'",
       ),
+      fromId: db.prepare<[number, number], EventSummary>(
+        'SELECT id, task_id, app_id, body FROM events WHERE id >= ? ORDER BY id LIMIT ?',
+      ),
+      countAfter: db.prepare<[number], { n: number }>('SELECT COUNT(*) AS n FROM events WHERE id > ?'),
+      maxId: db.prepare<[], { id: number | null }>('SELECT MAX(id) AS id FROM events'),
       droppedCount: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM events WHERE image_dropped = 1'),
       purgeEvents: db.prepare<{ day: number; week: number; listed: string }>(
         `DELETE FROM events WHERE state != 'pending' AND (
@@ -191,6 +196,21 @@ export class OutboxRepository {
   /** Stored bodies after a storage id, oldest first, of one task or all. */
   since(afterId: number, taskId: string | undefined, limit: number): StoredBody[] {
     return taskId ? this.sql.sinceOfTask.all(afterId, taskId, limit) : this.sql.since.all(afterId, limit);
+  }
+
+  /** Stored events from a storage id on, oldest first: what the MQTT publisher sends. */
+  fromId(id: number, limit: number): EventSummary[] {
+    return this.sql.fromId.all(id, limit);
+  }
+
+  /** How many events were stored after a storage id. */
+  countAfter(id: number): number {
+    return this.sql.countAfter.get(id)?.n ?? 0;
+  }
+
+  /** The newest event's storage id; 0 when none is stored. */
+  maxId(): number {
+    return this.sql.maxId.get()?.id ?? 0;
   }
 
   stateCounts(): Partial<Record<DeliveryState, number>> {
@@ -295,6 +315,13 @@ export interface ImageCandidate {
   id: number;
   body: string;
   image_bytes: number;
+}
+
+export interface EventSummary {
+  id: number;
+  task_id: string;
+  app_id: string;
+  body: string;
 }
 
 export interface StoredBody {
