@@ -15,11 +15,12 @@ import { Collector } from './collector';
 import { datasetZip } from './dataset';
 import { OPTIMIZATION_LIMITS } from './limits';
 import type { OptimizationErrorKind } from './optimization-error';
+import { OptimizationRepository, type RunRow, type SampleRow } from './optimization-repository';
 import { type JudgedDetection, proposeThreshold } from './proposal';
 import { SampleWriter } from './sample-writer';
 import type { EndReason, OptimizationView, Proposal, SamplePage, SampleView, Verdict } from './schema';
 import type { RunStats } from './stats';
-import { OptimizationStore, type RunRow, type SampleRow } from './store';
+import { OptimizationStore } from './store';
 
 export interface OptimizationDeps {
   db: Db;
@@ -65,7 +66,7 @@ export class Optimizations {
   private readonly writes: SpaceWaiter;
 
   constructor(private readonly deps: OptimizationDeps) {
-    this.store = new OptimizationStore(deps.db, deps.dataDir);
+    this.store = new OptimizationStore(new OptimizationRepository(deps.db), deps.dataDir);
     this.writes = new SpaceWaiter(deps.clock, deps.onError);
   }
 
