@@ -27,6 +27,7 @@ import { findFfmpeg } from './media/ffmpeg';
 import { FrameSource } from './media/frame-source';
 import { DEFAULT_MAX_SOURCE_PIXELS } from './media/source-limits';
 import { StreamWatchdog } from './media/stream-watchdog';
+import { OptimizationRepository } from './optimization/optimization-repository';
 import { Optimizations } from './optimization/service';
 import { PackagesRepository } from './packages/packages-repository';
 import { PackageRegistry } from './packages/registry';
@@ -151,7 +152,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     onError: (error, taskId) => log?.error({ err: error }, `the event of task ${taskId} was not stored`),
   });
   const optimizations = new Optimizations({
-    db,
+    repository: new OptimizationRepository(db),
     clock,
     dataDir,
     tasks,

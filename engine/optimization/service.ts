@@ -7,7 +7,6 @@ import type { Clock, TimerHandle } from '../clock';
 import { DomainError } from '../domain-error';
 import type { InstalledApp } from '../packages/registry';
 import type { AnalysedFrame } from '../pipeline/task-pipeline';
-import type { Db } from '../store/db';
 import { SpaceWaiter } from '../store/disk-full';
 import type { TaskEvents } from '../tasks/registry';
 import type { TaskMode, TaskView } from '../tasks/schema';
@@ -15,7 +14,7 @@ import { Collector } from './collector';
 import { datasetZip } from './dataset';
 import { OPTIMIZATION_LIMITS } from './limits';
 import type { OptimizationErrorKind } from './optimization-error';
-import { OptimizationRepository, type RunRow, type SampleRow } from './optimization-repository';
+import type { OptimizationRepository, RunRow, SampleRow } from './optimization-repository';
 import { type JudgedDetection, proposeThreshold } from './proposal';
 import { SampleWriter } from './sample-writer';
 import type { EndReason, OptimizationView, Proposal, SamplePage, SampleView, Verdict } from './schema';
@@ -23,7 +22,7 @@ import type { RunStats } from './stats';
 import { OptimizationStore } from './store';
 
 export interface OptimizationDeps {
-  db: Db;
+  repository: OptimizationRepository;
   clock: Clock;
   dataDir: string;
   tasks: EventEmitter<TaskEvents> & {
@@ -66,7 +65,7 @@ export class Optimizations {
   private readonly writes: SpaceWaiter;
 
   constructor(private readonly deps: OptimizationDeps) {
-    this.store = new OptimizationStore(new OptimizationRepository(deps.db), deps.dataDir);
+    this.store = new OptimizationStore(deps.repository, deps.dataDir);
     this.writes = new SpaceWaiter(deps.clock, deps.onError);
   }
 
