@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Outbox } from '../engine/callbacks/outbox';
+import { OutboxRepository } from '../engine/callbacks/outbox-repository';
 import { systemClock } from '../engine/clock';
 import { EventBus } from '../engine/events/bus';
 import { openDb } from '../engine/store/db';
@@ -46,7 +47,12 @@ async function run(scenario: Scenario): Promise<Row> {
   try {
     const tasks = Array.from({ length: scenario.tasks }, () => randomUUID());
     const db = openDb(dataDir);
-    const outbox = new Outbox(db, systemClock, new EventBus());
+    const outbox = new Outbox(
+      new OutboxRepository(db),
+      { listedTaskIds: () => [] },
+      systemClock,
+      new EventBus(),
+    );
     const perTask = scenario.events / scenario.tasks;
     let bytes = 0;
     // One transaction for the whole backlog: filling it is not what is measured, and no worker runs yet.
@@ -58,7 +64,6 @@ async function run(scenario: Scenario): Promise<Row> {
         }
       }
     })();
-    outbox.close();
     db.close();
 
     const spawned = performance.now();

@@ -5,12 +5,14 @@ import { fileURLToPath } from 'node:url';
 import packageJson from '../package.json';
 import { buildApi } from './api/app';
 import { Accounts, ADMIN_USER } from './auth/accounts';
+import { AccountsRepository } from './auth/accounts-repository';
 import { removeInitialPassword, writeInitialPassword } from './auth/initial-password';
 import { randomPassword } from './auth/passwords';
 import { StreamTokens } from './auth/stream-tokens';
 import { HeldEvents } from './callbacks/held-events';
 import { MqttPublisher } from './callbacks/mqtt';
 import { Outbox } from './callbacks/outbox';
+import { OutboxRepository } from './callbacks/outbox-repository';
 import { startRetention } from './callbacks/retention';
 import { wireTaskEvents } from './callbacks/task-events';
 import { DeliveryWorker } from './callbacks/worker';
@@ -25,13 +27,16 @@ import { findFfmpeg } from './media/ffmpeg';
 import { FrameSource } from './media/frame-source';
 import { DEFAULT_MAX_SOURCE_PIXELS } from './media/source-limits';
 import { StreamWatchdog } from './media/stream-watchdog';
+import { OptimizationRepository } from './optimization/optimization-repository';
 import { Optimizations } from './optimization/service';
+import { PackagesRepository } from './packages/packages-repository';
 import { PackageRegistry } from './packages/registry';
 import { createDetector } from './pipeline/detectors';
 import { VideoAnalysis } from './pipeline/video-analysis';
 import { lockDataDir } from './store/data-dir-lock';
 import { type Db, openDb } from './store/db';
 import { writeUnlessFull } from './store/disk-full';
+import { SettingsRepository } from './store/settings-repository';
 import { TaskRegistry } from './tasks/registry';
 
 /**
@@ -64,7 +69,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     lock.release();
     throw error;
   }
-  const accounts = new Accounts(db, clock, {
+  const settings = new SettingsRepository(db);
+  const accounts = new Accounts(new AccountsRepository(db), clock, {
     login: options.login,
     onPasswordChange: (username) => {
       if (username === ADMIN_USER) removeInitialPassword(dataDir);
@@ -84,7 +90,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   let tasks: TaskRegistry | undefined;
   const pool = new InferencePool(options.inference);
   const packages = new PackageRegistry(
-    db,
+    new PackagesRepository(db),
     clock,
     dataDir,
     (zapkId) => tasks?.usesPackage(zapkId) ?? false,
@@ -119,13 +125,17 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // Delivery problems are logged once the API's logger exists; nothing reports before start.
   let log: { error(obj: unknown, msg: string): void; warn(msg: string): void } | undefined;
   const bus = new EventBus((error) => log?.error({ err: error }, 'an event bus listener failed'));
-  const outbox = new Outbox(db, clock, bus, options.delivery);
+  const taskList = tasks;
+  // Adapter until the tasks' repository offers listedTaskIds() itself.
+  const listedTasks = { listedTaskIds: () => taskList.list().map((task) => task.task_id) };
+  const events = new OutboxRepository(db);
+  const outbox = new Outbox(events, listedTasks, clock, bus, options.delivery);
   // The analysis' and the task lifecycle's events wait in memory while the data disk is full.
   const held = new HeldEvents(outbox, clock, options.delivery, (error, taskId) =>
     log?.error({ err: error }, `a held event of task ${taskId} was not stored`),
   );
   const delivery = new DeliveryWorker(outbox, clock, bus, options.delivery);
-  const mqtt = new MqttPublisher(db, clock, bus, (message) => log?.warn(message));
+  const mqtt = new MqttPublisher(settings, events, clock, bus, (message) => log?.warn(message));
   const secretOf = db.prepare<[string], { report_secret: string }>(
     'SELECT report_secret FROM tasks WHERE task_id = ?',
   );
@@ -142,7 +152,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     onError: (error, taskId) => log?.error({ err: error }, `the event of task ${taskId} was not stored`),
   });
   const optimizations = new Optimizations({
-    db,
+    repository: new OptimizationRepository(db),
     clock,
     dataDir,
     tasks,
@@ -192,12 +202,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // Housekeeping: on a full disk it waits for the next start.
   writeUnlessFull(() => accounts.purgeExpiredTokens());
   await packages.sweepOrphans();
-  if (!db.prepare('SELECT 1 FROM settings WHERE key = ?').get(BUILTIN_INSTALLED)) {
+  if (settings.get(BUILTIN_INSTALLED) === undefined) {
     await packages.installDir(options.builtinDir ?? BUILTIN_PACKAGE_DIR, true);
-    db.prepare('INSERT INTO settings (key, value) VALUES (?, ?)').run(
-      BUILTIN_INSTALLED,
-      JSON.stringify(clock.now()),
-    );
+    settings.set(BUILTIN_INSTALLED, clock.now());
   }
   // Packages the operator wants present (--install): installed once, upgraded when the file's
   // version differs; before any task resumes, so none can have its model replaced.
@@ -248,7 +255,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       stopRetention();
       await mqtt.close();
       await api.close();
-      outbox.close();
       db.close();
       lock.release();
     },

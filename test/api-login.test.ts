@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Accounts } from '../engine/auth/accounts';
+import { AccountsRepository } from '../engine/auth/accounts-repository';
 import { LoginLimiter } from '../engine/auth/login-limiter';
 import { HasherBusyError, PasswordHasher } from '../engine/auth/passwords';
 import { ManualClock } from '../engine/clock';
@@ -228,7 +229,9 @@ describe('PasswordHasher', () => {
           return super.scrypt(password, salt, length, options);
         }
       }
-      const accounts = new Accounts(db, new ManualClock(), { hasher: new CountingHasher() });
+      const accounts = new Accounts(new AccountsRepository(db), new ManualClock(), {
+        hasher: new CountingHasher(),
+      });
       await accounts.setPassword('admin', 'a-password');
       scrypts = 0;
       expect(await accounts.checkPassword('admin', 'wrong')).toBe(false);

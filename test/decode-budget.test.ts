@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, ERRORS } from '../engine/api/errors';
+import { toApiError } from '../engine/api/domain-errors';
+import { ERRORS } from '../engine/api/errors';
+import { DomainError } from '../engine/domain-error';
 import { DecodeBudget } from '../engine/images/budget';
 
 /** A job that holds its budget until finish() is called, and says when it began. */
@@ -45,8 +47,8 @@ describe('DecodeBudget', () => {
     const refused = budget.run(5, large.work).catch((error: unknown) => error);
     const behind = budget.run(2, small.work);
     const error = await refused;
-    expect(error).toBeInstanceOf(ApiError);
-    expect(error).toMatchObject({
+    expect(error).toBeInstanceOf(DomainError);
+    expect(toApiError(error)).toMatchObject({
       code: ERRORS.IMAGES_BUSY.code,
       status: 503,
       headers: { 'retry-after': '1' },
@@ -61,7 +63,8 @@ describe('DecodeBudget', () => {
   it('refuses at once (413, 41302) what could never fit, however empty it is', async () => {
     const budget = new DecodeBudget(100_000_000, 60_000);
     const log: string[] = [];
-    await expect(budget.run(150_000_000, job(log, 'x').work)).rejects.toMatchObject({
+    const error = await budget.run(150_000_000, job(log, 'x').work).catch((thrown: unknown) => thrown);
+    expect(toApiError(error)).toMatchObject({
       code: ERRORS.IMAGE_TOO_LARGE.code,
       message: 'body: the images are 150.0 megapixels together; at most 100.0 megapixels are decoded at once',
     });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Outbox } from '../engine/callbacks/outbox';
+import { OutboxRepository } from '../engine/callbacks/outbox-repository';
 import { systemClock } from '../engine/clock';
 import { EventBus } from '../engine/events/bus';
 import { openDb } from '../engine/store/db';
@@ -45,11 +46,15 @@ describe('kill -9 with 1,000 events pending', () => {
     const tasks = range(1, TASKS).map(() => randomUUID());
 
     const db = openDb(dataDir);
-    const outbox = new Outbox(db, systemClock, new EventBus());
+    const outbox = new Outbox(
+      new OutboxRepository(db),
+      { listedTaskIds: () => [] },
+      systemClock,
+      new EventBus(),
+    );
     for (const i of range(1, PER_TASK))
       for (const task of tasks)
         outbox.enqueue({ task_id: task, report_url: receiver.url }, message(task, i, 64));
-    outbox.close();
     db.close();
 
     const first = await spawnEngine(dataDir, PASSWORD);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../engine/api/errors';
 import { Outbox } from '../engine/callbacks/outbox';
+import { OutboxRepository } from '../engine/callbacks/outbox-repository';
 import { wireTaskEvents } from '../engine/callbacks/task-events';
 import { ManualClock } from '../engine/clock';
 import { EventBus, type StoredEvent } from '../engine/events/bus';
@@ -258,7 +259,12 @@ describe('task stream events', () => {
   it('turns the registry’s stream_lost and stream_restored into delivered events on app_id ""', () => {
     const dir = mkdtempSync(join(tmpdir(), 'vc-task-events-'));
     const db = openDb(dir);
-    const outbox = new Outbox(db, new ManualClock(), new EventBus());
+    const outbox = new Outbox(
+      new OutboxRepository(db),
+      { listedTaskIds: () => [] },
+      new ManualClock(),
+      new EventBus(),
+    );
     try {
       const registry = new EventEmitter<TaskEvents>();
       const errors: unknown[] = [];
@@ -321,7 +327,6 @@ describe('task stream events', () => {
       expect(page?.items.map((item) => item.state)).toEqual(['pending', 'pending', 'pending']);
       expect(errors).toEqual([]);
     } finally {
-      outbox.close();
       db.close();
       rmSync(dir, { recursive: true, force: true });
     }

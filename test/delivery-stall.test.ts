@@ -7,6 +7,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Outbox } from '../engine/callbacks/outbox';
+import { OutboxRepository } from '../engine/callbacks/outbox-repository';
 import { callbackAgent, postCallback } from '../engine/callbacks/post';
 import { systemClock } from '../engine/clock';
 import { EventBus } from '../engine/events/bus';
@@ -48,10 +49,14 @@ async function receiver(mode: Receiver['mode']): Promise<Receiver> {
 /** Stores the events before the engine starts, so that delivery begins with all of them pending. */
 function storeBacklog(dataDir: string, tasks: { task: string; url: string; events: number }[]): void {
   const db = openDb(dataDir);
-  const outbox = new Outbox(db, systemClock, new EventBus());
+  const outbox = new Outbox(
+    new OutboxRepository(db),
+    { listedTaskIds: () => [] },
+    systemClock,
+    new EventBus(),
+  );
   for (const { task, url, events } of tasks)
     for (const i of range(1, events)) outbox.enqueue({ task_id: task, report_url: url }, message(task, i));
-  outbox.close();
   db.close();
 }
 

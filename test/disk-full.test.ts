@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HeldEvents } from '../engine/callbacks/held-events';
 import { Outbox } from '../engine/callbacks/outbox';
+import { OutboxRepository } from '../engine/callbacks/outbox-repository';
 import { ManualClock, systemClock } from '../engine/clock';
 import { EventBus } from '../engine/events/bus';
 import type { EventItem } from '../engine/events/delivery';
@@ -175,10 +176,14 @@ describe('a full data disk', () => {
     // Events stored before the first start, for a task without a receiver.
     const taskId = randomUUID();
     const db = openDb(disk.dataDir);
-    const outbox = new Outbox(db, systemClock, new EventBus());
+    const outbox = new Outbox(
+      new OutboxRepository(db),
+      { listedTaskIds: () => [] },
+      systemClock,
+      new EventBus(),
+    );
     for (const i of range(1, 5))
       outbox.enqueue({ task_id: taskId, report_url: '' }, message(taskId, i, 4000));
-    outbox.close();
     db.close();
 
     let engine = await spawnEngine(disk.dataDir, PASSWORD, [], disk.nodeArgs);
@@ -223,9 +228,8 @@ describe('the memory hold for events', () => {
     cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
     const db = openDb(dir);
     const clock = new ManualClock();
-    const outbox = new Outbox(db, clock, new EventBus());
+    const outbox = new Outbox(new OutboxRepository(db), { listedTaskIds: () => [] }, clock, new EventBus());
     cleanup.push(() => {
-      outbox.close();
       db.close();
     });
     const held = new HeldEvents(outbox, clock, { heldLimitBytes: 10_000, diskRetryMs: 1000 });

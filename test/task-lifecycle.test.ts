@@ -9,6 +9,7 @@ import { InferencePool } from '../engine/inference/pool';
 import { findFfmpeg } from '../engine/media/ffmpeg';
 import { FrameSource } from '../engine/media/frame-source';
 import { StreamWatchdog } from '../engine/media/stream-watchdog';
+import { PackagesRepository } from '../engine/packages/packages-repository';
 import { PackageRegistry } from '../engine/packages/registry';
 import { createDetector } from '../engine/pipeline/detectors';
 import { VideoAnalysis } from '../engine/pipeline/video-analysis';
@@ -30,7 +31,7 @@ beforeEach(async () => {
   db = openDb(dir);
   clock = new ManualClock();
   const ffmpeg = findFfmpeg();
-  const packages = new PackageRegistry(db, clock, dir, () => false);
+  const packages = new PackageRegistry(new PackagesRepository(db), clock, dir, () => false);
   await packages.installDir(BUILTIN_PACKAGE_DIR, true);
   pool = new InferencePool({ workers: 1 });
   const video = new VideoAnalysis({

@@ -10,6 +10,7 @@ import { CallbackBody, NewEvent } from '../engine/events/schema';
 import type { Detection, Frame } from '../engine/inference/types';
 import type { StreamWatchdog, WatchdogFrame } from '../engine/media/stream-watchdog';
 import type { Manifest } from '../engine/packages/manifest';
+import { PackagesRepository } from '../engine/packages/packages-repository';
 import { PackageRegistry } from '../engine/packages/registry';
 import type { TaskDetector } from '../engine/pipeline/detectors';
 import { type DeliveryTarget, type PipelineTask, TaskPipeline } from '../engine/pipeline/task-pipeline';
@@ -127,7 +128,7 @@ let pipelines: TaskPipeline[] = [];
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vc-pipeline-'));
   db = openDb(dir);
-  packages = new PackageRegistry(db, new ManualClock(), dir, () => false);
+  packages = new PackageRegistry(new PackagesRepository(db), new ManualClock(), dir, () => false);
   await packages.installDir(BUILTIN_PACKAGE_DIR, true);
   const unit = join(dir, 'unit-package');
   mkdirSync(unit);

@@ -1,12 +1,44 @@
+import type { AuthErrorKind } from '../auth/accounts';
+import type { DeliveryErrorKind } from '../callbacks/delivery-error';
 import { DomainError } from '../domain-error';
+import type { ImageErrorKind } from '../images/image-error';
+import type { OptimizationErrorKind } from '../optimization/optimization-error';
+import type { PackageErrorKind } from '../packages/registry';
 import { ApiError, type ErrorKind } from './errors';
 
 /**
  * Every domain error kind and the envelope error it answers with: the one place where the domain's
  * words become HTTP. DomainErrorKind is the union of every module's kinds, so a kind left out fails the type check.
  */
-type DomainErrorKind = never;
-const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {};
+type DomainErrorKind =
+  | never
+  | PackageErrorKind
+  | ImageErrorKind
+  | AuthErrorKind
+  | DeliveryErrorKind
+  | OptimizationErrorKind;
+const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
+  'package.not_found': 'PACKAGE_NOT_FOUND',
+  'package.app_not_found': 'APP_NOT_FOUND',
+  'package.in_use': 'PACKAGE_IN_USE',
+  'package.invalid_rule': 'INVALID_PARAMETER',
+  'image.unsupported_type': 'UNSUPPORTED_IMAGE_TYPE',
+  'image.invalid': 'INVALID_IMAGE',
+  'image.too_large': 'IMAGE_TOO_LARGE',
+  'image.busy': 'IMAGES_BUSY',
+  'image.too_soon': 'IMAGE_TOO_SOON',
+  'image.no_reference': 'NO_REFERENCE_IMAGE',
+  'image.size_mismatch': 'IMAGE_SIZE_MISMATCH',
+  'image.model_not_supported': 'MODEL_NOT_SUPPORTED',
+  'auth.bad_credentials': 'BAD_CREDENTIALS',
+  'auth.too_many_logins': 'TOO_MANY_LOGINS',
+  'delivery.event_not_found': 'EVENT_NOT_FOUND',
+  'delivery.no_receiver': 'NO_RECEIVER',
+  'delivery.invalid_mqtt_settings': 'INVALID_PARAMETER',
+  'optimization.not_found': 'OPTIMIZATION_NOT_FOUND',
+  'optimization.sample_not_found': 'SAMPLE_NOT_FOUND',
+  'optimization.running': 'OPTIMIZATION_RUNNING',
+};
 
 /** The envelope error for a domain error; undefined for anything else. */
 export function toApiError(error: unknown): ApiError | undefined {

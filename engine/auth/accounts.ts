@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ApiError } from '../api/errors';
 import type { Clock } from '../clock';
-import type { Db } from '../store/db';
+import { DomainError } from '../domain-error';
+import type { AccountsRepository } from './accounts-repository';
 import { LoginLimiter, type LoginLimits } from './login-limiter';
 import { decoyHash, HasherBusyError, type HasherLimits, PasswordHasher } from './passwords';
 
@@ -27,44 +27,37 @@ export interface AccountsOptions {
   onPasswordChange?: (username: string) => void;
 }
 
+/** Why a login was refused; engine/api/domain-errors.ts maps each to its envelope code. */
+export type AuthErrorKind = 'auth.bad_credentials' | 'auth.too_many_logins';
+
 const tooManyAttempts = (retryAfterMs: number, why: string) => {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  return new ApiError('TOO_MANY_LOGINS', `${why}; retry in ${seconds} s`, { 'retry-after': String(seconds) });
+  return new DomainError<AuthErrorKind>('auth.too_many_logins', `${why}; retry in ${seconds} s`, {
+    retryAfterS: seconds,
+  });
 };
 
 const busy = () => tooManyAttempts(1000, 'the engine is checking too many passwords at once');
 
 /** Users and their bearer tokens; tokens are stored only as SHA-256 hashes. */
 export class Accounts {
-  private readonly findToken;
-  private readonly insertToken;
-  private readonly findUser;
   private readonly tokenLifetimeS: number;
   private readonly hasher: PasswordHasher;
   private readonly logins: LoginLimiter;
   private readonly decoy = decoyHash();
 
   constructor(
-    private readonly db: Db,
+    private readonly store: AccountsRepository,
     private readonly clock: Clock,
     private readonly options: AccountsOptions = {},
   ) {
     this.tokenLifetimeS = options.tokenLifetimeS ?? DEFAULT_TOKEN_LIFETIME_S;
     this.hasher = options.hasher ?? new PasswordHasher(options.login);
     this.logins = new LoginLimiter(clock, options.login);
-    this.findToken = db.prepare<[string], { username: string; expires_at: number }>(
-      'SELECT username, expires_at FROM tokens WHERE token_hash = ?',
-    );
-    this.insertToken = db.prepare(
-      'INSERT INTO tokens (token_hash, username, created_at, expires_at) VALUES (?, ?, ?, ?)',
-    );
-    this.findUser = db.prepare<[string], { password_hash: string }>(
-      'SELECT password_hash FROM users WHERE username = ?',
-    );
   }
 
   hasUser(username: string): boolean {
-    return this.findUser.get(username) !== undefined;
+    return this.store.passwordHash(username) !== undefined;
   }
 
   /** Creates or replaces a user's password; a reset also revokes the user's tokens. */
@@ -73,23 +66,13 @@ export class Accounts {
       throw error instanceof HasherBusyError ? busy() : error;
     });
     const existed = this.hasUser(username);
-    const now = this.clock.now();
-    this.db.transaction(() => {
-      this.db
-        .prepare(
-          `INSERT INTO users (username, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?)
-           ON CONFLICT(username) DO UPDATE SET password_hash = excluded.password_hash, updated_at = excluded.updated_at`,
-        )
-        .run(username, hash, now, now);
-      this.db.prepare('DELETE FROM tokens WHERE username = ?').run(username);
-    })();
+    this.store.setPassword(username, hash, this.clock.now());
     if (existed) this.options.onPasswordChange?.(username);
   }
 
   /** One scrypt whether or not the user exists, so the answer time does not tell which users exist. */
   checkPassword(username: string, password: string): Promise<boolean> {
-    const user = this.findUser.get(username);
-    return this.hasher.verify(password, user?.password_hash ?? this.decoy);
+    return this.hasher.verify(password, this.store.passwordHash(username) ?? this.decoy);
   }
 
   /**
@@ -115,7 +98,7 @@ export class Accounts {
       attempt.forget();
       throw error instanceof HasherBusyError ? busy() : error;
     }
-    if (!matches) throw new ApiError('BAD_CREDENTIALS', 'wrong username or password');
+    if (!matches) throw new DomainError<AuthErrorKind>('auth.bad_credentials', 'wrong username or password');
     attempt.forget();
     return this.issueToken(username);
   }
@@ -123,23 +106,23 @@ export class Accounts {
   issueToken(username: string): { token: string; expiresIn: number } {
     const token = randomBytes(32).toString('base64url');
     const now = this.clock.now();
-    this.insertToken.run(hashToken(token), username, now, now + this.tokenLifetimeS * 1000);
+    this.store.insertToken(hashToken(token), username, now, now + this.tokenLifetimeS * 1000);
     return { token, expiresIn: this.tokenLifetimeS };
   }
 
   checkToken(token: string): TokenCheck {
     if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'malformed' };
-    const row = this.findToken.get(hashToken(token));
+    const row = this.store.token(hashToken(token));
     if (!row) return { ok: false, reason: 'unknown' };
     if (row.expires_at <= this.clock.now()) return { ok: false, reason: 'expired' };
     return { ok: true, username: row.username };
   }
 
   revokeToken(token: string): void {
-    this.db.prepare('DELETE FROM tokens WHERE token_hash = ?').run(hashToken(token));
+    this.store.deleteToken(hashToken(token));
   }
 
   purgeExpiredTokens(): number {
-    return this.db.prepare('DELETE FROM tokens WHERE expires_at <= ?').run(this.clock.now()).changes;
+    return this.store.deleteExpiredTokens(this.clock.now());
   }
 }

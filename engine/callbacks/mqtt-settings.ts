@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
-import { ApiError } from '../api/errors';
-import type { Db } from '../store/db';
+import { DomainError } from '../domain-error';
+import type { SettingsRepository } from '../store/settings-repository';
+import type { DeliveryErrorKind } from './delivery-error';
 
 const KEY = 'mqtt';
 
@@ -81,15 +82,13 @@ const DEFAULTS: MqttSettings = {
   tls: { reject_unauthorized: true, ca: '' },
 };
 
-export function loadMqttSettings(db: Db): MqttSettings {
-  const row = db.prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?').get(KEY);
-  return row ? { ...DEFAULTS, ...(JSON.parse(row.value) as Partial<MqttSettings>) } : DEFAULTS;
+export function loadMqttSettings(settings: SettingsRepository): MqttSettings {
+  const stored = settings.get<Partial<MqttSettings>>(KEY);
+  return stored ? { ...DEFAULTS, ...stored } : DEFAULTS;
 }
 
-export function saveMqttSettings(db: Db, settings: MqttSettings): void {
-  db.prepare(
-    'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-  ).run(KEY, JSON.stringify(settings));
+export function saveMqttSettings(settings: SettingsRepository, mqtt: MqttSettings): void {
+  settings.set(KEY, mqtt);
 }
 
 /** The stored settings with the body applied, or a 400 naming the field; nothing is saved here. */
@@ -128,7 +127,11 @@ function checkUrl(text: string): void {
     throw invalid('body.url: put the credentials in username and password, not in the URL');
 }
 
-const invalid = (msg: string) => new ApiError('INVALID_PARAMETER', msg);
+/** msg is "body.<field>: why"; the field is that path without the body root. */
+const invalid = (msg: string) =>
+  new DomainError<DeliveryErrorKind>('delivery.invalid_mqtt_settings', msg, {
+    field: msg.slice('body.'.length, msg.indexOf(':')),
+  });
 
 export function viewOf(settings: MqttSettings, status: MqttStatus): MqttSettingsView {
   return {

@@ -1,8 +1,8 @@
 import { connect, type MqttClient } from 'mqtt';
 import type { Clock, TimerHandle } from '../clock';
 import type { EventBus } from '../events/bus';
-import type { Db } from '../store/db';
 import { SpaceWaiter } from '../store/disk-full';
+import type { SettingsRepository } from '../store/settings-repository';
 import {
   loadMqttSettings,
   type MqttSettings,
@@ -13,6 +13,7 @@ import {
   saveMqttSettings,
   viewOf,
 } from './mqtt-settings';
+import type { EventSummary, OutboxRepository } from './outbox-repository';
 
 const CURSOR_KEY = 'mqtt_cursor';
 /** Messages handed to the client and not yet acknowledged; the rest wait in the outbox, not in memory. */
@@ -22,13 +23,6 @@ const CURSOR_SAVE_MS = 1000;
 
 /** Task-level events (app_id "") go to vision/<task_id>/_task; app ids never start with "_". */
 export const topicOf = (taskId: string, appId: string) => `vision/${taskId}/${appId || '_task'}`;
-
-interface Row {
-  id: number;
-  task_id: string;
-  app_id: string;
-  body: string;
-}
 
 /**
  * Publishes every stored event QoS 1 on vision/<task_id>/<app_id> while a broker is configured.
@@ -49,20 +43,17 @@ export class MqttPublisher {
   private saveTimer?: TimerHandle;
   private readonly retryTimers = new Set<TimerHandle>();
   private configuring: Promise<unknown> = Promise.resolve();
-  private readonly selectFrom;
   /** The cursor, when a full disk held its saving back (the broker may then get events again after a crash). */
   private readonly writes: SpaceWaiter;
 
   constructor(
-    private readonly db: Db,
+    private readonly stored: SettingsRepository,
+    private readonly events: OutboxRepository,
     private readonly clock: Clock,
     private readonly bus: EventBus,
     private readonly onError: (message: string) => void = () => {},
   ) {
-    this.settings = loadMqttSettings(db);
-    this.selectFrom = db.prepare<[number, number], Row>(
-      'SELECT id, task_id, app_id, body FROM events WHERE id >= ? ORDER BY id LIMIT ?',
-    );
+    this.settings = loadMqttSettings(stored);
     this.writes = new SpaceWaiter(clock, (error) => onError(`mqtt: the cursor was not saved: ${error}`));
   }
 
@@ -78,11 +69,7 @@ export class MqttPublisher {
   }
 
   status(): MqttStatus {
-    const backlog = this.settings.enabled
-      ? (this.db
-          .prepare<[number], { n: number }>('SELECT COUNT(*) AS n FROM events WHERE id > ?')
-          .get(this.cursor)?.n ?? 0)
-      : 0;
+    const backlog = this.settings.enabled ? this.events.countAfter(this.cursor) : 0;
     return { connected: this.connected, last_error: this.lastError, backlog };
   }
 
@@ -101,11 +88,11 @@ export class MqttPublisher {
     // The cursor is decided here; a save still waiting for space would undo that.
     this.writes.forget(CURSOR_KEY);
     try {
-      this.db.transaction(() => {
-        saveMqttSettings(this.db, next);
-        if (!next.enabled) this.db.prepare('DELETE FROM settings WHERE key = ?').run(CURSOR_KEY);
-        else if (!wasEnabled) this.saveCursor(this.maxId());
-      })();
+      this.stored.transaction(() => {
+        saveMqttSettings(this.stored, next);
+        if (!next.enabled) this.stored.remove(CURSOR_KEY);
+        else if (!wasEnabled) this.saveCursor(this.events.maxId());
+      });
     } catch (error) {
       // Refused (a full disk): publishing goes on with the settings it had.
       if (wasEnabled) this.open();
@@ -123,11 +110,9 @@ export class MqttPublisher {
   }
 
   private open(): void {
-    const stored = this.db
-      .prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?')
-      .get(CURSOR_KEY);
-    this.cursor = stored ? Number(JSON.parse(stored.value)) : this.maxId();
-    if (!stored) this.keepCursor();
+    const saved = this.stored.get<number>(CURSOR_KEY);
+    this.cursor = saved === undefined ? this.events.maxId() : Number(saved);
+    if (saved === undefined) this.keepCursor();
     this.nextId = this.cursor + 1;
     this.window = [];
     const { url, client_id, username, password, tls } = this.settings;
@@ -161,7 +146,7 @@ export class MqttPublisher {
   private fill(): void {
     const client = this.client;
     if (!client || this.window.length >= WINDOW) return;
-    for (const row of this.selectFrom.all(this.nextId, WINDOW - this.window.length)) {
+    for (const row of this.events.fromId(this.nextId, WINDOW - this.window.length)) {
       const item = { id: row.id, acked: false };
       this.window.push(item);
       this.nextId = row.id + 1;
@@ -169,7 +154,7 @@ export class MqttPublisher {
     }
   }
 
-  private publish(client: MqttClient, row: Row, item: { id: number; acked: boolean }): void {
+  private publish(client: MqttClient, row: EventSummary, item: { id: number; acked: boolean }): void {
     client.publish(topicOf(row.task_id, row.app_id), row.body, { qos: 1 }, (error) => {
       if (client !== this.client) return;
       if (error) {
@@ -208,15 +193,7 @@ export class MqttPublisher {
   }
 
   private saveCursor(cursor: number): void {
-    this.db
-      .prepare(
-        'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-      )
-      .run(CURSOR_KEY, JSON.stringify(cursor));
-  }
-
-  private maxId(): number {
-    return this.db.prepare<[], { id: number | null }>('SELECT MAX(id) AS id FROM events').get()?.id ?? 0;
+    this.stored.set(CURSOR_KEY, cursor);
   }
 
   /** Ends the client without waiting for the broker; what was in flight goes out again from the cursor. */

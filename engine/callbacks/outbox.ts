@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import Database from 'better-sqlite3';
-import { ApiError } from '../api/errors';
 import type { Clock } from '../clock';
+import { DomainError } from '../domain-error';
 import type { EventBus } from '../events/bus';
 import type { DeliveryRecord, DeliveryState, EventItem } from '../events/delivery';
 import { type CallbackBody, NewEvent } from '../events/schema';
 import { compileCheck } from '../schema/ajv';
-import type { Db } from '../store/db';
+import type { DeliveryErrorKind } from './delivery-error';
+import type { EventRow, OutboxRepository, PendingEvent } from './outbox-repository';
 
 /** Where a task's events go. report_url "" stores them without any HTTP delivery. */
 export interface ReportTarget {
@@ -29,20 +29,6 @@ export const OUTBOX_DEFAULTS: OutboxOptions = {
 };
 
 const DAY_MS = 24 * 3600_000;
-
-/** The task's oldest pending event with its target: what the delivery worker sends next. */
-export interface PendingEvent {
-  id: number;
-  event_id: string;
-  task_id: string;
-  seq: number;
-  json: string;
-  attempts: number;
-  next_attempt_at: number;
-  deadline_at: number;
-  report_url: string;
-  report_secret: string;
-}
 
 /** The result of one HTTP attempt. */
 export interface AttemptOutcome {
@@ -78,121 +64,37 @@ export interface Backlog {
   images_dropped: number;
 }
 
-interface EventRow {
-  id: number;
-  event_id: string;
-  task_id: string;
-  seq: number;
-  kind: string;
-  app_id: string;
-  timestamp: number;
-  body: string;
-  image_bytes: number;
-  image_dropped: number;
-  state: DeliveryState;
-  attempts: number;
-  next_attempt_at: number;
-  deadline_at: number;
-  created_at: number;
-  delivered_at: number | null;
-  http_status: number | null;
-  answer_code: number | null;
-  answer_msg: string | null;
-  last_error: string | null;
-}
-
-const RECORD_COLUMNS = `id, event_id, task_id, seq, kind, app_id, timestamp, image_dropped, state, attempts,
-  next_attempt_at, deadline_at, created_at, delivered_at, http_status, answer_code, answer_msg, last_error`;
-
 const checkEvent = compileCheck<NewEvent>(NewEvent, 'event');
 
+/** What the outbox needs to know of tasks: which are still listed (their settled events stay longer). */
+export interface ListedTasks {
+  listedTaskIds(): readonly string[];
+}
+
 /**
- * The durable outbox of result events. enqueue() commits the event (synchronous=FULL) before it
- * returns, so nothing the analysis handed over is lost to kill -9 or power loss. Delivery state
- * is written through a second connection with synchronous=NORMAL: a state change lost to a power
- * cut only makes an event go out again, which at-least-once delivery allows, and it spares every
- * delivery an fsync.
+ * The durable outbox of result events. enqueue() commits the event before it returns, so nothing the
+ * analysis handed over is lost to kill -9 or power loss; delivery state is written more cheaply (see
+ * the connection policy in outbox-repository.ts).
  */
 export class Outbox {
   readonly options: OutboxOptions;
-  private readonly marks: Db;
   private imageBytes: number;
-  private readonly sql;
 
   constructor(
-    private readonly db: Db,
+    private readonly store: OutboxRepository,
+    private readonly tasks: ListedTasks,
     private readonly clock: Clock,
     readonly bus: EventBus,
     options: Partial<OutboxOptions> = {},
   ) {
     this.options = { ...OUTBOX_DEFAULTS, ...options };
-    this.marks = new Database(db.name);
-    this.marks.pragma('synchronous = NORMAL');
-    this.marks.pragma('busy_timeout = 5000');
-    this.sql = {
-      nextSeq: db.prepare<[string, string, string], { last_seq: number }>(
-        `INSERT INTO outbox_tasks (task_id, last_seq, report_url, report_secret) VALUES (?, 1, ?, ?)
-         ON CONFLICT (task_id) DO UPDATE SET last_seq = last_seq + 1,
-           report_url = excluded.report_url, report_secret = excluded.report_secret
-         RETURNING last_seq`,
-      ),
-      insert: db.prepare<Record<string, unknown>, { id: number }>(
-        `INSERT INTO events (event_id, task_id, seq, kind, app_id, timestamp, body, image_bytes, state,
-           next_attempt_at, deadline_at, created_at)
-         VALUES (@event_id, @task_id, @seq, @kind, @app_id, @timestamp, @body, @image_bytes, @state,
-           @created_at, @deadline_at, @created_at)
-         RETURNING id`,
-      ),
-      imageCandidates: db.prepare<[number], { id: number; body: string; image_bytes: number }>(
-        // Delivered (or undeliverable) events lose their snapshots before pending ones, oldest first.
-        `SELECT id, body, image_bytes FROM events WHERE image_dropped = 0 AND image_bytes > 0
-         ORDER BY state = 'pending', id LIMIT ?`,
-      ),
-      dropImages: db.prepare<[string, number]>('UPDATE events SET body = ?, image_dropped = 1 WHERE id = ?'),
-      record: this.marks.prepare<[number], EventRow>(`SELECT ${RECORD_COLUMNS} FROM events WHERE id = ?`),
-      head: this.marks.prepare<[string], PendingEvent>(
-        `SELECT e.id, e.event_id, e.task_id, e.seq, e.body AS json, e.attempts, e.next_attempt_at,
-           e.deadline_at, t.report_url, t.report_secret
-         FROM events e JOIN outbox_tasks t ON t.task_id = e.task_id
-         WHERE e.task_id = ? AND e.state = 'pending' ORDER BY e.seq LIMIT 1`,
-      ),
-      pendingTasks: this.marks.prepare<[], { task_id: string }>(
-        "SELECT DISTINCT task_id FROM events WHERE state = 'pending'",
-      ),
-      delivered: this.marks.prepare(
-        `UPDATE events SET state = 'delivered', delivered_at = @now, attempts = attempts + 1,
-           http_status = @http_status, answer_code = @answer_code, answer_msg = @answer_msg, last_error = NULL
-         WHERE id = @id AND state = 'pending'`,
-      ),
-      failed: this.marks.prepare(
-        `UPDATE events SET state = CASE WHEN @next_attempt_at > deadline_at THEN 'dead' ELSE 'pending' END,
-           next_attempt_at = @next_attempt_at, attempts = attempts + 1, http_status = @http_status,
-           answer_code = @answer_code, answer_msg = @answer_msg, last_error = @error
-         WHERE id = @id AND state = 'pending'`,
-      ),
-      redeliver: db.prepare<{ now: number; deadline: number; event_id: string }, { id: number }>(
-        `UPDATE events SET state = 'pending', attempts = 0, next_attempt_at = @now, deadline_at = @deadline,
-           delivered_at = NULL
-         WHERE event_id = @event_id AND state != 'no_receiver' RETURNING id`,
-      ),
-      byEventId: db.prepare<[string], { id: number; state: DeliveryState }>(
-        'SELECT id, state FROM events WHERE event_id = ?',
-      ),
-      lastSeq: db.prepare<[string], { last_seq: number }>(
-        'SELECT last_seq FROM outbox_tasks WHERE task_id = ?',
-      ),
-      imageTotal: this.marks.prepare<[], { total: number | null }>(
-        'SELECT SUM(image_bytes) AS total FROM events WHERE image_dropped = 0',
-      ),
-    };
-    this.imageBytes = this.sql.imageTotal.get()?.total ?? 0;
+    this.imageBytes = store.imageTotal();
   }
 
   /**
    * Stores one event and returns the body that will be POSTed: the event plus a random event_id and
    * the task's next seq (previous + 1, gap-free). Durable when it returns; then the delivery worker,
-   * the MQTT publisher and the console feed hear of it through the bus. Call it outside any open
-   * transaction of the engine's Db: the worker reads through its own connection.
+   * the MQTT publisher and the console feed hear of it through the bus.
    */
   enqueue(target: ReportTarget, event: NewEvent): CallbackBody {
     const checked = checkEvent(event);
@@ -200,13 +102,8 @@ export class Outbox {
     if (event.task_id !== target.task_id)
       throw new Error(`outbox: event of task ${event.task_id} enqueued for task ${target.task_id}`);
     const now = this.clock.now();
-    const stored = this.db.transaction(() => {
-      const seq = this.sql.nextSeq.get(
-        target.task_id,
-        target.report_url,
-        target.report_secret ?? '',
-      )?.last_seq;
-      if (seq === undefined) throw new Error('outbox: no seq was assigned');
+    const stored = this.store.transaction(() => {
+      const seq = this.store.nextSeq(target.task_id, target.report_url, target.report_secret ?? '');
       const { data, ...head } = event;
       const body = { ...head, event_id: randomUUID(), seq, data } as CallbackBody;
       const json = JSON.stringify(body);
@@ -226,13 +123,12 @@ export class Outbox {
         created_at: now,
         deadline_at: now + this.options.retryForMs,
       };
-      const inserted = this.sql.insert.get(row);
-      if (!inserted) throw new Error('outbox: the event was not stored');
+      const id = this.store.insert(row);
       this.imageBytes += imageBytes;
-      const dropped = this.boundImages(inserted.id);
+      const dropped = this.boundImages(id);
       const delivery = toRecord({
         ...row,
-        id: inserted.id,
+        id,
         image_dropped: dropped ? 1 : 0,
         attempts: 0,
         next_attempt_at: now,
@@ -242,20 +138,20 @@ export class Outbox {
         answer_msg: null,
         last_error: null,
       });
-      return { id: inserted.id, body, json, delivery };
-    })();
+      return { id, body, json, delivery };
+    });
     this.bus.emit('event', stored);
     return stored.body;
   }
 
   /** Tasks with at least one pending event: where the delivery worker starts after a restart. */
   pendingTasks(): string[] {
-    return this.sql.pendingTasks.all().map((row) => row.task_id);
+    return this.store.pendingTasks();
   }
 
   /** The task's lowest-seq pending event, or undefined when the task has nothing to deliver. */
   head(taskId: string): PendingEvent | undefined {
-    return this.sql.head.get(taskId);
+    return this.store.head(taskId);
   }
 
   /**
@@ -270,9 +166,9 @@ export class Outbox {
       answer_msg: outcome.answer_msg,
     };
     const changed = outcome.ok
-      ? this.sql.delivered.run({ ...answer, now: this.clock.now() })
-      : this.sql.failed.run({ ...answer, error: outcome.error, next_attempt_at: nextAttemptAt });
-    if (changed.changes > 0) this.bus.emit('delivery', this.recordOf(event.id));
+      ? this.store.markDelivered({ ...answer, now: this.clock.now() })
+      : this.store.markFailed({ ...answer, error: outcome.error, next_attempt_at: nextAttemptAt });
+    if (changed) this.bus.emit('delivery', this.recordOf(event.id));
   }
 
   /**
@@ -280,12 +176,13 @@ export class Outbox {
    * it returns. It goes out next for its task, ahead of later seqs still pending.
    */
   redeliver(eventId: string): DeliveryRecord {
-    const found = this.sql.byEventId.get(eventId);
-    if (!found) throw new ApiError('EVENT_NOT_FOUND', `no stored event "${eventId}"`);
+    const found = this.store.byEventId(eventId);
+    if (!found)
+      throw new DomainError<DeliveryErrorKind>('delivery.event_not_found', `no stored event "${eventId}"`);
     const now = this.clock.now();
-    if (!this.sql.redeliver.get({ now, deadline: now + this.options.retryForMs, event_id: eventId })) {
-      throw new ApiError(
-        'NO_RECEIVER',
+    if (!this.store.redeliver(eventId, now, now + this.options.retryForMs)) {
+      throw new DomainError<DeliveryErrorKind>(
+        'delivery.no_receiver',
         `event "${eventId}" cannot be delivered: its task has no report_url (state ${found.state})`,
       );
     }
@@ -296,61 +193,41 @@ export class Outbox {
 
   /** One page of a task's events in seq order; undefined when the outbox never saw the task. */
   list(taskId: string, query: EventQuery): EventPage | undefined {
-    const last = this.sql.lastSeq.get(taskId);
-    if (!last) return undefined;
-    const rows = this.db
-      .prepare<unknown[], EventRow>(
-        `SELECT ${RECORD_COLUMNS}${query.with_body ? ', body' : ''} FROM events
-         WHERE task_id = ? AND seq > ? ${query.state ? 'AND state = ?' : ''} ORDER BY seq LIMIT ?`,
-      )
-      .all(taskId, query.after_seq, ...(query.state ? [query.state] : []), query.limit);
+    const lastSeq = this.store.lastSeq(taskId);
+    if (lastSeq === undefined) return undefined;
+    const page = { taskId, afterSeq: query.after_seq, limit: query.limit, state: query.state };
+    const rows = query.with_body ? this.store.pageWithBodies(page) : this.store.page(page);
     const items: EventItem[] = rows.map((row) =>
-      query.with_body ? { ...toRecord(row), body: JSON.parse(row.body) as CallbackBody } : toRecord(row),
+      'body' in row
+        ? { ...toRecord(row), body: JSON.parse(row.body as string) as CallbackBody }
+        : toRecord(row),
     );
     const lastRow = rows.at(-1);
     return {
       items,
-      last_seq: last.last_seq,
+      last_seq: lastSeq,
       next_after_seq: rows.length === query.limit && lastRow ? lastRow.seq : null,
     };
   }
 
   /** Stored bodies after a storage id, oldest first: what a console feed missed while away. */
   since(afterId: number, taskId: string | undefined, limit: number): { id: number; json: string }[] {
-    return this.marks
-      .prepare<unknown[], { id: number; json: string }>(
-        `SELECT id, body AS json FROM events WHERE id > ? ${taskId ? 'AND task_id = ?' : ''} ORDER BY id LIMIT ?`,
-      )
-      .all(afterId, ...(taskId ? [taskId] : []), limit);
+    return this.store.since(afterId, taskId, limit);
   }
 
   backlog(): Backlog {
-    const counts = Object.fromEntries(
-      this.marks
-        .prepare<[], { state: DeliveryState; n: number }>(
-          'SELECT state, COUNT(*) AS n FROM events GROUP BY state',
-        )
-        .all()
-        .map((row) => [row.state, row.n]),
-    ) as Partial<Record<DeliveryState, number>>;
-    const pending = this.marks
-      .prepare<[], { tasks: number; oldest: number | null }>(
-        "SELECT COUNT(DISTINCT task_id) AS tasks, MIN(created_at) AS oldest FROM events WHERE state = 'pending'",
-      )
-      .get();
-    const dropped = this.marks
-      .prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM events WHERE image_dropped = 1')
-      .get();
+    const counts = this.store.stateCounts();
+    const pending = this.store.pendingSummary();
     return {
       pending: counts.pending ?? 0,
       delivered: counts.delivered ?? 0,
       dead: counts.dead ?? 0,
       no_receiver: counts.no_receiver ?? 0,
-      tasks_pending: pending?.tasks ?? 0,
-      oldest_pending_at: pending?.oldest ?? null,
+      tasks_pending: pending.tasks,
+      oldest_pending_at: pending.oldest,
       image_bytes: this.imageBytes,
       image_limit_bytes: this.options.imageLimitBytes,
-      images_dropped: dropped?.n ?? 0,
+      images_dropped: this.store.droppedCount(),
     };
   }
 
@@ -361,26 +238,9 @@ export class Outbox {
    */
   purge(): number {
     const now = this.clock.now();
-    const removed = this.marks.transaction(() => {
-      const gone = this.marks
-        .prepare(
-          `DELETE FROM events WHERE state != 'pending' AND (
-             created_at <= @week AND (state != 'dead' OR task_id NOT IN (SELECT task_id FROM tasks))
-             OR created_at <= @day AND state != 'dead' AND task_id NOT IN (SELECT task_id FROM tasks))`,
-        )
-        .run({ day: now - DAY_MS, week: now - 7 * DAY_MS }).changes;
-      this.marks.exec(
-        `DELETE FROM outbox_tasks WHERE task_id NOT IN (SELECT task_id FROM tasks)
-           AND NOT EXISTS (SELECT 1 FROM events e WHERE e.task_id = outbox_tasks.task_id)`,
-      );
-      return gone;
-    })();
-    this.imageBytes = this.sql.imageTotal.get()?.total ?? 0;
+    const removed = this.store.purge(now - DAY_MS, now - 7 * DAY_MS, this.tasks.listedTaskIds());
+    this.imageBytes = this.store.imageTotal();
     return removed;
-  }
-
-  close(): void {
-    this.marks.close();
   }
 
   /**
@@ -390,12 +250,12 @@ export class Outbox {
   private boundImages(newestId: number): boolean {
     let newestDropped = false;
     while (this.imageBytes > this.options.imageLimitBytes) {
-      const victims = this.sql.imageCandidates.all(16);
+      const victims = this.store.imageCandidates(16);
       if (victims.length === 0) break;
       for (const victim of victims) {
         const body = JSON.parse(victim.body) as CallbackBody;
         if (body.event === 'message') for (const rule of body.data.rules) rule.image = '';
-        this.sql.dropImages.run(JSON.stringify(body), victim.id);
+        this.store.dropImages(victim.id, JSON.stringify(body));
         this.imageBytes -= victim.image_bytes;
         newestDropped ||= victim.id === newestId;
         if (this.imageBytes <= this.options.imageLimitBytes) break;
@@ -405,7 +265,7 @@ export class Outbox {
   }
 
   private recordOf(id: number): DeliveryRecord {
-    const row = this.sql.record.get(id);
+    const row = this.store.record(id);
     if (!row) throw new Error(`outbox: event ${id} vanished`);
     return toRecord(row);
   }

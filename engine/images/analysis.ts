@@ -1,4 +1,3 @@
-import { ApiError } from '../api/errors';
 import { changeImage, detectChanges } from '../change/detect';
 import type { WorkingImage } from '../change/working';
 import type { Clock } from '../clock';
@@ -16,6 +15,7 @@ import type { TaskRegistry } from '../tasks/registry';
 import { DEFAULT_OSD, type TaskView } from '../tasks/schema';
 import type { TrackedObject } from '../tracking/byte-tracker';
 import { type DecodeOptions, decodeImage, type EncodedImage } from './decode';
+import { imageError } from './image-error';
 import { UploadGate } from './upload-gate';
 
 export interface ImageAnalysisDeps {
@@ -128,15 +128,17 @@ export class ImageAnalysis {
       const state = this.stateOf(taskId);
       const reference = before ?? state.previous;
       if (!reference) {
-        throw new ApiError(
-          'NO_REFERENCE_IMAGE',
+        throw imageError(
+          'image.no_reference',
           'body.image_a: is required: the task has no earlier image_b to compare image_b with',
+          'body.image_a',
         );
       }
       if (!sameSize(reference, after)) {
-        throw new ApiError(
-          'IMAGE_SIZE_MISMATCH',
+        throw imageError(
+          'image.size_mismatch',
           `body.image_b: is ${after.width}x${after.height} but ${before ? 'image_a' : "the task's previous image_b"} is ${reference.width}x${reference.height}; the pair must be the same size`,
+          'body.image_b',
         );
       }
       this.deps.tasks.admitImage(taskId, 'diff');
@@ -216,8 +218,8 @@ export class ImageAnalysis {
     return task.app_ids.map((appId) => {
       const app = this.deps.packages.app(task.zapk_id, appId);
       if (!runs(app)) {
-        throw new ApiError(
-          'MODEL_NOT_SUPPORTED',
+        throw imageError(
+          'image.model_not_supported',
           `application "${appId}" uses the model family "${app.model.spec.family}", which ${task.mode} tasks cannot run in this build` +
             (task.mode === 'diff' ? ' (change detection needs the built-in "change" family)' : ''),
         );

@@ -1,5 +1,5 @@
-import { ApiError } from '../api/errors';
 import { MAX_IMAGE_PIXELS } from './decode';
+import { imageError } from './image-error';
 
 /**
  * Pixels all image uploads may have in decoding and analysis at once: one largest image. An upload
@@ -49,8 +49,8 @@ export class DecodeBudget {
   /** 413 for images that could not be decoded even with the whole budget to themselves. */
   refuseNeverFitting(pixels: number): void {
     if (pixels > this.capacity)
-      throw new ApiError(
-        'IMAGE_TOO_LARGE',
+      throw imageError(
+        'image.too_large',
         `body: the images are ${megapixels(pixels)} megapixels together; at most ${megapixels(this.capacity)} megapixels are decoded at once`,
       );
   }
@@ -74,10 +74,11 @@ export class DecodeBudget {
         // It may have been the one in the way of those behind it.
         this.admitWaiting();
         reject(
-          new ApiError(
-            'IMAGES_BUSY',
+          imageError(
+            'image.busy',
             `other uploads fill the memory for decoding images and none finished within ${this.waitMs / 1000} s; try again`,
-            { 'retry-after': '1' },
+            undefined,
+            1,
           ),
         );
       }, this.waitMs);

@@ -1,7 +1,7 @@
 import sharp, { type Sharp } from 'sharp';
-import { ApiError } from '../api/errors';
 import type { Frame } from '../inference/types';
 import { BmpDecoder } from './bmp-decoder';
+import { imageError } from './image-error';
 
 /** Decoded size limit of one image: 100 megapixels (a decompression bomb is refused from its header). */
 export const MAX_IMAGE_PIXELS = 100_000_000;
@@ -47,13 +47,14 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
 export async function inspectImage(bytes: Buffer, field: string): Promise<EncodedImage> {
   const format = sniffFormat(bytes);
   if (format === null) {
-    throw new ApiError('UNSUPPORTED_IMAGE_TYPE', `${field}: is not a JPEG, PNG, BMP or WebP image`);
+    throw imageError('image.unsupported_type', `${field}: is not a JPEG, PNG, BMP or WebP image`, field);
   }
   const { width, height } = format === 'bmp' ? bmpSize(bytes, field) : await headerSize(bytes, format, field);
   if (width * height > MAX_IMAGE_PIXELS) {
-    throw new ApiError(
-      'IMAGE_TOO_LARGE',
+    throw imageError(
+      'image.too_large',
       `${field}: the image is ${width}x${height} (${((width * height) / 1e6).toFixed(1)} megapixels); at most 100 megapixels are accepted`,
+      field,
     );
   }
   return { bytes, field, format, width, height };
@@ -119,10 +120,11 @@ async function bmpPipeline(bytes: Buffer): Promise<Sharp> {
   return sharp(image.data, { raw: { width: image.width, height: image.height, channels: 4 } }).removeAlpha();
 }
 
-function invalid(field: string, format: ImageFormat, error: unknown): ApiError {
+function invalid(field: string, format: ImageFormat, error: unknown) {
   const reason = String((error as Error).message ?? error).split('\n')[0];
-  return new ApiError(
-    'INVALID_IMAGE',
+  return imageError(
+    'image.invalid',
     `${field}: the ${format.toUpperCase()} image cannot be decoded (${reason})`,
+    field,
   );
 }

@@ -1,6 +1,6 @@
-import { ApiError } from '../api/errors';
 import type { TaskRegistry } from '../tasks/registry';
 import { DecodeBudget } from './budget';
+import { imageError } from './image-error';
 
 /**
  * When an upload of an image or diff task may decode its pixels. The cheap refusals come first:
@@ -32,8 +32,8 @@ export class UploadGate {
     this.tasks.checkImageInterval(taskId, mode);
     // The image in progress will be admitted now or not at all, so this one would come too soon.
     if (this.turns.has(taskId))
-      throw new ApiError(
-        'IMAGE_TOO_SOON',
+      throw imageError(
+        'image.too_soon',
         'the previous image of this task is still being decoded; images must be at least 1 s apart',
       );
     const turn = {};

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import type { PassThrough, Readable } from 'node:stream';
 import yazl from 'yazl';
+import type { RunRow, SampleRow } from './optimization-repository';
 import type { Annotation } from './schema';
-import type { RunRow, SampleRow } from './store';
 
 /** COCO object detection format (cocodataset.org/#format-data), as the export writes it. */
 export interface CocoDataset {

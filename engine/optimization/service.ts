@@ -3,25 +3,26 @@ import type { EventEmitter } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import sharp from 'sharp';
-import { ApiError } from '../api/errors';
 import type { Clock, TimerHandle } from '../clock';
+import { DomainError } from '../domain-error';
 import type { InstalledApp } from '../packages/registry';
 import type { AnalysedFrame } from '../pipeline/task-pipeline';
-import type { Db } from '../store/db';
 import { SpaceWaiter } from '../store/disk-full';
 import type { TaskEvents } from '../tasks/registry';
 import type { TaskMode, TaskView } from '../tasks/schema';
 import { Collector } from './collector';
 import { datasetZip } from './dataset';
 import { OPTIMIZATION_LIMITS } from './limits';
+import type { OptimizationErrorKind } from './optimization-error';
+import type { OptimizationRepository, RunRow, SampleRow } from './optimization-repository';
 import { type JudgedDetection, proposeThreshold } from './proposal';
 import { SampleWriter } from './sample-writer';
 import type { EndReason, OptimizationView, Proposal, SamplePage, SampleView, Verdict } from './schema';
 import type { RunStats } from './stats';
-import { OptimizationStore, type RunRow, type SampleRow } from './store';
+import { OptimizationStore } from './store';
 
 export interface OptimizationDeps {
-  db: Db;
+  repository: OptimizationRepository;
   clock: Clock;
   dataDir: string;
   tasks: EventEmitter<TaskEvents> & {
@@ -64,7 +65,7 @@ export class Optimizations {
   private readonly writes: SpaceWaiter;
 
   constructor(private readonly deps: OptimizationDeps) {
-    this.store = new OptimizationStore(deps.db, deps.dataDir);
+    this.store = new OptimizationStore(deps.repository, deps.dataDir);
     this.writes = new SpaceWaiter(deps.clock, deps.onError);
   }
 
@@ -94,9 +95,10 @@ export class Optimizations {
       if (run.row.task_id !== taskId) continue;
       const busy = request.app_ids.find((appId) => run.row.app_ids.includes(appId));
       if (busy) {
-        throw new ApiError(
-          'OPTIMIZATION_RUNNING',
+        throw new DomainError<OptimizationErrorKind>(
+          'optimization.running',
           `application "${busy}" of task ${taskId} is already in optimization ${run.row.optimization_id}, running until ${new Date(run.row.ends_at).toISOString()}`,
+          { field: 'app_ids' },
         );
       }
     }

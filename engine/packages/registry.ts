@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { ApiError } from '../api/errors';
 import type { Clock } from '../clock';
+import { DomainError } from '../domain-error';
 import { isOnnxFamily } from '../inference/families';
 import type { AppType, ListedRule, Rule } from '../rules/schema';
 import { ruleProblems } from '../rules/validate';
-import type { Db } from '../store/db';
 import type { ListedApp, ListedPackage } from './listing';
 import type { Manifest, ModelSpec } from './manifest';
+import type { AppRow, PackageRow, PackagesRepository } from './packages-repository';
 import { extractZapk, inspectZapk, loadManifestDir, ZapkError } from './zapk';
 
 export interface InstalledApp {
@@ -39,26 +39,12 @@ export interface AppUpdate {
   rule?: Rule;
 }
 
-interface PackageRow {
-  zapk_id: string;
-  name: string;
-  version: string;
-  dir: string;
-  manifest: string;
-  labels: string;
-  builtin: number;
-  installed_at: number;
-}
-
-interface AppRow {
-  zapk_id: string;
-  app_id: string;
-  name: string;
-  type: number;
-  rule: string;
-  license_expire: number;
-  perpetual: number;
-}
+/** Why a package request was refused; engine/api/domain-errors.ts maps each to its envelope code. */
+export type PackageErrorKind =
+  | 'package.not_found'
+  | 'package.app_not_found'
+  | 'package.in_use'
+  | 'package.invalid_rule';
 
 /** A package is "in use" while a task that is not closed runs one of its apps. */
 export type PackageInUse = (zapkId: string) => boolean;
@@ -77,7 +63,7 @@ export class PackageRegistry {
   revision = 0;
 
   constructor(
-    private readonly db: Db,
+    private readonly store: PackagesRepository,
     private readonly clock: Clock,
     dataDir: string,
     private readonly inUse: PackageInUse,
@@ -115,10 +101,7 @@ export class PackageRegistry {
   /** Installs a .zapk unless this version of it is installed already (the engine's --install at start). */
   async ensureZapk(zapkPath: string): Promise<{ zapk_id: string; version: string; installed: boolean }> {
     const { zapk_id, version } = await inspectZapk(zapkPath);
-    const installed = this.db.prepare('SELECT version FROM packages WHERE zapk_id = ?').get(zapk_id) as
-      | { version: string }
-      | undefined;
-    if (installed?.version === version) return { zapk_id, version, installed: false };
+    if (this.store.find(zapk_id)?.version === version) return { zapk_id, version, installed: false };
     await this.installZapk(zapkPath);
     return { zapk_id, version, installed: true };
   }
@@ -151,14 +134,14 @@ export class PackageRegistry {
   async uninstall(zapkId: string): Promise<void> {
     const row = this.row(zapkId);
     this.refuseIfInUse(zapkId, 'uninstalled');
-    this.db.prepare('DELETE FROM packages WHERE zapk_id = ?').run(zapkId);
+    this.store.remove(zapkId);
     this.revision += 1;
     if (!row.builtin) await rm(row.dir, { recursive: true, force: true });
   }
 
   /** The listing of 4.2: apps keyed by app_id, rule.classes keyed by class_id (api-decisions.md). */
   list(): ListedPackage[] {
-    const apps = this.db.prepare('SELECT * FROM apps ORDER BY zapk_id, position').all() as AppRow[];
+    const apps = this.store.apps();
     return this.rows().map((pkg) => {
       const manifest = JSON.parse(pkg.manifest) as Manifest;
       const listed: Record<string, ListedApp> = {};
@@ -185,10 +168,12 @@ export class PackageRegistry {
 
   app(zapkId: string, appId: string): InstalledApp {
     const pkg = this.row(zapkId);
-    const row = this.db.prepare('SELECT * FROM apps WHERE zapk_id = ? AND app_id = ?').get(zapkId, appId) as
-      | AppRow
-      | undefined;
-    if (!row) throw new ApiError('APP_NOT_FOUND', `package "${zapkId}" has no application "${appId}"`);
+    const row = this.store.app(zapkId, appId);
+    if (!row)
+      throw new DomainError<PackageErrorKind>(
+        'package.app_not_found',
+        `package "${zapkId}" has no application "${appId}"`,
+      );
     const manifest = JSON.parse(pkg.manifest) as Manifest;
     const labelsByModel = JSON.parse(pkg.labels) as Record<string, string[]>;
     const modelId = manifest.apps.find((a) => a.app_id === appId)?.model ?? '';
@@ -216,10 +201,14 @@ export class PackageRegistry {
     const app = this.app(zapkId, appId);
     const rule: Rule = { ...app.rule, ...update.rule };
     const problems = ruleProblems(rule, classIdsOf(app.labels));
-    if (problems.length > 0) throw new ApiError('INVALID_PARAMETER', `body.${problems[0]}`);
-    this.db
-      .prepare('UPDATE apps SET name = ?, rule = ? WHERE zapk_id = ? AND app_id = ?')
-      .run(update.name ?? app.name, JSON.stringify(rule), zapkId, appId);
+    const [problem] = problems;
+    if (problem !== undefined) {
+      // A problem reads "<path>: why", its path from the body root.
+      throw new DomainError<PackageErrorKind>('package.invalid_rule', `body.${problem}`, {
+        field: problem.slice(0, problem.indexOf(':')),
+      });
+    }
+    this.store.updateApp(zapkId, appId, update.name ?? app.name, JSON.stringify(rule));
     this.revision += 1;
   }
 
@@ -229,9 +218,7 @@ export class PackageRegistry {
     const keptRules = new Map<string, string>();
     if (previous) {
       // An upgrade keeps the operator's edited rules wherever they still fit the new models.
-      for (const app of this.db
-        .prepare('SELECT * FROM apps WHERE zapk_id = ?')
-        .all(manifest.zapk_id) as AppRow[]) {
+      for (const app of this.store.appsOf(manifest.zapk_id)) {
         const spec = manifest.apps.find((a) => a.app_id === app.app_id);
         const rule = JSON.parse(app.rule) as Rule;
         if (spec && ruleProblems(rule, classIdsOf(labels[spec.model] ?? [])).length === 0) {
@@ -239,41 +226,33 @@ export class PackageRegistry {
         }
       }
     }
-    this.db.transaction(() => {
+    const apps: AppRow[] = manifest.apps.map((app, position) => ({
+      zapk_id: manifest.zapk_id,
+      app_id: app.app_id,
+      name: app.name,
+      type: app.type,
+      rule: keptRules.get(app.app_id) ?? JSON.stringify(app.rule),
+      license_expire: app.license_expire,
+      perpetual: app.perpetual ? 1 : 0,
+      position,
+    }));
+    this.store.transaction(() => {
       // In the same synchronous step as the write, so no task can start between check and commit.
       this.refuseIfInUse(manifest.zapk_id, 'upgraded');
-      this.db.prepare('DELETE FROM packages WHERE zapk_id = ?').run(manifest.zapk_id);
-      this.db
-        .prepare(
-          'INSERT INTO packages (zapk_id, name, version, dir, manifest, labels, builtin, installed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-        )
-        .run(
-          manifest.zapk_id,
-          manifest.name,
-          manifest.version,
-          builtin ? dir : basename(dir),
-          JSON.stringify(manifest),
-          JSON.stringify(labels),
-          builtin ? 1 : 0,
-          this.clock.now(),
-        );
-      const insertApp = this.db.prepare(
-        'INSERT INTO apps (zapk_id, app_id, name, type, rule, license_expire, perpetual, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      this.store.replace(
+        {
+          zapk_id: manifest.zapk_id,
+          name: manifest.name,
+          version: manifest.version,
+          dir: builtin ? dir : basename(dir),
+          manifest: JSON.stringify(manifest),
+          labels: JSON.stringify(labels),
+          builtin: builtin ? 1 : 0,
+          installed_at: this.clock.now(),
+        },
+        apps,
       );
-      manifest.apps.forEach((app, position) => {
-        const rule = keptRules.get(app.app_id) ?? JSON.stringify(app.rule);
-        insertApp.run(
-          manifest.zapk_id,
-          app.app_id,
-          app.name,
-          app.type,
-          rule,
-          app.license_expire,
-          app.perpetual ? 1 : 0,
-          position,
-        );
-      });
-    })();
+    });
     this.revision += 1;
     if (previous && !previous.builtin && previous.dir !== dir) {
       void rm(previous.dir, { recursive: true, force: true });
@@ -283,8 +262,8 @@ export class PackageRegistry {
 
   private refuseIfInUse(zapkId: string, what: string): void {
     if (this.inUse(zapkId)) {
-      throw new ApiError(
-        'PACKAGE_IN_USE',
+      throw new DomainError<PackageErrorKind>(
+        'package.in_use',
         `package "${zapkId}" is used by a running task; close the task before it is ${what}`,
       );
     }
@@ -292,22 +271,18 @@ export class PackageRegistry {
 
   private row(zapkId: string): PackageRow {
     const row = this.find(zapkId);
-    if (!row) throw new ApiError('PACKAGE_NOT_FOUND', `no application package "${zapkId}"`);
+    if (!row)
+      throw new DomainError<PackageErrorKind>('package.not_found', `no application package "${zapkId}"`);
     return row;
   }
 
   private find(zapkId: string): PackageRow | undefined {
-    const row = this.db.prepare('SELECT * FROM packages WHERE zapk_id = ?').get(zapkId) as
-      | PackageRow
-      | undefined;
+    const row = this.store.find(zapkId);
     return row && this.located(row);
   }
 
   private rows(): PackageRow[] {
-    const rows = this.db
-      .prepare('SELECT * FROM packages ORDER BY installed_at, zapk_id')
-      .all() as PackageRow[];
-    return rows.map((row) => this.located(row));
+    return this.store.all().map((row) => this.located(row));
   }
 
   /**

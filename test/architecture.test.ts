@@ -1,0 +1,69 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * Seams of the engine that a type check cannot see, checked over the source tree. Each rule names the
+ * files it exempts, and each exemption says why; an exemption that no longer applies fails too.
+ */
+const ROOT = resolve(import.meta.dirname, '..');
+
+function sources(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+    .filter((name) => /\.tsx?$/.test(name))
+    .map((name) =>
+      relative(ROOT, join(ROOT, dir, name))
+        .split('\\')
+        .join('/'),
+    );
+}
+
+const ENGINE = sources('engine');
+const EVERYTHING = [...ENGINE, ...sources('main'), ...sources('renderer')];
+
+describe('rule "domain errors": only engine/api/ speaks HTTP', () => {
+  /** Files outside engine/api/ still importing ApiError, each with the reason it may. */
+  const EXEMPT: Record<string, string> = {
+    'engine/tasks/registry.ts':
+      'converted to DomainError on the tasks branch of issue 15; drop this entry at merge',
+  };
+  const IMPORTS_API_ERRORS = /from\s+'[^']*\/api\/errors'/;
+
+  it('no module outside engine/api/ imports engine/api/errors (ApiError)', () => {
+    const offenders = EVERYTHING.filter(
+      (file) =>
+        !file.startsWith('engine/api/') && IMPORTS_API_ERRORS.test(readFileSync(join(ROOT, file), 'utf8')),
+    );
+    expect(offenders.sort()).toEqual(Object.keys(EXEMPT).sort());
+  });
+});
+
+describe('rule "sql in repositories": SQL lives only in *-repository.ts modules and engine/store/', () => {
+  /** Files outside repositories that still prepare or run SQL, each with the reason it may. */
+  const EXEMPT: Record<string, string> = {
+    'engine/engine.ts':
+      'secretOf reads the tasks table: it moves to the TaskRepository of the tasks branch of issue 15 at merge',
+    'engine/tasks/registry.ts':
+      'moved to a TaskRepository on the tasks branch of issue 15; drop this entry at merge',
+  };
+
+  /** Calls of .prepare( and of .exec( on anything but a regular expression (a literal or a CONSTANT). */
+  function runsSql(text: string): boolean {
+    if (/\.prepare\s*(<[^>]*>)?\s*\(/.test(text)) return true;
+    for (const match of text.matchAll(/\.exec\(/g)) {
+      const before = text.slice(0, match.index).trimEnd();
+      if (!/(\/[dgimsuy]*|\b[A-Z][A-Z0-9_]*|\))$/.test(before)) return true;
+    }
+    return false;
+  }
+
+  it('no other module calls .prepare( or .exec( on a database', () => {
+    const offenders = ENGINE.filter(
+      (file) =>
+        !file.startsWith('engine/store/') &&
+        !file.endsWith('-repository.ts') &&
+        runsSql(readFileSync(join(ROOT, file), 'utf8')),
+    );
+    expect(offenders.sort()).toEqual(Object.keys(EXEMPT).sort());
+  });
+});
