@@ -7,11 +7,12 @@ import { findFfmpeg } from '../engine/media/ffmpeg';
 import { buildOverlay } from '../engine/osd/overlay';
 import { blend, rasterise } from '../engine/osd/raster';
 import { buildZapk } from '../engine/packages/zapk';
+import { cpuSeconds, engineChildren } from '../engine/system/process-stats';
 import { DEFAULT_OSD } from '../engine/tasks/schema';
 import { VIDEO } from '../test/helpers/engine';
 import { signIn, spawnEngine } from '../test/helpers/engine-process';
 import { NginxRtmp } from '../test/helpers/nginx-rtmp';
-import { cpuSeconds, engineChildren, percentile } from './process-stats';
+import { percentile } from './percentile';
 
 /**
  * The AI video's cost and latency on this machine. A 720p 25 fps camera (the fixture video scaled,

@@ -4,11 +4,12 @@ import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import { buildZapk } from '../engine/packages/zapk';
+import { cpuSeconds, engineChildren, rssBytes } from '../engine/system/process-stats';
 import { FIXTURES } from '../test/helpers/engine';
 import { callApi, signIn, spawnEngine } from '../test/helpers/engine-process';
 import { Receiver } from '../test/helpers/receiver';
 import { encodedFixture, RtmpSource } from '../test/helpers/rtmp-source';
-import { cpuSeconds, engineChildren, percentile, rssMb } from './process-stats';
+import { percentile } from './percentile';
 
 /**
  * Video analysis throughput and latency against the raw onnxruntime ceiling of the same model on the
@@ -159,7 +160,7 @@ async function scenario(
     while (Date.now() < until) {
       rss = Math.max(
         rss,
-        own.reduce((sum, pid) => sum + rssMb(pid), 0),
+        own.reduce((sum, pid) => sum + rssBytes(pid) / 2 ** 20, 0),
       );
       await new Promise((done) => setTimeout(done, 1_000));
     }

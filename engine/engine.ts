@@ -37,6 +37,7 @@ import { lockDataDir } from './store/data-dir-lock';
 import { type Db, openDb } from './store/db';
 import { writeUnlessFull } from './store/disk-full';
 import { SettingsRepository } from './store/settings-repository';
+import { SystemMonitor } from './system/monitor';
 import { TaskRegistry } from './tasks/registry';
 
 /**
@@ -162,6 +163,17 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       log?.error({ err: error }, 'effect optimization: a sample or statistics were not stored'),
   });
 
+  const startedAt = clock.now();
+  const system = new SystemMonitor({
+    dataDir,
+    ffmpeg,
+    version: packageJson.version,
+    startedAt,
+    now: () => clock.now(),
+    inference: pool,
+    outbox,
+    tasks,
+  });
   const api = await buildApi(
     {
       accounts,
@@ -176,7 +188,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       clock,
       tmpDir,
       version: packageJson.version,
-      startedAt: clock.now(),
+      startedAt,
+      system,
       consoleDir: options.consoleDir,
       allowed: { hosts: options.allowedHosts ?? [], origins: options.allowedOrigins ?? [] },
     },

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../engine/api/errors';
 import { buildZapk } from '../engine/packages/zapk';
+import type { TaskView } from '../engine/tasks/schema';
 import { type Answer, startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
 
 /**
@@ -512,6 +513,7 @@ describe('4.4 - 4.7 tasks', () => {
         'created_at',
         'device_id',
         'dump',
+        'health',
         'mode',
         'osd',
         'report_url',
@@ -541,7 +543,11 @@ describe('4.4 - 4.7 tasks', () => {
         border_size: 2,
       },
     });
-    expect(task.dump).toMatch(/768x576/);
+    expect((task as unknown as TaskView).health.stream).toMatchObject({
+      state: 'running',
+      width: 768,
+      height: 576,
+    });
     expect(expectOk(await t.call('GET', `/api/task/${task_id}`))).toEqual(task);
   });
 

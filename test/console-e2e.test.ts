@@ -6,6 +6,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildZapk } from '../engine/packages/zapk';
+import type { TaskView } from '../engine/tasks/schema';
 import { launchChromium, openConsolePage } from './helpers/browser';
 import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
 import { EXAMPLE_MANIFEST } from './helpers/example-package';
@@ -48,13 +49,6 @@ let taskId: string;
 /** The polygon the clicks should have produced, in source pixels. */
 let drawn: Array<[number, number]> = [];
 const pageErrors: string[] = [];
-
-interface TaskView {
-  task_id: string;
-  close_code: number;
-  dump: string;
-  app_configs: Array<{ app_id: string; polygon: number[][] }>;
-}
 
 const api = <T>(method: string, path: string, body?: unknown) =>
   callApi<T>(engine.url, token, method, path, body);
@@ -271,7 +265,7 @@ describe('web console in Chromium', () => {
       `/api/task/${taskId}`,
     );
     expect(task).toMatchObject({ business_id: 'gate-a', device_id: 'cam-e2e', report_url: receiver.url });
-    expect(task.dump).toContain(`source ${SOURCE.width}x${SOURCE.height}`);
+    expect(task.health.stream).toMatchObject({ width: SOURCE.width, height: SOURCE.height });
     expectPolygonNear(task.app_configs.find((config) => config.app_id === 'person')?.polygon, drawn, 1);
   }, 90_000);
 

@@ -9,6 +9,7 @@ import { InferencePool } from '../engine/inference/pool';
 import type { OnnxModelRef } from '../engine/inference/protocol';
 import { Quarantine } from '../engine/inference/quarantine';
 import type { Frame } from '../engine/inference/types';
+import type { TaskView } from '../engine/tasks/schema';
 import { isAlive } from './helpers/child';
 import {
   ADMIN_PASSWORD,
@@ -247,10 +248,9 @@ describe('hostile packages through the API', () => {
     return (answer.body.data as { task_id: string }).task_id;
   }
 
-  const dumpOf = async (taskId: string) =>
-    ((await t.call('GET', `/api/task/${taskId}`)).body.data as { dump: string }).dump;
-  const analysed = async (taskId: string) =>
-    Number(/(\d+) frames analysed/.exec(await dumpOf(taskId))?.[1] ?? 0);
+  const healthOf = async (taskId: string) =>
+    ((await t.call('GET', `/api/task/${taskId}`)).body.data as TaskView).health;
+  const analysed = async (taskId: string) => (await healthOf(taskId)).frames_analysed;
 
   it('a Loop package is refused with 40003 within the deadline, leaving no folder behind', async () => {
     const before = packageDirs();
@@ -295,7 +295,7 @@ describe('hostile packages through the API', () => {
     expect(seconds(started)).toBeLessThan(2 * CHECK_S + 10);
     // The video fixture plays at 10 fps: even a busy machine analyses a good part of 8 s of it.
     expect((await analysed(taskId)) - before).toBeGreaterThan(10);
-    expect(await dumpOf(taskId)).not.toMatch(/analysis errors/);
+    expect((await healthOf(taskId)).analysis_errors).toBe(0);
     expect((await t.call('DELETE', `/api/task/${taskId}`)).body.code).toBe(0);
   });
 
@@ -315,8 +315,7 @@ describe('hostile packages through the API', () => {
     const hostile = await startTask('frame-loop', 'motion');
     const healthy = await startTask('coco-yolox-nano', 'person');
     const error = await eventually('the hostile task to report its model', async () => {
-      const match = /analysis errors, last: (.*)$/.exec(await dumpOf(hostile));
-      return match?.[1];
+      return (await healthOf(hostile)).last_analysis_error;
     });
     expect(error).toMatch(
       new RegExp(
@@ -324,14 +323,14 @@ describe('hostile packages through the API', () => {
       ),
     );
     // Held back: the next frames fail at once with the same reason, without a host spent on them.
-    const failures = async () => Number(/(\d+) analysis errors/.exec(await dumpOf(hostile))?.[1] ?? 0);
+    const failures = async () => (await healthOf(hostile)).analysis_errors;
     const failed = await failures();
     const before = await analysed(healthy);
     await new Promise((done) => setTimeout(done, 3_000));
     expect(await failures()).toBeGreaterThan(failed + 5);
     expect(await analysed(hostile)).toBe(0);
     expect((await analysed(healthy)) - before).toBeGreaterThan(5);
-    expect(await dumpOf(healthy)).not.toMatch(/analysis errors/);
+    expect((await healthOf(healthy)).analysis_errors).toBe(0);
     for (const taskId of [hostile, healthy]) await t.call('DELETE', `/api/task/${taskId}`);
   });
 });
@@ -359,8 +358,9 @@ describe('an engine process with a model looping in inference', () => {
       });
       // The first frame sends a host into the loop (the default deadline gives it 30 s).
       await new Promise((done) => setTimeout(done, 5_000));
-      const task = (await callApi<Array<{ dump: string }>>(engine.url, token, 'GET', '/api/tasks'))[0];
-      expect(task?.dump).toMatch(/^running .* 0 frames analysed/);
+      const task = (await callApi<TaskView[]>(engine.url, token, 'GET', '/api/tasks'))[0];
+      expect(task?.status).toBe('running');
+      expect(task?.health.frames_analysed).toBe(0);
       const hosts = inferenceChildren(engine.child.pid ?? 0);
       const started = performance.now();
       const exited = await Promise.race([

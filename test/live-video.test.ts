@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallbackBody } from '../engine/events/schema';
+import { renderDump } from '../engine/tasks/health-view';
+import type { TaskView } from '../engine/tasks/schema';
 import { startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
 import { eventually } from './helpers/eventually';
 import { installExamplePackage } from './helpers/example-package';
@@ -72,7 +74,10 @@ const messages = () =>
     .map((r) => r.body as CallbackBody)
     .filter((b): b is Message => b.event === 'message' && b.task_id === taskId);
 
-const dump = async () => ((await t.call('GET', `/api/task/${taskId}`)).body.data as { dump: string }).dump;
+const view = async () => (await t.call('GET', `/api/task/${taskId}`)).body.data as TaskView;
+const health = async () => (await view()).health;
+const videoAt = async (kbps: number) =>
+  (await health()).ai_video.find((video) => video.bitrate_kbps === kbps);
 
 async function startLive(body: Record<string, unknown>): Promise<AiLive> {
   const answer = await t.call('POST', `/api/task/${taskId}/ailive`, { json: body });
@@ -239,10 +244,30 @@ describe('AI video of a task (4.10, 4.11)', () => {
     expect(pushed.seconds).toBeGreaterThan(4);
     expect(pushed.kbps).toBeGreaterThan(600 * 0.6);
     expect(pushed.kbps).toBeLessThan(600 * 1.4);
-    // A loaded machine may make the encoder drop a frame or two (the dump then counts them).
-    expect(await dump()).toMatch(
-      /AI video: \[person\] 768x576 at 10\.0 fps, 600 kbit\/s, 1 viewer, encoder live, \d+ frames( \(\d+ dropped: encoder behind\))?; push rtmp:\/\/127\.0\.0\.1:\d+\/live\/…: live/,
-    );
+    const shown = await view();
+    expect(shown.health.ai_video).toEqual([
+      {
+        app_ids: ['person'],
+        width: 768,
+        height: 576,
+        fps: 10,
+        bitrate_kbps: 600,
+        viewers: 1,
+        encoder: { state: 'live', last_error: null, retry_in_s: null },
+        frames_written: expect.any(Number),
+        // A loaded machine may make the encoder drop a frame or two.
+        frames_dropped: expect.any(Number),
+        osd_error: null,
+        pushes: [
+          {
+            url: expect.stringMatching(/^rtmp:\/\/127\.0\.0\.1:\d+\/live\/…$/),
+            ffmpeg: { state: 'live', last_error: null, retry_in_s: null },
+          },
+        ],
+      },
+    ]);
+    // The dump line is rendered from the same figures.
+    expect(shown.dump).toBe(renderDump(shown.health));
 
     // While the video runs the source passes all 10 fps, and the analysis takes every other frame:
     // frame ids of the callbacks step by 2 (by 1 before, when ffmpeg passed only 5 fps).
@@ -280,14 +305,19 @@ describe('AI video of a task (4.10, 4.11)', () => {
     // The RTMP server goes away: the push retries with backoff, the task and its HLS carry on.
     await nginx.stop();
     const countAtLoss = messages().length;
-    await eventually('the push retrying', async () =>
-      /push rtmp:[^;]*: retrying in \d+ s/.test(await dump()),
+    await eventually(
+      'the push retrying',
+      async () => (await videoAt(600))?.pushes[0]?.ffmpeg.state === 'retrying',
     );
-    expect(await dump()).toMatch(/^running /);
+    expect((await health()).stream?.state).toBe('running');
     await receiver.waitFor('analysis going on without the server', () => messages().length > countAtLoss + 5);
     expect((await playlist(live)).length).toBeGreaterThan(0);
     await nginx.restart();
-    await eventually('the push live again', async () => /push rtmp:[^;]*: live/.test(await dump()), 60_000);
+    await eventually(
+      'the push live again',
+      async () => (await videoAt(600))?.pushes[0]?.ffmpeg.state === 'live',
+      60_000,
+    );
     expect((await probePush(nginx.url('ai'))).stream).toMatchObject({ codec_name: 'h264', width: WIDTH });
 
     expect((await t.call('DELETE', `/api/task/${taskId}/livestream/${live.stream}`)).body).toMatchObject({
@@ -306,14 +336,20 @@ describe('AI video of a task (4.10, 4.11)', () => {
     expect(second.stream).not.toBe(first.stream);
     expect(aiFolders()).toHaveLength(1);
     expect((await liveChildren()).length).toBe(1);
-    expect(await dump()).toMatch(/\[person\] 768x576 at 10\.0 fps, 2000 kbit\/s, 2 viewers/);
+    expect(await videoAt(2000)).toMatchObject({
+      app_ids: ['person'],
+      width: 768,
+      height: 576,
+      fps: 10,
+      viewers: 2,
+    });
 
     // Another bitrate is another encoder; a viewer's release leaves the other viewers playing.
     const other = await startLive({ app_ids: ['person'], bitrate: 400 });
     expect(aiFolders()).toHaveLength(2);
     expect((await t.call('DELETE', `/api/task/${taskId}/livestream/${first.stream}`)).body.code).toBe(0);
     expect((await playlist(second)).length).toBeGreaterThan(0);
-    expect(await dump()).toMatch(/2000 kbit\/s, 1 viewer,/);
+    expect((await videoAt(2000))?.viewers).toBe(1);
 
     // An unreachable push target: the video and the analysis are not affected.
     const port = await freePort();
@@ -324,12 +360,17 @@ describe('AI video of a task (4.10, 4.11)', () => {
     });
     expect(aiFolders()).toHaveLength(2);
     await eventually('the push failing', async () =>
-      /push rtmp:\/\/127\.0\.0\.1:\d+\/live\/…: retrying in \d+ s \(.*(refused|Input\/output)/i.test(
-        await dump(),
+      (await health()).ai_video.some((video) =>
+        video.pushes.some(
+          ({ url, ffmpeg }) =>
+            url === `rtmp://127.0.0.1:${port}/live/…` &&
+            ffmpeg.state === 'retrying' &&
+            /refused|Input\/output/i.test(ffmpeg.last_error ?? ''),
+        ),
       ),
     );
     expect((await playlist(unreachable)).length).toBeGreaterThan(0);
-    expect(await dump()).toMatch(/^running /);
+    expect((await health()).stream?.state).toBe('running');
 
     expect((await t.call('DELETE', `/api/task/${taskId}`)).body.code).toBe(0);
     await eventually(

@@ -12,6 +12,7 @@ const RUNNING: TaskHealth = {
     black_frames: 0,
     last_error: null,
     full_rate: false,
+    rate_switch_error: null,
   },
   analysed_fps: 9.6,
   frames_analysed: 501,

@@ -19,7 +19,9 @@ describe('SupervisedFfmpeg restarts', () => {
     const retrying = (inS: number) =>
       eventually(
         `retrying in ${inS} s`,
-        () => child.describe() === `retrying in ${inS} s (ffmpeg exited with code 1)`,
+        () =>
+          JSON.stringify(child.health()) ===
+          JSON.stringify({ state: 'retrying', last_error: 'ffmpeg exited with code 1', retry_in_s: inS }),
         10_000,
         10,
       );

@@ -7,6 +7,7 @@ import type { Detection } from '../engine/inference/types';
 import { findFfmpeg } from '../engine/media/ffmpeg';
 import { pointInPolygon } from '../engine/rules/geometry';
 import { compileCheck } from '../engine/schema/ajv';
+import type { TaskView } from '../engine/tasks/schema';
 import { startTestEngine, type TestEngine } from './helpers/engine';
 import { eventually } from './helpers/eventually';
 import { FIXTURE_MODEL, installExamplePackage } from './helpers/example-package';
@@ -218,10 +219,12 @@ describe('video task on a live RTMP source', () => {
     const gaps = later.slice(1).map((m, i) => m.timestamp - (later[i] as Message).timestamp);
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(2000);
 
-    const listed = (await t.call('GET', '/api/tasks')).body.data as Array<{ task_id: string; dump: string }>;
-    expect(listed.find((task) => task.task_id === taskId)?.dump).toMatch(
-      /^running \d+\.\d fps analysed, source 768x576/,
-    );
+    const listed = (await t.call('GET', '/api/tasks')).body.data as TaskView[];
+    expect(listed.find((task) => task.task_id === taskId)?.health.stream).toMatchObject({
+      state: 'running',
+      width: 768,
+      height: 576,
+    });
 
     expect((await t.call('DELETE', `/api/task/${taskId}`)).body.code).toBe(0);
     await eventually('no ffmpeg left on the stream', () => clientsOf(source.url).length === 0, 5_000, 100);
@@ -245,14 +248,9 @@ describe('a video task whose source dies', () => {
     });
     const taskId = (started.body.data as { task_id: string }).task_id;
     const task = async () =>
-      (
-        (await t.call('GET', '/api/tasks')).body.data as Array<{
-          task_id: string;
-          status: string;
-          dump: string;
-          close_code: number;
-        }>
-      ).find((listed) => listed.task_id === taskId);
+      ((await t.call('GET', '/api/tasks')).body.data as TaskView[]).find(
+        (listed) => listed.task_id === taskId,
+      );
     const kinds = () =>
       receiver.accepted.map((r) => r.body as CallbackBody).filter((b) => b.task_id === taskId);
     await receiver.waitFor('detections', () => messages(taskId).length > 0, 30_000);
@@ -262,8 +260,7 @@ describe('a video task whose source dies', () => {
     const lost = await task();
     expect(lost?.status).toBe('stream_lost');
     await new Promise((done) => setTimeout(done, 1_500));
-    const filled = Number(/(\d+) black frames filled/.exec((await task())?.dump ?? '')?.[1]);
-    expect(filled).toBeGreaterThanOrEqual(10);
+    expect((await task())?.health.stream?.black_frames).toBeGreaterThanOrEqual(10);
 
     // The camera comes back; the watchdog's backoff runs on the engine's clock, moved by hand here.
     source.start();
@@ -279,7 +276,7 @@ describe('a video task whose source dies', () => {
       15_000,
     );
     await receiver.waitFor('detections again', () => messages(taskId).length > messagesBefore + 3, 30_000);
-    expect((await task())?.dump).toMatch(/1 reconnects/);
+    expect((await task())?.health.stream?.reconnects).toBe(1);
 
     // Gone for good: 5 min on the engine's clock close the task with close_code 2.
     await source.kill();

@@ -5,7 +5,7 @@ import fastifySwagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { buildCsp, securityHeaders } from '../contract/csp';
-import { describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
+import { ajvErrorField, describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
 import { isDiskFull } from '../store/disk-full';
 import { authenticate } from './authenticate';
 import {
@@ -24,6 +24,7 @@ import { imageRoutes } from './routes/images';
 import { mediaRoutes } from './routes/media';
 import { optimizationRoutes } from './routes/optimization';
 import { packageRoutes } from './routes/packages';
+import { systemRoutes } from './routes/system';
 import { taskRoutes } from './routes/tasks';
 
 const MiB = 1024 * 1024;
@@ -107,7 +108,9 @@ export async function buildApi(
   app.setSchemaErrorFormatter((errors, dataVar) => {
     const first = errors[0];
     const root = dataVar === 'querystring' ? 'query' : dataVar;
-    return new ApiError('INVALID_PARAMETER', first ? describeAjvError(first, root) : `${root}: is invalid`);
+    if (!first) return new ApiError('INVALID_PARAMETER', `${root}: is invalid`);
+    const field = ajvErrorField(first);
+    return new ApiError('INVALID_PARAMETER', describeAjvError(first, root), {}, field || undefined);
   });
 
   await app.register(fastifySwagger, {
@@ -160,6 +163,7 @@ export async function buildApi(
     mediaRoutes(api, ctx);
     optimizationRoutes(api, ctx);
     eventRoutes(api, ctx);
+    systemRoutes(api, ctx);
     unknownApiPaths(api, routeTable);
   });
   await app.register(async (scope) => serveConsole(scope.withTypeProvider<TypeBoxTypeProvider>(), ctx));

@@ -11,6 +11,7 @@ import type { PreviewStreams } from '../live/preview';
 import type { Optimizations } from '../optimization/service';
 import type { PackageRegistry } from '../packages/registry';
 import type { VideoAnalysis } from '../pipeline/video-analysis';
+import type { SystemMonitor } from '../system/monitor';
 import type { TaskRegistry } from '../tasks/registry';
 import type { AllowedPeers } from './host-check';
 
@@ -34,6 +35,8 @@ export interface ApiContext {
    * in memory and the delivery worker (what waits for disk space when the disk is full).
    */
   events: { outbox: Outbox; bus: EventBus; mqtt: MqttPublisher; held: HeldEvents; delivery: DeliveryWorker };
+  /** GET /api/system: the machine's figures. */
+  system: SystemMonitor;
   clock: Clock;
   /** Scratch folder for uploads being validated. */
   tmpDir: string;

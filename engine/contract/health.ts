@@ -20,15 +20,31 @@ export const StreamState = Type.Union([
 ]);
 export type StreamState = Static<typeof StreamState>;
 
-export const AiVideoPushHealth = Type.Object(
+/** A supervised ffmpeg (an AI video's encoder or push): restarted with backoff when it fails. */
+export const FfmpegHealth = Type.Object(
   {
-    url: Type.String({ description: 'Push target with credentials removed' }),
-    state: Type.String({ description: 'State of the pushing ffmpeg (e.g. running, restarting, failed)' }),
-    restarts: Count('Times the push was restarted'),
-    last_error: Type.Union([Type.String(), Type.Null()]),
+    state: Type.Union([
+      Type.Literal('idle'),
+      Type.Literal('connecting'),
+      Type.Literal('live'),
+      Type.Literal('retrying'),
+      Type.Literal('stopped'),
+    ]),
+    last_error: Type.Union([Type.String(), Type.Null()], { description: 'Why the last attempt ended' }),
+    retry_in_s: Nullable(Type.Integer({ minimum: 0, description: 'Seconds to the next try while retrying' })),
   },
   { additionalProperties: false },
 );
+export type FfmpegHealth = Static<typeof FfmpegHealth>;
+
+export const AiVideoPushHealth = Type.Object(
+  {
+    url: Type.String({ description: 'Push target without its stream key' }),
+    ffmpeg: FfmpegHealth,
+  },
+  { additionalProperties: false },
+);
+export type AiVideoPushHealth = Static<typeof AiVideoPushHealth>;
 
 /** One annotated live stream of a task (one per set of apps shown). */
 export const AiVideoHealth = Type.Object(
@@ -39,7 +55,7 @@ export const AiVideoHealth = Type.Object(
     fps: Rate('Encoded frame rate'),
     bitrate_kbps: Count('Target bitrate'),
     viewers: Count('Viewers of the console HLS stream'),
-    encoder_state: Type.String({ description: 'State of the encoding ffmpeg' }),
+    encoder: FfmpegHealth,
     frames_written: Count('Frames handed to the encoder'),
     frames_dropped: Count('Frames dropped because the encoder was behind'),
     osd_error: Type.Union([Type.String(), Type.Null()]),
@@ -67,8 +83,13 @@ export const TaskHealth = Type.Object(
           reconnects: Count('Reconnections since the task started'),
           black_frames: Count('Black frames filled in while the stream was lost'),
           last_error: Type.Union([Type.String(), Type.Null()], { description: "The reader's last error" }),
-          /** Whether the source is read at full rate for the AI video (true) or at the analysis rate. */
-          full_rate: Type.Boolean(),
+          full_rate: Type.Boolean({
+            description:
+              'Whether the source is read at its full rate (for an AI video) or at the analysis rate',
+          }),
+          rate_switch_error: Type.Union([Type.String(), Type.Null()], {
+            description: 'Why the switch to full rate failed (the AI video then runs at the analysis rate)',
+          }),
         },
         { additionalProperties: false },
       ),

@@ -117,6 +117,10 @@ export class InferenceHost {
     });
   }
 
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   /** The process is gone (killed, crashed or closed): it takes no more jobs. */
   get ended(): boolean {
     return this.gone;

@@ -40,6 +40,9 @@ export const POOL_DEFAULTS = {
   maxWaitingChecks: 2,
 } as const;
 
+/** Weight of the newest frame in a model's moving mean of inference time (about the last 10 frames). */
+const MEAN_WEIGHT = 0.1;
+
 /** How long close() lets hosts finish the frames they run before it kills them. */
 const CLOSE_GRACE_MS = 2_000;
 
@@ -82,6 +85,8 @@ export class InferencePool {
   private readonly checker: ModelChecker;
   private readonly hostLimits: HostLimits;
   private readonly options: PoolOptions;
+  /** Per model key: a moving mean of its inference time, for GET /api/system. */
+  private readonly meanMs = new Map<string, number>();
   private nextId = 1;
   private closed = false;
   completed = 0;
@@ -106,6 +111,21 @@ export class InferencePool {
 
   get queued(): number {
     return this.queue.length;
+  }
+
+  /** Each model that ran or waits: its recent mean inference time (null before a frame) and queue. */
+  models(): Array<{ key: string; inferenceMs: number | null; queued: number }> {
+    const keys = new Set([...this.meanMs.keys(), ...this.queue.map((job) => job.model.key)]);
+    return [...keys].map((key) => ({
+      key,
+      inferenceMs: this.meanMs.get(key) ?? null,
+      queued: this.queue.filter((job) => job.model.key === key).length,
+    }));
+  }
+
+  /** Process ids of the running inference hosts: their CPU and memory are the engine's. */
+  get hostPids(): number[] {
+    return this.slots.flatMap((slot) => (slot.host.ended || !slot.host.pid ? [] : [slot.host.pid]));
   }
 
   /** True when a job sent now would start at once on a host that has nothing else to do. */
@@ -216,6 +236,9 @@ export class InferencePool {
           loaded.add(model.key);
           this.proven.add(model.key);
           this.completed += 1;
+          const mean = this.meanMs.get(model.key);
+          const ms = answer.timing.inferenceMs;
+          this.meanMs.set(model.key, mean === undefined ? ms : mean + MEAN_WEIGHT * (ms - mean));
           job.resolve({ detections: answer.detections, frame, timing: answer.timing });
         },
         (error: Error) => {

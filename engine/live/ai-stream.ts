@@ -1,3 +1,4 @@
+import type { AiVideoHealth } from '../contract/health';
 import type { WatchdogFrame } from '../media/stream-watchdog';
 import type { AnalysedFrame } from '../pipeline/task-pipeline';
 import type { Osd } from '../tasks/schema';
@@ -101,17 +102,21 @@ export class AiStream {
     return this.stopping;
   }
 
-  /** The dump's part for this video: apps, size, rate, bitrate, encoder and pushes. */
-  describe(viewers: number): string {
+  /** This video's figures: apps, size, rate, bitrate, encoder and pushes. */
+  health(viewers: number): AiVideoHealth {
     const { appIds, width, height, fps, bitrateKbps } = this.settings;
-    const { written, dropped } = this.encoder.stats;
-    const parts = [
-      `[${appIds.join(',')}] ${width}x${height} at ${fps.toFixed(1)} fps, ${bitrateKbps} kbit/s, ` +
-        `${viewers} viewer${viewers === 1 ? '' : 's'}, encoder ${this.encoder.state}, ${written} frames` +
-        (dropped > 0 ? ` (${dropped} dropped: encoder behind)` : ''),
-      ...[...this.pushes.values()].map(({ push }) => push.describe()),
-    ];
-    if (this.overlay.lastError) parts.push(`OSD error: ${this.overlay.lastError}`);
-    return parts.join('; ');
+    return {
+      app_ids: [...appIds],
+      width,
+      height,
+      fps,
+      bitrate_kbps: bitrateKbps,
+      viewers,
+      encoder: this.encoder.health(),
+      frames_written: this.encoder.stats.written,
+      frames_dropped: this.encoder.stats.dropped,
+      osd_error: this.overlay.lastError || null,
+      pushes: [...this.pushes.values()].map(({ push }) => push.health()),
+    };
   }
 }

@@ -1,3 +1,4 @@
+import type { FfmpegHealth } from '../contract/health';
 import type { Frame } from '../inference/types';
 import { blend, type RasterOverlay } from '../osd/raster';
 import { hlsTeeOutput, nextSegmentNumber, waitForPlaylist } from './hls-files';
@@ -104,8 +105,8 @@ export class LiveEncoder {
     return last !== null && copies > 0 && this.send(last, copies);
   }
 
-  get state(): string {
-    return this.child.describe();
+  health(): FfmpegHealth {
+    return this.child.health();
   }
 
   stop(): Promise<void> {

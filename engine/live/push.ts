@@ -1,3 +1,4 @@
+import type { AiVideoPushHealth } from '../contract/health';
 import { SupervisedFfmpeg } from './supervised-ffmpeg';
 
 /** Encoded bytes that may wait for a push before it counts as stuck (about 30 s at 2 Mbit/s). */
@@ -52,9 +53,9 @@ export class RtmpPush {
     this.child.write(chunk);
   }
 
-  /** For the dump: the server (never the stream key, which is a secret) and how the push goes. */
-  describe(): string {
-    return `push ${redacted(this.url)}: ${this.child.describe()}`;
+  /** The server (never the stream key, which is a secret) and how the push goes. */
+  health(): AiVideoPushHealth {
+    return { url: redacted(this.url), ffmpeg: this.child.health() };
   }
 
   stop(): Promise<void> {

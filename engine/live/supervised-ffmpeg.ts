@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import { type Clock, systemClock, type TimerHandle } from '../clock';
+import type { FfmpegHealth } from '../contract/health';
 import { StderrTail } from '../media/frame-source';
 import { spawnOwned } from '../media/owned-child';
 import { ReconnectBackoff } from '../media/reconnect-policy';
@@ -114,15 +115,11 @@ export class SupervisedFfmpeg extends EventEmitter<SupervisedEvents> {
     return this.exited;
   }
 
-  /** 'live', 'connecting', or 'retrying in 4 s (ffmpeg's last error)'. */
-  describe(): string {
-    if (this.current === 'retrying') {
-      const inS = Math.max(0, Math.ceil((this.retryAt - this.clock.now()) / 1000));
-      return `retrying in ${inS} s (${this.lastError})`;
-    }
-    return this.lastError && this.current === 'connecting'
-      ? `connecting (last error: ${this.lastError})`
-      : this.current;
+  /** Its state as figures: the task's health shows them, the dump line is rendered from them. */
+  health(): FfmpegHealth {
+    const retryInS =
+      this.current === 'retrying' ? Math.max(0, Math.ceil((this.retryAt - this.clock.now()) / 1000)) : null;
+    return { state: this.current, last_error: this.lastError || null, retry_in_s: retryInS };
   }
 
   private async spawn(): Promise<void> {

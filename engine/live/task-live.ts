@@ -1,4 +1,5 @@
 import type { Clock } from '../clock';
+import type { AiVideoHealth } from '../contract/health';
 import type { StreamWatchdog, WatchdogFrame } from '../media/stream-watchdog';
 import type { AnalysedFrame, TaskPipeline } from '../pipeline/task-pipeline';
 import type { Osd } from '../tasks/schema';
@@ -135,20 +136,11 @@ export class TaskLive {
     ]);
   }
 
-  /** The dump's part: each video with its viewers, encoder and pushes; '' without any. */
-  describe(): string {
-    const parts: string[] = [];
-    for (const [stream, key] of this.feeding) {
-      const viewers = [...this.viewers.values()].filter((viewer) => viewer.key === key).length;
-      parts.push(stream.describe(viewers));
-    }
-    if (parts.length === 0) return '';
-    const rate = this.stream.fullRate
-      ? ''
-      : this.stream.rateSwitchFailure
-        ? ` (at the analysis rate: the source gave no second connection: ${this.stream.rateSwitchFailure})`
-        : '';
-    return `AI video${rate}: ${parts.join(' | ')}`;
+  /** Each video of the task with its viewers, encoder and pushes. */
+  health(): AiVideoHealth[] {
+    return [...this.feeding].map(([stream, key]) =>
+      stream.health([...this.viewers.values()].filter((viewer) => viewer.key === key).length),
+    );
   }
 
   private async startStream(request: LiveRequest, key: string): Promise<AiStream> {

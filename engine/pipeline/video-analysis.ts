@@ -1,3 +1,4 @@
+import type { TaskHealth } from '../contract/health';
 import { type LiveDeps, TaskLive } from '../live/task-live';
 import type { SourceInfo } from '../media/frame-source';
 import type { SourceUrl } from '../media/source-url';
@@ -104,26 +105,32 @@ export class VideoAnalysis {
     await Promise.all([...this.running.keys()].map((taskId) => this.stop(taskId)));
   }
 
-  /** The dump line of a running task: analysis rate, drops, stream health; or how the outage goes. */
-  describe(taskId: string): string | undefined {
+  /** The typed health of a running task: stream, analysis and AI video figures; undefined when not running. */
+  health(taskId: string): TaskHealth | undefined {
     const running = this.running.get(taskId);
     if (!running) return undefined;
     const { pipeline, stream } = running;
     const { analysed, dropped, blackFrames, failures, lastError, inferenceMs } = pipeline.stats;
-    const errors = failures > 0 ? `, ${failures} analysis errors, last: ${lastError}` : '';
-    const live = running.live?.describe();
-    const video = live ? `; ${live}` : '';
-    if (stream.state !== 'running') {
-      return (
-        `stream lost (${stream.lastError || 'no frames'}), ${stream.state}: ${stream.reconnects} reconnects, ` +
-        `${blackFrames} black frames filled${errors}${video}`
-      );
-    }
-    return (
-      `running ${pipeline.analysedFps().toFixed(1)} fps analysed, ` +
-      `source ${stream.info?.width}x${stream.info?.height} at ${stream.fps.toFixed(1)} fps, ` +
-      `${stream.reconnects} reconnects, ${analysed} frames analysed, ${dropped} dropped (cores busy), ` +
-      `inference ${inferenceMs.toFixed(0)} ms${errors}${video}`
-    );
+    return {
+      stream: {
+        state: stream.state,
+        width: stream.info?.width ?? null,
+        height: stream.info?.height ?? null,
+        fps: stream.fps,
+        reconnects: stream.reconnects,
+        black_frames: blackFrames,
+        last_error: stream.lastError || null,
+        full_rate: stream.fullRate,
+        rate_switch_error: stream.rateSwitchFailure || null,
+      },
+      analysed_fps: pipeline.analysedFps(),
+      frames_analysed: analysed,
+      frames_dropped: dropped,
+      analysis_errors: failures,
+      last_analysis_error: lastError || null,
+      inference_ms: analysed > 0 ? inferenceMs : null,
+      images: 0,
+      ai_video: running.live?.health() ?? [],
+    };
   }
 }

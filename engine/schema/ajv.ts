@@ -8,20 +8,28 @@ import { Ajv, type ErrorObject } from 'ajv';
 export const strictAjv = new Ajv({ allErrors: false, strict: false, coerceTypes: false, useDefaults: false });
 export const queryAjv = new Ajv({ allErrors: false, strict: false, coerceTypes: true, useDefaults: true });
 
-/** Turns an ajv error into "where: what" with the field named, e.g. "body.app_ids: must be array". */
-export function describeAjvError(error: ErrorObject, root: string): string {
-  const path = error.instancePath
+/** The field an ajv error is about as a path from the root, e.g. "app_configs[0].polygon"; '' for the root. */
+export function ajvErrorField(error: ErrorObject): string {
+  const parts = error.instancePath
     .split('/')
     .slice(1)
-    .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part.replace(/~1/g, '/').replace(/~0/g, '~')}`))
-    .join('');
-  const where = `${root}${path}`;
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === 'required') parts.push(String(params.missingProperty));
+  if (error.keyword === 'additionalProperties') parts.push(String(params.additionalProperty));
+  return parts.map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`)).join('');
+}
+
+/** Turns an ajv error into "where: what" with the field named, e.g. "body.app_ids: must be array". */
+export function describeAjvError(error: ErrorObject, root: string): string {
+  const field = ajvErrorField(error);
+  const where = field === '' ? root : field.startsWith('[') ? `${root}${field}` : `${root}.${field}`;
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
-      return `${where}.${String(params.missingProperty)}: is required`;
+      return `${where}: is required`;
     case 'additionalProperties':
-      return `${where}.${String(params.additionalProperty)}: is not an allowed field`;
+      return `${where}: is not an allowed field`;
     case 'enum':
       return `${where}: must be one of ${JSON.stringify(params.allowedValues)}`;
     case 'anyOf': {

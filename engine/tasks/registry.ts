@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { ApiError } from '../api/errors';
 import type { Clock, TimerHandle } from '../clock';
+import type { TaskHealth } from '../contract/health';
 import { ReconnectBackoff } from '../media/reconnect-policy';
 import { SourceTooLargeError } from '../media/source-limits';
 import { parseSourceUrl, type SourceUrl } from '../media/source-url';
@@ -11,6 +12,7 @@ import type { PipelineTask } from '../pipeline/task-pipeline';
 import { APP_TYPE } from '../rules/schema';
 import type { Db } from '../store/db';
 import { DISK_RETRY_MS, isDiskFull, SpaceWaiter, writeUnlessFull } from '../store/disk-full';
+import { renderDump, restingHealth } from './health-view';
 import { TASK_LIMITS } from './limits';
 import { polygonProblem } from './polygon';
 import {
@@ -32,8 +34,8 @@ export interface VideoRunner {
   start(task: PipelineTask, source: SourceUrl, timeoutMs: number, signal?: AbortSignal): Promise<FrameSize>;
   update(task: PipelineTask): void;
   stop(taskId: string): Promise<void>;
-  /** Live health line of a running task, or undefined when it is not running. */
-  describe(taskId: string): string | undefined;
+  /** Live health of a running task, or undefined when it is not running. */
+  health(taskId: string): TaskHealth | undefined;
 }
 
 export interface TaskEvents {
@@ -77,6 +79,8 @@ const STOPPED_CLEANLY = 'tasks_stopped_cleanly';
 interface Runtime {
   timers: Map<TimerName, TimerHandle>;
   source?: { width: number; height: number };
+  /** Why the source was last lost, while it is being reopened. */
+  lastError?: string;
   reconnects: number;
   backoff: ReconnectBackoff;
   images: number;
@@ -364,6 +368,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
         this.close(taskId, CLOSE_CODE.streamLost, `last error: ${reason}`),
       );
     }
+    runtime.lastError = reason;
     this.setStatus(
       taskId,
       'stream_lost',
@@ -382,6 +387,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     this.disarm(runtime, 'loss');
     this.disarm(runtime, 'reconnect');
     runtime.source = source;
+    runtime.lastError = undefined;
     runtime.backoff.reset();
     if (wasLost) runtime.reconnects += 1;
     this.setStatus(taskId, 'running', this.describe({ ...row, status: 'running' }, runtime));
@@ -596,14 +602,19 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     return `running, source ${size}, ${runtime.reconnects} reconnects`;
   }
 
-  /** The stored row as the listing shows it; a running video task reports its live health. */
+  /** The stored row as the listing shows it, with its health; a running video task's is live. */
   private view(row: TaskRow): TaskView {
-    const view = toView(row);
-    if ((row.status === 'running' || row.status === 'stream_lost') && row.mode === 'video') {
-      const live = this.video.describe(row.task_id);
-      if (live) view.dump = live;
-    }
-    return view;
+    const live =
+      (row.status === 'running' || row.status === 'stream_lost') && row.mode === 'video'
+        ? this.video.health(row.task_id)
+        : undefined;
+    const runtime = this.runtimes.get(row.task_id);
+    const reopening =
+      row.mode === 'video' && runtime && (row.status === 'starting' || row.status === 'stream_lost')
+        ? { ...runtime, status: row.status }
+        : undefined;
+    const health = live ?? restingHealth(runtime?.images ?? 0, reopening);
+    return { ...toView(row), health, ...(live ? { dump: renderDump(live) } : {}) };
   }
 
   /** Stored when there is room: on a full disk the listing shows the previous status until then. */
@@ -691,7 +702,7 @@ function polygonFrameOf(row: TaskRow): FrameSize | null {
     : null;
 }
 
-function toView(row: TaskRow): TaskView {
+function toView(row: TaskRow): Omit<TaskView, 'health'> {
   return {
     task_id: row.task_id,
     mode: row.mode,
@@ -704,18 +715,6 @@ function toView(row: TaskRow): TaskView {
     osd: JSON.parse(row.osd) as Osd,
     close_code: row.close_code,
     dump: row.dump,
-    // Placeholder so the console branch typechecks; the health branch fills in the live figures.
-    health: {
-      stream: null,
-      analysed_fps: 0,
-      frames_analysed: 0,
-      frames_dropped: 0,
-      analysis_errors: 0,
-      last_analysis_error: null,
-      inference_ms: null,
-      images: 0,
-      ai_video: [],
-    },
     status: row.status,
     app_configs: JSON.parse(row.app_configs) as AppConfig[],
     created_at: row.created_at,

@@ -1,6 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
+/**
+ * CPU and memory of processes by pid, read from Linux's /proc (0 elsewhere and once a process is gone):
+ * GET /api/system and the benchmarks count the inference hosts as the engine's own work this way.
+ */
+
 /** CPU seconds (user + system) of a process, from /proc; 0 once it is gone. */
 export function cpuSeconds(pid: number): number {
   try {
@@ -11,9 +16,14 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
-/** Resident memory of a process in MB, from /proc. */
-export const rssMb = (pid: number) =>
-  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+/** Resident memory of a process in bytes, from /proc; 0 once it is gone. */
+export function rssBytes(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
+}
 
 /** The direct children of a process (the engine's ffmpeg processes and inference hosts). */
 export function childPids(pid: number): number[] {
@@ -25,13 +35,6 @@ export function childPids(pid: number): number[] {
   } catch {
     return [];
   }
-}
-
-/** The nearest-rank percentile; NaN for no values. */
-export function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
 /**

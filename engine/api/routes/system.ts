@@ -1,0 +1,19 @@
+import { SystemInfo } from '../../contract/health';
+import type { Api } from '../app';
+import type { ApiContext } from '../context';
+import { Envelope, ErrorEnvelope, ok } from '../envelope';
+
+export function systemRoutes(app: Api, ctx: ApiContext): void {
+  app.get(
+    '/api/system',
+    {
+      schema: {
+        tags: ['health'],
+        summary:
+          'Extension: the machine as typed figures (CPU, memory, models, versions, disk, outbox, tasks)',
+        response: { 200: Envelope(SystemInfo), 401: ErrorEnvelope },
+      },
+    },
+    async () => ok(await ctx.system.read()),
+  );
+}

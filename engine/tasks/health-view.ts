@@ -1,0 +1,96 @@
+import type { AiVideoHealth, FfmpegHealth, TaskHealth } from '../contract/health';
+
+/** What the registry knows of a video task's source while no analysis runs (starting or reopening). */
+export interface Reopening {
+  status: 'starting' | 'stream_lost';
+  source?: { width: number; height: number };
+  reconnects: number;
+  lastError?: string;
+}
+
+/**
+ * A task's health where nothing runs live: an image or diff task, a closed task, or a video task
+ * whose source is being opened again (then its stream as far as the registry knows it).
+ */
+export function restingHealth(images: number, reopening?: Reopening): TaskHealth {
+  return {
+    stream: reopening
+      ? {
+          state: reopening.status === 'starting' ? 'connecting' : 'reconnecting',
+          width: reopening.source?.width ?? null,
+          height: reopening.source?.height ?? null,
+          fps: 0,
+          reconnects: reopening.reconnects,
+          black_frames: 0,
+          last_error: reopening.lastError ?? null,
+          full_rate: false,
+          rate_switch_error: null,
+        }
+      : null,
+    analysed_fps: 0,
+    frames_analysed: 0,
+    frames_dropped: 0,
+    analysis_errors: 0,
+    last_analysis_error: null,
+    inference_ms: null,
+    images,
+    ai_video: [],
+  };
+}
+
+/**
+ * The dump line of a running video task, rendered from its health for people to read (docs/api.md
+ * part 8). Programs read the health object; nothing parses this line.
+ */
+export function renderDump(health: TaskHealth): string {
+  const { stream } = health;
+  if (!stream) return 'running';
+  const errors =
+    health.analysis_errors > 0
+      ? `, ${health.analysis_errors} analysis errors, last: ${health.last_analysis_error ?? ''}`
+      : '';
+  const video = health.ai_video.length > 0 ? `; ${aiVideoText(health)}` : '';
+  if (stream.state !== 'running') {
+    return (
+      `stream lost (${stream.last_error || 'no frames'}), ${stream.state}: ${stream.reconnects} reconnects, ` +
+      `${stream.black_frames} black frames filled${errors}${video}`
+    );
+  }
+  return (
+    `running ${health.analysed_fps.toFixed(1)} fps analysed, ` +
+    `source ${stream.width}x${stream.height} at ${stream.fps.toFixed(1)} fps, ` +
+    `${stream.reconnects} reconnects, ${health.frames_analysed} frames analysed, ` +
+    `${health.frames_dropped} dropped (cores busy), inference ${(health.inference_ms ?? 0).toFixed(0)} ms` +
+    `${errors}${video}`
+  );
+}
+
+function aiVideoText(health: TaskHealth): string {
+  const failure = health.stream?.rate_switch_error;
+  const rate =
+    health.stream?.full_rate || !failure
+      ? ''
+      : ` (at the analysis rate: the source gave no second connection: ${failure})`;
+  return `AI video${rate}: ${health.ai_video.map(videoText).join(' | ')}`;
+}
+
+function videoText(video: AiVideoHealth): string {
+  const dropped = video.frames_dropped > 0 ? ` (${video.frames_dropped} dropped: encoder behind)` : '';
+  const parts = [
+    `[${video.app_ids.join(',')}] ${video.width}x${video.height} at ${video.fps.toFixed(1)} fps, ` +
+      `${video.bitrate_kbps} kbit/s, ${video.viewers} viewer${video.viewers === 1 ? '' : 's'}, ` +
+      `encoder ${ffmpegText(video.encoder)}, ${video.frames_written} frames${dropped}`,
+    ...video.pushes.map((push) => `push ${push.url}: ${ffmpegText(push.ffmpeg)}`),
+  ];
+  if (video.osd_error) parts.push(`OSD error: ${video.osd_error}`);
+  return parts.join('; ');
+}
+
+/** 'live', 'connecting', or 'retrying in 4 s (ffmpeg's last error)'. */
+export function ffmpegText(ffmpeg: FfmpegHealth): string {
+  if (ffmpeg.state === 'retrying')
+    return `retrying in ${ffmpeg.retry_in_s ?? 0} s (${ffmpeg.last_error ?? ''})`;
+  return ffmpeg.last_error && ffmpeg.state === 'connecting'
+    ? `connecting (last error: ${ffmpeg.last_error})`
+    : ffmpeg.state;
+}

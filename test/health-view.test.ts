@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import type { TaskHealth } from '../engine/contract/health';
+import { renderDump, restingHealth } from '../engine/tasks/health-view';
+
+/** A running task with an AI video whose push retries: every part of the dump line. */
+const RUNNING: TaskHealth = {
+  stream: {
+    state: 'running',
+    width: 768,
+    height: 576,
+    fps: 10,
+    reconnects: 1,
+    black_frames: 12,
+    last_error: null,
+    full_rate: true,
+    rate_switch_error: null,
+  },
+  analysed_fps: 4.96,
+  frames_analysed: 120,
+  frames_dropped: 3,
+  analysis_errors: 0,
+  last_analysis_error: null,
+  inference_ms: 31.6,
+  images: 0,
+  ai_video: [
+    {
+      app_ids: ['person', 'car'],
+      width: 768,
+      height: 576,
+      fps: 10,
+      bitrate_kbps: 600,
+      viewers: 1,
+      encoder: { state: 'live', last_error: null, retry_in_s: null },
+      frames_written: 250,
+      frames_dropped: 2,
+      osd_error: null,
+      pushes: [
+        {
+          url: 'rtmp://127.0.0.1:1935/live/…',
+          ffmpeg: { state: 'retrying', last_error: 'Connection refused', retry_in_s: 4 },
+        },
+      ],
+    },
+  ],
+};
+
+describe('the dump line, rendered from the health object', () => {
+  it('says how a running task with an AI video goes', () => {
+    expect(renderDump(RUNNING)).toBe(
+      'running 5.0 fps analysed, source 768x576 at 10.0 fps, 1 reconnects, 120 frames analysed, ' +
+        '3 dropped (cores busy), inference 32 ms; AI video: [person,car] 768x576 at 10.0 fps, 600 kbit/s, ' +
+        '1 viewer, encoder live, 250 frames (2 dropped: encoder behind); ' +
+        'push rtmp://127.0.0.1:1935/live/…: retrying in 4 s (Connection refused)',
+    );
+  });
+
+  it('says how an outage goes, with analysis errors and the rate the AI video fell back to', () => {
+    const lost: TaskHealth = {
+      ...RUNNING,
+      stream: {
+        ...(RUNNING.stream as NonNullable<TaskHealth['stream']>),
+        state: 'reconnecting',
+        last_error: 'Connection reset',
+        full_rate: false,
+        rate_switch_error: 'no second connection',
+      },
+      analysis_errors: 2,
+      last_analysis_error: 'model m.onnx crashed',
+      ai_video: [],
+    };
+    expect(renderDump(lost)).toBe(
+      'stream lost (Connection reset), reconnecting: 1 reconnects, 12 black frames filled, ' +
+        '2 analysis errors, last: model m.onnx crashed',
+    );
+    expect(renderDump({ ...lost, ai_video: RUNNING.ai_video })).toContain(
+      '; AI video (at the analysis rate: the source gave no second connection: no second connection): [person,car]',
+    );
+  });
+
+  it('gives a task with nothing live its counts and, while reopening, what is known of its source', () => {
+    expect(restingHealth(3)).toEqual({
+      stream: null,
+      analysed_fps: 0,
+      frames_analysed: 0,
+      frames_dropped: 0,
+      analysis_errors: 0,
+      last_analysis_error: null,
+      inference_ms: null,
+      images: 3,
+      ai_video: [],
+    });
+    expect(
+      restingHealth(0, {
+        status: 'stream_lost',
+        source: { width: 640, height: 480 },
+        reconnects: 2,
+        lastError: 'No such file',
+      }).stream,
+    ).toEqual({
+      state: 'reconnecting',
+      width: 640,
+      height: 480,
+      fps: 0,
+      reconnects: 2,
+      black_frames: 0,
+      last_error: 'No such file',
+      full_rate: false,
+      rate_switch_error: null,
+    });
+  });
+});
