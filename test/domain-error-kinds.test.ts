@@ -5,7 +5,7 @@ import { type MqttSettings, mergeMqttSettings } from '../engine/callbacks/mqtt-s
 import { DomainError } from '../engine/domain-error';
 import { inspectImage } from '../engine/images/decode';
 
-/** What each domain kind of packages, images, auth, delivery and optimization answered as ApiError before. */
+/** What each domain kind of packages, images, auth, delivery, optimization and tasks answered as ApiError before. */
 const ANSWERS: Record<string, ErrorKind> = {
   'package.not_found': 'PACKAGE_NOT_FOUND',
   'package.app_not_found': 'APP_NOT_FOUND',
@@ -27,6 +27,17 @@ const ANSWERS: Record<string, ErrorKind> = {
   'optimization.not_found': 'OPTIMIZATION_NOT_FOUND',
   'optimization.sample_not_found': 'SAMPLE_NOT_FOUND',
   'optimization.running': 'OPTIMIZATION_RUNNING',
+  'task.invalid': 'INVALID_PARAMETER',
+  'task.not_found': 'TASK_NOT_FOUND',
+  'task.closed': 'TASK_CLOSED',
+  'task.wrong_mode': 'WRONG_TASK_MODE',
+  'task.source_too_large': 'SOURCE_TOO_LARGE',
+  'task.stream_unavailable': 'STREAM_UNAVAILABLE',
+  'task.license_expired': 'LICENSE_EXPIRED',
+  'task.not_change_detection_app': 'NOT_CHANGE_DETECTION_APP',
+  'task.change_detection_not_diff': 'CHANGE_DETECTION_NOT_DIFF',
+  'task.time_series_not_video': 'TIME_SERIES_NOT_VIDEO',
+  'task.image_too_soon': 'IMAGE_TOO_SOON',
 };
 
 const answerOf = (error: unknown) => {

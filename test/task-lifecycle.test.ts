@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError } from '../engine/api/errors';
+import { toApiError } from '../engine/api/domain-errors';
 import { ManualClock } from '../engine/clock';
 import type { NewEvent } from '../engine/events/schema';
 import { InferencePool } from '../engine/inference/pool';
@@ -61,7 +61,7 @@ const refusal = (fn: () => void) => {
   try {
     fn();
   } catch (error) {
-    return error instanceof ApiError ? error.code : 'other';
+    return toApiError(error)?.code ?? 'other';
   }
   return 'accepted';
 };
@@ -123,7 +123,7 @@ describe('video tasks', () => {
   it('starting on a source with no video fails fast and records nothing', async () => {
     await expect(
       tasks.start({ zapk_id: 'builtin', app_ids: ['motion'], video_url: '/dev/null' }),
-    ).rejects.toMatchObject({ code: 50301 });
+    ).rejects.toMatchObject({ kind: 'task.stream_unavailable', details: { field: 'video_url' } });
     expect(tasks.list()).toEqual([]);
   });
 });

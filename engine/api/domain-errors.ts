@@ -4,6 +4,7 @@ import { DomainError } from '../domain-error';
 import type { ImageErrorKind } from '../images/image-error';
 import type { OptimizationErrorKind } from '../optimization/optimization-error';
 import type { PackageErrorKind } from '../packages/registry';
+import type { TaskErrorKind } from '../tasks/task-error';
 import { ApiError, type ErrorKind } from './errors';
 
 /**
@@ -16,7 +17,8 @@ type DomainErrorKind =
   | ImageErrorKind
   | AuthErrorKind
   | DeliveryErrorKind
-  | OptimizationErrorKind;
+  | OptimizationErrorKind
+  | TaskErrorKind;
 const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'package.not_found': 'PACKAGE_NOT_FOUND',
   'package.app_not_found': 'APP_NOT_FOUND',
@@ -38,6 +40,17 @@ const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'optimization.not_found': 'OPTIMIZATION_NOT_FOUND',
   'optimization.sample_not_found': 'SAMPLE_NOT_FOUND',
   'optimization.running': 'OPTIMIZATION_RUNNING',
+  'task.invalid': 'INVALID_PARAMETER',
+  'task.not_found': 'TASK_NOT_FOUND',
+  'task.closed': 'TASK_CLOSED',
+  'task.wrong_mode': 'WRONG_TASK_MODE',
+  'task.source_too_large': 'SOURCE_TOO_LARGE',
+  'task.stream_unavailable': 'STREAM_UNAVAILABLE',
+  'task.license_expired': 'LICENSE_EXPIRED',
+  'task.not_change_detection_app': 'NOT_CHANGE_DETECTION_APP',
+  'task.change_detection_not_diff': 'CHANGE_DETECTION_NOT_DIFF',
+  'task.time_series_not_video': 'TIME_SERIES_NOT_VIDEO',
+  'task.image_too_soon': 'IMAGE_TOO_SOON',
 };
 
 /** The envelope error for a domain error; undefined for anything else. */

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { ApiError } from '../api/errors';
 import type { Clock, TimerHandle } from '../clock';
 import type { TaskHealth } from '../contract/health';
 import { ReconnectBackoff } from '../media/reconnect-policy';
@@ -27,6 +26,7 @@ import {
   type TaskView,
   type UpdateTaskBody,
 } from './schema';
+import { taskError } from './task-error';
 
 /** Runs the analysis of video tasks; the registry decides when, the runner does the work. */
 export interface VideoRunner {
@@ -205,18 +205,19 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     let source: FrameSize | undefined;
     if (mode === 'video') {
       if (!body.video_url)
-        throw new ApiError('INVALID_PARAMETER', 'body.video_url: is required for a video task');
+        throw taskError('task.invalid', 'body.video_url: is required for a video task', 'video_url');
       const parsed = parseSourceUrl(body.video_url);
-      if ('error' in parsed) throw new ApiError('INVALID_PARAMETER', `body.${parsed.error}`);
+      if ('error' in parsed) throw taskError('task.invalid', `body.${parsed.error}`, 'video_url');
       try {
         // Polygons are drawn on the source as it is now: whatever size it has from here on, they follow.
         source = await this.video.start(pipelineTask(row), parsed, TASK_LIMITS.pullTimeoutMs);
       } catch (error) {
         if (error instanceof SourceTooLargeError)
-          throw new ApiError('SOURCE_TOO_LARGE', `video_url: ${error.message}`);
-        throw new ApiError(
-          'STREAM_UNAVAILABLE',
+          throw taskError('task.source_too_large', `video_url: ${error.message}`, 'video_url');
+        throw taskError(
+          'task.stream_unavailable',
           `video_url: the source could not be opened: ${(error as Error).message}`,
+          'video_url',
         );
       }
       row.polygon_width = source.width;
@@ -230,7 +231,11 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
         throw error;
       }
     } else if (body.video_url) {
-      throw new ApiError('INVALID_PARAMETER', `body.video_url: is only for video tasks, not ${mode} tasks`);
+      throw taskError(
+        'task.invalid',
+        `body.video_url: is only for video tasks, not ${mode} tasks`,
+        'video_url',
+      );
     }
 
     const runtime = this.newRuntime(row.task_id);
@@ -463,27 +468,31 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       const app = this.packages.app(zapkId, appId);
       if (!app.perpetual && app.license_expire * 1000 <= now) {
         const on = new Date(app.license_expire * 1000).toISOString();
-        throw new ApiError(
-          'LICENSE_EXPIRED',
+        throw taskError(
+          'task.license_expired',
           `app_ids: the license of application "${appId}" expired on ${on}`,
+          'app_ids',
         );
       }
       if (mode === 'diff' && app.type !== APP_TYPE.change) {
-        throw new ApiError(
-          'NOT_CHANGE_DETECTION_APP',
+        throw taskError(
+          'task.not_change_detection_app',
           `app_ids: "${appId}" is not a change-detection application (type 2); a diff task runs only those`,
+          'app_ids',
         );
       }
       if (mode !== 'diff' && app.type === APP_TYPE.change) {
-        throw new ApiError(
-          'CHANGE_DETECTION_NOT_DIFF',
+        throw taskError(
+          'task.change_detection_not_diff',
           `app_ids: "${appId}" is a change-detection application; it runs only in diff tasks`,
+          'app_ids',
         );
       }
       if (mode !== 'video' && app.type === APP_TYPE.timeSeries) {
-        throw new ApiError(
-          'TIME_SERIES_NOT_VIDEO',
+        throw taskError(
+          'task.time_series_not_video',
           `app_ids: "${appId}" is a time-series application; it runs only in video tasks`,
+          'app_ids',
         );
       }
       return app;
@@ -493,18 +502,24 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   private checkAppConfigs(configs: readonly AppConfig[], apps: readonly InstalledApp[]): AppConfig[] {
     const seen = new Set<string>();
     configs.forEach((config, i) => {
-      const at = `body.app_configs[${i}]`;
+      const field = `app_configs[${i}]`;
+      const at = `body.${field}`;
       const app = apps.find((a) => a.app_id === config.app_id);
       if (!app)
-        throw new ApiError(
-          'INVALID_PARAMETER',
+        throw taskError(
+          'task.invalid',
           `${at}.app_id: "${config.app_id}" is not one of the task's app_ids`,
+          `${field}.app_id`,
         );
       if (seen.has(config.app_id))
-        throw new ApiError('INVALID_PARAMETER', `${at}.app_id: "${config.app_id}" is configured twice`);
+        throw taskError(
+          'task.invalid',
+          `${at}.app_id: "${config.app_id}" is configured twice`,
+          `${field}.app_id`,
+        );
       seen.add(config.app_id);
       const problem = polygonProblem(config.polygon, app.type);
-      if (problem) throw new ApiError('INVALID_PARAMETER', `${at}.polygon: ${problem}`);
+      if (problem) throw taskError('task.invalid', `${at}.polygon: ${problem}`, `${field}.polygon`);
     });
     return configs.map((config) => ({ app_id: config.app_id, polygon: config.polygon }));
   }
@@ -633,10 +648,10 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   private liveRow(taskId: string, mode?: TaskMode): TaskRow {
     const row = this.row(taskId);
     if (row.status === 'closed')
-      throw new ApiError('TASK_CLOSED', `task ${taskId} is closed (close_code ${row.close_code})`);
+      throw taskError('task.closed', `task ${taskId} is closed (close_code ${row.close_code})`);
     if (mode && row.mode !== mode) {
-      throw new ApiError(
-        'WRONG_TASK_MODE',
+      throw taskError(
+        'task.wrong_mode',
         `task ${taskId} is a ${row.mode} task; this endpoint needs a ${mode} task`,
       );
     }
@@ -645,7 +660,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
 
   private row(taskId: string): TaskRow {
     const row = this.db.prepare('SELECT * FROM tasks WHERE task_id = ?').get(taskId) as TaskRow | undefined;
-    if (!row) throw new ApiError('TASK_NOT_FOUND', `no task "${taskId}"`);
+    if (!row) throw taskError('task.not_found', `no task "${taskId}"`);
     return row;
   }
 
@@ -662,10 +677,14 @@ function checkReportUrl(reportUrl: string): string {
   try {
     url = new URL(reportUrl);
   } catch {
-    throw new ApiError('INVALID_PARAMETER', 'body.report_url: must be an absolute http:// or https:// URL');
+    throw taskError(
+      'task.invalid',
+      'body.report_url: must be an absolute http:// or https:// URL',
+      'report_url',
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ApiError('INVALID_PARAMETER', 'body.report_url: must be an http:// or https:// URL');
+    throw taskError('task.invalid', 'body.report_url: must be an http:// or https:// URL', 'report_url');
   }
   return reportUrl;
 }
@@ -688,8 +707,8 @@ function pipelineTask(row: TaskRow): PipelineTask {
 /** 429 for an image less than 1 s after the task's previous one. */
 function refuseTooSoon(row: TaskRow, now: number): void {
   if (row.last_image_at !== null && now - row.last_image_at < TASK_LIMITS.minImageIntervalMs) {
-    throw new ApiError(
-      'IMAGE_TOO_SOON',
+    throw taskError(
+      'task.image_too_soon',
       `image sent ${now - row.last_image_at} ms after the previous one; images must be at least 1 s apart`,
     );
   }
