@@ -39,6 +39,7 @@ import { writeUnlessFull } from './store/disk-full';
 import { SettingsRepository } from './store/settings-repository';
 import { SystemMonitor } from './system/monitor';
 import { TaskRegistry } from './tasks/registry';
+import { TaskRepository } from './tasks/task-repository';
 
 /**
  * Where assets/builtin sits beside the engine's code: a folder up from the sources (engine/), two from
@@ -71,6 +72,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     throw error;
   }
   const settings = new SettingsRepository(db);
+  const taskRows = new TaskRepository(db);
   const accounts = new Accounts(new AccountsRepository(db), clock, {
     login: options.login,
     onPasswordChange: (username) => {
@@ -121,35 +123,29 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     onLost: (taskId, reason) => tasks?.streamLost(taskId, reason, true),
     onRestored: (taskId, info) => tasks?.streamRestored(taskId, info),
   });
-  tasks = new TaskRegistry(db, clock, packages, video);
+  tasks = new TaskRegistry(taskRows, settings, clock, packages, video);
 
   // Delivery problems are logged once the API's logger exists; nothing reports before start.
   let log: { error(obj: unknown, msg: string): void; warn(msg: string): void } | undefined;
   const bus = new EventBus((error) => log?.error({ err: error }, 'an event bus listener failed'));
-  const taskList = tasks;
-  // Adapter until the tasks' repository offers listedTaskIds() itself.
-  const listedTasks = { listedTaskIds: () => taskList.list().map((task) => task.task_id) };
   const events = new OutboxRepository(db);
-  const outbox = new Outbox(events, listedTasks, clock, bus, options.delivery);
+  const outbox = new Outbox(events, taskRows, clock, bus, options.delivery);
   // The analysis' and the task lifecycle's events wait in memory while the data disk is full.
   const held = new HeldEvents(outbox, clock, options.delivery, (error, taskId) =>
     log?.error({ err: error }, `a held event of task ${taskId} was not stored`),
   );
   const delivery = new DeliveryWorker(outbox, clock, bus, options.delivery);
   const mqtt = new MqttPublisher(settings, events, clock, bus, (message) => log?.warn(message));
-  const secretOf = db.prepare<[string], { report_secret: string }>(
-    'SELECT report_secret FROM tasks WHERE task_id = ?',
-  );
   const images = new ImageAnalysis({
     tasks,
     packages,
     outbox,
     clock,
     createDetector: (model) => createDetector(model, pool),
-    secretOf: (taskId) => secretOf.get(taskId)?.report_secret || undefined,
+    secretOf: (taskId) => taskRows.secretOf(taskId),
   });
   wireTaskEvents(tasks, held, clock, {
-    secretOf: (taskId) => secretOf.get(taskId)?.report_secret || undefined,
+    secretOf: (taskId) => taskRows.secretOf(taskId),
     onError: (error, taskId) => log?.error({ err: error }, `the event of task ${taskId} was not stored`),
   });
   const optimizations = new Optimizations({

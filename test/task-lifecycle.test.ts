@@ -14,8 +14,10 @@ import { PackageRegistry } from '../engine/packages/registry';
 import { createDetector } from '../engine/pipeline/detectors';
 import { VideoAnalysis } from '../engine/pipeline/video-analysis';
 import { type Db, openDb } from '../engine/store/db';
+import { SettingsRepository } from '../engine/store/settings-repository';
 import { TaskRegistry } from '../engine/tasks/registry';
 import type { TaskView } from '../engine/tasks/schema';
+import { TaskRepository } from '../engine/tasks/task-repository';
 import { BUILTIN_PACKAGE_DIR, VIDEO } from './helpers/fixtures';
 
 /** The task state machine of part 3 with the real store and ffmpeg, and time moved by hand. */
@@ -47,7 +49,7 @@ beforeEach(async () => {
     onLost: (taskId, reason) => tasks.streamLost(taskId, reason, true),
     onRestored: (taskId, info) => tasks.streamRestored(taskId, info),
   });
-  tasks = new TaskRegistry(db, clock, packages, video);
+  tasks = new TaskRegistry(new TaskRepository(db), new SettingsRepository(db), clock, packages, video);
 });
 
 afterEach(async () => {

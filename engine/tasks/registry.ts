@@ -9,8 +9,8 @@ import type { InstalledApp, PackageRegistry } from '../packages/registry';
 import { type FrameSize, scalePolygon } from '../pipeline/app-runtime';
 import type { PipelineTask } from '../pipeline/task-pipeline';
 import { APP_TYPE } from '../rules/schema';
-import type { Db } from '../store/db';
 import { DISK_RETRY_MS, isDiskFull, SpaceWaiter, writeUnlessFull } from '../store/disk-full';
+import type { SettingsRepository } from '../store/settings-repository';
 import { renderDump, restingHealth } from './health-view';
 import { TASK_LIMITS } from './limits';
 import { polygonProblem } from './polygon';
@@ -27,6 +27,7 @@ import {
   type UpdateTaskBody,
 } from './schema';
 import { taskError } from './task-error';
+import type { NewTaskRow, TaskRepository, TaskRow } from './task-repository';
 
 /** Runs the analysis of video tasks; the registry decides when, the runner does the work. */
 export interface VideoRunner {
@@ -44,30 +45,6 @@ export interface TaskEvents {
   closed: [TaskView];
   stream_lost: [TaskView];
   stream_restored: [TaskView];
-}
-
-interface TaskRow {
-  task_id: string;
-  mode: TaskMode;
-  zapk_id: string;
-  app_ids: string;
-  device_id: string;
-  business_id: string;
-  video_url: string;
-  report_url: string;
-  osd: string;
-  app_configs: string;
-  status: TaskStatus;
-  close_code: number;
-  dump: string;
-  created_at: number;
-  updated_at: number;
-  closed_at: number | null;
-  last_image_at: number | null;
-  report_secret: string;
-  polygon_width: number | null;
-  polygon_height: number | null;
-  unclean_resumes: number;
 }
 
 type TimerName = 'idle' | 'loss' | 'license' | 'reconnect' | 'healthy';
@@ -111,7 +88,8 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   private readonly writes: SpaceWaiter;
 
   constructor(
-    private readonly db: Db,
+    private readonly store: TaskRepository,
+    private readonly settings: SettingsRepository,
     private readonly clock: Clock,
     private readonly packages: PackageRegistry,
     private readonly video: VideoRunner,
@@ -130,7 +108,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   resumeAll(): void {
     this.purgeClosed();
     this.countResumes();
-    for (const row of this.rows("status != 'closed'")) {
+    for (const row of this.store.notClosed()) {
       if (row.unclean_resumes > TASK_LIMITS.maxUncleanResumes) {
         const within = `${TASK_LIMITS.resumeHealthyMs / 60_000} min`;
         this.close(
@@ -144,9 +122,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       this.armLicenseTimer(row, runtime);
       if (row.unclean_resumes > 0) {
         this.arm(runtime, 'healthy', TASK_LIMITS.resumeHealthyMs, () =>
-          this.writes.write(`healthy:${row.task_id}`, () =>
-            this.db.prepare('UPDATE tasks SET unclean_resumes = 0 WHERE task_id = ?').run(row.task_id),
-          ),
+          this.writes.write(`healthy:${row.task_id}`, () => this.store.resumedHealthy(row.task_id)),
         );
       }
       if (row.mode === 'video') {
@@ -242,16 +218,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     runtime.source = source;
     row.dump = this.describe(row, runtime);
     try {
-      this.db
-        .prepare(
-          `INSERT INTO tasks (task_id, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url, osd,
-             app_configs, status, close_code, dump, created_at, updated_at, closed_at, last_image_at, report_secret,
-             polygon_width, polygon_height)
-           VALUES (@task_id, @mode, @zapk_id, @app_ids, @device_id, @business_id, @video_url, @report_url, @osd,
-             @app_configs, @status, @close_code, @dump, @created_at, @updated_at, @closed_at, @last_image_at,
-             @report_secret, @polygon_width, @polygon_height)`,
-        )
-        .run(row);
+      this.store.insert(row);
     } catch (error) {
       // Not stored (a full disk): nothing of the task may keep running.
       await this.stopRuntime(row.task_id);
@@ -265,7 +232,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   }
 
   list(): TaskView[] {
-    return this.rows('1 = 1').map((row) => this.view(row));
+    return this.store.all().map((row) => this.view(row));
   }
 
   get(taskId: string): TaskView {
@@ -297,20 +264,15 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     for (const config of this.checkAppConfigs(body.app_configs ?? [], apps))
       configs.set(config.app_id, config);
     const osd = { ...(JSON.parse(row.osd) as Osd), ...body.osd };
-    this.db
-      .prepare(
-        `UPDATE tasks SET app_ids = ?, app_configs = ?, osd = ?, polygon_width = ?, polygon_height = ?,
-           updated_at = ? WHERE task_id = ?`,
-      )
-      .run(
-        JSON.stringify(appIds),
-        JSON.stringify([...configs.values()]),
-        JSON.stringify(osd),
-        frame?.width ?? null,
-        frame?.height ?? null,
-        this.clock.now(),
-        taskId,
-      );
+    this.store.change({
+      task_id: taskId,
+      app_ids: JSON.stringify(appIds),
+      app_configs: JSON.stringify([...configs.values()]),
+      osd: JSON.stringify(osd),
+      polygon_width: frame?.width ?? null,
+      polygon_height: frame?.height ?? null,
+      updated_at: this.clock.now(),
+    });
     const updated = this.row(taskId);
     // The apps changed, so the first license to run out may have too.
     if (runtime) this.armLicenseTimer(updated, runtime);
@@ -327,11 +289,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const now = this.clock.now();
     const dump = detail ? `${CLOSE_REASON[code]} (${detail})` : CLOSE_REASON[code];
     // Stored first: a close the disk refuses leaves the task running as it was.
-    this.db
-      .prepare(
-        "UPDATE tasks SET status = 'closed', close_code = ?, dump = ?, closed_at = ?, updated_at = ? WHERE task_id = ?",
-      )
-      .run(code, dump, now, now, taskId);
+    this.store.close(taskId, code, dump, now);
     this.stopRuntime(taskId);
     const view = this.get(taskId);
     this.emit('closed', view);
@@ -348,9 +306,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     refuseTooSoon(row, now);
     const runtime = this.runtimes.get(taskId);
     const dump = runtime ? this.describe(row, { ...runtime, images: runtime.images + 1 }) : row.dump;
-    this.db
-      .prepare('UPDATE tasks SET last_image_at = ?, dump = ?, updated_at = ? WHERE task_id = ?')
-      .run(now, dump, now, taskId);
+    this.store.imageReceived(taskId, dump, now);
     if (runtime) runtime.images += 1;
     this.armIdleTimer(taskId, now);
   }
@@ -401,11 +357,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
 
   /** True while a task that is not closed runs an app of the package, or one starts with it. */
   usesPackage(zapkId: string): boolean {
-    return (
-      [...this.starting.values()].includes(zapkId) ||
-      this.db.prepare("SELECT 1 FROM tasks WHERE zapk_id = ? AND status != 'closed' LIMIT 1").get(zapkId) !==
-        undefined
-    );
+    return [...this.starting.values()].includes(zapkId) || this.store.usesPackage(zapkId);
   }
 
   /** Stops every timer and stream without closing any task: they resume when the engine starts again. */
@@ -416,11 +368,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     await Promise.all(stopping);
     // A clean stop: the next start resumes the tasks without counting it against them (on a full
     // disk it counts once, which is the safe side).
-    writeUnlessFull(() =>
-      this.db
-        .prepare('INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)')
-        .run(STOPPED_CLEANLY, JSON.stringify(this.clock.now())),
-    );
+    writeUnlessFull(() => this.settings.set(STOPPED_CLEANLY, this.clock.now()));
   }
 
   /**
@@ -431,15 +379,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   private countResumes(): void {
     // On a full disk nothing is counted: the tasks resume, and the guard counts again once space returns.
     writeUnlessFull(() =>
-      this.db.transaction(() => {
-        const clean = this.db.prepare('DELETE FROM settings WHERE key = ?').run(STOPPED_CLEANLY).changes > 0;
-        this.db
-          .prepare(
-            `UPDATE tasks SET unclean_resumes = ${clean ? '0' : 'unclean_resumes + 1'}
-           WHERE status != 'closed' AND mode = 'video'`,
-          )
-          .run();
-      })(),
+      this.settings.transaction(() => this.store.countResumes(this.settings.remove(STOPPED_CLEANLY))),
     );
   }
 
@@ -606,9 +546,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
 
   private purgeClosed(): void {
     const before = this.clock.now() - TASK_LIMITS.closedRetentionMs;
-    this.writes.write('purge', () =>
-      this.db.prepare("DELETE FROM tasks WHERE status = 'closed' AND closed_at <= ?").run(before),
-    );
+    this.writes.write('purge', () => this.store.purgeClosed(before));
   }
 
   private describe(row: TaskRow, runtime: Runtime): string {
@@ -635,13 +573,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   /** Stored when there is room: on a full disk the listing shows the previous status until then. */
   private setStatus(taskId: string, status: TaskStatus, dump: string): void {
     const now = this.clock.now();
-    this.writes.write(`status:${taskId}`, () =>
-      this.db
-        .prepare(
-          "UPDATE tasks SET status = ?, dump = ?, updated_at = ? WHERE task_id = ? AND status != 'closed'",
-        )
-        .run(status, dump, now, taskId),
-    );
+    this.writes.write(`status:${taskId}`, () => this.store.setStatus(taskId, status, dump, now));
   }
 
   /** A task that is not closed and, when a mode is given, of that mode. */
@@ -659,15 +591,9 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   }
 
   private row(taskId: string): TaskRow {
-    const row = this.db.prepare('SELECT * FROM tasks WHERE task_id = ?').get(taskId) as TaskRow | undefined;
+    const row = this.store.find(taskId);
     if (!row) throw taskError('task.not_found', `no task "${taskId}"`);
     return row;
-  }
-
-  private rows(where: string): TaskRow[] {
-    return this.db
-      .prepare(`SELECT * FROM tasks WHERE ${where} ORDER BY created_at, task_id`)
-      .all() as TaskRow[];
   }
 }
 

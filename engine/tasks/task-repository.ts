@@ -1,0 +1,158 @@
+import type { Db } from '../store/db';
+import type { CloseCode, TaskMode, TaskStatus } from './schema';
+
+/** A row of the `tasks` table: JSON columns (app_ids, osd, app_configs) as their text. */
+export interface TaskRow {
+  task_id: string;
+  mode: TaskMode;
+  zapk_id: string;
+  app_ids: string;
+  device_id: string;
+  business_id: string;
+  video_url: string;
+  report_url: string;
+  osd: string;
+  app_configs: string;
+  status: TaskStatus;
+  close_code: number;
+  dump: string;
+  created_at: number;
+  updated_at: number;
+  closed_at: number | null;
+  last_image_at: number | null;
+  report_secret: string;
+  polygon_width: number | null;
+  polygon_height: number | null;
+  unclean_resumes: number;
+}
+
+export type NewTaskRow = Omit<TaskRow, 'unclean_resumes'>;
+
+/** What update-task changes of a row. */
+export interface TaskChange {
+  task_id: string;
+  app_ids: string;
+  app_configs: string;
+  osd: string;
+  polygon_width: number | null;
+  polygon_height: number | null;
+  updated_at: number;
+}
+
+/**
+ * The `tasks` table: every statement prepared once on the engine's one connection (engine/store/db.ts),
+ * typed rows in and out. The task registry decides; this only reads and writes.
+ */
+export class TaskRepository {
+  private readonly sql;
+
+  constructor(db: Db) {
+    this.sql = {
+      insert: db.prepare<NewTaskRow>(
+        `INSERT INTO tasks (task_id, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url, osd,
+           app_configs, status, close_code, dump, created_at, updated_at, closed_at, last_image_at, report_secret,
+           polygon_width, polygon_height)
+         VALUES (@task_id, @mode, @zapk_id, @app_ids, @device_id, @business_id, @video_url, @report_url, @osd,
+           @app_configs, @status, @close_code, @dump, @created_at, @updated_at, @closed_at, @last_image_at,
+           @report_secret, @polygon_width, @polygon_height)`,
+      ),
+      find: db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE task_id = ?'),
+      all: db.prepare<[], TaskRow>('SELECT * FROM tasks ORDER BY created_at, task_id'),
+      notClosed: db.prepare<[], TaskRow>(
+        "SELECT * FROM tasks WHERE status != 'closed' ORDER BY created_at, task_id",
+      ),
+      ids: db.prepare<[], { task_id: string }>('SELECT task_id FROM tasks'),
+      secret: db.prepare<[string], { report_secret: string }>(
+        'SELECT report_secret FROM tasks WHERE task_id = ?',
+      ),
+      change: db.prepare<TaskChange>(
+        `UPDATE tasks SET app_ids = @app_ids, app_configs = @app_configs, osd = @osd,
+           polygon_width = @polygon_width, polygon_height = @polygon_height, updated_at = @updated_at
+         WHERE task_id = @task_id`,
+      ),
+      close: db.prepare<[number, string, number, number, string]>(
+        "UPDATE tasks SET status = 'closed', close_code = ?, dump = ?, closed_at = ?, updated_at = ? WHERE task_id = ?",
+      ),
+      status: db.prepare<[TaskStatus, string, number, string]>(
+        "UPDATE tasks SET status = ?, dump = ?, updated_at = ? WHERE task_id = ? AND status != 'closed'",
+      ),
+      image: db.prepare<[number, string, number, string]>(
+        'UPDATE tasks SET last_image_at = ?, dump = ?, updated_at = ? WHERE task_id = ?',
+      ),
+      usesPackage: db.prepare<[string], { one: number }>(
+        "SELECT 1 AS one FROM tasks WHERE zapk_id = ? AND status != 'closed' LIMIT 1",
+      ),
+      countResume: db.prepare(
+        "UPDATE tasks SET unclean_resumes = unclean_resumes + 1 WHERE status != 'closed' AND mode = 'video'",
+      ),
+      resetResumes: db.prepare(
+        "UPDATE tasks SET unclean_resumes = 0 WHERE status != 'closed' AND mode = 'video'",
+      ),
+      resumedHealthy: db.prepare<[string]>('UPDATE tasks SET unclean_resumes = 0 WHERE task_id = ?'),
+      purge: db.prepare<[number]>("DELETE FROM tasks WHERE status = 'closed' AND closed_at <= ?"),
+    };
+  }
+
+  insert(row: NewTaskRow): void {
+    this.sql.insert.run(row);
+  }
+
+  find(taskId: string): TaskRow | undefined {
+    return this.sql.find.get(taskId);
+  }
+
+  /** Every listed task (closed ones until they are purged), oldest first. */
+  all(): TaskRow[] {
+    return this.sql.all.all();
+  }
+
+  notClosed(): TaskRow[] {
+    return this.sql.notClosed.all();
+  }
+
+  /** Ids of every listed task: the outbox keeps the events of these. */
+  listedTaskIds(): string[] {
+    return this.sql.ids.all().map((row) => row.task_id);
+  }
+
+  /** The task's callback signing secret; undefined when it has none (or is gone). */
+  secretOf(taskId: string): string | undefined {
+    return this.sql.secret.get(taskId)?.report_secret || undefined;
+  }
+
+  change(change: TaskChange): void {
+    this.sql.change.run(change);
+  }
+
+  close(taskId: string, code: CloseCode, dump: string, now: number): void {
+    this.sql.close.run(code, dump, now, now, taskId);
+  }
+
+  /** Sets the status of a task that is not closed. */
+  setStatus(taskId: string, status: TaskStatus, dump: string, now: number): void {
+    this.sql.status.run(status, dump, now, taskId);
+  }
+
+  imageReceived(taskId: string, dump: string, now: number): void {
+    this.sql.image.run(now, dump, now, taskId);
+  }
+
+  /** True while a task that is not closed runs an app of the package. */
+  usesPackage(zapkId: string): boolean {
+    return this.sql.usesPackage.get(zapkId) !== undefined;
+  }
+
+  /** Counts one more unclean resume for every live video task, or (after a clean stop) none. */
+  countResumes(clean: boolean): void {
+    (clean ? this.sql.resetResumes : this.sql.countResume).run();
+  }
+
+  resumedHealthy(taskId: string): void {
+    this.sql.resumedHealthy.run(taskId);
+  }
+
+  /** Deletes closed tasks closed at or before the time. */
+  purgeClosed(before: number): void {
+    this.sql.purge.run(before);
+  }
+}
