@@ -5,15 +5,13 @@ import type { TaskHealth } from '../contract/health';
 import { ReconnectBackoff } from '../media/reconnect-policy';
 import { SourceTooLargeError } from '../media/source-limits';
 import { parseSourceUrl, type SourceUrl } from '../media/source-url';
-import type { InstalledApp, PackageRegistry } from '../packages/registry';
+import type { PackageRegistry } from '../packages/registry';
 import { type FrameSize, scalePolygon } from '../pipeline/app-runtime';
 import type { PipelineTask } from '../pipeline/task-pipeline';
-import { APP_TYPE } from '../rules/schema';
 import { DISK_RETRY_MS, isDiskFull, SpaceWaiter, writeUnlessFull } from '../store/disk-full';
 import type { SettingsRepository } from '../store/settings-repository';
 import { renderDump, restingHealth } from './health-view';
 import { TASK_LIMITS } from './limits';
-import { polygonProblem } from './polygon';
 import {
   type AppConfig,
   CLOSE_CODE,
@@ -27,7 +25,9 @@ import {
   type UpdateTaskBody,
 } from './schema';
 import { taskError } from './task-error';
-import type { NewTaskRow, TaskRepository, TaskRow } from './task-repository';
+import type { TaskRepository, TaskRow } from './task-repository';
+import { pipelineTask, polygonFrameOf, toView } from './task-view';
+import { checkAppConfigs, checkApps, checkReportUrl, refuseTooSoon } from './validation';
 
 /** Runs the analysis of video tasks; the registry decides when, the runner does the work. */
 export interface VideoRunner {
@@ -148,8 +148,8 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
 
   private async startTask(taskId: string, body: StartTaskBody): Promise<TaskView> {
     const mode = body.mode ?? 'video';
-    const apps = this.checkApps(body.zapk_id, body.app_ids, mode);
-    const appConfigs = this.checkAppConfigs(body.app_configs ?? [], apps);
+    const apps = checkApps(this.packages, body.zapk_id, body.app_ids, mode, this.clock.now());
+    const appConfigs = checkAppConfigs(body.app_configs ?? [], apps);
     const reportUrl = checkReportUrl(body.report_url ?? '');
     const osd: Required<Osd> = { ...DEFAULT_OSD, ...body.osd };
 
@@ -201,7 +201,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       this.video.update(pipelineTask(row));
       try {
         // The package may have gone while the source was opening; check again before committing.
-        this.checkApps(body.zapk_id, body.app_ids, mode);
+        checkApps(this.packages, body.zapk_id, body.app_ids, mode, this.clock.now());
       } catch (error) {
         await this.video.stop(row.task_id);
         throw error;
@@ -248,7 +248,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   update(taskId: string, body: UpdateTaskBody): TaskView {
     const row = this.liveRow(taskId);
     const appIds = body.app_ids ?? (JSON.parse(row.app_ids) as string[]);
-    const apps = this.checkApps(row.zapk_id, appIds, row.mode);
+    const apps = checkApps(this.packages, row.zapk_id, appIds, row.mode, this.clock.now());
     const runtime = this.runtimes.get(taskId);
     // New polygons are drawn on the source as it is now; kept ones are brought to that size too, so
     // that one stored frame size holds for all of them.
@@ -261,8 +261,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       const polygon = frame ? scalePolygon(config.polygon, storedFrame, frame) : config.polygon;
       configs.set(config.app_id, { ...config, polygon });
     }
-    for (const config of this.checkAppConfigs(body.app_configs ?? [], apps))
-      configs.set(config.app_id, config);
+    for (const config of checkAppConfigs(body.app_configs ?? [], apps)) configs.set(config.app_id, config);
     const osd = { ...(JSON.parse(row.osd) as Osd), ...body.osd };
     this.store.change({
       task_id: taskId,
@@ -402,68 +401,6 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     }
   }
 
-  private checkApps(zapkId: string, appIds: readonly string[], mode: TaskMode): InstalledApp[] {
-    const now = this.clock.now();
-    return appIds.map((appId) => {
-      const app = this.packages.app(zapkId, appId);
-      if (!app.perpetual && app.license_expire * 1000 <= now) {
-        const on = new Date(app.license_expire * 1000).toISOString();
-        throw taskError(
-          'task.license_expired',
-          `app_ids: the license of application "${appId}" expired on ${on}`,
-          'app_ids',
-        );
-      }
-      if (mode === 'diff' && app.type !== APP_TYPE.change) {
-        throw taskError(
-          'task.not_change_detection_app',
-          `app_ids: "${appId}" is not a change-detection application (type 2); a diff task runs only those`,
-          'app_ids',
-        );
-      }
-      if (mode !== 'diff' && app.type === APP_TYPE.change) {
-        throw taskError(
-          'task.change_detection_not_diff',
-          `app_ids: "${appId}" is a change-detection application; it runs only in diff tasks`,
-          'app_ids',
-        );
-      }
-      if (mode !== 'video' && app.type === APP_TYPE.timeSeries) {
-        throw taskError(
-          'task.time_series_not_video',
-          `app_ids: "${appId}" is a time-series application; it runs only in video tasks`,
-          'app_ids',
-        );
-      }
-      return app;
-    });
-  }
-
-  private checkAppConfigs(configs: readonly AppConfig[], apps: readonly InstalledApp[]): AppConfig[] {
-    const seen = new Set<string>();
-    configs.forEach((config, i) => {
-      const field = `app_configs[${i}]`;
-      const at = `body.${field}`;
-      const app = apps.find((a) => a.app_id === config.app_id);
-      if (!app)
-        throw taskError(
-          'task.invalid',
-          `${at}.app_id: "${config.app_id}" is not one of the task's app_ids`,
-          `${field}.app_id`,
-        );
-      if (seen.has(config.app_id))
-        throw taskError(
-          'task.invalid',
-          `${at}.app_id: "${config.app_id}" is configured twice`,
-          `${field}.app_id`,
-        );
-      seen.add(config.app_id);
-      const problem = polygonProblem(config.polygon, app.type);
-      if (problem) throw taskError('task.invalid', `${at}.polygon: ${problem}`, `${field}.polygon`);
-    });
-    return configs.map((config) => ({ app_id: config.app_id, polygon: config.polygon }));
-  }
-
   private armIdleTimer(taskId: string, lastImageAt: number): void {
     const runtime = this.runtimes.get(taskId);
     if (!runtime) return;
@@ -595,74 +532,4 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     if (!row) throw taskError('task.not_found', `no task "${taskId}"`);
     return row;
   }
-}
-
-function checkReportUrl(reportUrl: string): string {
-  if (reportUrl === '') return '';
-  let url: URL;
-  try {
-    url = new URL(reportUrl);
-  } catch {
-    throw taskError(
-      'task.invalid',
-      'body.report_url: must be an absolute http:// or https:// URL',
-      'report_url',
-    );
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw taskError('task.invalid', 'body.report_url: must be an http:// or https:// URL', 'report_url');
-  }
-  return reportUrl;
-}
-
-/** What the analysis needs of a task row. */
-function pipelineTask(row: TaskRow): PipelineTask {
-  return {
-    task_id: row.task_id,
-    zapk_id: row.zapk_id,
-    app_ids: JSON.parse(row.app_ids) as string[],
-    app_configs: JSON.parse(row.app_configs) as AppConfig[],
-    osd: { ...DEFAULT_OSD, ...(JSON.parse(row.osd) as Osd) },
-    business_id: row.business_id,
-    report_url: row.report_url,
-    report_secret: row.report_secret || undefined,
-    polygon_frame: polygonFrameOf(row),
-  };
-}
-
-/** 429 for an image less than 1 s after the task's previous one. */
-function refuseTooSoon(row: TaskRow, now: number): void {
-  if (row.last_image_at !== null && now - row.last_image_at < TASK_LIMITS.minImageIntervalMs) {
-    throw taskError(
-      'task.image_too_soon',
-      `image sent ${now - row.last_image_at} ms after the previous one; images must be at least 1 s apart`,
-    );
-  }
-}
-
-/** The frame size a task's polygons were drawn on, when known. */
-function polygonFrameOf(row: TaskRow): FrameSize | null {
-  return row.polygon_width && row.polygon_height
-    ? { width: row.polygon_width, height: row.polygon_height }
-    : null;
-}
-
-function toView(row: TaskRow): Omit<TaskView, 'health'> {
-  return {
-    task_id: row.task_id,
-    mode: row.mode,
-    zapk_id: row.zapk_id,
-    app_ids: JSON.parse(row.app_ids) as string[],
-    device_id: row.device_id,
-    business_id: row.business_id,
-    video_url: row.video_url,
-    report_url: row.report_url,
-    osd: JSON.parse(row.osd) as Osd,
-    close_code: row.close_code,
-    dump: row.dump,
-    status: row.status,
-    app_configs: JSON.parse(row.app_configs) as AppConfig[],
-    created_at: row.created_at,
-    closed_at: row.closed_at,
-  };
 }

@@ -1,0 +1,107 @@
+import type { InstalledApp, PackageRegistry } from '../packages/registry';
+import { APP_TYPE } from '../rules/schema';
+import { TASK_LIMITS } from './limits';
+import { polygonProblem } from './polygon';
+import type { AppConfig, TaskMode } from './schema';
+import { taskError } from './task-error';
+import type { TaskRow } from './task-repository';
+
+// The checks of start-task and update-task against the installed packages; each throws a task error.
+
+/** The task's apps, refused when one's license expired or it does not fit the task's mode. */
+export function checkApps(
+  packages: PackageRegistry,
+  zapkId: string,
+  appIds: readonly string[],
+  mode: TaskMode,
+  now: number,
+): InstalledApp[] {
+  return appIds.map((appId) => {
+    const app = packages.app(zapkId, appId);
+    if (!app.perpetual && app.license_expire * 1000 <= now) {
+      const on = new Date(app.license_expire * 1000).toISOString();
+      throw taskError(
+        'task.license_expired',
+        `app_ids: the license of application "${appId}" expired on ${on}`,
+        'app_ids',
+      );
+    }
+    if (mode === 'diff' && app.type !== APP_TYPE.change) {
+      throw taskError(
+        'task.not_change_detection_app',
+        `app_ids: "${appId}" is not a change-detection application (type 2); a diff task runs only those`,
+        'app_ids',
+      );
+    }
+    if (mode !== 'diff' && app.type === APP_TYPE.change) {
+      throw taskError(
+        'task.change_detection_not_diff',
+        `app_ids: "${appId}" is a change-detection application; it runs only in diff tasks`,
+        'app_ids',
+      );
+    }
+    if (mode !== 'video' && app.type === APP_TYPE.timeSeries) {
+      throw taskError(
+        'task.time_series_not_video',
+        `app_ids: "${appId}" is a time-series application; it runs only in video tasks`,
+        'app_ids',
+      );
+    }
+    return app;
+  });
+}
+
+/** The polygons of the task's apps: each for one of its apps, once, and a valid shape for its type. */
+export function checkAppConfigs(configs: readonly AppConfig[], apps: readonly InstalledApp[]): AppConfig[] {
+  const seen = new Set<string>();
+  configs.forEach((config, i) => {
+    const field = `app_configs[${i}]`;
+    const at = `body.${field}`;
+    const app = apps.find((a) => a.app_id === config.app_id);
+    if (!app)
+      throw taskError(
+        'task.invalid',
+        `${at}.app_id: "${config.app_id}" is not one of the task's app_ids`,
+        `${field}.app_id`,
+      );
+    if (seen.has(config.app_id))
+      throw taskError(
+        'task.invalid',
+        `${at}.app_id: "${config.app_id}" is configured twice`,
+        `${field}.app_id`,
+      );
+    seen.add(config.app_id);
+    const problem = polygonProblem(config.polygon, app.type);
+    if (problem) throw taskError('task.invalid', `${at}.polygon: ${problem}`, `${field}.polygon`);
+  });
+  return configs.map((config) => ({ app_id: config.app_id, polygon: config.polygon }));
+}
+
+/** The callback URL: empty, or absolute http(s). */
+export function checkReportUrl(reportUrl: string): string {
+  if (reportUrl === '') return '';
+  let url: URL;
+  try {
+    url = new URL(reportUrl);
+  } catch {
+    throw taskError(
+      'task.invalid',
+      'body.report_url: must be an absolute http:// or https:// URL',
+      'report_url',
+    );
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw taskError('task.invalid', 'body.report_url: must be an http:// or https:// URL', 'report_url');
+  }
+  return reportUrl;
+}
+
+/** 429 for an image less than 1 s after the task's previous one. */
+export function refuseTooSoon(row: TaskRow, now: number): void {
+  if (row.last_image_at !== null && now - row.last_image_at < TASK_LIMITS.minImageIntervalMs) {
+    throw taskError(
+      'task.image_too_soon',
+      `image sent ${now - row.last_image_at} ms after the previous one; images must be at least 1 s apart`,
+    );
+  }
+}
