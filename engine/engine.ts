@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import packageJson from '../package.json';
-import { buildApi } from './api/app';
+import { buildApi, createServer } from './api/app';
 import { Accounts, ADMIN_USER } from './auth/accounts';
 import { AccountsRepository } from './auth/accounts-repository';
 import { removeInitialPassword, writeInitialPassword } from './auth/initial-password';
@@ -38,6 +38,7 @@ import { type Db, openDb } from './store/db';
 import { writeUnlessFull } from './store/disk-full';
 import { SettingsRepository } from './store/settings-repository';
 import { SystemMonitor } from './system/monitor';
+import { PackageUse } from './tasks/package-use';
 import { TaskRegistry } from './tasks/registry';
 import { TaskRepository } from './tasks/task-repository';
 
@@ -89,22 +90,38 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const tmpDir = join(dataDir, 'tmp');
   await rm(tmpDir, { recursive: true, force: true });
   const previews = new PreviewStreams({ ffmpeg, root: liveRoot, clock, maxSourcePixels });
+  // The server is made first: its logger is every part's, and nothing listens before the end.
+  const api = createServer(options.logLevel ?? 'info', options.connections);
+  const log = api.log;
 
-  let tasks: TaskRegistry | undefined;
   const pool = new InferencePool(options.inference);
+  const packageUse = new PackageUse(taskRows);
   const packages = new PackageRegistry(
     new PackagesRepository(db),
     clock,
     dataDir,
-    (zapkId) => tasks?.usesPackage(zapkId) ?? false,
+    (zapkId) => packageUse.uses(zapkId),
     (model, labels) => pool.checkModel(model, labels),
   );
+
+  // Results flow one way: analysis -> held events -> outbox -> delivery and MQTT.
+  const bus = new EventBus((error) => log.error({ err: error }, 'an event bus listener failed'));
+  const events = new OutboxRepository(db);
+  const outbox = new Outbox(events, taskRows, clock, bus, options.delivery);
+  // The analysis' and the task lifecycle's events wait in memory while the data disk is full.
+  const held = new HeldEvents(outbox, clock, options.delivery, (error, taskId) =>
+    log.error({ err: error }, `a held event of task ${taskId} was not stored`),
+  );
+  const delivery = new DeliveryWorker(outbox, clock, bus, options.delivery);
+  const mqtt = new MqttPublisher(settings, events, clock, bus, (message) => log.warn(message));
+
   const video = new VideoAnalysis({
     packages,
-    // The outbox is made below; nothing is enqueued before the first task runs.
-    sink: { enqueue: (target, event) => held.enqueue(target, event) },
+    sink: held,
     createDetector: (app) => createDetector(app.model, pool),
     inferenceIdle: () => pool.idle,
+    // Frames of real sources are stamped with real time (rules time loitering by it), not the
+    // injected clock, which tests move by hours while the video plays.
     now: () => Date.now(),
     analysisFps,
     live: { ffmpeg, root: liveRoot, clock },
@@ -120,22 +137,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
             maxPixels: maxSourcePixels,
           }),
       }),
-    onLost: (taskId, reason) => tasks?.streamLost(taskId, reason, true),
-    onRestored: (taskId, info) => tasks?.streamRestored(taskId, info),
   });
-  tasks = new TaskRegistry(taskRows, settings, clock, packages, video);
-
-  // Delivery problems are logged once the API's logger exists; nothing reports before start.
-  let log: { error(obj: unknown, msg: string): void; warn(msg: string): void } | undefined;
-  const bus = new EventBus((error) => log?.error({ err: error }, 'an event bus listener failed'));
-  const events = new OutboxRepository(db);
-  const outbox = new Outbox(events, taskRows, clock, bus, options.delivery);
-  // The analysis' and the task lifecycle's events wait in memory while the data disk is full.
-  const held = new HeldEvents(outbox, clock, options.delivery, (error, taskId) =>
-    log?.error({ err: error }, `a held event of task ${taskId} was not stored`),
-  );
-  const delivery = new DeliveryWorker(outbox, clock, bus, options.delivery);
-  const mqtt = new MqttPublisher(settings, events, clock, bus, (message) => log?.warn(message));
+  const tasks = new TaskRegistry(taskRows, settings, packageUse, clock, packages, video);
   const images = new ImageAnalysis({
     tasks,
     packages,
@@ -146,7 +149,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   });
   wireTaskEvents(tasks, held, clock, {
     secretOf: (taskId) => taskRows.secretOf(taskId),
-    onError: (error, taskId) => log?.error({ err: error }, `the event of task ${taskId} was not stored`),
+    onError: (error, taskId) => log.error({ err: error }, `the event of task ${taskId} was not stored`),
   });
   const optimizations = new Optimizations({
     repository: new OptimizationRepository(db),
@@ -156,7 +159,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     packages,
     video,
     onError: (error) =>
-      log?.error({ err: error }, 'effect optimization: a sample or statistics were not stored'),
+      log.error({ err: error }, 'effect optimization: a sample or statistics were not stored'),
   });
 
   const startedAt = clock.now();
@@ -170,29 +173,24 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     outbox,
     tasks,
   });
-  const api = await buildApi(
-    {
-      accounts,
-      streamTokens: new StreamTokens(clock),
-      packages,
-      tasks,
-      images,
-      optimizations,
-      video,
-      previews,
-      events: { outbox, bus, mqtt, held, delivery },
-      clock,
-      tmpDir,
-      version: packageJson.version,
-      startedAt,
-      system,
-      consoleDir: options.consoleDir,
-      allowed: { hosts: options.allowedHosts ?? [], origins: options.allowedOrigins ?? [] },
-    },
-    options.logLevel ?? 'info',
-    options.connections,
-  );
-  log = api.log;
+  await buildApi(api, {
+    accounts,
+    streamTokens: new StreamTokens(clock),
+    packages,
+    tasks,
+    images,
+    optimizations,
+    video,
+    previews,
+    events: { outbox, bus, mqtt, held, delivery },
+    clock,
+    tmpDir,
+    version: packageJson.version,
+    startedAt,
+    system,
+    consoleDir: options.consoleDir,
+    allowed: { hosts: options.allowedHosts ?? [], origins: options.allowedOrigins ?? [] },
+  });
 
   if (!accounts.hasUser(ADMIN_USER)) {
     const given = options.adminPassword ?? process.env.VC_ADMIN_PASSWORD;
@@ -260,7 +258,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       // Attempts in flight are dropped unrecorded: they go out again after the next start.
       delivery.stop();
       const lost = held.close();
-      if (lost > 0) log?.warn(`${lost} events held in memory for want of disk space were lost`);
+      if (lost > 0) log.warn(`${lost} events held in memory for want of disk space were lost`);
       stopRetention();
       await mqtt.close();
       await api.close();

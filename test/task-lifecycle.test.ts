@@ -15,6 +15,7 @@ import { createDetector } from '../engine/pipeline/detectors';
 import { VideoAnalysis } from '../engine/pipeline/video-analysis';
 import { type Db, openDb } from '../engine/store/db';
 import { SettingsRepository } from '../engine/store/settings-repository';
+import { PackageUse } from '../engine/tasks/package-use';
 import { TaskRegistry } from '../engine/tasks/registry';
 import type { TaskView } from '../engine/tasks/schema';
 import { TaskRepository } from '../engine/tasks/task-repository';
@@ -33,7 +34,11 @@ beforeEach(async () => {
   db = openDb(dir);
   clock = new ManualClock();
   const ffmpeg = findFfmpeg();
-  const packages = new PackageRegistry(new PackagesRepository(db), clock, dir, () => false);
+  const taskRows = new TaskRepository(db);
+  const packageUse = new PackageUse(taskRows);
+  const packages = new PackageRegistry(new PackagesRepository(db), clock, dir, (zapkId) =>
+    packageUse.uses(zapkId),
+  );
   await packages.installDir(BUILTIN_PACKAGE_DIR, true);
   pool = new InferencePool({ workers: 1 });
   const video = new VideoAnalysis({
@@ -46,10 +51,8 @@ beforeEach(async () => {
         clock,
         createSource: (url, transport) => new FrameSource(url, { transport, ffmpeg }),
       }),
-    onLost: (taskId, reason) => tasks.streamLost(taskId, reason, true),
-    onRestored: (taskId, info) => tasks.streamRestored(taskId, info),
   });
-  tasks = new TaskRegistry(new TaskRepository(db), new SettingsRepository(db), clock, packages, video);
+  tasks = new TaskRegistry(taskRows, new SettingsRepository(db), packageUse, clock, packages, video);
 });
 
 afterEach(async () => {

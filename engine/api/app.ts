@@ -89,19 +89,19 @@ const pathProblem = (code?: string) =>
     ? 'has broken percent-encoding'
     : `a segment is longer than the ${MAX_PARAM_LENGTH} characters an id may have`;
 
+/** The HTTP server, its limits and its logger: made first, so every part of the engine logs through it. */
+export function createServer(logLevel: string, connections: Partial<ConnectionLimits> = {}): Api {
+  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...connections };
+  const app = createFastify(logLevel, limits);
+  app.server.maxConnections = limits.maxConnections;
+  return app;
+}
+
 /**
  * The HTTP API of the contract: envelope on every answer (errors included), strict validation of
  * every request, bearer-token auth on everything but the token and health endpoints.
  */
-export async function buildApi(
-  ctx: ApiContext,
-  logLevel: string,
-  connections: Partial<ConnectionLimits> = {},
-): Promise<Api> {
-  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...connections };
-  const app = createFastify(logLevel, limits);
-  app.server.maxConnections = limits.maxConnections;
-
+export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === 'querystring' ? queryAjv : strictAjv).compile(schema as object),
   );

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import type { TaskHealth } from '../contract/health';
 import { type LiveDeps, TaskLive } from '../live/task-live';
 import type { SourceInfo } from '../media/frame-source';
@@ -7,9 +8,6 @@ import { type AnalysedFrame, type PipelineDeps, type PipelineTask, TaskPipeline 
 
 export interface VideoAnalysisDeps extends PipelineDeps {
   openStream(source: SourceUrl): StreamWatchdog;
-  /** The stream broke (it reconnects on its own) or came back: the task registry keeps the books. */
-  onLost(taskId: string, reason: string): void;
-  onRestored(taskId: string, info: SourceInfo): void;
   /** What the AI video of running tasks (4.10) needs; without it no task has one. */
   live?: LiveDeps;
 }
@@ -22,12 +20,20 @@ interface Running {
   live: TaskLive | null;
 }
 
+/** A task's stream broke (it reconnects on its own) or came back: the task registry keeps the books. */
+export interface VideoAnalysisEvents {
+  lost: [taskId: string, reason: string];
+  restored: [taskId: string, info: SourceInfo];
+}
+
 /** Every running video task's stream and pipeline, started, updated and stopped by the task registry. */
-export class VideoAnalysis {
+export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
   private readonly running = new Map<string, Running>();
   private readonly watchers = new Map<string, Set<(frame: AnalysedFrame) => void>>();
 
-  constructor(private readonly deps: VideoAnalysisDeps) {}
+  constructor(private readonly deps: VideoAnalysisDeps) {
+    super();
+  }
 
   /**
    * Calls the listener with every analysed frame of the task, through restarts of its pipeline, until
@@ -64,8 +70,8 @@ export class VideoAnalysis {
     try {
       const info = await stream.start(timeoutMs);
       if (signal?.aborted) throw new Error('the task was closed while its source was opening');
-      stream.on('lost', ({ reason }) => this.deps.onLost(task.task_id, reason));
-      stream.on('restored', (restored) => this.deps.onRestored(task.task_id, restored));
+      stream.on('lost', ({ reason }) => this.emit('lost', task.task_id, reason));
+      stream.on('restored', (restored) => this.emit('restored', task.task_id, restored));
       this.running.set(task.task_id, { stream, pipeline, task, live: null });
       return info;
     } catch (error) {

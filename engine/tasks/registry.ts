@@ -12,6 +12,7 @@ import { DISK_RETRY_MS, isDiskFull, SpaceWaiter, writeUnlessFull } from '../stor
 import type { SettingsRepository } from '../store/settings-repository';
 import { renderDump, restingHealth } from './health-view';
 import { TASK_LIMITS } from './limits';
+import type { PackageUse } from './package-use';
 import {
   type AppConfig,
   CLOSE_CODE,
@@ -37,6 +38,9 @@ export interface VideoRunner {
   stop(taskId: string): Promise<void>;
   /** Live health of a running task, or undefined when it is not running. */
   health(taskId: string): TaskHealth | undefined;
+  /** A running task's stream broke (it reconnects on its own) or came back. */
+  on(event: 'lost', listener: (taskId: string, reason: string) => void): unknown;
+  on(event: 'restored', listener: (taskId: string, info: { width: number; height: number }) => void): unknown;
 }
 
 export interface TaskEvents {
@@ -81,8 +85,6 @@ const CLOSE_REASON: Record<CloseCode, string> = {
  */
 export class TaskRegistry extends EventEmitter<TaskEvents> {
   private readonly runtimes = new Map<string, Runtime>();
-  /** task_id -> zapk_id of tasks being started, not yet stored: they use their package too. */
-  private readonly starting = new Map<string, string>();
   private purgeTimer?: TimerHandle;
   /** Status changes and purges that a full disk held back. */
   private readonly writes: SpaceWaiter;
@@ -90,6 +92,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   constructor(
     private readonly store: TaskRepository,
     private readonly settings: SettingsRepository,
+    private readonly packageUse: PackageUse,
     private readonly clock: Clock,
     private readonly packages: PackageRegistry,
     private readonly video: VideoRunner,
@@ -98,6 +101,8 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     this.writes = new SpaceWaiter(clock, (error) => {
       throw error;
     });
+    video.on('lost', (taskId, reason) => this.streamLost(taskId, reason, true));
+    video.on('restored', (taskId, info) => this.streamRestored(taskId, info));
   }
 
   /**
@@ -138,11 +143,11 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const taskId = randomUUID();
     // From its checks until its row is stored (a video source takes up to 15 s to open), the task
     // counts as using its package, so an upgrade cannot commit new apps under it meanwhile.
-    this.starting.set(taskId, body.zapk_id);
+    this.packageUse.starts(taskId, body.zapk_id);
     try {
       return await this.startTask(taskId, body);
     } finally {
-      this.starting.delete(taskId);
+      this.packageUse.started(taskId);
     }
   }
 
@@ -320,9 +325,10 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
    * (the analysis' watchdog) reconnects on its own; otherwise the registry reopens it with backoff.
    */
   streamLost(taskId: string, reason: string, selfHealing = false): void {
-    const row = this.row(taskId);
+    // A stream's word on a task closed or purged meanwhile changes nothing (and throws nothing).
+    const row = this.store.find(taskId);
     const runtime = this.runtimes.get(taskId);
-    if (row.status === 'closed' || !runtime) return;
+    if (!row || row.status === 'closed' || !runtime) return;
     if (!runtime.timers.has('loss')) {
       this.arm(runtime, 'loss', TASK_LIMITS.streamLossCloseMs, () =>
         this.close(taskId, CLOSE_CODE.streamLost, `last error: ${reason}`),
@@ -340,9 +346,9 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   }
 
   streamRestored(taskId: string, source: { width: number; height: number }): void {
-    const row = this.row(taskId);
+    const row = this.store.find(taskId);
     const runtime = this.runtimes.get(taskId);
-    if (row.status === 'closed' || !runtime) return;
+    if (!row || row.status === 'closed' || !runtime) return;
     const wasLost = row.status === 'stream_lost';
     this.disarm(runtime, 'loss');
     this.disarm(runtime, 'reconnect');
@@ -352,11 +358,6 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     if (wasLost) runtime.reconnects += 1;
     this.setStatus(taskId, 'running', this.describe({ ...row, status: 'running' }, runtime));
     if (wasLost) this.emit('stream_restored', this.get(taskId));
-  }
-
-  /** True while a task that is not closed runs an app of the package, or one starts with it. */
-  usesPackage(zapkId: string): boolean {
-    return [...this.starting.values()].includes(zapkId) || this.store.usesPackage(zapkId);
   }
 
   /** Stops every timer and stream without closing any task: they resume when the engine starts again. */
