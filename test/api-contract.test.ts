@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: the whole REST contract, endpoint by endpoint, against one engine.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: one operator's session through the console in a real browser, step by step.
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: every source kind and every way a reader fails, against real servers, in one place.
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { type EventEmitter, once } from 'node:events';

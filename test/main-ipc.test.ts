@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: every IPC channel of main with its refusals, one block per channel.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: one effect optimization run end to end with real parts, then each of its answers.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';

@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: each overlay element is checked pixel by pixel on rendered frames.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: every rule kind on hand-made tracks, each compared whole.
 import { describe, expect, it } from 'vitest';
 import { type AppRuleContext, AppRuleState, type FrameInfo, type RuleFiring } from '../engine/rules/evaluate';
 import type { ClassEntry, Counter, Rule } from '../engine/rules/schema';

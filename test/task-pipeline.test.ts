@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: every ordering, drop and failure rule of the pipeline, each a scenario of hand-made frames.
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: tracking scenarios on hand-made detections, each compared whole.
 import { describe, expect, it } from 'vitest';
 import type { Box, Detection } from '../engine/inference/types';
 import { assign } from '../engine/tracking/assignment';

@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: reading a hostile archive is one chain of checks (entries, sizes, names, manifest, files) best read in order.
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { lstat, mkdir, mkdtemp, open, readFile, rename, rm, stat } from 'node:fs/promises';

@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: the lifecycle of a task (start, update, close, resume, its timers, lost and restored streams) in one place; checks, rows, views and SQL are in their own modules.
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Clock, TimerHandle } from '../clock';

@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: every text of the console in each language, one table per language.
 /**
  * Every text of the console comes from here. `en` defines the keys; other dictionaries must provide
  * all of them (checked by the type). Placeholders are written {name}.

@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: one drawing surface (letterbox, zoom, pan, handles, keyboard) whose gestures share state.
 /**
  * The drawing surface of the live view and the start wizard: the frame (a video, a snapshot) shown
  * letterboxed, zoomed and panned, with a Konva layer on top where the operator draws one polygon per

@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: the rule form has one editor per rule part (classes, counters, lines, loitering) that share its state.
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useMemo, useState } from 'react';
 import { errorCode } from '../../../engine/contract';

@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: the settings screen's three panels (engine place, desktop, MQTT) are small forms on one page.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useState } from 'react';
 import { PasswordChange } from '../../../engine/contract';

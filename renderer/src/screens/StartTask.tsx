@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: the wizard's steps share one form state and one refusal mapping.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useMemo, useState } from 'react';
 import { DEFAULT_OSD, errorCode, StartTaskBody } from '../../../engine/contract';
