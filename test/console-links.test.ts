@@ -39,7 +39,10 @@ async function signInIfAsked(page: Page, ready: string): Promise<void> {
 async function expectLiveViewOf(page: Page, id: string): Promise<void> {
   await page.getByRole('heading', { name: 'Live view' }).waitFor();
   await page.getByRole('application').waitFor();
-  expect(await page.getByRole('combobox', { name: 'Task' }).inputValue()).toBe(id);
+  const select = page.getByRole('combobox', { name: 'Task' });
+  // The list of tasks arrives after the view: the chosen one is shown once its option exists.
+  await select.locator(`option[value="${id}"]`).waitFor({ state: 'attached' });
+  expect(await select.inputValue()).toBe(id);
   expect(new URL(page.url()).hash).toBe(`#/live/${id}`);
   expect(
     await page.getByRole('navigation').getByRole('link', { name: 'Live view' }).getAttribute('aria-current'),
