@@ -14,6 +14,7 @@ import type { DeliveryRecord } from '../engine/events/delivery';
 import { CallbackBody } from '../engine/events/schema';
 import { compileCheck } from '../engine/schema/ajv';
 import { openDb } from '../engine/store/db';
+import { restingHealth } from '../engine/tasks/health-view';
 import type { TaskEvents } from '../engine/tasks/registry';
 import type { TaskView } from '../engine/tasks/schema';
 import { startTestEngine, type TestEngine } from './helpers/engine';
@@ -284,17 +285,7 @@ describe('task stream events', () => {
         osd: {},
         close_code: 0,
         dump: 'stream lost: EOF; reconnecting (0 reconnects so far)',
-        health: {
-          stream: null,
-          analysed_fps: 0,
-          frames_analysed: 0,
-          frames_dropped: 0,
-          analysis_errors: 0,
-          last_analysis_error: null,
-          inference_ms: null,
-          images: 0,
-          ai_video: [],
-        },
+        health: restingHealth(0),
         status: 'stream_lost',
         app_configs: [],
         created_at: 1000,
