@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: every way a hostile .zapk can be refused, one case each.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
