@@ -1,10 +1,13 @@
-// Over 400 lines on purpose: every text of the console in each language, one table per language.
+// Over 400 lines on purpose: the console's original texts in each language, one table per language.
+import { featureMessages } from './messages';
+
 /**
- * Every text of the console comes from here. `en` defines the keys; other dictionaries must provide
- * all of them (checked by the type). Placeholders are written {name}.
+ * Every text of the console comes from here: the tables below and each feature's own table in
+ * messages/. `en` defines the keys; other dictionaries must provide all of them (checked by the type).
+ * Placeholders are written {name}.
  */
 
-const en = {
+const baseEn = {
   'app.title': 'Vision Console',
   'app.skipToContent': 'Skip to content',
   'nav.label': 'Main navigation',
@@ -481,10 +484,13 @@ const en = {
   'mqtt.save': 'Save MQTT settings',
 } as const;
 
+const en = { ...baseEn, ...featureMessages.en };
+
 export type MessageKey = keyof typeof en;
 export type Dictionary = Record<MessageKey, string>;
 
 const zhCN: Dictionary = {
+  ...featureMessages.zhCN,
   'app.title': '视觉分析控制台',
   'app.skipToContent': '跳到主要内容',
   'nav.label': '主导航',

@@ -1,0 +1,13 @@
+/**
+ * Each feature's texts in a table of its own (one file per feature exporting `en`, `as const`, and
+ * `zhCN: Translation<typeof en>`), merged here into the console's dictionaries (../i18n.ts). Keep one
+ * import and one spread per feature, so the key types stay exact.
+ */
+
+/** A feature's table in another language: every key of its English table. */
+export type Translation<English> = Record<keyof English, string>;
+
+export const featureMessages = {
+  en: {},
+  zhCN: {},
+};
