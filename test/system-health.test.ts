@@ -82,7 +82,7 @@ describe('health as data', () => {
     expect(system.memory.engine_rss_bytes).toBeLessThan(system.memory.total_bytes);
     expect(system.models).toEqual([
       {
-        model: expect.any(String),
+        model: 'coco-yolox-nano/yolox-nano',
         inference_ms: expect.any(Number),
         queue: expect.any(Number),
         provider: 'cpu',

@@ -87,6 +87,8 @@ export class InferencePool {
   private readonly options: PoolOptions;
   /** Per model key: a moving mean of its inference time, for GET /api/system. */
   private readonly meanMs = new Map<string, number>();
+  /** Per model key: its name in those figures. */
+  private readonly names = new Map<string, string>();
   private nextId = 1;
   private closed = false;
   completed = 0;
@@ -114,10 +116,10 @@ export class InferencePool {
   }
 
   /** Each model that ran or waits: its recent mean inference time (null before a frame) and queue. */
-  models(): Array<{ key: string; inferenceMs: number | null; queued: number }> {
+  models(): Array<{ name: string; inferenceMs: number | null; queued: number }> {
     const keys = new Set([...this.meanMs.keys(), ...this.queue.map((job) => job.model.key)]);
     return [...keys].map((key) => ({
-      key,
+      name: this.names.get(key) ?? key,
       inferenceMs: this.meanMs.get(key) ?? null,
       queued: this.queue.filter((job) => job.model.key === key).length,
     }));
@@ -141,6 +143,7 @@ export class InferencePool {
       this.failures += 1;
       return Promise.reject(new Error(refusal));
     }
+    this.names.set(model.key, model.name ?? model.key);
     return new Promise((resolve, reject) => {
       // Hosts start with the first frame: an engine without ONNX models never pays for them.
       while (this.slots.length < this.options.workers)

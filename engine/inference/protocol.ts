@@ -4,6 +4,8 @@ import type { Detection } from './types';
 /** What an inference host needs to run an ONNX model: its cache key, weights and manifest spec. */
 export interface OnnxModelRef {
   key: string;
+  /** How the engine's figures name it (package/model); the key (a path) when absent. */
+  name?: string;
   file: string;
   spec: ModelSpec;
 }

@@ -29,6 +29,8 @@ export interface InstalledApp {
 export interface InstalledModel {
   /** Unique across packages and versions, so a session cache can key on it. */
   key: string;
+  /** package/model, as the engine's figures name it. */
+  name: string;
   spec: ModelSpec;
   /** Absolute path of the weights; null for weight-free families. */
   file: string | null;
@@ -125,7 +127,12 @@ export class PackageRegistry {
     const labels = readLabels(manifest, dir);
     for (const [modelId, spec] of Object.entries(manifest.models)) {
       if (!isOnnxFamily(spec.family) || spec.file === undefined) continue;
-      const model = { key: `check:${dir}#${modelId}`, spec, file: join(dir, spec.file) };
+      const model = {
+        key: `check:${dir}#${modelId}`,
+        name: `${manifest.zapk_id}/${modelId}`,
+        spec,
+        file: join(dir, spec.file),
+      };
       const problem = await this.checkModel(model, labels[modelId]?.length ?? 0);
       if (problem !== null) throw new ZapkError(`manifest.models.${modelId}: the model ${problem}`);
     }
@@ -190,6 +197,7 @@ export class PackageRegistry {
       labels: labelsByModel[modelId] ?? [],
       model: {
         key: `${pkg.dir}#${modelId}`,
+        name: `${zapkId}/${modelId}`,
         spec,
         file: spec.file === undefined ? null : join(pkg.dir, spec.file),
       },

@@ -16,7 +16,7 @@ export interface MonitorDeps {
   startedAt: number;
   now(): number;
   inference: {
-    models(): Array<{ key: string; inferenceMs: number | null; queued: number }>;
+    models(): Array<{ name: string; inferenceMs: number | null; queued: number }>;
     readonly hostPids: number[];
   };
   outbox: { backlog(): { pending: number; oldest_pending_at: number | null } };
@@ -72,7 +72,7 @@ export class SystemMonitor {
         engine_rss_bytes: process.memoryUsage.rss() + pids.reduce((sum, pid) => sum + rssBytes(pid), 0),
       },
       models: deps.inference.models().map((model) => ({
-        model: model.key,
+        model: model.name,
         inference_ms: model.inferenceMs,
         queue: model.queued,
         provider: PROVIDER,
