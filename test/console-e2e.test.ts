@@ -8,7 +8,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildZapk } from '../engine/packages/zapk';
 import type { TaskView } from '../engine/tasks/schema';
-import { launchChromium, openConsolePage } from './helpers/browser';
+import { launchChromium, openAccountMenu, openConsolePage } from './helpers/browser';
 import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
 import { EXAMPLE_MANIFEST } from './helpers/example-package';
 import { FIXTURES, VIDEO } from './helpers/fixtures';
@@ -147,6 +147,7 @@ describe('web console in Chromium', () => {
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Application packages' }).waitFor();
+    await openAccountMenu(page);
     await expect.poll(() => page.getByText('Signed in as admin').isVisible(), POLL).toBe(true);
   });
 
@@ -442,12 +443,14 @@ describe('web console in Chromium', () => {
   }, 90_000);
 
   it('switches the language to Simplified Chinese and the theme to dark', async () => {
+    await openAccountMenu(page);
     await page.getByRole('combobox', { name: 'Language' }).selectOption('zh-CN');
     await page.getByRole('navigation').getByRole('link', { name: '任务' }).click();
     await page.getByRole('heading', { name: '分析任务' }).waitFor();
     expect(await page.evaluate(() => document.documentElement.lang)).toBe('zh-CN');
     await page.getByRole('cell', { name: '运行中' }).or(page.getByText('运行中')).first().waitFor();
     await shot('11-tasks-zh-CN');
+    await openAccountMenu(page);
     await page.getByRole('combobox', { name: '主题' }).selectOption('dark');
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
     const background = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
@@ -455,7 +458,9 @@ describe('web console in Chromium', () => {
     await page.getByRole('navigation').getByRole('link', { name: '实时画面' }).click();
     await page.locator('.region-canvas video').waitFor();
     await shot('12-live-view-dark-zh-CN');
+    await openAccountMenu(page);
     await page.getByRole('combobox', { name: '语言' }).selectOption('en');
+    await openAccountMenu(page);
     await page.getByRole('combobox', { name: 'Theme' }).selectOption('light');
     await page.getByRole('navigation').getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'MQTT broker' }).waitFor();

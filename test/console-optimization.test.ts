@@ -6,7 +6,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OptimizationView, SamplePage } from '../engine/optimization/schema';
 import { buildZapk } from '../engine/packages/zapk';
-import { launchChromium, openConsolePage } from './helpers/browser';
+import { launchChromium, openAccountMenu, openConsolePage } from './helpers/browser';
 import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
 import { EXAMPLE_MANIFEST } from './helpers/example-package';
 import { VIDEO } from './helpers/fixtures';
@@ -290,13 +290,17 @@ describe('effect optimization in the web console', () => {
   });
 
   it('reads in the dark theme and in Chinese', async () => {
+    await openAccountMenu(page);
     await page.getByRole('combobox', { name: 'Theme' }).selectOption('dark');
     await shot('optimization-07-dark');
+    await openAccountMenu(page);
     await page.getByRole('combobox', { name: 'Language' }).selectOption('zh-CN');
     await page.getByRole('heading', { name: '效果优化' }).waitFor();
     await page.getByRole('heading', { name: '建议阈值' }).waitFor();
     await shot('optimization-08-zh');
+    await openAccountMenu(page);
     await page.getByRole('combobox', { name: '语言' }).selectOption('en');
+    await openAccountMenu(page);
     await page.getByRole('combobox', { name: 'Theme' }).selectOption('light');
     expect(pageErrors).toEqual([]);
   });

@@ -1,8 +1,7 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { Link, Redirect, Route, Switch, useLocation } from 'wouter';
-import { LanguageSwitch } from './components/LanguageSwitch';
-import { ThemeSwitch } from './components/ThemeSwitch';
+import { AccountMenu } from './components/AccountMenu';
 import { useTransport } from './context';
 import { useFeed, useFeedSubscription } from './feed/store';
 import { type MessageKey, translate } from './i18n';
@@ -14,17 +13,20 @@ import { Optimization } from './screens/Optimization';
 import { Packages } from './screens/Packages';
 import { Settings } from './screens/Settings';
 import { SignIn } from './screens/SignIn';
+import { System } from './screens/System';
 import { Tasks } from './screens/Tasks';
 import { useSession, useT } from './store';
 import { headerPath, useVisited } from './visited';
 
+/** The screens in the order an operator needs them: watching first, setting up last. */
 const SCREENS: ReadonlyArray<{ id: Screen; label: MessageKey }> = [
-  { id: 'packages', label: 'nav.packages' },
-  { id: 'tasks', label: 'nav.tasks' },
   { id: 'live', label: 'nav.live' },
-  { id: 'optimization', label: 'nav.optimization' },
   { id: 'events', label: 'nav.events' },
+  { id: 'tasks', label: 'nav.tasks' },
   { id: 'images', label: 'nav.images' },
+  { id: 'optimization', label: 'nav.optimization' },
+  { id: 'packages', label: 'nav.packages' },
+  { id: 'system', label: 'nav.system' },
   { id: 'settings', label: 'nav.settings' },
 ];
 
@@ -56,6 +58,9 @@ function Screens() {
         )}
       </Route>
       <Route path="/images/:taskId?">{(params) => <Images taskId={param(params.taskId)} />}</Route>
+      <Route path="/system">
+        <System />
+      </Route>
       <Route path="/settings">
         <Settings />
       </Route>
@@ -126,22 +131,12 @@ export function App() {
             aria-label={connected ? t('events.connected') : t('events.disconnected')}
             title={connected ? t('events.connected') : t('events.disconnected')}
           />
-          <ThemeSwitch />
-          <LanguageSwitch />
-          {mode === 'http' && session && (
-            <>
-              <span className="meta">{t('session.signedInAs', { user: session.username })}</span>
-              <button
-                type="button"
-                onClick={() => {
-                  signOut();
-                  queryClient.clear();
-                }}
-              >
-                {t('session.signOut')}
-              </button>
-            </>
-          )}
+          <AccountMenu
+            onSignOut={() => {
+              signOut();
+              queryClient.clear();
+            }}
+          />
         </div>
       </header>
       <main id="main" tabIndex={-1}>

@@ -19,6 +19,7 @@ import type {
   SampleReason,
   SampleView,
   StartTaskBody,
+  SystemInfo,
   TaskMode,
   TaskView,
   UpdateTaskBody,
@@ -39,6 +40,7 @@ export type {
   SampleReason,
   SampleView,
   StartTaskBody,
+  SystemInfo,
   TaskMode,
   UpdateTaskBody,
   Verdict,
@@ -315,4 +317,9 @@ export async function fileToBase64(file: Blob): Promise<string> {
     binary += String.fromCharCode(...bytes.subarray(i, i + chunk));
   }
   return btoa(binary);
+}
+
+/** The engine's own figures (GET /api/system, docs/api.md). */
+export async function getSystem(transport: Transport, signal?: AbortSignal): Promise<SystemInfo> {
+  return (await transport.request<SystemInfo>('GET', '/api/system', undefined, withSignal(signal))).data;
 }

@@ -998,3 +998,35 @@ export type Translate = (key: MessageKey, params?: Params) => string;
 export function formatDate(language: Language, epochSeconds: number): string {
   return new Intl.DateTimeFormat(language, { dateStyle: 'medium' }).format(new Date(epochSeconds * 1000));
 }
+
+const BYTE_UNITS = ['byte', 'kilobyte', 'megabyte', 'gigabyte', 'terabyte'] as const;
+
+/** A byte count in the user's language with a decimal unit: "1.5 GB", "1.5 吉字节". */
+export function formatBytes(language: Language, bytes: number): string {
+  let value = Math.max(0, bytes);
+  let unit = 0;
+  while (value >= 1000 && unit < BYTE_UNITS.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return new Intl.NumberFormat(language, {
+    style: 'unit',
+    unit: BYTE_UNITS[unit],
+    unitDisplay: 'short',
+    maximumFractionDigits: value < 10 && unit > 0 ? 1 : 0,
+  }).format(value);
+}
+
+/** A number in the user's language with at most `digits` decimals. */
+export function formatNumber(language: Language, value: number, digits = 1): string {
+  return new Intl.NumberFormat(language, { maximumFractionDigits: digits }).format(value);
+}
+
+/** A duration in its two largest units: "42 s", "3 min 5 s", "2 h 10 min", "4 d 3 h". */
+export function formatDuration(t: Translate, seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) return t('duration.seconds', { n: s });
+  if (s < 3600) return t('duration.minutes', { m: Math.floor(s / 60), s: s % 60 });
+  if (s < 86_400) return t('duration.hours', { h: Math.floor(s / 3600), m: Math.floor((s % 3600) / 60) });
+  return t('duration.days', { d: Math.floor(s / 86_400), h: Math.floor((s % 86_400) / 3600) });
+}

@@ -4,7 +4,15 @@
  * in a new tab or after a reload lands on the same screen. Pure: builds and reads paths.
  */
 
-export type Screen = 'packages' | 'tasks' | 'live' | 'optimization' | 'events' | 'images' | 'settings';
+export type Screen =
+  | 'packages'
+  | 'tasks'
+  | 'live'
+  | 'optimization'
+  | 'events'
+  | 'images'
+  | 'system'
+  | 'settings';
 
 const part = (value: string | number) => encodeURIComponent(String(value));
 
@@ -21,6 +29,7 @@ export const paths = {
   event: (taskId: string, seq: number, ruleId?: string) =>
     `/events/${part(taskId)}/${seq}${ruleId ? `/${part(ruleId)}` : ''}`,
   images: (taskId?: string | null) => (taskId ? `/images/${part(taskId)}` : '/images'),
+  system: '/system',
   settings: '/settings',
 } as const;
 
@@ -34,6 +43,7 @@ export function screenOf(path: string): Screen | null {
     'optimization',
     'events',
     'images',
+    'system',
     'settings',
   ];
   return screens.find((screen) => screen === first) ?? null;

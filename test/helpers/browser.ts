@@ -33,3 +33,31 @@ export async function openConsolePage(browser: Browser, errors: string[]): Promi
   });
   return page;
 }
+
+/** Opens the header's account menu (theme, language, who is signed in, sign out) unless it is open. */
+export async function openAccountMenu(page: Page): Promise<void> {
+  const menu = page.locator('details.account-menu');
+  if (!(await menu.evaluate((details) => (details as HTMLDetailsElement).open))) {
+    await menu.locator('summary').click();
+  }
+}
+
+/**
+ * Signs the page's console in with an API token before any of its scripts run (the web console keeps
+ * its session in sessionStorage), in the given language and theme.
+ */
+export async function presetSession(
+  page: Page,
+  token: string,
+  display: { language?: string; theme?: string } = {},
+): Promise<void> {
+  await page.addInitScript(
+    ({ token, language, theme }) => {
+      const session = { token, username: 'admin', expiresAt: Date.now() + 3_600_000 };
+      sessionStorage.setItem('vc.session', JSON.stringify(session));
+      if (language) localStorage.setItem('vc.language', language);
+      if (theme) localStorage.setItem('vc.theme', theme);
+    },
+    { token, language: display.language, theme: display.theme },
+  );
+}

@@ -3,11 +3,13 @@
  * `zhCN: Translation<typeof en>`), merged here into the console's dictionaries (../i18n.ts). Keep one
  * import and one spread per feature, so the key types stay exact.
  */
+import * as account from './account';
+import * as system from './system';
 
 /** A feature's table in another language: every key of its English table. */
 export type Translation<English> = Record<keyof English, string>;
 
 export const featureMessages = {
-  en: {},
-  zhCN: {},
+  en: { ...account.en, ...system.en },
+  zhCN: { ...account.zhCN, ...system.zhCN },
 };

@@ -1,0 +1,144 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildZapk } from '../engine/packages/zapk';
+import type { TaskView } from '../engine/tasks/schema';
+import { taskTitle } from '../renderer/src/tasks/title';
+import { launchChromium, presetSession } from './helpers/browser';
+import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
+import { EXAMPLE_MANIFEST } from './helpers/example-package';
+import { VIDEO } from './helpers/fixtures';
+
+/*
+ * The system page and the header in Chromium, against an engine (its own process, serving the built
+ * console of `npm run build`) with one camera analysed.
+ */
+
+const PASSWORD = 'console-system-password';
+/** How long the page may take to show something (a loaded machine is slow, never wrong). */
+const POLL = { timeout: 20_000 };
+
+let engine: EngineProcess;
+let token: string;
+let browser: Browser;
+let dataDir: string;
+let task: TaskView;
+
+const api = <T>(method: string, path: string, body?: unknown) =>
+  callApi<T>(engine.url, token, method, path, body);
+
+async function open(path: string, size: { width: number; height: number }, language = 'en'): Promise<Page> {
+  const page = await browser.newPage({ viewport: size });
+  await presetSession(page, token, { language });
+  await page.goto(`${engine.url}/#${path}`);
+  return page;
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'vc-console-system-'));
+  const zapk = join(dataDir, 'example.zapk');
+  await buildZapk(EXAMPLE_MANIFEST, zapk);
+  engine = await spawnEngine(join(dataDir, 'data'), PASSWORD);
+  token = await signIn(engine.url, PASSWORD);
+  const form = new FormData();
+  form.append('file', new Blob([readFileSync(zapk)]), 'example.zapk');
+  const installed = await fetch(`${engine.url}/api/zapk`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: form,
+  });
+  expect(((await installed.json()) as { code: number }).code).toBe(0);
+  const started = await api<{ task_id: string }>('POST', '/api/task', {
+    zapk_id: 'coco-yolox-nano',
+    app_ids: ['person'],
+    video_url: VIDEO,
+    device_id: 'gate-1',
+  });
+  task = await api<TaskView>('GET', `/api/task/${started.task_id}`);
+  browser = await launchChromium();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stopEngine(engine);
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('the header', () => {
+  it('keeps the screens on one row at 1024 and 1280 px, in English and Chinese', async () => {
+    for (const width of [1024, 1280])
+      for (const language of ['en', 'zh-CN']) {
+        const page = await open('/system', { width, height: 700 }, language);
+        const links = page.getByRole('navigation').getByRole('link');
+        await expect.poll(() => links.count(), POLL).toBe(8);
+        const tops = await links.evaluateAll((all) => all.map((link) => link.getBoundingClientRect().top));
+        expect(new Set(tops).size, `${width} px, ${language}: link rows`).toBe(1);
+        const header = await page.locator('.app-header').boundingBox();
+        expect(header?.height, `${width} px, ${language}: header height`).toBeLessThan(56);
+        // Every link is on the screen: none scrolled out of the row's view.
+        const overflow = await page
+          .locator('.nav-list')
+          .evaluate((list) => list.scrollWidth - list.clientWidth);
+        expect(overflow, `${width} px, ${language}: link row overflow`).toBeLessThanOrEqual(0);
+        await page.close();
+      }
+  }, 60_000);
+
+  it('keeps theme, language and signing out in a menu that Escape closes', async () => {
+    const page = await open('/system', { width: 1280, height: 720 });
+    const menu = page.locator('details.account-menu');
+    const isOpen = () => menu.evaluate((details) => (details as HTMLDetailsElement).open);
+    await page.locator('summary[aria-label="Account and display"]').click();
+    await menu.getByText('Signed in as admin').waitFor(POLL);
+    await menu.getByRole('button', { name: 'Sign out' }).waitFor();
+    await menu.getByRole('combobox', { name: 'Language' }).selectOption('zh-CN');
+    await page.getByRole('heading', { name: '系统' }).waitFor(POLL);
+    await page.keyboard.press('Escape');
+    expect(await isOpen()).toBe(false);
+    await page.locator('summary[aria-label="账户与显示"]').click();
+    expect(await isOpen()).toBe(true);
+    await page.getByRole('heading', { name: '系统' }).click();
+    expect(await isOpen()).toBe(false);
+    await page.close();
+  });
+});
+
+describe('the system page', () => {
+  it('shows the machine, the model and the camera, with histories that survive leaving the page', async () => {
+    const page = await open('/system', { width: 1280, height: 720 });
+    await page.getByRole('heading', { name: 'System' }).waitFor(POLL);
+    const models = page.getByRole('table', { name: /Each loaded model/ });
+    const model = models.getByRole('row', { name: /coco-yolox-nano\/yolox-nano/ });
+    await model.waitFor(POLL);
+    expect(await model.getByRole('cell').nth(0).textContent()).toBe('CPU');
+    const inference = Number(await model.getByRole('cell').nth(1).textContent());
+    expect(inference).toBeGreaterThan(0);
+
+    const cameras = page.getByRole('table', { name: /Each running camera/ });
+    const camera = cameras.getByRole('row', { name: new RegExp(taskTitle(task)) });
+    await camera.waitFor(POLL);
+    await expect
+      .poll(async () => Number(await camera.getByRole('cell').nth(0).textContent()), POLL)
+      .toBeGreaterThan(0);
+    // Readings every 2 s: a line has several points after a few of them.
+    const line = page.getByRole('img', {
+      name: new RegExp(`Analysed frames per second of ${taskTitle(task)}`),
+    });
+    const points = () => line.locator('polyline').first().getAttribute('points');
+    await expect.poll(async () => (await points())?.split(' ').length ?? 0, POLL).toBeGreaterThanOrEqual(3);
+    const before = ((await points()) ?? '').split(' ').length;
+
+    await page.getByRole('navigation').getByRole('link', { name: 'Tasks' }).click();
+    await page.getByRole('navigation').getByRole('link', { name: 'System' }).click();
+    await line.waitFor(POLL);
+    expect(((await points()) ?? '').split(' ').length).toBeGreaterThanOrEqual(before);
+
+    const cpu = page.getByRole('region', { name: 'CPU' });
+    expect(await cpu.textContent()).toMatch(/% of the machine \(\d+ cores\)/);
+    const disk = page.getByRole('region', { name: 'Data disk' });
+    expect(await disk.textContent()).toMatch(/Engine data: [\d.]+ [kMG]B/);
+    await page.close();
+  }, 90_000);
+});
