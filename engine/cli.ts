@@ -3,16 +3,20 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type EngineMessage, type ParentMessage, parseParentMessage } from './contract/engine-process';
 import { type Engine, startEngine } from './index';
+import { EXECUTION_PROVIDERS, isExecutionProviderSetting } from './inference/providers';
 
 const USAGE = `usage: npm run engine -- [--host 127.0.0.1] [--port 8080] [--data-dir ./.data] [--console-dir out/renderer]
                          [--analysis-fps 10] [--max-source-pixels 8847360] [--allowed-hosts name1,name2]
                          [--install package.zapk ...] [--allowed-origins origin1,origin2]
                          [--builtin-dir assets/builtin] [--log-level info]
+                         [--execution-provider auto|cpu|cuda|tensorrt|directml|coreml]
 The headless engine: the REST API and, when built (npm run build), the console as a web page.
 --install: a package the engine makes sure is installed at start (installed, or upgraded when its
 version differs); repeat it for more. --console-dir "" serves the API only.
+--execution-provider: where models run (default auto: DirectML on Windows, CoreML on macOS, CUDA on
+Linux where its libraries are installed); one that is missing falls back to the CPU with a warning.
 Settings file: <data-dir>/settings.json {"host": ..., "port": ..., "analysis_fps": ..., "max_source_pixels": ...,
-"allowed_hosts": [...]};
+"allowed_hosts": [...], "execution_provider": ...};
 flags win over it. The API answers to IP addresses and localhost, and to the names in allowed_hosts.`;
 
 /**
@@ -94,6 +98,7 @@ function fileSettings(dataDir: string): {
   analysisFps?: number;
   maxSourcePixels?: number;
   allowedHosts?: string[];
+  executionProvider?: unknown;
 } {
   const file = join(dataDir, 'settings.json');
   if (!existsSync(file)) return {};
@@ -107,6 +112,7 @@ function fileSettings(dataDir: string): {
     analysisFps: typeof parsed.analysis_fps === 'number' ? parsed.analysis_fps : undefined,
     maxSourcePixels: typeof parsed.max_source_pixels === 'number' ? parsed.max_source_pixels : undefined,
     allowedHosts: hosts,
+    executionProvider: parsed.execution_provider,
   };
 }
 
@@ -132,6 +138,7 @@ async function main(): Promise<void> {
       'allowed-origins': { type: 'string' },
       'builtin-dir': { type: 'string' },
       'log-level': { type: 'string' },
+      'execution-provider': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -164,6 +171,12 @@ async function main(): Promise<void> {
   if (logLevel !== undefined && !LOG_LEVELS.includes(logLevel as LogLevel))
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, not ${logLevel}`);
 
+  const provider = values['execution-provider'] ?? settings.executionProvider ?? 'auto';
+  if (!isExecutionProviderSetting(provider))
+    throw new UsageError(
+      `--execution-provider must be one of ${EXECUTION_PROVIDERS.join(', ')}, not ${provider}`,
+    );
+
   const engine = await startEngine({
     host: values.host ?? settings.host ?? '127.0.0.1',
     port,
@@ -176,6 +189,7 @@ async function main(): Promise<void> {
     maxSourcePixels,
     allowedHosts: list(values['allowed-hosts']) ?? settings.allowedHosts,
     installPackages: values.install?.map((file) => resolve(file)),
+    inference: { provider },
   });
   console.log(`engine listening on ${engine.url} (data: ${dataDir})`);
   let stopping: Promise<void> | undefined;

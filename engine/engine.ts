@@ -94,7 +94,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const api = createServer(options.logLevel ?? 'info', options.connections);
   const log = api.log;
 
-  const pool = new InferencePool(options.inference);
+  const pool = new InferencePool({
+    onFallback: (model, reason) => log.warn({ model, reason }, 'model runs on the CPU instead'),
+    ...options.inference,
+  });
   const packageUse = new PackageUse(taskRows);
   const packages = new PackageRegistry(
     new PackagesRepository(db),

@@ -34,7 +34,7 @@ function system(overrides: Partial<SystemInfo> = {}): SystemInfo {
   return {
     cpu: { cores: 4, load_1m: 1.5, engine_percent: 150 },
     memory: { total_bytes: 16e9, free_bytes: 8e9, engine_rss_bytes: 4e8 },
-    models: [{ model: 'pkg/a', inference_ms: 12.5, queue: 0, provider: 'cpu' }],
+    models: [{ model: 'pkg/a', inference_ms: 12.5, queue: 0, provider: 'cpu', provider_fallback: null }],
     versions: { engine: '1', node: '22', ffmpeg: '7', onnxruntime: '1.30' },
     disk: { data_dir_bytes: 1e6, free_bytes: 1e10, total_bytes: 1e11 },
     outbox: { pending: 3, oldest_age_ms: 1500 },

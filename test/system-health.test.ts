@@ -86,6 +86,7 @@ describe('health as data', () => {
         inference_ms: expect.any(Number),
         queue: expect.any(Number),
         provider: 'cpu',
+        provider_fallback: null,
       },
     ]);
     expect(system.versions).toMatchObject({

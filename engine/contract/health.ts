@@ -115,7 +115,12 @@ export const ModelHealth = Type.Object(
     model: Type.String({ description: 'Package and model the figures are for' }),
     inference_ms: Nullable(Type.Number({ minimum: 0, description: 'Mean inference time, recent runs' })),
     queue: Count('Inferences waiting for a thread'),
-    provider: Type.String({ description: 'Execution provider in use, e.g. cpu' }),
+    provider: Type.String({
+      description: 'Execution provider in use: cpu, cuda, tensorrt, directml or coreml',
+    }),
+    provider_fallback: Nullable(
+      Type.String({ description: 'Why it does not run where the engine setting asked; null when it does' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -11,6 +11,7 @@ import {
   type HostRequest,
   OVER_MEMORY_MARK,
 } from './protocol';
+import type { ExecutionProviderSetting } from './providers';
 import { requestHead } from './request-stream';
 
 export interface HostLimits {
@@ -25,6 +26,8 @@ export interface HostLimits {
    * overshoot by what it writes in that time).
    */
   kernelMemoryLimit: boolean;
+  /** Where its sessions run (providers.ts). */
+  provider: ExecutionProviderSetting;
 }
 
 const PRLIMIT = '/usr/bin/prlimit';
@@ -211,6 +214,7 @@ function startHost(limits: HostLimits): ChildProcess {
   const options: HostOptions = {
     intraOpThreads: limits.intraOpThreads,
     watchdogMb: limits.kernelMemoryLimit ? 0 : limits.memoryLimitMb,
+    provider: limits.provider,
   };
   const args = [...hostEntry(), JSON.stringify(options)];
   const spawnOptions = {

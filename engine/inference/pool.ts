@@ -2,7 +2,8 @@ import { availableParallelism } from 'node:os';
 import { basename } from 'node:path';
 import { ModelChecker } from './checker';
 import { HostFailure, type HostLimits, InferenceHost, kernelMemoryLimitAvailable } from './host';
-import type { DetectReply, DetectTiming, OnnxModelRef } from './protocol';
+import type { DetectReply, DetectTiming, OnnxModelRef, Placement } from './protocol';
+import type { ExecutionProviderSetting } from './providers';
 import { Quarantine } from './quarantine';
 import type { Detection, Frame } from './types';
 
@@ -29,6 +30,10 @@ export interface PoolOptions {
   maxWaitingChecks: number;
   /** Bound memory in the kernel (Linux with prlimit) rather than by a watchdog. Default: where available. */
   kernelMemoryLimit: boolean;
+  /** Where sessions run (providers.ts); a provider that is missing falls back to the CPU. Default auto. */
+  provider: ExecutionProviderSetting;
+  /** Told once per model that runs elsewhere than the setting asked, and why. */
+  onFallback?: (model: string, reason: string) => void;
 }
 
 export const POOL_DEFAULTS = {
@@ -38,6 +43,7 @@ export const POOL_DEFAULTS = {
   memoryLimitMb: 2048,
   quarantineMs: 60_000,
   maxWaitingChecks: 2,
+  provider: 'auto',
 } as const;
 
 /** Weight of the newest frame in a model's moving mean of inference time (about the last 10 frames). */
@@ -51,6 +57,16 @@ export interface DetectResult {
   /** The same frame: its pixels were copied to the host, never handed over. */
   frame: Frame;
   timing: DetectTiming;
+}
+
+/** One model's figures for GET /api/system. */
+export interface ModelFigures {
+  name: string;
+  /** Where it runs; null before its first frame. */
+  placement: Placement | null;
+  /** Recent mean inference time; null before its first frame. */
+  inferenceMs: number | null;
+  queued: number;
 }
 
 /** A frame waiting for a host. */
@@ -89,6 +105,8 @@ export class InferencePool {
   private readonly meanMs = new Map<string, number>();
   /** Per model key: its name in those figures. */
   private readonly names = new Map<string, string>();
+  /** Per model key: where its sessions run, as the last frame's host said. */
+  private readonly placements = new Map<string, Placement>();
   private nextId = 1;
   private closed = false;
   completed = 0;
@@ -101,12 +119,13 @@ export class InferencePool {
       kernelMemoryLimit: kernelMemoryLimitAvailable(),
       ...options,
     };
-    const { intraOpThreads, memoryLimitMb, kernelMemoryLimit } = this.options;
-    this.hostLimits = { intraOpThreads, memoryLimitMb, kernelMemoryLimit };
+    const { intraOpThreads, memoryLimitMb, kernelMemoryLimit, provider } = this.options;
+    this.hostLimits = { intraOpThreads, memoryLimitMb, kernelMemoryLimit, provider };
     this.quarantine = new Quarantine(this.options.quarantineMs);
     // A check takes one core at most, beside the hosts that serve tasks.
     this.checker = new ModelChecker(
-      { ...this.hostLimits, intraOpThreads: 1 },
+      // On the CPU: a check runs a model once, and must not take GPU memory from the tasks' hosts.
+      { ...this.hostLimits, intraOpThreads: 1, provider: 'cpu' },
       { deadlineMs: this.options.checkDeadlineMs, maxWaiting: this.options.maxWaitingChecks },
     );
   }
@@ -116,10 +135,11 @@ export class InferencePool {
   }
 
   /** Each model that ran or waits: its recent mean inference time (null before a frame) and queue. */
-  models(): Array<{ name: string; inferenceMs: number | null; queued: number }> {
+  models(): ModelFigures[] {
     const keys = new Set([...this.meanMs.keys(), ...this.queue.map((job) => job.model.key)]);
     return [...keys].map((key) => ({
       name: this.names.get(key) ?? key,
+      placement: this.placements.get(key) ?? null,
       inferenceMs: this.meanMs.get(key) ?? null,
       queued: this.queue.filter((job) => job.model.key === key).length,
     }));
@@ -238,6 +258,7 @@ export class InferencePool {
           }
           loaded.add(model.key);
           this.proven.add(model.key);
+          this.place(model, answer.placement);
           this.completed += 1;
           const mean = this.meanMs.get(model.key);
           const ms = answer.timing.inferenceMs;
@@ -253,6 +274,13 @@ export class InferencePool {
         slot.job = undefined;
         this.dispatch();
       });
+  }
+
+  private place(model: OnnxModelRef, placement: Placement): void {
+    const before = this.placements.get(model.key);
+    this.placements.set(model.key, placement);
+    if (placement.fallback !== null && before?.fallback !== placement.fallback)
+      this.options.onFallback?.(model.name ?? model.key, placement.fallback);
   }
 
   /** The error a frame fails with when its host ended; a model that overran the host is held back. */

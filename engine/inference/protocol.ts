@@ -1,4 +1,5 @@
 import type { ModelSpec } from '../packages/manifest';
+import type { ExecutionProvider, ExecutionProviderSetting } from './providers';
 import type { Detection } from './types';
 
 /** What an inference host needs to run an ONNX model: its cache key, weights and manifest spec. */
@@ -51,7 +52,7 @@ export interface HostReady {
 }
 
 export type DetectReply =
-  | { id: number; detections: Detection[]; timing: DetectTiming }
+  | { id: number; detections: Detection[]; timing: DetectTiming; placement: Placement }
   | {
       id: number;
       error: string;
@@ -66,6 +67,12 @@ export interface CheckReply {
   outOfMemory?: boolean;
 }
 
+/** Where a model's session runs, and why not where the setting asked (null when it does). */
+export interface Placement {
+  provider: ExecutionProvider;
+  fallback: string | null;
+}
+
 /** What a host's memory watchdog writes on its stdout before it kills the host. */
 export const OVER_MEMORY_MARK = 'inference host: over its memory bound\n';
 
@@ -78,4 +85,6 @@ export interface HostOptions {
    * bounds its memory already (Linux, prlimit), and no watchdog runs.
    */
   watchdogMb: number;
+  /** Where sessions run (providers.ts). */
+  provider: ExecutionProviderSetting;
 }

@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { Socket, type SocketConstructorOpts } from 'node:net';
+import { dirname, join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
@@ -18,7 +21,9 @@ import {
   type HostRequest,
   type OnnxModelRef,
   OVER_MEMORY_MARK,
+  type Placement,
 } from './protocol';
+import { type ExecutionProvider, openOnProvider, providerCandidates } from './providers';
 import { RequestReader } from './request-stream';
 
 /**
@@ -37,6 +42,7 @@ const deliver = (reply: HostReply) =>
 
 interface LoadedModel {
   session: ort.InferenceSession;
+  placement: Placement;
   inputName: string;
   outputName: string;
   /** Reused between frames: the tensor is the same size for every frame of a model. */
@@ -55,17 +61,35 @@ let runsSinceCollect = 0;
 // What onnxruntime says when an allocation fails: under the host's memory bound, the model asked too much.
 const OUT_OF_MEMORY = /Failed to allocate memory|bad_alloc/i;
 
+/** The CUDA provider is a library beside onnxruntime's binding once an install adds it (docs/gpu.md). */
+function cudaInstalled(): boolean {
+  const binding = join(dirname(createRequire(import.meta.url).resolve('onnxruntime-node')), '..', 'bin');
+  const library = `napi-v6/${process.platform}/${process.arch}/libonnxruntime_providers_cuda.so`;
+  return existsSync(join(binding, library));
+}
+
+const candidates: readonly ExecutionProvider[] = providerCandidates(
+  options.provider,
+  process.platform,
+  process.arch,
+  process.platform === 'linux' && cudaInstalled(),
+);
+
 async function open(model: OnnxModelRef): Promise<LoadedModel> {
-  const session = await ort.InferenceSession.create(model.file, {
-    intraOpNumThreads: options.intraOpThreads,
-    interOpNumThreads: 1,
-    graphOptimizationLevel: 'all',
-    executionMode: 'sequential',
-  });
+  const { session, ...placement } = await openOnProvider(candidates, (provider) =>
+    ort.InferenceSession.create(model.file, {
+      executionProviders: [provider],
+      intraOpNumThreads: options.intraOpThreads,
+      interOpNumThreads: 1,
+      graphOptimizationLevel: 'all',
+      executionMode: 'sequential',
+    }),
+  );
   const input = model.spec.input;
   if (!input) throw new Error(`model ${model.key} has no input spec`);
   return {
     session,
+    placement,
     inputName: session.inputNames[0] ?? 'images',
     outputName: session.outputNames[0] ?? 'output',
     tensor: new Float32Array(3 * input.width * input.height),
@@ -117,6 +141,7 @@ async function detect(request: DetectRequest, pixels: Uint8Array): Promise<Detec
       id: request.id,
       detections,
       timing: { preprocessMs: t1 - t0, inferenceMs: t2 - t1, postprocessMs: t3 - t2 },
+      placement: loaded.placement,
     };
   } catch (error) {
     const message = (error as Error).message;

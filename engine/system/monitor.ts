@@ -5,6 +5,7 @@ import { availableParallelism, freemem, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { SystemInfo } from '../contract/health';
+import type { ModelFigures } from '../inference/pool';
 import { cpuSeconds, rssBytes } from './process-stats';
 
 /** What the machine's view is made of; each part answers for itself. */
@@ -16,7 +17,7 @@ export interface MonitorDeps {
   startedAt: number;
   now(): number;
   inference: {
-    models(): Array<{ name: string; inferenceMs: number | null; queued: number }>;
+    models(): ModelFigures[];
     readonly hostPids: number[];
   };
   outbox: { backlog(): { pending: number; oldest_pending_at: number | null } };
@@ -29,8 +30,6 @@ const ANSWER_TTL_MS = 2_000;
 const DISK_WALK_TTL_MS = 60_000;
 /** A data dir walk stops counting after this many entries (the figure is then a lower bound). */
 const DISK_WALK_MAX_ENTRIES = 200_000;
-/** The only execution provider until providers can be chosen (issue 17). */
-const PROVIDER = 'cpu';
 
 /**
  * GET /api/system: CPU, memory, models, versions, disk, outbox and tasks as typed figures. Bounded in
@@ -75,7 +74,9 @@ export class SystemMonitor {
         model: model.name,
         inference_ms: model.inferenceMs,
         queue: model.queued,
-        provider: PROVIDER,
+        // Before its first frame a model has no session yet: the CPU is where every session can run.
+        provider: model.placement?.provider ?? 'cpu',
+        provider_fallback: model.placement?.fallback ?? null,
       })),
       versions: {
         engine: deps.version,

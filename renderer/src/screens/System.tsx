@@ -171,7 +171,14 @@ function Models({ info, samples, t }: Omit<PartProps, 'language'>) {
               {info.models.map((model) => (
                 <tr key={model.model}>
                   <th scope="row">{model.model}</th>
-                  <td>{providerLabel(t, model.provider)}</td>
+                  <td>
+                    {providerLabel(t, model.provider)}
+                    {model.provider_fallback !== null && (
+                      <span className="sub text-bad">
+                        {t('system.providerFallback', { reason: model.provider_fallback })}
+                      </span>
+                    )}
+                  </td>
                   <td className="num">{model.inference_ms === null ? '–' : model.inference_ms.toFixed(1)}</td>
                   <td className="num">{model.queue}</td>
                   <td>
