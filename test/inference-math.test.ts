@@ -221,8 +221,8 @@ describe('nms', () => {
 describe('letterbox', () => {
   it('writes BGR planes, fills the rest with pad_value and puts the image top-left', () => {
     // 4x2 into 8x8: r = 2, image 8x4 on rows 0-3, padding on rows 4-7.
-    const { tensor, scale, padX, padY } = letterbox(solidFrame(4, 2, [10, 20, 30]), RAW_BGR);
-    expect([scale, padX, padY]).toEqual([2, 0, 0]);
+    const { tensor, scaleX, scaleY, padX, padY } = letterbox(solidFrame(4, 2, [10, 20, 30]), RAW_BGR);
+    expect([scaleX, scaleY, padX, padY]).toEqual([2, 2, 0, 0]);
     expect(tensor).toHaveLength(3 * 64);
     expect([0, 1, 2].map((p) => at(tensor, RAW_BGR, p, 7, 3))).toEqual([30, 20, 10]);
     expect([0, 1, 2].map((p) => at(tensor, RAW_BGR, p, 0, 4))).toEqual([114, 114, 114]);
@@ -241,8 +241,8 @@ describe('letterbox', () => {
 
   it('centres horizontally for a portrait frame', () => {
     const input: ModelInput = { ...RAW_BGR, letterbox: 'center' };
-    const { tensor, scale, padX, padY } = letterbox(solidFrame(2, 4, [0, 0, 0]), input);
-    expect([scale, padX, padY]).toEqual([2, 2, 0]);
+    const { tensor, scaleX, scaleY, padX, padY } = letterbox(solidFrame(2, 4, [0, 0, 0]), input);
+    expect([scaleX, scaleY, padX, padY]).toEqual([2, 2, 2, 0]);
     const row = [0, 1, 2, 3, 4, 5, 6, 7].map((x) => at(tensor, input, 1, x, 5));
     expect(row).toEqual([114, 114, 0, 0, 0, 0, 114, 114]);
   });
@@ -289,7 +289,7 @@ describe('letterbox', () => {
     // 640x480 centred in 416x416: r = 0.65, image 416x312, 52 rows of padding above.
     const input: ModelInput = { ...RAW_BGR, width: 416, height: 416, letterbox: 'center' };
     const info = letterbox(solidFrame(640, 480, [0, 0, 0]), input);
-    expect([info.scale, info.padX, info.padY]).toEqual([0.65, 0, 52]);
+    expect([info.scaleX, info.scaleY, info.padX, info.padY]).toEqual([0.65, 0.65, 0, 52]);
     const source = { x1: 100, y1: 50, x2: 300, y2: 200 };
     const inModel = { x1: 65, y1: 50 * 0.65 + 52, x2: 195, y2: 200 * 0.65 + 52 };
     const back = undoLetterbox(inModel, info, 640, 480);
@@ -315,7 +315,7 @@ describe('postprocess', () => {
       51: [0.5, 0.5, 0, 0, 0.9, 0, 0, 0.9],
     });
     const detections = postprocess(
-      { data, dims },
+      [{ name: 'output', data, dims }],
       {
         family: 'yolox',
         input: { width: 64, height: 64 },
@@ -323,7 +323,8 @@ describe('postprocess', () => {
         nms_iou: 0.45,
         class_agnostic_nms: false,
       },
-      { scale: 0.5, padX: 0, padY: 0 },
+      3,
+      { scaleX: 0.5, scaleY: 0.5, padX: 0, padY: 0 },
       128,
       64,
     );
@@ -355,12 +356,12 @@ describe('yolox_nano.onnx on a real image', () => {
     expect([frame.width, frame.height]).toEqual([640, 480]);
     const session = await ort.InferenceSession.create(join(FIXTURES, 'models', 'yolox_nano.onnx'));
     try {
-      const { tensor, scale, padX, padY } = letterbox(frame, YOLOX_INPUT);
+      const { tensor, ...placement } = letterbox(frame, YOLOX_INPUT);
       const results = await session.run({ images: new ort.Tensor('float32', tensor, [1, 3, 416, 416]) });
       const output = results.output as ort.Tensor;
       expect(output.dims).toEqual([1, 3549, 85]);
       const detections = postprocess(
-        { data: output.data as Float32Array, dims: output.dims },
+        [{ name: 'output', data: output.data as Float32Array, dims: output.dims }],
         {
           family: 'yolox',
           input: YOLOX_INPUT,
@@ -368,7 +369,8 @@ describe('yolox_nano.onnx on a real image', () => {
           nms_iou: 0.45,
           class_agnostic_nms: false,
         },
-        { scale, padX, padY },
+        80,
+        placement,
         frame.width,
         frame.height,
       );

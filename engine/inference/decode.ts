@@ -1,4 +1,6 @@
+import { type DirectFamily, decodeDirect, directClassCount } from './decode-direct';
 import type { OnnxFamily } from './families';
+import { type OutputTensor, outputFor, shapeText } from './outputs';
 import type { Box } from './types';
 
 /** A box before NMS, in model-input pixels. */
@@ -15,14 +17,51 @@ export interface InputSize {
 /** The three detection heads (P3, P4, P5) of the YOLOX export, in output row order. */
 const YOLOX_STRIDES = [8, 16, 32] as const;
 
-const shapeText = (dims: readonly number[]) => `[${dims.join(',')}]`;
+/** The families whose one output is an anchor grid or a list of anchors (decoded here). */
+type GridFamily = 'yolox' | 'yolov5' | 'yolov8';
+
+const isDirect = (family: OnnxFamily): family is DirectFamily =>
+  family !== 'yolox' && family !== 'yolov5' && family !== 'yolov8' && family !== 'yolo-generic';
 
 /**
- * Turns the raw output tensor of a detector into candidate boxes in model-input pixels, keeping
- * those scoring at least scoreThreshold. Throws on a shape the family does not produce.
+ * Turns a detector's outputs into candidate boxes in model-input pixels, keeping those scoring at
+ * least scoreThreshold. `classes` is how many labels the package lists (generic YOLO tells its
+ * layouts apart by it). Throws on outputs the family does not produce.
  */
-export function decodeOutput(
+export function decodeOutputs(
   family: OnnxFamily,
+  outputs: readonly OutputTensor[],
+  input: InputSize,
+  classes: number,
+  scoreThreshold: number,
+): Candidate[] {
+  if (isDirect(family)) return decodeDirect(family, outputs, input, scoreThreshold);
+  const output = outputFor(outputs, 'detections', [], 0);
+  const data = output.data instanceof Float32Array ? output.data : Float32Array.from(output.data);
+  if (family === 'yolo-generic') return decodeGeneric(data, output.dims, classes, scoreThreshold);
+  return decodeOutput(family, data, output.dims, input, scoreThreshold);
+}
+
+/**
+ * How many classes the outputs of this family score, so a package's labels can be checked against
+ * its model at install; null where the model gives class ids (the check is then left to the labels).
+ */
+export function outputClassCount(
+  family: OnnxFamily,
+  outputs: readonly OutputTensor[],
+  labels: number,
+): number | null {
+  if (isDirect(family)) return directClassCount(family, outputs);
+  const { dims } = outputFor(outputs, 'detections', [], 0);
+  if (family !== 'yolo-generic') return classCount(family, dims);
+  // Either layout fits when a side makes it one; otherwise say what the smaller side would need.
+  const fits = [dims[1], dims[2]].some((side) => side === 4 + labels || side === 5 + labels);
+  return fits ? labels : Math.min(dims[1] ?? 0, dims[2] ?? 0) - 4;
+}
+
+/** One output tensor of a grid family to candidates. */
+export function decodeOutput(
+  family: GridFamily,
   data: Float32Array,
   dims: readonly number[],
   input: InputSize,
@@ -48,7 +87,7 @@ export function decodeOutput(
  * How many classes an output of this family and shape scores, so a package's labels can be checked
  * against its model at install; decodeOutput refuses the shapes this cannot read.
  */
-export function classCount(family: OnnxFamily, dims: readonly number[]): number {
+export function classCount(family: GridFamily, dims: readonly number[]): number {
   const [, first = 0, second = 0] = dims;
   return family === 'yolov8' ? Math.min(first, second) - 4 : second - 5;
 }
@@ -244,4 +283,31 @@ function decodeAnchorsFirst(data: Float32Array, classes: number, anchors: number
     );
   }
   return candidates;
+}
+
+/**
+ * Generic YOLO (v3, v4, v7, v9 and others' exports): [1, 4+C, N] or [1, N, 4+C] without objectness
+ * (v8 layout), or [1, 5+C, N] or [1, N, 5+C] with it (v5 layout), C being the package's labels.
+ */
+function decodeGeneric(data: Float32Array, dims: readonly number[], classes: number, threshold: number) {
+  const [batch, first, second] = dims;
+  if (dims.length === 3 && batch === 1 && first !== undefined && second !== undefined && classes > 0) {
+    if (first === 4 + classes && second !== first)
+      return decodeChannelsFirst(data, classes, second, threshold);
+    if (second === 4 + classes) return decodeAnchorsFirst(data, classes, first, threshold);
+    if (second === 5 + classes) return decodeYolov5(data, dims, threshold);
+    if (first === 5 + classes)
+      return decodeYolov5(transpose(data, first, second), [1, second, first], threshold);
+  }
+  throw new Error(
+    `yolo-generic output for ${classes} labels must be [1, ${4 + classes}|${5 + classes}, N] or [1, N, ${4 + classes}|${5 + classes}]; got ${shapeText(dims)}`,
+  );
+}
+
+/** [rows, columns] row-major to [columns, rows]. */
+function transpose(data: Float32Array, rowCount: number, columnCount: number): Float32Array {
+  const out = new Float32Array(data.length);
+  for (let r = 0; r < rowCount; r++)
+    for (let c = 0; c < columnCount; c++) out[c * rowCount + r] = data[r * columnCount + c] as number;
+  return out;
 }

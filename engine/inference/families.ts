@@ -2,7 +2,18 @@
  * The model families a package may name. Kept free of imports so that the inference hosts, which
  * need isOnnxFamily, do not load the manifest's schema validators.
  */
-export const ONNX_FAMILIES = ['yolox', 'yolov5', 'yolov8'] as const;
+export const ONNX_FAMILIES = [
+  'yolox',
+  'yolov5',
+  'yolov8',
+  'yolo-generic',
+  'yolo-e2e',
+  'yolonas',
+  'ssd',
+  'rtdetr',
+  'rfdetr',
+  'dfine',
+] as const;
 /** Built-in algorithms that need no weights file. */
 export const BUILTIN_FAMILIES = ['motion', 'change'] as const;
 export type OnnxFamily = (typeof ONNX_FAMILIES)[number];

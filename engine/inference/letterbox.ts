@@ -1,9 +1,10 @@
 import type { ModelInput } from '../packages/manifest';
 import type { Box, Frame } from './types';
 
-/** Where the resized frame sits in the model input: model px = source px * scale + pad. */
+/** Where the resized frame sits in the model input: model px = source px * scale + pad, per axis. */
 export interface LetterboxInfo {
-  scale: number;
+  scaleX: number;
+  scaleY: number;
   padX: number;
   padY: number;
 }
@@ -12,6 +13,12 @@ export interface Letterboxed extends LetterboxInfo {
   /** NCHW float32 [1, 3, input.height, input.width]. */
   tensor: Float32Array;
 }
+
+/** The model input's layout and element type; NCHW float32 unless the manifest says otherwise. */
+export const inputLayout = (input: ModelInput) => ({
+  layout: input.layout ?? 'NCHW',
+  dtype: input.dtype ?? 'float32',
+});
 
 /**
  * Bilinear sampling tables for one (source size, input size, placement), in OpenCV INTER_LINEAR
@@ -53,15 +60,18 @@ function geometryFor(srcWidth: number, srcHeight: number, input: ModelInput): Ge
   const cached = geometryCache.get(key);
   if (cached) return cached;
 
+  // The DETR family is trained on frames stretched to its input; the YOLO families keep the aspect.
+  const stretch = input.letterbox === 'stretch';
   const scale = Math.min(input.width / srcWidth, input.height / srcHeight);
   // At least one pixel, for absurd aspect ratios such as a 4000x1 strip.
-  const resizedWidth = Math.max(1, Math.round(srcWidth * scale));
-  const resizedHeight = Math.max(1, Math.round(srcHeight * scale));
+  const resizedWidth = stretch ? input.width : Math.max(1, Math.round(srcWidth * scale));
+  const resizedHeight = stretch ? input.height : Math.max(1, Math.round(srcHeight * scale));
   const centred = input.letterbox === 'center';
   const columns = axisTable(srcWidth, resizedWidth, 3);
   const rows = axisTable(srcHeight, resizedHeight, srcWidth * 3);
   const geometry: Geometry = {
-    scale,
+    scaleX: stretch ? input.width / srcWidth : scale,
+    scaleY: stretch ? input.height / srcHeight : scale,
     padX: centred ? Math.floor((input.width - resizedWidth) / 2) : 0,
     padY: centred ? Math.floor((input.height - resizedHeight) / 2) : 0,
     resizedWidth,
@@ -137,16 +147,62 @@ export function letterbox(frame: Frame, input: ModelInput, out?: Float32Array): 
       tensor[planeB + o] = (bTop + (bBottom - bTop) * wy) * gainB + offsetB;
     }
   }
-  return { tensor, scale: g.scale, padX: g.padX, padY: g.padY };
+  return { tensor, scaleX: g.scaleX, scaleY: g.scaleY, padX: g.padX, padY: g.padY };
+}
+
+/**
+ * The same resize into an NHWC input (TensorFlow exports such as SSD): interleaved, normalised
+ * floats, or the raw 0..255 values for a uint8 input (which takes no normalisation).
+ */
+export function letterboxInterleaved(
+  frame: Frame,
+  input: ModelInput,
+  out: Float32Array | Uint8Array,
+): LetterboxInfo {
+  const { width, height } = input;
+  if (out.length !== 3 * width * height) {
+    throw new Error(
+      `output tensor holds ${out.length} values; [1,${height},${width},3] needs ${3 * width * height}`,
+    );
+  }
+  const g = geometryFor(frame.width, frame.height, input);
+  const raw = out instanceof Uint8Array;
+  const gain = [0, 1, 2].map((c) => (raw ? 1 : input.scale / (input.std[c] as number)));
+  const offset = [0, 1, 2].map((c) => (raw ? 0 : -(input.mean[c] as number) / (input.std[c] as number)));
+  // Source channel c goes to slot order[c] of each pixel.
+  const order = input.channel_order === 'RGB' ? [0, 1, 2] : [2, 1, 0];
+  for (let i = 0; i < width * height; i++)
+    for (let c = 0; c < 3; c++)
+      out[i * 3 + (order[c] as number)] = input.pad_value * (gain[c] as number) + (offset[c] as number);
+  const src = frame.data;
+  for (let y = 0; y < g.resizedHeight; y++) {
+    const upper = g.top[y] as number;
+    const lower = g.bottom[y] as number;
+    const wy = g.yWeight[y] as number;
+    for (let x = 0; x < g.resizedWidth; x++) {
+      const wx = g.xWeight[x] as number;
+      const o = ((y + g.padY) * width + x + g.padX) * 3;
+      for (let c = 0; c < 3; c++) {
+        const a = src[upper + (g.left[x] as number) + c] as number;
+        const b = src[upper + (g.right[x] as number) + c] as number;
+        const d = src[lower + (g.left[x] as number) + c] as number;
+        const e = src[lower + (g.right[x] as number) + c] as number;
+        const top = a + (b - a) * wx;
+        const value = top + (d + (e - d) * wx - top) * wy;
+        out[o + (order[c] as number)] = value * (gain[c] as number) + (offset[c] as number);
+      }
+    }
+  }
+  return { scaleX: g.scaleX, scaleY: g.scaleY, padX: g.padX, padY: g.padY };
 }
 
 /** Maps a box in model-input pixels back to source-frame pixels, clipped to the frame. */
 export function undoLetterbox(box: Box, info: LetterboxInfo, frameWidth: number, frameHeight: number): Box {
   const clip = (v: number, max: number) => Math.min(Math.max(v, 0), max);
   return {
-    x1: clip((box.x1 - info.padX) / info.scale, frameWidth),
-    y1: clip((box.y1 - info.padY) / info.scale, frameHeight),
-    x2: clip((box.x2 - info.padX) / info.scale, frameWidth),
-    y2: clip((box.y2 - info.padY) / info.scale, frameHeight),
+    x1: clip((box.x1 - info.padX) / info.scaleX, frameWidth),
+    y1: clip((box.y1 - info.padY) / info.scaleY, frameHeight),
+    x2: clip((box.x2 - info.padX) / info.scaleX, frameWidth),
+    y2: clip((box.y2 - info.padY) / info.scaleY, frameHeight),
   };
 }

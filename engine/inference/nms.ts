@@ -1,6 +1,7 @@
-import { type Candidate, decodeOutput, type InputSize } from './decode';
+import { type Candidate, decodeOutputs, type InputSize } from './decode';
 import type { OnnxFamily } from './families';
 import { type LetterboxInfo, undoLetterbox } from './letterbox';
+import type { OutputTensor } from './outputs';
 import type { Box, Detection } from './types';
 
 /** Intersection over union; 0 when both boxes are empty. */
@@ -43,24 +44,21 @@ export interface DetectorSettings {
   class_agnostic_nms: boolean;
 }
 
-export interface RawOutput {
-  data: Float32Array;
-  dims: readonly number[];
-}
-
-/** Raw model output to detections in source-frame pixels: decode, NMS, undo the letterbox, clip. */
+/** A model's outputs to detections in source-frame pixels: decode, NMS, undo the letterbox, clip. */
 export function postprocess(
-  output: RawOutput,
+  outputs: readonly OutputTensor[],
   detector: DetectorSettings,
+  /** How many labels the package lists for the model. */
+  classes: number,
   letterboxInfo: LetterboxInfo,
   frameWidth: number,
   frameHeight: number,
 ): Detection[] {
-  const candidates = decodeOutput(
+  const candidates = decodeOutputs(
     detector.family,
-    output.data,
-    output.dims,
+    outputs,
     detector.input,
+    classes,
     detector.score_threshold,
   );
   const detections: Detection[] = [];

@@ -7,6 +7,8 @@ export interface OnnxModelRef {
   key: string;
   /** How the engine's figures name it (package/model); the key (a path) when absent. */
   name?: string;
+  /** How many labels the package lists for it (generic YOLO tells its layouts apart by this). */
+  classes?: number;
   file: string;
   spec: ModelSpec;
 }

@@ -6,10 +6,12 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
-import { classCount, decodeOutput } from './decode';
+import type { ModelInput } from '../packages/manifest';
+import { decodeOutputs, outputClassCount } from './decode';
 import { isOnnxFamily, type OnnxFamily } from './families';
-import { letterbox } from './letterbox';
+import { inputLayout, type LetterboxInfo, letterbox, letterboxInterleaved } from './letterbox';
 import { postprocess } from './nms';
+import type { OutputTensor } from './outputs';
 import {
   type CheckReply,
   type CheckRequest,
@@ -25,6 +27,7 @@ import {
 } from './protocol';
 import { type ExecutionProvider, openOnProvider, providerCandidates } from './providers';
 import { RequestReader } from './request-stream';
+import type { Frame } from './types';
 
 /**
  * An inference host: a child process of the engine (see host.ts) that owns an onnxruntime session
@@ -44,9 +47,11 @@ interface LoadedModel {
   session: ort.InferenceSession;
   placement: Placement;
   inputName: string;
-  outputName: string;
+  /** The model's other inputs the engine fills (D-FINE's orig_target_sizes), by name. */
+  extraFeeds: Record<string, ort.Tensor>;
   /** Reused between frames: the tensor is the same size for every frame of a model. */
-  tensor: Float32Array;
+  tensor: Float32Array | Uint8Array;
+  dims: number[];
 }
 
 const models = new Map<string, Promise<LoadedModel>>();
@@ -75,6 +80,9 @@ const candidates: readonly ExecutionProvider[] = providerCandidates(
   process.platform === 'linux' && cudaInstalled(),
 );
 
+/** An input that carries the frame's size rather than the frame (DETR exports' orig_target_sizes). */
+const SIZE_INPUT = /size/i;
+
 async function open(model: OnnxModelRef): Promise<LoadedModel> {
   const { session, ...placement } = await openOnProvider(candidates, (provider) =>
     ort.InferenceSession.create(model.file, {
@@ -87,12 +95,24 @@ async function open(model: OnnxModelRef): Promise<LoadedModel> {
   );
   const input = model.spec.input;
   if (!input) throw new Error(`model ${model.key} has no input spec`);
+  const { layout, dtype } = inputLayout(input);
+  const size = 3 * input.width * input.height;
+  // The boxes come back in the pixels of the size given, which is the input's: undone like the letterbox.
+  const extraFeeds = Object.fromEntries(
+    session.inputNames
+      .filter((name) => SIZE_INPUT.test(name))
+      .map((name) => [
+        name,
+        new ort.Tensor('int64', BigInt64Array.of(BigInt(input.width), BigInt(input.height)), [1, 2]),
+      ]),
+  );
   return {
     session,
     placement,
-    inputName: session.inputNames[0] ?? 'images',
-    outputName: session.outputNames[0] ?? 'output',
-    tensor: new Float32Array(3 * input.width * input.height),
+    inputName: session.inputNames.find((name) => !SIZE_INPUT.test(name)) ?? 'images',
+    extraFeeds,
+    tensor: dtype === 'uint8' ? new Uint8Array(size) : new Float32Array(size),
+    dims: layout === 'NHWC' ? [1, input.height, input.width, 3] : [1, 3, input.height, input.width],
   };
 }
 
@@ -113,6 +133,32 @@ function onnxFamily(model: OnnxModelRef): OnnxFamily {
   throw new Error(`model ${model.key} of family "${family}" does not run on onnxruntime`);
 }
 
+/** The frame (or a blank one, for a check) resized into the model's input tensor. */
+function fill(loaded: LoadedModel, frame: Frame, input: ModelInput): LetterboxInfo {
+  const { tensor } = loaded;
+  if (inputLayout(input).layout === 'NHWC' || tensor instanceof Uint8Array)
+    return letterboxInterleaved(frame, input, tensor);
+  return letterbox(frame, input, tensor);
+}
+
+/** Runs the model on its filled tensor; every output, read as numbers. */
+async function run(loaded: LoadedModel, model: OnnxModelRef): Promise<OutputTensor[]> {
+  const type = loaded.tensor instanceof Uint8Array ? 'uint8' : 'float32';
+  const feed = new ort.Tensor(type, loaded.tensor, loaded.dims);
+  const results = await loaded.session.run({ [loaded.inputName]: feed, ...loaded.extraFeeds });
+  return loaded.session.outputNames.map((name) => {
+    const output = results[name];
+    if (!output) throw new Error(`model ${model.key} produced no "${name}" output`);
+    const { data } = output;
+    if (typeof data === 'string' || (Array.isArray(data) && typeof data[0] === 'string'))
+      throw new Error(`model ${model.key} outputs ${output.type} "${name}"; numbers are supported`);
+    // int64 labels (a few hundred) become numbers; float outputs are read in place.
+    const values =
+      data instanceof BigInt64Array || data instanceof BigUint64Array ? Array.from(data, Number) : data;
+    return { name, data: values as ArrayLike<number>, dims: output.dims };
+  });
+}
+
 async function detect(request: DetectRequest, pixels: Uint8Array): Promise<DetectReply> {
   const { model, width, height } = request;
   try {
@@ -120,18 +166,14 @@ async function detect(request: DetectRequest, pixels: Uint8Array): Promise<Detec
     if (!input) throw new Error(`model ${model.key} has no input spec`);
     const loaded = await load(model);
     const t0 = performance.now();
-    const placement = letterbox({ data: pixels, width, height }, input, loaded.tensor);
-    const feed = new ort.Tensor('float32', loaded.tensor, [1, 3, input.height, input.width]);
+    const placement = fill(loaded, { data: pixels, width, height }, input);
     const t1 = performance.now();
-    const results = await loaded.session.run({ [loaded.inputName]: feed });
+    const outputs = await run(loaded, model);
     const t2 = performance.now();
-    const output = results[loaded.outputName];
-    if (!output) throw new Error(`model ${model.key} produced no "${loaded.outputName}" output`);
-    if (output.type !== 'float32')
-      throw new Error(`model ${model.key} outputs ${output.type}; float32 is supported`);
     const detections = postprocess(
-      { data: output.data as Float32Array, dims: output.dims },
+      outputs,
       { ...model.spec, family: onnxFamily(model), input },
+      model.classes ?? 0,
       placement,
       width,
       height,
@@ -160,15 +202,19 @@ async function check(request: CheckRequest): Promise<CheckReply> {
     const input = model.spec.input;
     if (!input) return { id: request.id, problem: 'has no input spec' };
     opened = await open(model);
-    const feed = new ort.Tensor('float32', opened.tensor, [1, 3, input.height, input.width]);
-    const output = (await opened.session.run({ [opened.inputName]: feed }))[opened.outputName];
-    if (output?.type !== 'float32')
-      return { id: request.id, problem: `does not output float32 "${opened.outputName}"` };
+    fill(
+      opened,
+      { data: new Uint8Array(3 * input.width * input.height), width: input.width, height: input.height },
+      input,
+    );
+    const outputs = await run(opened, model);
     const family = onnxFamily(model);
-    decodeOutput(family, output.data as Float32Array, output.dims, input, 1);
-    const classes = classCount(family, output.dims);
+    decodeOutputs(family, outputs, input, labels, 1);
+    const classes = outputClassCount(family, outputs, labels);
     const problem =
-      classes === labels ? null : `scores ${classes} classes, but the package lists ${labels} labels for it`;
+      classes === null || classes === labels
+        ? null
+        : `scores ${classes} classes, but the package lists ${labels} labels for it`;
     return { id: request.id, problem };
   } catch (error) {
     const message = (error as Error).message;

@@ -32,8 +32,19 @@ export const ModelInput = Type.Object(
     }),
     mean: Triple,
     std: Type.Array(Type.Number({ exclusiveMinimum: 0 }), { minItems: 3, maxItems: 3 }),
-    letterbox: StringEnum(['top-left', 'center'] as const, { description: 'Where the resized image sits' }),
+    letterbox: StringEnum(['top-left', 'center', 'stretch'] as const, {
+      description: 'Where the resized image sits; stretch fills the input, ignoring the aspect (DETR family)',
+    }),
     pad_value: Type.Integer({ minimum: 0, maximum: 255 }),
+    layout: Type.Optional(
+      StringEnum(['NCHW', 'NHWC'] as const, { description: 'Tensor layout of the input; default NCHW' }),
+    ),
+    dtype: Type.Optional(
+      StringEnum(['float32', 'uint8'] as const, {
+        description:
+          'Element type of the input; uint8 takes the raw 0..255 values (SSD exports); default float32',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -31,6 +31,8 @@ export interface InstalledModel {
   key: string;
   /** package/model, as the engine's figures name it. */
   name: string;
+  /** How many labels the package lists for it. */
+  classes?: number;
   spec: ModelSpec;
   /** Absolute path of the weights; null for weight-free families. */
   file: string | null;
@@ -198,6 +200,7 @@ export class PackageRegistry {
       model: {
         key: `${pkg.dir}#${modelId}`,
         name: `${zapkId}/${modelId}`,
+        classes: (labelsByModel[modelId] ?? []).length,
         spec,
         file: spec.file === undefined ? null : join(pkg.dir, spec.file),
       },

@@ -12,13 +12,13 @@ export interface TaskDetector {
 
 /** ONNX models run in the shared pool; weight-free motion keeps its background model per task. */
 export function createDetector(model: InstalledModel, pool: InferencePool): TaskDetector {
-  const { key, name, spec, file } = model;
+  const { key, name, classes, spec, file } = model;
   if (isOnnxFamily(spec.family)) {
     if (!file) throw new Error(`model ${key} has no weights file`);
     return {
       key,
       async detect(frame) {
-        const result = await pool.detect({ key, name, file, spec }, frame);
+        const result = await pool.detect({ key, name, classes, file, spec }, frame);
         return { detections: result.detections, frame: result.frame, inferenceMs: result.timing.inferenceMs };
       },
     };
