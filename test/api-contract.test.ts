@@ -516,6 +516,7 @@ describe('4.4 - 4.7 tasks', () => {
         'dump',
         'health',
         'mode',
+        'name',
         'osd',
         'report_url',
         'status',

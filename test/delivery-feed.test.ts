@@ -275,6 +275,7 @@ describe('task stream events', () => {
       });
       const view: TaskView = {
         task_id: randomUUID(),
+        name: 'gate',
         mode: 'video',
         zapk_id: 'builtin',
         app_ids: ['motion'],

@@ -22,6 +22,7 @@ afterEach(() => {
 
 const row = (task_id: string, created_at: number, extra: Partial<NewTaskRow> = {}): NewTaskRow => ({
   task_id,
+  name: '',
   mode: 'video',
   zapk_id: 'pkg',
   app_ids: '["person"]',
@@ -75,6 +76,7 @@ describe('TaskRepository', () => {
     repo.insert(row('a', 1));
     repo.change({
       task_id: 'a',
+      name: 'Gate 2',
       app_ids: '["car"]',
       app_configs: '[{"app_id":"car","polygon":[]}]',
       osd: '{"font_size":20}',
@@ -84,6 +86,7 @@ describe('TaskRepository', () => {
     });
     repo.imageReceived('a', 'running, 1 images received', 4);
     expect(repo.find('a')).toMatchObject({
+      name: 'Gate 2',
       app_ids: '["car"]',
       app_configs: '[{"app_id":"car","polygon":[]}]',
       osd: '{"font_size":20}',

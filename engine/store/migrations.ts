@@ -158,4 +158,11 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       ALTER TABLE tasks ADD COLUMN unclean_resumes INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    // Task names (issue 16): the name the caller gave, '' for none (the view then makes one up).
+    version: 7,
+    sql: `
+      ALTER TABLE tasks ADD COLUMN name TEXT NOT NULL DEFAULT '';
+    `,
+  },
 ];

@@ -27,6 +27,7 @@ import {
   type UpdateTaskBody,
 } from './schema';
 import { taskError } from './task-error';
+import { normaliseTaskName } from './task-name';
 import type { TaskRepository, TaskRow } from './task-repository';
 import { pipelineTask, polygonFrameOf, toView } from './task-view';
 import { checkAppConfigs, checkApps, checkReportUrl, refuseTooSoon } from './validation';
@@ -162,6 +163,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const now = this.clock.now();
     const row: TaskRow = {
       task_id: taskId,
+      name: normaliseTaskName(body.name ?? ''),
       mode,
       zapk_id: body.zapk_id,
       app_ids: JSON.stringify(body.app_ids),
@@ -271,6 +273,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const osd = { ...(JSON.parse(row.osd) as Osd), ...body.osd };
     this.store.change({
       task_id: taskId,
+      name: body.name === undefined ? row.name : normaliseTaskName(body.name),
       app_ids: JSON.stringify(appIds),
       app_configs: JSON.stringify([...configs.values()]),
       osd: JSON.stringify(osd),

@@ -4,6 +4,13 @@ import { oneOf } from '../schema/ajv';
 
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
 const Text = (description: string) => Type.String({ maxLength: 256, description });
+/** A task's name as operators see it: printable, not blank (task-name.ts trims it). */
+const TaskName = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[^\\u0000-\\u001f\\u007f]*\\S[^\\u0000-\\u001f\\u007f]*$',
+  description: 'Extension: what operators call the task; default its device_id, else its source',
+});
 
 export const TaskMode = oneOf(['video', 'image', 'diff']);
 export type TaskMode = Static<typeof TaskMode>;
@@ -53,6 +60,7 @@ const AppConfigs = Type.Array(AppConfig, { maxItems: 64 });
 export const StartTaskBody = Type.Object(
   {
     mode: Type.Optional(TaskMode),
+    name: Type.Optional(TaskName),
     zapk_id: Id('Application package id'),
     app_ids: AppIds,
     device_id: Type.Optional(Text('Device identifier')),
@@ -84,6 +92,7 @@ export type StartTaskBody = Static<typeof StartTaskBody>;
 
 export const UpdateTaskBody = Type.Object(
   {
+    name: Type.Optional(TaskName),
     app_ids: Type.Optional(AppIds),
     osd: Type.Optional(OsdUpdate),
     app_configs: Type.Optional(AppConfigs),
@@ -103,6 +112,7 @@ export type TaskStatus = Static<typeof TaskStatus>;
 /** A task as the listing (2.7) shows it, plus extensions (status, app_configs, times). */
 export const TaskView = Type.Object({
   task_id: Type.String({ format: 'uuid' }),
+  name: Type.String({ description: 'Extension: the given name, else the device_id, else from the source' }),
   mode: TaskMode,
   zapk_id: Type.String(),
   app_ids: Type.Array(Type.String()),

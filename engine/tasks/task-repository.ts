@@ -4,6 +4,8 @@ import type { CloseCode, TaskMode, TaskStatus } from './schema';
 /** A row of the `tasks` table: JSON columns (app_ids, osd, app_configs) as their text. */
 export interface TaskRow {
   task_id: string;
+  /** The given name; '' when none was given. */
+  name: string;
   mode: TaskMode;
   zapk_id: string;
   app_ids: string;
@@ -31,6 +33,7 @@ export type NewTaskRow = Omit<TaskRow, 'unclean_resumes'>;
 /** What update-task changes of a row. */
 export interface TaskChange {
   task_id: string;
+  name: string;
   app_ids: string;
   app_configs: string;
   osd: string;
@@ -49,11 +52,11 @@ export class TaskRepository {
   constructor(db: Db) {
     this.sql = {
       insert: db.prepare<NewTaskRow>(
-        `INSERT INTO tasks (task_id, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url, osd,
-           app_configs, status, close_code, dump, created_at, updated_at, closed_at, last_image_at, report_secret,
-           polygon_width, polygon_height)
-         VALUES (@task_id, @mode, @zapk_id, @app_ids, @device_id, @business_id, @video_url, @report_url, @osd,
-           @app_configs, @status, @close_code, @dump, @created_at, @updated_at, @closed_at, @last_image_at,
+        `INSERT INTO tasks (task_id, name, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url,
+           osd, app_configs, status, close_code, dump, created_at, updated_at, closed_at, last_image_at,
+           report_secret, polygon_width, polygon_height)
+         VALUES (@task_id, @name, @mode, @zapk_id, @app_ids, @device_id, @business_id, @video_url, @report_url,
+           @osd, @app_configs, @status, @close_code, @dump, @created_at, @updated_at, @closed_at, @last_image_at,
            @report_secret, @polygon_width, @polygon_height)`,
       ),
       find: db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE task_id = ?'),
@@ -66,7 +69,7 @@ export class TaskRepository {
         'SELECT report_secret FROM tasks WHERE task_id = ?',
       ),
       change: db.prepare<TaskChange>(
-        `UPDATE tasks SET app_ids = @app_ids, app_configs = @app_configs, osd = @osd,
+        `UPDATE tasks SET name = @name, app_ids = @app_ids, app_configs = @app_configs, osd = @osd,
            polygon_width = @polygon_width, polygon_height = @polygon_height, updated_at = @updated_at
          WHERE task_id = @task_id`,
       ),

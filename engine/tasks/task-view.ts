@@ -1,6 +1,7 @@
 import type { FrameSize } from '../pipeline/app-runtime';
 import type { PipelineTask } from '../pipeline/task-pipeline';
 import { type AppConfig, DEFAULT_OSD, type Osd, type TaskView } from './schema';
+import { taskName } from './task-name';
 import type { TaskRow } from './task-repository';
 
 // A stored task row as the analysis and the listing see it.
@@ -31,6 +32,7 @@ export function polygonFrameOf(row: TaskRow): FrameSize | null {
 export function toView(row: TaskRow): Omit<TaskView, 'health'> {
   return {
     task_id: row.task_id,
+    name: taskName(row),
     mode: row.mode,
     zapk_id: row.zapk_id,
     app_ids: JSON.parse(row.app_ids) as string[],
