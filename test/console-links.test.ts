@@ -56,6 +56,7 @@ beforeAll(async () => {
   const token = await signIn(engine.url, PASSWORD);
   taskId = (
     await callApi<{ task_id: string }>(engine.url, token, 'POST', '/api/task', {
+      name: 'Loading bay',
       zapk_id: 'builtin',
       app_ids: ['motion'],
       video_url: pathToFileURL(VIDEO).href,
@@ -85,7 +86,7 @@ describe('console addresses', () => {
     const page = await openConsolePage(browser, pageErrors);
     await page.goto(`${engine.url}/#/tasks`);
     await signInIfAsked(page, 'Tasks');
-    const link = page.getByRole('link', { name: `Live view of task ${taskId.slice(0, 8)}` });
+    const link = page.getByRole('link', { name: 'Live view of task Loading bay' });
     expect(await link.getAttribute('href')).toBe(`#/live/${taskId}`);
     const [tab] = await Promise.all([
       page.context().waitForEvent('page'),
@@ -102,11 +103,11 @@ describe('console addresses', () => {
     const page = await openConsolePage(browser, pageErrors);
     await page.goto(`${engine.url}/#/tasks`);
     await signInIfAsked(page, 'Tasks');
-    const edit = page.getByRole('link', { name: `Edit task ${taskId.slice(0, 8)}` });
+    const edit = page.getByRole('link', { name: 'Edit task Loading bay' });
     expect(await edit.getAttribute('href')).toBe(`#/tasks/${taskId}`);
     await page.goto(`${engine.url}/#/tasks/${taskId}`);
     await page.reload();
-    const dialog = page.getByRole('dialog', { name: new RegExp(taskId.slice(0, 8)) });
+    const dialog = page.getByRole('dialog', { name: 'Edit task Loading bay' });
     await dialog.waitFor();
     await dialog.getByRole('button', { name: 'Close dialog' }).click();
     await expect.poll(() => new URL(page.url()).hash).toBe('#/tasks');

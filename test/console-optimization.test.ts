@@ -102,6 +102,7 @@ beforeAll(async () => {
   });
   taskId = (
     await api<{ task_id: string }>('POST', '/api/task', {
+      name: 'Main entrance',
       zapk_id: 'coco-yolox-nano',
       app_ids: ['person'],
       video_url: pathToFileURL(VIDEO).href,
@@ -125,7 +126,7 @@ describe('effect optimization in the web console', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Application packages' }).waitFor();
     await page.getByRole('navigation').getByRole('link', { name: 'Tasks' }).click();
-    const entry = page.getByRole('link', { name: `Effect optimization of task ${taskId.slice(0, 8)}` });
+    const entry = page.getByRole('link', { name: 'Effect optimization of task Main entrance' });
     await entry.waitFor();
     await shot('optimization-00-tasks');
     await entry.click();

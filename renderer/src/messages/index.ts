@@ -4,12 +4,13 @@
  * import and one spread per feature, so the key types stay exact.
  */
 import * as account from './account';
+import * as cameras from './cameras';
 import * as system from './system';
 
 /** A feature's table in another language: every key of its English table. */
 export type Translation<English> = Record<keyof English, string>;
 
 export const featureMessages = {
-  en: { ...account.en, ...system.en },
-  zhCN: { ...account.zhCN, ...system.zhCN },
+  en: { ...account.en, ...cameras.en, ...system.en },
+  zhCN: { ...account.zhCN, ...cameras.zhCN, ...system.zhCN },
 };

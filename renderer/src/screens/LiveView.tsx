@@ -8,6 +8,7 @@ import { ErrorNotice } from '../components/ErrorNotice';
 import { HlsVideo, type VideoState } from '../components/HlsVideo';
 import type { StageApp } from '../components/PolygonStage';
 import { RegionEditor } from '../components/RegionEditor';
+import { StatusBadge } from '../components/StatusBadge';
 import { useTransport } from '../context';
 import { useFeed } from '../feed/store';
 import { createEditor, type EditorState, polygonOf, shapeProblem } from '../geometry/editor';
@@ -20,7 +21,6 @@ import { taskKeys, taskQuery, tasksQuery, updateTaskMutation } from '../queries/
 import { paths } from '../routes';
 import { useT } from '../store';
 import { ApiError } from '../transport';
-import { statusLabel } from './Tasks';
 
 /** How long a reported object keeps its zone lit. */
 const LIT_MS = 3_000;
@@ -237,7 +237,7 @@ function LiveTask({ taskId }: { taskId: string }) {
   return (
     <>
       <p className="meta live-meta">
-        <span className={running ? 'badge badge-ok' : 'badge'}>{statusLabel(t, data)}</span>
+        <StatusBadge task={data} />
         <span>{data.video_url}</span>
         {source && <span>{t('live.sourceSize', { width: source.width, height: source.height })}</span>}
         <span className="dump">{data.dump}</span>

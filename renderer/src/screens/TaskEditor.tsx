@@ -6,12 +6,14 @@ import { AppCheckbox } from '../components/AppCheckbox';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { FieldError } from '../components/FieldError';
+import { HealthDetails } from '../components/HealthDetails';
 import { OsdFields } from '../components/OsdFields';
 import { useTransport } from '../context';
 import { createEditor, formatPoints, parsePoints, setPoints, shapeProblem } from '../geometry/editor';
 import { packagesQuery } from '../queries/packages';
 import { updateTaskMutation } from '../queries/tasks';
 import { useT } from '../store';
+import { taskTitle } from '../tasks/title';
 import { ApiError } from '../transport';
 import { type FieldErrors, schemaErrors } from '../validation/schema-errors';
 
@@ -34,6 +36,7 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
   const packages = useQuery(packagesQuery(transport));
   const pkg = packages.data?.find((candidate) => candidate.zapk_id === task.zapk_id);
   const candidates = useMemo(() => (pkg ? appsOf(pkg) : []), [pkg]);
+  const [name, setName] = useState(task.name);
   const [appIds, setAppIds] = useState<string[]>(task.app_ids);
   const [osd, setOsd] = useState<Required<Osd>>({ ...DEFAULT_OSD, ...task.osd });
   const initialText = useMemo(
@@ -74,6 +77,7 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
       Object.entries(osdUpdate).filter(([key, value]) => initialOsd[key] !== value),
     );
     const update = {
+      ...(name.trim() !== task.name ? { name: name.trim() } : {}),
       ...(appIds.join() !== task.app_ids.join() ? { app_ids: appIds } : {}),
       ...(Object.keys(changedOsd).length > 0 ? { osd: changedOsd } : {}),
       ...(configs.length > 0 ? { app_configs: configs } : {}),
@@ -81,7 +85,7 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
     Object.assign(found, Object.keys(update).length > 0 ? schemaErrors(UpdateTaskBody, update) : {});
     if (appIds.length === 0) found.app_ids = { key: 'wizard.chooseApps' };
     return { body: update, errors: found };
-  }, [appIds, texts, osd, initialText, task, candidates]);
+  }, [name, appIds, texts, osd, initialText, task, candidates]);
 
   const save = useMutation({
     ...updateTaskMutation(transport, queryClient),
@@ -100,8 +104,24 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
 
   const compatible = candidates.filter((app) => modesOfType(app.type).includes(task.mode));
   return (
-    <Dialog title={t('taskEdit.title', { id: task.task_id.slice(0, 8) })} onClose={onClose} wide>
+    <Dialog title={t('taskEdit.title', { id: taskTitle(task) })} onClose={onClose} wide>
+      <HealthDetails task={task} />
       <form onSubmit={submit} noValidate>
+        <div className="field">
+          <label htmlFor={`${polygonsId}-name`}>{t('tasks.nameLabel')}</label>
+          <input
+            id={`${polygonsId}-name`}
+            value={name}
+            maxLength={64}
+            onChange={(event) => setName(event.target.value)}
+            aria-invalid={errors.name ? true : undefined}
+            aria-describedby={`${polygonsId}-name-hint`}
+          />
+          <span className="hint" id={`${polygonsId}-name-hint`}>
+            {t('tasks.nameHint')}
+          </span>
+          <FieldError id={`${polygonsId}-name-error`} message={errors.name} />
+        </div>
         <fieldset>
           <legend>{t('wizard.apps')}</legend>
           {packages.isError && <ErrorNotice error={packages.error} />}

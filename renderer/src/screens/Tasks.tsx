@@ -4,38 +4,15 @@ import { Link, useLocation } from 'wouter';
 import { isRunning, type Task } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
+import { StatusBadge } from '../components/StatusBadge';
 import { useTransport } from '../context';
 import { taskFigures } from '../health';
-import type { MessageKey, Translate } from '../i18n';
 import { closeTaskMutation, tasksQuery } from '../queries/tasks';
 import { paths } from '../routes';
-import { useT } from '../store';
+import { useSession, useT } from '../store';
+import { taskTitle } from '../tasks/title';
 import { StartTask } from './StartTask';
 import { TaskEditor } from './TaskEditor';
-
-function modeLabel(t: Translate, mode: Task['mode']): string {
-  return t(`mode.${mode}`);
-}
-
-export function statusLabel(t: Translate, task: Task): string {
-  if (isRunning(task)) {
-    if (task.status === 'starting') return t('status.starting');
-    if (task.status === 'stream_lost') return t('status.streamLost');
-    return t('status.running');
-  }
-  const code = task.close_code;
-  const key = `status.closed.${code}`;
-  return code >= 1 && code <= 5 ? t(key as MessageKey) : t('status.closed.other', { code });
-}
-
-function statusClass(task: Task): string {
-  if (!isRunning(task)) return 'badge';
-  return task.status === 'stream_lost'
-    ? 'badge badge-bad'
-    : task.status === 'starting'
-      ? 'badge'
-      : 'badge badge-ok';
-}
 
 /** The task table; `taskId` (from the address) opens that task's editor. */
 export function Tasks({ taskId }: { taskId: string | null }) {
@@ -48,6 +25,7 @@ export function Tasks({ taskId }: { taskId: string | null }) {
   const [closing, setClosing] = useState<Task | null>(null);
   const tasks = useQuery(tasksQuery(transport));
   const close = useMutation(closeTaskMutation(transport, queryClient));
+  const language = useSession((state) => state.language);
   const editing = taskId === null ? undefined : tasks.data?.find((task) => task.task_id === taskId);
 
   return (
@@ -65,109 +43,19 @@ export function Tasks({ taskId }: { taskId: string | null }) {
       {tasks.isPending && <p role="status">{t('common.loading')}</p>}
       {tasks.isError && <ErrorNotice error={tasks.error} />}
       {tasks.isSuccess && tasks.data.length === 0 && <p>{t('tasks.empty')}</p>}
-      {tasks.isSuccess && tasks.data.length > 0 && (
-        <div className="table-scroll">
-          <table className="tasks-table">
-            <caption className="visually-hidden">{t('tasks.caption')}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{t('tasks.col.id')}</th>
-                <th scope="col">{t('tasks.col.mode')}</th>
-                <th scope="col">{t('tasks.col.apps')}</th>
-                <th scope="col">{t('tasks.col.status')}</th>
-                <th scope="col" className="num">
-                  {t('tasks.col.fps')}
-                </th>
-                <th scope="col" className="num">
-                  {t('tasks.col.reconnects')}
-                </th>
-                <th scope="col" className="num">
-                  {t('tasks.col.closeCode')}
-                </th>
-                <th scope="col">{t('tasks.col.dump')}</th>
-                <th scope="col">{t('tasks.col.actions')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {tasks.data.map((task) => {
-                const running = isRunning(task);
-                const figures = taskFigures(task.health);
-                const pending = close.isPending && close.variables === task.task_id;
-                const shortId = task.task_id.slice(0, 8);
-                return (
-                  <tr key={task.task_id} className={running ? '' : 'closed-row'}>
-                    <th scope="row">
-                      <code title={task.task_id}>{shortId}</code>
-                      {(task.device_id || task.business_id) && (
-                        <span className="sub">
-                          {[task.device_id, task.business_id].filter(Boolean).join(' · ')}
-                        </span>
-                      )}
-                    </th>
-                    <td>{modeLabel(t, task.mode)}</td>
-                    <td>{task.app_ids.join(', ')}</td>
-                    <td>
-                      <span className={statusClass(task)}>{statusLabel(t, task)}</span>
-                    </td>
-                    <td className="num">{figures.fps === null ? '—' : figures.fps.toFixed(1)}</td>
-                    <td className="num">{figures.reconnects ?? '—'}</td>
-                    <td className="num">{task.close_code}</td>
-                    <td className="dump">{task.dump}</td>
-                    <td>
-                      {running && (
-                        <div className="row-actions">
-                          {task.mode === 'video' ? (
-                            <>
-                              <Link
-                                className="button"
-                                href={paths.live(task.task_id)}
-                                aria-label={t('tasks.liveLabel', { id: shortId })}
-                              >
-                                {t('tasks.live')}
-                              </Link>
-                              <Link
-                                className="button"
-                                href={paths.optimization(task.task_id)}
-                                aria-label={t('tasks.optimizeLabel', { id: shortId })}
-                              >
-                                {t('tasks.optimize')}
-                              </Link>
-                            </>
-                          ) : (
-                            <Link
-                              className="button"
-                              href={paths.images(task.task_id)}
-                              aria-label={t('tasks.uploadLabel', { id: shortId })}
-                            >
-                              {t('tasks.upload')}
-                            </Link>
-                          )}
-                          <Link
-                            className="button"
-                            href={paths.task(task.task_id)}
-                            aria-label={t('tasks.editLabel', { id: shortId })}
-                          >
-                            {t('tasks.edit')}
-                          </Link>
-                          <button
-                            type="button"
-                            className="danger"
-                            aria-label={t('tasks.closeLabel', { id: shortId })}
-                            onClick={() => setClosing(task)}
-                            disabled={pending}
-                          >
-                            {pending ? t('tasks.closing') : t('tasks.close')}
-                          </button>
-                        </div>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-      )}
+      {tasks.isSuccess &&
+        groupTasks(tasks.data, language).map((group) => (
+          <TaskGroup
+            key={group.id}
+            label={t(group.id === 'active' ? 'tasks.group.active' : 'tasks.group.closed', {
+              count: group.tasks.length,
+            })}
+            tasks={group.tasks}
+            open={group.id === 'active' || group.tasks.length <= FOLDED_CLOSED}
+            closingId={close.isPending ? (close.variables ?? null) : null}
+            onClose={setClosing}
+          />
+        ))}
       {starting && (
         <StartTask
           onClose={() => setStarting(false)}
@@ -187,12 +75,155 @@ export function Tasks({ taskId }: { taskId: string | null }) {
       {closing && (
         <ConfirmDialog
           title={t('tasks.closeTitle')}
-          message={t('tasks.closeConfirm', { id: closing.task_id })}
+          message={t('tasks.closeConfirm', { id: taskTitle(closing) })}
           confirmLabel={t('tasks.close')}
           onConfirm={() => close.mutate(closing.task_id)}
           onClose={() => setClosing(null)}
         />
       )}
     </section>
+  );
+}
+
+/** More closed tasks than this start folded: the running ones are what an operator looks for. */
+const FOLDED_CLOSED = 10;
+
+/** Running tasks first, then closed ones, each sorted by name as the operator reads it. */
+function groupTasks(tasks: readonly Task[], language: string) {
+  const byName = (a: Task, b: Task) =>
+    taskTitle(a).localeCompare(taskTitle(b), language, { numeric: true }) || a.created_at - b.created_at;
+  const active = tasks.filter(isRunning).sort(byName);
+  const closed = tasks.filter((task) => !isRunning(task)).sort(byName);
+  return [
+    { id: 'active' as const, tasks: active },
+    { id: 'closed' as const, tasks: closed },
+  ].filter((group) => group.tasks.length > 0);
+}
+
+interface TaskGroupProps {
+  label: string;
+  tasks: readonly Task[];
+  open: boolean;
+  closingId: string | null;
+  onClose: (task: Task) => void;
+}
+
+function TaskGroup({ label, tasks, open, closingId, onClose }: TaskGroupProps) {
+  const t = useT();
+  return (
+    <details className="task-group" open={open}>
+      <summary>{label}</summary>
+      <div className="table-scroll">
+        <table className="tasks-table">
+          <caption className="visually-hidden">{t('tasks.caption')}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{t('tasks.col.name')}</th>
+              <th scope="col">{t('tasks.col.mode')}</th>
+              <th scope="col">{t('tasks.col.apps')}</th>
+              <th scope="col">{t('tasks.col.status')}</th>
+              <th scope="col" className="num">
+                {t('tasks.col.fps')}
+              </th>
+              <th scope="col" className="num">
+                {t('tasks.col.reconnects')}
+              </th>
+              <th scope="col">{t('tasks.col.actions')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {tasks.map((task) => (
+              <TaskRow
+                key={task.task_id}
+                task={task}
+                closing={closingId === task.task_id}
+                onClose={onClose}
+              />
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </details>
+  );
+}
+
+function TaskRow({
+  task,
+  closing,
+  onClose,
+}: {
+  task: Task;
+  closing: boolean;
+  onClose: (task: Task) => void;
+}) {
+  const t = useT();
+  const running = isRunning(task);
+  const figures = taskFigures(task.health);
+  const title = taskTitle(task);
+  return (
+    <tr className={running ? '' : 'closed-row'}>
+      <th scope="row">
+        {title}
+        <span className="sub">
+          <code title={task.task_id}>{task.task_id.slice(0, 8)}</code>
+          {task.business_id && ` · ${task.business_id}`}
+        </span>
+      </th>
+      <td className="nowrap">{t(`mode.${task.mode}`)}</td>
+      <td>{task.app_ids.join(', ')}</td>
+      <td>
+        <StatusBadge task={task} />
+      </td>
+      <td className="num">{figures.fps === null ? '—' : figures.fps.toFixed(1)}</td>
+      <td className="num">{figures.reconnects ?? '—'}</td>
+      <td>
+        {running && (
+          <div className="row-actions">
+            {task.mode === 'video' ? (
+              <>
+                <Link
+                  className="button"
+                  href={paths.live(task.task_id)}
+                  aria-label={t('tasks.liveLabel', { id: title })}
+                >
+                  {t('tasks.live')}
+                </Link>
+                <Link
+                  className="button"
+                  href={paths.optimization(task.task_id)}
+                  aria-label={t('tasks.optimizeLabel', { id: title })}
+                >
+                  {t('tasks.optimize')}
+                </Link>
+              </>
+            ) : (
+              <Link
+                className="button"
+                href={paths.images(task.task_id)}
+                aria-label={t('tasks.uploadLabel', { id: title })}
+              >
+                {t('tasks.upload')}
+              </Link>
+            )}
+            <Link
+              className="button"
+              href={paths.task(task.task_id)}
+              aria-label={t('tasks.editLabel', { id: title })}
+            >
+              {t('tasks.edit')}
+            </Link>
+            <button
+              type="button"
+              className="danger"
+              aria-label={t('tasks.closeLabel', { id: title })}
+              onClick={() => onClose(task)}
+              disabled={closing}
+            >
+              {closing ? t('tasks.closing') : t('tasks.close')}
+            </button>
+          </div>
+        )}
+      </td>
+    </tr>
   );
 }

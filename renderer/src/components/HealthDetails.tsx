@@ -1,0 +1,62 @@
+import type { Task } from '../api';
+import { formatNumber } from '../i18n';
+import { useSession, useT } from '../store';
+
+/**
+ * A task's health figures in the operator's language, and the engine's own line (dump) folded
+ * below them for whoever reports a problem. Errors from ffmpeg or a model are shown as they were
+ * said: they name files, codecs and hosts that have no translation.
+ */
+export function HealthDetails({ task }: { task: Task }) {
+  const t = useT();
+  const language = useSession((state) => state.language);
+  const { health } = task;
+  const stream = health.stream;
+  const number = (value: number) => formatNumber(language, value);
+  const rows: Array<[string, string]> = [];
+  if (stream) {
+    rows.push([t('health.stream'), t(`health.streamState.${stream.state}`)]);
+    if (stream.width && stream.height)
+      rows.push([
+        t('health.source'),
+        t('health.sourceFigures', { width: stream.width, height: stream.height, fps: number(stream.fps) }),
+      ]);
+    rows.push([
+      t('health.analysed'),
+      t('health.analysedFigures', {
+        fps: number(health.analysed_fps),
+        frames: health.frames_analysed,
+        dropped: health.frames_dropped,
+      }),
+    ]);
+    rows.push([t('health.reconnects'), String(stream.reconnects)]);
+    if (stream.last_error) rows.push([t('health.lastStreamError'), stream.last_error]);
+  } else {
+    rows.push([t('health.images'), String(health.images)]);
+  }
+  if (health.inference_ms !== null)
+    rows.push([t('health.inference'), t('health.ms', { ms: number(health.inference_ms) })]);
+  if (health.analysis_errors > 0)
+    rows.push([
+      t('health.analysisErrors'),
+      `${health.analysis_errors}${health.last_analysis_error ? ` — ${health.last_analysis_error}` : ''}`,
+    ]);
+  return (
+    <section className="health-details" aria-label={t('health.title')}>
+      <dl>
+        {rows.map(([term, value]) => (
+          <div key={term}>
+            <dt>{term}</dt>
+            <dd>{value}</dd>
+          </div>
+        ))}
+      </dl>
+      {task.dump && (
+        <details>
+          <summary>{t('health.engineLine')}</summary>
+          <code className="dump">{task.dump}</code>
+        </details>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,110 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TaskView } from '../engine/tasks/schema';
+import { launchChromium, presetSession } from './helpers/browser';
+import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
+import { VIDEO } from './helpers/fixtures';
+
+/*
+ * Cameras, not UUIDs, in Chromium against an engine in its own process serving the built console:
+ * tasks known by name, sorted as an operator reads numbers, grouped running / closed, renamed in
+ * place, their health shown as translated figures with the engine's line folded away.
+ */
+
+const PASSWORD = 'console-cameras-password';
+const POLL = { timeout: 20_000 };
+
+let engine: EngineProcess;
+let token: string;
+let browser: Browser;
+let dataDir: string;
+const ids: Record<string, string> = {};
+
+const api = <T>(method: string, path: string, body?: unknown) =>
+  callApi<T>(engine.url, token, method, path, body);
+
+async function open(path: string, language = 'en'): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+  await presetSession(page, token, { language });
+  await page.goto(`${engine.url}/#${path}`);
+  return page;
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'vc-console-cameras-'));
+  engine = await spawnEngine(join(dataDir, 'data'), PASSWORD);
+  token = await signIn(engine.url, PASSWORD);
+  for (const name of ['Gate 10', 'Gate 2', 'Archive'])
+    ids[name] = (
+      await api<{ task_id: string }>('POST', '/api/task', {
+        name,
+        zapk_id: 'builtin',
+        app_ids: ['motion'],
+        video_url: VIDEO,
+      })
+    ).task_id;
+  await api('DELETE', `/api/task/${ids.Archive}`);
+  browser = await launchChromium();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stopEngine(engine);
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+const rowNames = (page: Page, group: RegExp) =>
+  page
+    .locator('details.task-group')
+    .filter({ has: page.locator('summary', { hasText: group }) })
+    .locator('tbody th')
+    .evaluateAll((cells) => cells.map((cell) => cell.firstChild?.textContent ?? ''));
+
+describe('the task table', () => {
+  it('lists running cameras by name in number order, closed ones apart', async () => {
+    const page = await open('/tasks');
+    await page.getByRole('heading', { name: 'Analysis tasks' }).waitFor(POLL);
+    await expect.poll(() => rowNames(page, /^Active/), POLL).toEqual(['Gate 2', 'Gate 10']);
+    expect(await rowNames(page, /^Closed/)).toEqual(['Archive']);
+    const row = page.getByRole('row', { name: /Gate 2/ });
+    await expect.poll(() => row.locator('.badge').textContent(), POLL).toBe('Running');
+    expect(await row.locator('.badge').getAttribute('data-tone')).toBe('ok');
+    // The engine's status line is not in the table.
+    expect(await page.locator('table').first().textContent()).not.toMatch(/fps analysed/);
+    await page.close();
+  });
+
+  it('renames a camera in its editor, which shows its health as figures', async () => {
+    const page = await open('/tasks');
+    await page.getByRole('link', { name: 'Edit task Gate 2' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Edit task Gate 2' });
+    const health = dialog.getByRole('region', { name: 'Health' });
+    await expect.poll(() => health.textContent(), POLL).toMatch(/Source768×576 at [\d.]+ fps/);
+    expect(await health.textContent()).toMatch(/StreamReceiving/);
+    expect(await health.locator('details code').isVisible()).toBe(false);
+    await dialog.getByLabel('Name', { exact: true }).fill('  North   gate ');
+    await dialog.getByRole('button', { name: 'Apply to the running task' }).click();
+    await dialog.waitFor({ state: 'detached', ...POLL });
+    await expect.poll(() => rowNames(page, /^Active/), POLL).toEqual(['Gate 10', 'North gate']);
+    expect((await api<TaskView>('GET', `/api/task/${ids['Gate 2']}`)).name).toBe('North gate');
+    await page.reload();
+    await expect.poll(() => rowNames(page, /^Active/), POLL).toEqual(['Gate 10', 'North gate']);
+    await page.close();
+  }, 60_000);
+
+  it('shows health in Chinese', async () => {
+    const page = await open(`/tasks/${ids['Gate 10']}`, 'zh-CN');
+    const health = page.getByRole('region', { name: '健康状况' });
+    await expect.poll(() => health.textContent(), POLL).toMatch(/视频流正在接收/);
+    expect(
+      await page
+        .getByRole('row', { name: /Gate 10/ })
+        .locator('.badge')
+        .textContent(),
+    ).toBe('运行中');
+    await page.close();
+  });
+});

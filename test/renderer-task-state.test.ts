@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import type { TaskHealth } from '../engine/contract';
+import type { Task } from '../renderer/src/api';
+import { translate } from '../renderer/src/i18n';
+import { taskState } from '../renderer/src/tasks/status';
+import { taskTitle } from '../renderer/src/tasks/title';
+
+const HEALTH: TaskHealth = {
+  stream: {
+    state: 'running',
+    width: 768,
+    height: 576,
+    fps: 10,
+    reconnects: 0,
+    black_frames: 0,
+    last_error: null,
+    full_rate: false,
+    rate_switch_error: null,
+  },
+  analysed_fps: 10,
+  frames_analysed: 50,
+  frames_dropped: 0,
+  analysis_errors: 0,
+  last_analysis_error: null,
+  inference_ms: 12,
+  images: 0,
+  ai_video: [],
+};
+
+const task = (status: Task['status'], closeCode: number, health: Partial<TaskHealth> = {}) =>
+  ({ status, close_code: closeCode, health: { ...HEALTH, ...health } }) as Task;
+const stream = (state: NonNullable<TaskHealth['stream']>['state']) => ({
+  stream: { ...(HEALTH.stream as NonNullable<TaskHealth['stream']>), state },
+});
+
+describe('a task’s state as every screen shows it', () => {
+  it('reads tone and words from status and health, never from the dump line', () => {
+    expect(
+      [
+        task('running', 0),
+        task('starting', 0),
+        task('stream_lost', 0),
+        task('running', 0, stream('reconnecting')),
+        task('running', 0, stream('stalled')),
+        task('running', 0, { analysis_errors: 50 }),
+        task('closed', 1),
+        task('closed', 9),
+      ].map(taskState),
+    ).toEqual([
+      { tone: 'ok', message: 'status.running' },
+      { tone: 'idle', message: 'status.starting' },
+      { tone: 'bad', message: 'status.streamLost' },
+      { tone: 'bad', message: 'status.streamLost' },
+      { tone: 'warn', message: 'status.stalled' },
+      { tone: 'bad', message: 'status.analysisFailing' },
+      { tone: 'idle', message: 'status.closed.1' },
+      { tone: 'idle', message: 'status.closed.other', params: { code: 9 } },
+    ]);
+  });
+
+  it('says a lost stream in Chinese too', () => {
+    const { message } = taskState(task('stream_lost', 0));
+    expect(translate('zh-CN', message)).toBe('视频流中断，正在重连');
+  });
+
+  it('names a task by its name, else by the start of its id', () => {
+    expect(taskTitle({ task_id: 'a1b2c3d4-0000', name: 'Gate 1' })).toBe('Gate 1');
+    expect(taskTitle({ task_id: 'a1b2c3d4-0000' })).toBe('a1b2c3d4');
+  });
+});
