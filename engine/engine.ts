@@ -32,6 +32,7 @@ import { Optimizations } from './optimization/service';
 import { PackagesRepository } from './packages/packages-repository';
 import { PackageRegistry } from './packages/registry';
 import { createDetector } from './pipeline/detectors';
+import { FrameSnapshots } from './pipeline/frame-snapshots';
 import { VideoAnalysis } from './pipeline/video-analysis';
 import { lockDataDir } from './store/data-dir-lock';
 import { type Db, openDb } from './store/db';
@@ -165,6 +166,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       log.error({ err: error }, 'effect optimization: a sample or statistics were not stored'),
   });
 
+  const snapshots = new FrameSnapshots(video);
+  tasks.on('closed', (view) => snapshots.release(view.task_id));
+
   const startedAt = clock.now();
   const system = new SystemMonitor({
     dataDir,
@@ -184,6 +188,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     images,
     optimizations,
     video,
+    snapshots,
     previews,
     events: { outbox, bus, mqtt, held, delivery },
     clock,

@@ -10,6 +10,7 @@ import type { ImageAnalysis } from '../images/analysis';
 import type { PreviewStreams } from '../live/preview';
 import type { Optimizations } from '../optimization/service';
 import type { PackageRegistry } from '../packages/registry';
+import type { FrameSnapshots } from '../pipeline/frame-snapshots';
 import type { VideoAnalysis } from '../pipeline/video-analysis';
 import type { SystemMonitor } from '../system/monitor';
 import type { TaskRegistry } from '../tasks/registry';
@@ -28,6 +29,8 @@ export interface ApiContext {
   optimizations: Optimizations;
   /** Running video tasks, with their AI video (4.10, 4.11). */
   video: VideoAnalysis;
+  /** Small pictures of running video tasks, for a wall of many cameras. */
+  snapshots: FrameSnapshots;
   /** Raw previews of sources (4.12). */
   previews: PreviewStreams;
   /**

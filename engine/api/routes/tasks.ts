@@ -1,9 +1,25 @@
 import { Type } from '@sinclair/typebox';
+import { SNAPSHOT_WIDTHS } from '../../pipeline/frame-snapshots';
 import { CLOSE_CODE, StartTaskBody, TaskView, UpdateTaskBody } from '../../tasks/schema';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
+import { ApiError } from '../errors';
 import { TaskParams } from '../schemas';
+
+const SnapshotQuery = Type.Object(
+  {
+    width: Type.Optional(
+      Type.Integer({
+        minimum: SNAPSHOT_WIDTHS.min,
+        maximum: SNAPSHOT_WIDTHS.max,
+        description: `Pixels wide (never more than the source); default ${SNAPSHOT_WIDTHS.default}`,
+      }),
+    ),
+    token: Type.Optional(Type.String({ maxLength: 512 })),
+  },
+  { additionalProperties: false },
+);
 
 export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.post(
@@ -45,6 +61,27 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async (request) => ok(ctx.tasks.get(request.params.task_id)),
+  );
+
+  app.get(
+    '/api/task/:task_id/snapshot',
+    {
+      config: { queryToken: true },
+      schema: {
+        tags: ['tasks'],
+        summary:
+          "Extension: a running video task's next analysed frame as a small JPEG; token in Authorization or ?token=",
+        params: TaskParams,
+        querystring: SnapshotQuery,
+      },
+    },
+    async (request, reply) => {
+      const taskId = request.params.task_id;
+      ctx.tasks.liveTask(taskId, 'video');
+      const jpeg = await ctx.snapshots.jpeg(taskId, request.query.width ?? SNAPSHOT_WIDTHS.default);
+      if (!jpeg) throw new ApiError('STREAM_UNAVAILABLE', `task ${taskId} gave no frame within 5 s`);
+      return reply.header('content-type', 'image/jpeg').header('cache-control', 'no-store').send(jpeg);
+    },
   );
 
   app.put(
