@@ -15,11 +15,13 @@ import { Settings } from './screens/Settings';
 import { SignIn } from './screens/SignIn';
 import { System } from './screens/System';
 import { Tasks } from './screens/Tasks';
+import { Wall } from './screens/Wall';
 import { useSession, useT } from './store';
 import { headerPath, useVisited } from './visited';
 
 /** The screens in the order an operator needs them: watching first, setting up last. */
 const SCREENS: ReadonlyArray<{ id: Screen; label: MessageKey }> = [
+  { id: 'wall', label: 'nav.wall' },
   { id: 'live', label: 'nav.live' },
   { id: 'events', label: 'nav.events' },
   { id: 'tasks', label: 'nav.tasks' },
@@ -34,6 +36,9 @@ const SCREENS: ReadonlyArray<{ id: Screen; label: MessageKey }> = [
 function Screens() {
   return (
     <Switch>
+      <Route path="/wall">
+        <Wall />
+      </Route>
       <Route path="/packages">
         <Packages />
       </Route>

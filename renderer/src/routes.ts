@@ -5,6 +5,7 @@
  */
 
 export type Screen =
+  | 'wall'
   | 'packages'
   | 'tasks'
   | 'live'
@@ -17,6 +18,7 @@ export type Screen =
 const part = (value: string | number) => encodeURIComponent(String(value));
 
 export const paths = {
+  wall: '/wall',
   packages: '/packages',
   tasks: '/tasks',
   /** A task: the table with that task's editor open. */
@@ -37,6 +39,7 @@ export const paths = {
 export function screenOf(path: string): Screen | null {
   const first = path.split('/')[1] ?? '';
   const screens: readonly Screen[] = [
+    'wall',
     'packages',
     'tasks',
     'live',

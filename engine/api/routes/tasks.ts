@@ -16,6 +16,12 @@ const SnapshotQuery = Type.Object(
         description: `Pixels wide (never more than the source); default ${SNAPSHOT_WIDTHS.default}`,
       }),
     ),
+    refresh: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: 'Ignored: a counter that gives each picture of an <img> its own address',
+      }),
+    ),
     token: Type.Optional(Type.String({ maxLength: 512 })),
   },
   { additionalProperties: false },

@@ -6,11 +6,12 @@
 import * as account from './account';
 import * as cameras from './cameras';
 import * as system from './system';
+import * as wall from './wall';
 
 /** A feature's table in another language: every key of its English table. */
 export type Translation<English> = Record<keyof English, string>;
 
 export const featureMessages = {
-  en: { ...account.en, ...cameras.en, ...system.en },
-  zhCN: { ...account.zhCN, ...cameras.zhCN, ...system.zhCN },
+  en: { ...account.en, ...cameras.en, ...system.en, ...wall.en },
+  zhCN: { ...account.zhCN, ...cameras.zhCN, ...system.zhCN, ...wall.zhCN },
 };

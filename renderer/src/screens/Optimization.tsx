@@ -4,13 +4,13 @@ import { useLocation } from 'wouter';
 import { isRunning, type OptimizationView } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
+import { useLinkAccess } from '../hooks/useLinkAccess';
 import { useNow } from '../hooks/useNow';
 import type { Language, Translate } from '../i18n';
 import { engineLink, exportPath, type LinkAccess } from '../optimization/links';
 import { chosenRun, elapsedShare, isCollecting, megabytes, secondsLeft } from '../optimization/run';
 import { REASONS } from '../optimization/samples';
 import { optimizationsQuery } from '../queries/optimizations';
-import { appInfoQuery } from '../queries/settings';
 import { tasksQuery } from '../queries/tasks';
 import { paths } from '../routes';
 import { useSession, useT } from '../store';
@@ -20,16 +20,6 @@ import { OptimizationStart } from './OptimizationStart';
 
 export function timeOf(language: Language, ms: number): string {
   return new Intl.DateTimeFormat(language, { timeStyle: 'medium' }).format(new Date(ms));
-}
-
-/** How links reach the engine: the page's origin with the token (web), the engine's origin (desktop). */
-function useLinkAccess(): LinkAccess | null {
-  const transport = useTransport();
-  const token = useSession((state) => state.session?.token ?? null);
-  const desktop = transport.kind === 'ipc' ? window.visionConsole : undefined;
-  const info = useQuery(appInfoQuery(desktop));
-  if (transport.kind === 'http') return { base: transport.mediaUrl('/'), token };
-  return info.data ? { base: info.data.engineUrl, token: null } : null;
 }
 
 /**

@@ -1,0 +1,91 @@
+import { useEffect, useState } from 'react';
+import type { Task } from '../api';
+import { HlsVideo, type VideoState } from '../components/HlsVideo';
+import { StatusBadge } from '../components/StatusBadge';
+import { useTransport } from '../context';
+import { useAiLive } from '../hooks/useAiLive';
+import { useLinkAccess } from '../hooks/useLinkAccess';
+import { engineLink } from '../optimization/links';
+import { useT } from '../store';
+import { taskTitle } from '../tasks/title';
+import { apiPath } from '../transport';
+import { SNAPSHOT_REFRESH_MS } from './layout';
+
+interface WallTileProps {
+  task: Task;
+  /** Play the annotated video; otherwise show a snapshot refreshed every few seconds. */
+  video: boolean;
+  alarms: number;
+  focused: boolean;
+  onSelect: () => void;
+}
+
+/** One camera on the wall: its picture, name, state and recent alarms; a click focuses it. */
+export function WallTile({ task, video, alarms, focused, onSelect }: WallTileProps) {
+  const t = useT();
+  const title = taskTitle(task);
+  return (
+    <li className={focused ? 'wall-tile wall-focused' : 'wall-tile'}>
+      <button
+        type="button"
+        className="wall-select"
+        onClick={onSelect}
+        aria-label={focused ? t('wall.unfocus', { name: title }) : t('wall.focus', { name: title })}
+      >
+        {video ? <TileVideo task={task} /> : <TileSnapshot taskId={task.task_id} title={title} />}
+      </button>
+      <div className="wall-caption">
+        <span className="wall-name">{title}</span>
+        <StatusBadge task={task} />
+        <span className="wall-alarms">{t('wall.alarms', { count: alarms })}</span>
+      </div>
+    </li>
+  );
+}
+
+function TileVideo({ task }: { task: Task }) {
+  const t = useT();
+  const transport = useTransport();
+  const live = useAiLive(transport, task.task_id, task.app_ids);
+  const [state, setState] = useState<VideoState>({ kind: 'loading' });
+  if (live.isError) return <p className="wall-placeholder">{t('wall.videoUnavailable')}</p>;
+  if (!live.data) return <p className="wall-placeholder">{t('wall.opening')}</p>;
+  return (
+    <>
+      <HlsVideo
+        src={transport.mediaUrl(live.data.hls_url)}
+        headers={transport.mediaHeaders()}
+        label={t('wall.videoLabel', { name: taskTitle(task) })}
+        onState={setState}
+      />
+      {state.kind !== 'playing' && <p className="wall-placeholder">{t('wall.opening')}</p>}
+    </>
+  );
+}
+
+function TileSnapshot({ taskId, title }: { taskId: string; title: string }) {
+  const t = useT();
+  const access = useLinkAccess();
+  const [tick, setTick] = useState(0);
+  const [failed, setFailed] = useState(false);
+  useEffect(() => {
+    const timer = setInterval(() => setTick((value) => value + 1), SNAPSHOT_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, []);
+  // A new address per refresh: the picture is never cached (the engine also says no-store).
+  const src = access
+    ? engineLink(`${apiPath`/api/task/${taskId}/snapshot`}?width=480&refresh=${tick}`, access)
+    : null;
+  if (!src) return null;
+  return (
+    <>
+      <img
+        src={src}
+        alt={t('wall.snapshotLabel', { name: title })}
+        onLoad={() => setFailed(false)}
+        onError={() => setFailed(true)}
+      />
+      {failed && <p className="wall-placeholder">{t('wall.noPicture')}</p>}
+    </>
+  );
+}
