@@ -18,6 +18,8 @@ import { wireTaskEvents } from './callbacks/task-events';
 import { DeliveryWorker } from './callbacks/worker';
 import { systemClock } from './clock';
 import { EventBus } from './events/bus';
+import { AlarmReview } from './events/review';
+import { ReviewRepository } from './events/review-repository';
 import { ImageAnalysis } from './images/analysis';
 import type { Engine, EngineOptions } from './index';
 import { InferencePool } from './inference/pool';
@@ -189,6 +191,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     optimizations,
     video,
     snapshots,
+    alarms: new AlarmReview(new ReviewRepository(db), clock),
     previews,
     events: { outbox, bus, mqtt, held, delivery },
     clock,

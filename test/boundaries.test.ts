@@ -16,6 +16,7 @@ const CONTRACT_MODULES = [
   'engine/api/errors.ts',
   'engine/api/schemas.ts',
   'engine/events/delivery.ts',
+  'engine/events/review-schema.ts',
   'engine/events/schema.ts',
   'engine/optimization/schema.ts',
   'engine/rules/geometry.ts',

@@ -42,6 +42,9 @@ function store(
     state,
     created_at: createdAt,
     deadline_at: createdAt + DAY,
+    rules: ',app:0,',
+    classes: ',0,',
+    max_score: 0.5,
   };
   return repo.insert(row);
 }

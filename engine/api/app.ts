@@ -18,6 +18,7 @@ import type { ApiContext } from './context';
 import { toApiError } from './domain-errors';
 import { ApiError, ERRORS, type ErrorKind } from './errors';
 import { checkPeers } from './host-check';
+import { alarmRoutes } from './routes/alarms';
 import { authRoutes } from './routes/auth';
 import { eventRoutes } from './routes/events';
 import { imageRoutes } from './routes/images';
@@ -163,6 +164,7 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
     mediaRoutes(api, ctx);
     optimizationRoutes(api, ctx);
     eventRoutes(api, ctx);
+    alarmRoutes(api, ctx);
     systemRoutes(api, ctx);
     unknownApiPaths(api, routeTable);
   });

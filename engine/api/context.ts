@@ -6,6 +6,7 @@ import type { Outbox } from '../callbacks/outbox';
 import type { DeliveryWorker } from '../callbacks/worker';
 import type { Clock } from '../clock';
 import type { EventBus } from '../events/bus';
+import type { AlarmReview } from '../events/review';
 import type { ImageAnalysis } from '../images/analysis';
 import type { PreviewStreams } from '../live/preview';
 import type { Optimizations } from '../optimization/service';
@@ -29,6 +30,8 @@ export interface ApiContext {
   optimizations: Optimizations;
   /** Running video tasks, with their AI video (4.10, 4.11). */
   video: VideoAnalysis;
+  /** Stored alarms as an operator reviews them. */
+  alarms: AlarmReview;
   /** Small pictures of running video tasks, for a wall of many cameras. */
   snapshots: FrameSnapshots;
   /** Raw previews of sources (4.12). */

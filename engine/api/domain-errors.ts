@@ -1,6 +1,7 @@
 import type { AuthErrorKind } from '../auth/accounts';
 import type { DeliveryErrorKind } from '../callbacks/delivery-error';
 import { DomainError } from '../domain-error';
+import type { AlarmErrorKind } from '../events/review';
 import type { ImageErrorKind } from '../images/image-error';
 import type { OptimizationErrorKind } from '../optimization/optimization-error';
 import type { PackageErrorKind } from '../packages/registry';
@@ -17,6 +18,7 @@ type DomainErrorKind =
   | ImageErrorKind
   | AuthErrorKind
   | DeliveryErrorKind
+  | AlarmErrorKind
   | OptimizationErrorKind
   | TaskErrorKind;
 const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
@@ -35,6 +37,8 @@ const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'auth.bad_credentials': 'BAD_CREDENTIALS',
   'auth.too_many_logins': 'TOO_MANY_LOGINS',
   'delivery.event_not_found': 'EVENT_NOT_FOUND',
+  'alarm.not_found': 'EVENT_NOT_FOUND',
+  'alarm.no_image': 'EVENT_NOT_FOUND',
   'delivery.no_receiver': 'NO_RECEIVER',
   'delivery.invalid_mqtt_settings': 'INVALID_PARAMETER',
   'optimization.not_found': 'OPTIMIZATION_NOT_FOUND',

@@ -1,3 +1,4 @@
+import type { AlarmFacts } from '../events/alarm-facts';
 import type { DeliveryState } from '../events/delivery';
 import type { Db } from '../store/db';
 
@@ -23,9 +24,9 @@ export class OutboxRepository {
       ),
       insert: db.prepare<NewEventRow, { id: number }>(
         `INSERT INTO events (event_id, task_id, seq, kind, app_id, timestamp, body, image_bytes, state,
-           next_attempt_at, deadline_at, created_at)
+           next_attempt_at, deadline_at, created_at, rules, classes, max_score)
          VALUES (@event_id, @task_id, @seq, @kind, @app_id, @timestamp, @body, @image_bytes, @state,
-           @created_at, @deadline_at, @created_at)
+           @created_at, @deadline_at, @created_at, @rules, @classes, @max_score)
          RETURNING id`,
       ),
       imageCandidates: db.prepare<[number], ImageCandidate>(
@@ -269,7 +270,7 @@ export interface PendingEvent {
   report_secret: string;
 }
 
-export interface NewEventRow {
+export interface NewEventRow extends AlarmFacts {
   event_id: string;
   task_id: string;
   seq: number;

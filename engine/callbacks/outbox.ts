@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock';
 import { DomainError } from '../domain-error';
+import { alarmFacts } from '../events/alarm-facts';
 import type { EventBus } from '../events/bus';
 import type { DeliveryRecord, DeliveryState, EventItem } from '../events/delivery';
 import { type CallbackBody, NewEvent } from '../events/schema';
@@ -122,6 +123,7 @@ export class Outbox {
         state,
         created_at: now,
         deadline_at: now + this.options.retryForMs,
+        ...alarmFacts(body),
       };
       const id = this.store.insert(row);
       this.imageBytes += imageBytes;

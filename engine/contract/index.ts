@@ -11,6 +11,7 @@
 export { ERRORS, type ErrorKind } from '../api/errors';
 export { AppUpdateBody, OptimizationBody, PasswordChange, SampleListQuery } from '../api/schemas';
 export { DeliveryRecord, DeliveryState, EventItem } from '../events/delivery';
+export { AlarmFacets, AlarmPage, AlarmQuery, AlarmView, ReviewBody } from '../events/review-schema';
 export { CallbackBody, ImageResult } from '../events/schema';
 export {
   OptimizationView,

@@ -159,6 +159,26 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
     `,
   },
   {
+    // Alarm review (issue 16): what events are filtered by, taken from their bodies once, and whether
+    // an operator reviewed them. Stored events get the same facts from their JSON (alarm-facts.ts).
+    version: 6,
+    sql: `
+      ALTER TABLE events ADD COLUMN rules TEXT NOT NULL DEFAULT '';
+      ALTER TABLE events ADD COLUMN classes TEXT NOT NULL DEFAULT '';
+      ALTER TABLE events ADD COLUMN max_score REAL NOT NULL DEFAULT 0;
+      ALTER TABLE events ADD COLUMN reviewed_at INTEGER;
+      UPDATE events SET
+        rules = COALESCE((SELECT ',' || group_concat(DISTINCT json_extract(r.value, '$.id')) || ','
+          FROM json_each(events.body, '$.data.rules') r), ''),
+        classes = COALESCE((SELECT ',' || group_concat(DISTINCT json_extract(r.value, '$.class_id')) || ','
+          FROM json_each(events.body, '$.data.rules') r), ''),
+        max_score = COALESCE((SELECT MAX(json_extract(o.value, '$.score'))
+          FROM json_each(events.body, '$.data.rules') r, json_each(r.value, '$.objects') o), 0)
+      WHERE kind = 'message';
+      CREATE INDEX events_alarms ON events(id) WHERE kind = 'message';
+    `,
+  },
+  {
     // Task names (issue 16): the name the caller gave, '' for none (the view then makes one up).
     version: 7,
     sql: `

@@ -1,0 +1,106 @@
+import { Type } from '@sinclair/typebox';
+import { AlarmFacets, AlarmImageQuery, AlarmPage, AlarmQuery, ReviewBody } from '../../events/review-schema';
+import type { Api } from '../app';
+import type { ApiContext } from '../context';
+import { Envelope, ok } from '../envelope';
+
+const AlarmParams = Type.Object({ event_id: Type.String({ minLength: 1, maxLength: 128 }) });
+const TokenQuery = Type.Object(
+  { token: Type.Optional(Type.String({ maxLength: 512 })) },
+  { additionalProperties: false },
+);
+
+/** Alarm review (extension): stored alarms filtered and paged, reviewed state, pictures, export. */
+export function alarmRoutes(app: Api, ctx: ApiContext): void {
+  app.get(
+    '/api/alarms',
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'Extension: stored alarms, newest first, filtered and paged (alarm review)',
+        querystring: AlarmQuery,
+        response: { 200: Envelope(AlarmPage) },
+      },
+    },
+    async (request) => ok(ctx.alarms.page(request.query)),
+  );
+
+  app.get(
+    '/api/alarms/facets',
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'Extension: the cameras, apps, rules and classes stored alarms have, for filter lists',
+        response: { 200: Envelope(AlarmFacets) },
+      },
+    },
+    async () => ok(ctx.alarms.facets()),
+  );
+
+  app.put(
+    '/api/alarms/review',
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'Extension: mark up to 500 alarms reviewed, or not',
+        body: ReviewBody,
+        response: { 200: Envelope(Type.Object({ updated: Type.Integer() })) },
+      },
+    },
+    async (request) => ok({ updated: ctx.alarms.review(request.body.event_ids, request.body.reviewed) }),
+  );
+
+  const jpeg = { 'content-type': 'image/jpeg', 'cache-control': 'private, max-age=86400' };
+  app.get(
+    '/api/alarms/:event_id/thumbnail',
+    {
+      config: { queryToken: true },
+      schema: {
+        tags: ['events'],
+        summary: "Extension: a fired rule's snapshot 320 px wide (JPEG); token in Authorization or ?token=",
+        params: AlarmParams,
+        querystring: AlarmImageQuery,
+      },
+    },
+    async (request, reply) =>
+      reply.headers(jpeg).send(await ctx.alarms.thumbnail(request.params.event_id, request.query.rule ?? 0)),
+  );
+
+  app.get(
+    '/api/alarms/:event_id/snapshot',
+    {
+      config: { queryToken: true },
+      schema: {
+        tags: ['events'],
+        summary:
+          "Extension: a fired rule's whole annotated snapshot (JPEG); token in Authorization or ?token=",
+        params: AlarmParams,
+        querystring: AlarmImageQuery,
+      },
+    },
+    async (request, reply) =>
+      reply.headers(jpeg).send(ctx.alarms.snapshot(request.params.event_id, request.query.rule ?? 0)),
+  );
+
+  app.get(
+    '/api/alarms/:event_id/export',
+    {
+      config: { queryToken: true },
+      schema: {
+        tags: ['events'],
+        summary:
+          'Extension: one alarm as a zip (alarm.json and its snapshots); token in Authorization or ?token=',
+        params: AlarmParams,
+        querystring: TokenQuery,
+      },
+    },
+    async (request, reply) => {
+      const { event_id } = request.params;
+      const zip = await ctx.alarms.export(event_id);
+      return reply
+        .header('content-type', 'application/zip')
+        .header('content-disposition', `attachment; filename="alarm-${event_id.replace(/[^\w-]/g, '_')}.zip"`)
+        .send(zip);
+    },
+  );
+}

@@ -1,0 +1,135 @@
+import type { Db } from '../store/db';
+import { memberPattern } from './alarm-facts';
+import type { DeliveryState } from './delivery';
+
+/** What alarm review narrows the stored alarms (message events) to; every field optional. */
+export interface AlarmFilter {
+  task_id?: string;
+  app_id?: string;
+  rule?: string;
+  class_id?: string;
+  /** ms since the epoch, inclusive. */
+  since?: number;
+  /** ms since the epoch, exclusive. */
+  until?: number;
+  min_score?: number;
+  reviewed?: boolean;
+}
+
+export interface AlarmRow {
+  id: number;
+  event_id: string;
+  task_id: string;
+  seq: number;
+  app_id: string;
+  timestamp: number;
+  rules: string;
+  classes: string;
+  max_score: number;
+  reviewed_at: number | null;
+  has_image: number;
+  state: DeliveryState;
+  attempts: number;
+}
+
+export interface AlarmBody {
+  body: string;
+  image_dropped: number;
+}
+
+const COLUMNS = `id, event_id, task_id, seq, app_id, timestamp, rules, classes, max_score, reviewed_at,
+  (image_dropped = 0 AND image_bytes > 0) AS has_image, state, attempts`;
+
+/** The WHERE clause of a filter: fixed fragments only, values always bound as parameters. */
+function where(
+  filter: AlarmFilter,
+  before: number | undefined,
+): { sql: string; params: Record<string, unknown> } {
+  const clauses = ["kind = 'message'"];
+  const params: Record<string, unknown> = {};
+  const add = (clause: string, name: string, value: unknown) => {
+    clauses.push(clause);
+    params[name] = value;
+  };
+  if (filter.task_id !== undefined) add('task_id = @task_id', 'task_id', filter.task_id);
+  if (filter.app_id !== undefined) add('app_id = @app_id', 'app_id', filter.app_id);
+  if (filter.rule !== undefined) add("rules LIKE @rule ESCAPE '\\'", 'rule', memberPattern(filter.rule));
+  if (filter.class_id !== undefined)
+    add("classes LIKE @class_id ESCAPE '\\'", 'class_id', memberPattern(filter.class_id));
+  if (filter.since !== undefined) add('timestamp >= @since', 'since', filter.since);
+  if (filter.until !== undefined) add('timestamp < @until', 'until', filter.until);
+  if (filter.min_score !== undefined) add('max_score >= @min_score', 'min_score', filter.min_score);
+  if (filter.reviewed !== undefined) clauses.push(`reviewed_at IS ${filter.reviewed ? 'NOT ' : ''}NULL`);
+  if (before !== undefined) add('id < @before', 'before', before);
+  return { sql: clauses.join(' AND '), params };
+}
+
+/**
+ * Stored alarms as review reads them (the outbox's `events` table, its message rows): filtered,
+ * newest first by storage order, paged by the storage id (a page boundary never moves when events
+ * arrive), and marked reviewed. Statements are prepared once per filter shape.
+ */
+export class ReviewRepository {
+  private readonly statements = new Map<string, ReturnType<Db['prepare']>>();
+  private readonly sql;
+
+  constructor(private readonly db: Db) {
+    this.sql = {
+      body: db.prepare<[string], AlarmBody & AlarmRow>(
+        `SELECT ${COLUMNS}, body, image_dropped FROM events WHERE event_id = ? AND kind = 'message'`,
+      ),
+      review: db.prepare<{ ids: string; at: number | null }>(
+        `UPDATE events SET reviewed_at = @at
+         WHERE kind = 'message' AND event_id IN (SELECT value FROM json_each(@ids))`,
+      ),
+      tasksAndApps: db.prepare<[], { task_id: string; app_id: string }>(
+        "SELECT DISTINCT task_id, app_id FROM events WHERE kind = 'message'",
+      ),
+      rulesAndClasses: db.prepare<[number], { rules: string; classes: string }>(
+        "SELECT DISTINCT rules, classes FROM events WHERE kind = 'message' LIMIT ?",
+      ),
+    };
+  }
+
+  private prepared(sql: string) {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Up to `limit` alarms older than the storage id `before` (newest first when absent). */
+  page(filter: AlarmFilter, before: number | undefined, limit: number): AlarmRow[] {
+    const { sql, params } = where(filter, before);
+    return this.prepared(`SELECT ${COLUMNS} FROM events WHERE ${sql} ORDER BY id DESC LIMIT @limit`).all({
+      ...params,
+      limit,
+    }) as AlarmRow[];
+  }
+
+  count(filter: AlarmFilter): number {
+    const { sql, params } = where(filter, undefined);
+    return (this.prepared(`SELECT COUNT(*) AS n FROM events WHERE ${sql}`).get(params) as { n: number }).n;
+  }
+
+  /** One alarm with its body (snapshots included, unless the outbox's bound dropped them). */
+  withBody(eventId: string): (AlarmRow & AlarmBody) | undefined {
+    return this.sql.body.get(eventId);
+  }
+
+  /** Marks alarms reviewed at `at` (null: not reviewed); how many there were. */
+  setReviewed(eventIds: readonly string[], at: number | null): number {
+    return this.sql.review.run({ ids: JSON.stringify(eventIds), at }).changes;
+  }
+
+  tasksAndApps(): Array<{ task_id: string; app_id: string }> {
+    return this.sql.tasksAndApps.all();
+  }
+
+  /** Distinct rule and class lists, at most `limit` combinations. */
+  rulesAndClasses(limit: number): Array<{ rules: string; classes: string }> {
+    return this.sql.rulesAndClasses.all(limit);
+  }
+}
