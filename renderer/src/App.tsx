@@ -6,6 +6,7 @@ import { useTransport } from './context';
 import { useFeed, useFeedSubscription } from './feed/store';
 import { type MessageKey, translate } from './i18n';
 import { param, paths, type Screen, screenOf, seqParam } from './routes';
+import { Alarms } from './screens/Alarms';
 import { Events } from './screens/Events';
 import { Images } from './screens/Images';
 import { LiveView } from './screens/LiveView';
@@ -23,6 +24,7 @@ import { headerPath, useVisited } from './visited';
 const SCREENS: ReadonlyArray<{ id: Screen; label: MessageKey }> = [
   { id: 'wall', label: 'nav.wall' },
   { id: 'live', label: 'nav.live' },
+  { id: 'alarms', label: 'nav.alarms' },
   { id: 'events', label: 'nav.events' },
   { id: 'tasks', label: 'nav.tasks' },
   { id: 'images', label: 'nav.images' },
@@ -36,6 +38,9 @@ const SCREENS: ReadonlyArray<{ id: Screen; label: MessageKey }> = [
 function Screens() {
   return (
     <Switch>
+      <Route path="/alarms">
+        <Alarms />
+      </Route>
       <Route path="/wall">
         <Wall />
       </Route>

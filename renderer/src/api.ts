@@ -4,6 +4,10 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type {
+  AlarmFacets,
+  AlarmPage,
+  AlarmQuery,
+  AlarmView,
   AppConfig,
   AppUpdateBody,
   DeliveryRecord,
@@ -29,6 +33,10 @@ import { CLOSE_CODE } from '../../engine/contract';
 import { apiPath, type Transport } from './transport';
 
 export type {
+  AlarmFacets,
+  AlarmPage,
+  AlarmQuery,
+  AlarmView,
   AppConfig,
   DeliveryRecord,
   EventItem,
@@ -322,4 +330,37 @@ export async function fileToBase64(file: Blob): Promise<string> {
 /** The engine's own figures (GET /api/system, docs/api.md). */
 export async function getSystem(transport: Transport, signal?: AbortSignal): Promise<SystemInfo> {
   return (await transport.request<SystemInfo>('GET', '/api/system', undefined, withSignal(signal))).data;
+}
+
+/** Stored alarms, filtered and paged (GET /api/alarms, docs/api.md E.14). */
+export async function listAlarms(
+  transport: Transport,
+  query: AlarmQuery,
+  signal?: AbortSignal,
+): Promise<AlarmPage> {
+  const given = Object.fromEntries(
+    Object.entries(query).filter(
+      (entry): entry is [string, string | number | boolean] => entry[1] !== undefined,
+    ),
+  );
+  return (
+    await transport.request<AlarmPage>('GET', '/api/alarms', undefined, {
+      query: given,
+      ...withSignal(signal),
+    })
+  ).data;
+}
+
+export async function alarmFacets(transport: Transport, signal?: AbortSignal): Promise<AlarmFacets> {
+  return (await transport.request<AlarmFacets>('GET', '/api/alarms/facets', undefined, withSignal(signal)))
+    .data;
+}
+
+export async function reviewAlarms(
+  transport: Transport,
+  eventIds: string[],
+  reviewed: boolean,
+): Promise<number> {
+  const body = { event_ids: eventIds, reviewed };
+  return (await transport.request<{ updated: number }>('PUT', '/api/alarms/review', body)).data.updated;
 }

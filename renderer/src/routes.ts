@@ -6,6 +6,7 @@
 
 export type Screen =
   | 'wall'
+  | 'alarms'
   | 'packages'
   | 'tasks'
   | 'live'
@@ -19,6 +20,7 @@ const part = (value: string | number) => encodeURIComponent(String(value));
 
 export const paths = {
   wall: '/wall',
+  alarms: '/alarms',
   packages: '/packages',
   tasks: '/tasks',
   /** A task: the table with that task's editor open. */
@@ -40,6 +42,7 @@ export function screenOf(path: string): Screen | null {
   const first = path.split('/')[1] ?? '';
   const screens: readonly Screen[] = [
     'wall',
+    'alarms',
     'packages',
     'tasks',
     'live',
