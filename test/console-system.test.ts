@@ -72,7 +72,7 @@ describe('the header', () => {
       for (const language of ['en', 'zh-CN']) {
         const page = await open('/system', { width, height: 700 }, language);
         const links = page.getByRole('navigation').getByRole('link');
-        await expect.poll(() => links.count(), POLL).toBe(9);
+        await expect.poll(() => links.count(), POLL).toBe(10);
         const tops = await links.evaluateAll((all) => all.map((link) => link.getBoundingClientRect().top));
         expect(new Set(tops).size, `${width} px, ${language}: link rows`).toBe(1);
         const header = await page.locator('.app-header').boundingBox();
