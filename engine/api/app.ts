@@ -3,6 +3,7 @@ import fastifyMultipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
 import fastifySwagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { buildCsp, securityHeaders } from '../contract/csp';
 import { ajvErrorField, describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
@@ -128,6 +129,8 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
     },
   });
   await app.register(fastifyMultipart, { limits: { files: 2, fields: 10, parts: 12, fieldSize: 64 * 1024 } });
+  // Sockets carry video to the console; what a client sends on them is never read.
+  await app.register(fastifyWebsocket, { options: { maxPayload: 1024 } });
 
   const routeTable = registerRouteTable(app);
   acceptEmptyDeleteBodies(app);

@@ -3,6 +3,8 @@ import type { WatchdogFrame } from '../media/stream-watchdog';
 import type { AnalysedFrame } from '../pipeline/task-pipeline';
 import type { Osd } from '../tasks/schema';
 import { LiveEncoder } from './encoder';
+import { Fmp4Splitter } from './fmp4';
+import { Fmp4Channel } from './fmp4-channel';
 import { FramePacer } from './frame-pacer';
 import { LiveOverlay } from './live-overlay';
 import { RtmpPush } from './push';
@@ -23,22 +25,39 @@ const TICK_MS = 50;
 
 /**
  * One annotated video of a task: every source frame gets the latest drawings of its applications
- * and goes, paced to the source rate, to one encoder, whose HLS every viewer shares and whose
- * bytes every RTMP push of it receives.
+ * and goes, paced to the source rate, to one encoder, whose HLS every viewer shares, whose
+ * fragmented MP4 the low-latency viewers get, and whose MPEG-TS every RTMP push of it receives.
  */
 export class AiStream {
   private readonly overlay: LiveOverlay;
   private readonly encoder: LiveEncoder;
   private readonly pacer: FramePacer;
   private readonly pushes = new Map<string, { push: RtmpPush; users: number }>();
+  /** The low-latency viewers (WebSocket, fragmented MP4). */
+  readonly channel = new Fmp4Channel();
   private ticker: NodeJS.Timeout | null = null;
   private stopping: Promise<void> | null = null;
 
   constructor(readonly settings: AiStreamSettings) {
     this.overlay = new LiveOverlay(settings.appIds, settings.osd);
     this.pacer = new FramePacer(settings.fps);
-    this.encoder = new LiveEncoder(settings, (chunk) => {
-      for (const { push } of this.pushes.values()) push.write(chunk);
+    const splitter = new Fmp4Splitter(
+      (init) => this.channel.setInit(init),
+      (fragment) => this.channel.push(fragment),
+    );
+    this.encoder = new LiveEncoder(settings, {
+      mpegts: (chunk) => {
+        for (const { push } of this.pushes.values()) push.write(chunk);
+      },
+      fmp4: (chunk) => {
+        try {
+          splitter.push(chunk);
+        } catch {
+          // A broken stream is the encoder's failure: its restart starts a clean one.
+          splitter.reset();
+        }
+      },
+      restarted: () => splitter.reset(),
     });
   }
 

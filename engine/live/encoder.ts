@@ -20,6 +20,16 @@ const MAX_QUEUED_FRAMES = 3;
 const PLAYLIST_TIMEOUT_MS = 20_000;
 
 /** A frame buffer (PPM header + pixels) written to the encoder, reused once every write of it is done. */
+/** Where the encoder's byte streams go (its HLS goes to files). */
+export interface EncoderOutputs {
+  /** MPEG-TS, for the RTMP pushes. */
+  mpegts(chunk: Buffer): void;
+  /** Fragmented MP4, for the low-latency viewers. */
+  fmp4(chunk: Buffer): void;
+  /** A new encoder process: its streams start again from their headers. */
+  restarted(): void;
+}
+
 interface PooledFrame {
   buffer: Buffer;
   headerLength: number;
@@ -30,7 +40,8 @@ interface PooledFrame {
  * The encoder's ffmpeg arguments: PPM frames on stdin (each carries its size, so a source that
  * changes resolution is scaled to the stream's size), H.264 with libx264 tuned for latency (no
  * B-frames, a keyframe every second for 1 s HLS segments, VBV-capped at the requested bitrate),
- * through the tee muxer to HLS in the stream's folder and MPEG-TS on stdout for the RTMP pushes.
+ * through the tee muxer to HLS in the stream's folder, MPEG-TS on stdout for the RTMP pushes, and
+ * fragmented MP4, one fragment per frame, on fd 3 for the console's low-latency player.
  */
 function encoderArgs(settings: EncoderSettings, startNumber: number): string[] {
   const { width, height, fps, bitrateKbps } = settings;
@@ -42,11 +53,14 @@ function encoderArgs(settings: EncoderSettings, startNumber: number): string[] {
     ...['-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency'],
     ...['-b:v', `${bitrateKbps}k`, '-maxrate', `${bitrateKbps}k`, '-bufsize', `${bitrateKbps}k`],
     ...['-g', gop, '-keyint_min', gop, '-sc_threshold', '0'],
-    ...['-f', 'tee', `${hlsTeeOutput(startNumber)}|[f=mpegts]pipe:1`],
+    ...['-f', 'tee', `${hlsTeeOutput(startNumber)}|[f=mpegts]pipe:1|[f=mp4:movflags=${FMP4_FLAGS}]pipe:3`],
   ];
 }
 
 const even = (n: number) => Math.max(2, n - (n % 2));
+
+/** An init segment first, then a moof+mdat per frame, each decodable from its own moof (fmp4.ts). */
+const FMP4_FLAGS = 'empty_moov+default_base_moof+frag_every_frame';
 
 /**
  * The one ffmpeg that encodes an AI video, fed composited frames by its owner. It is restarted with
@@ -61,17 +75,20 @@ export class LiveEncoder {
 
   constructor(
     readonly settings: EncoderSettings,
-    onData: (chunk: Buffer) => void,
+    outputs: EncoderOutputs,
   ) {
     this.child = new SupervisedFfmpeg({
       ffmpeg: settings.ffmpeg,
       cwd: settings.dir,
       stdin: true,
       stdout: true,
+      extraOutput: true,
       args: async () => encoderArgs(settings, await nextSegmentNumber(settings.dir)),
       maxBufferedBytes: MAX_QUEUED_FRAMES * settings.width * settings.height * 3,
     });
-    this.child.on('data', onData);
+    this.child.on('data', outputs.mpegts);
+    this.child.on('extra', outputs.fmp4);
+    this.child.on('spawned', outputs.restarted);
   }
 
   /** Starts ffmpeg; resolves once its first playlist is written, rejects if none comes in time. */

@@ -19,6 +19,8 @@ export interface SupervisedOptions {
   /** Pipe the child's stdin (write()) and stdout ('data' events); otherwise they are closed. */
   stdin?: boolean;
   stdout?: boolean;
+  /** Pipe a fourth stream (fd 3, ffmpeg's `pipe:3`) to 'extra' events: a second output. */
+  extraOutput?: boolean;
   /** A line of ffmpeg's stderr that means the output is up; else the owner calls markLive(). */
   liveWhen?: RegExp;
   /** Bytes allowed to wait for the child's stdin; write() refuses more. */
@@ -30,6 +32,10 @@ export interface SupervisedOptions {
 export interface SupervisedEvents {
   /** Bytes from the child's stdout. */
   data: [Buffer];
+  /** Bytes from the child's fd 3 (extraOutput). */
+  extra: [Buffer];
+  /** A new process started: its outputs begin afresh. */
+  spawned: [];
 }
 
 /** How long stop() waits after SIGTERM (ffmpeg finishing its files) before SIGKILL. */
@@ -127,11 +133,17 @@ export class SupervisedFfmpeg extends EventEmitter<SupervisedEvents> {
     const args = await this.options.args();
     if (this.current === 'stopped') return;
     this.stderr = new StderrTail();
-    const { stdin, stdout, cwd } = this.options;
+    const { stdin, stdout, extraOutput, cwd } = this.options;
     const child = spawnOwned(this.options.ffmpeg, args, {
       cwd,
-      stdio: [stdin ? 'pipe' : 'ignore', stdout ? 'pipe' : 'ignore', 'pipe'],
+      stdio: [
+        stdin ? 'pipe' : 'ignore',
+        stdout ? 'pipe' : 'ignore',
+        'pipe',
+        ...(extraOutput ? ['pipe' as const] : []),
+      ],
     });
+    this.emit('spawned');
     this.child = child;
     this.current = 'connecting';
     this.exited = new Promise((resolve) => {
@@ -146,6 +158,7 @@ export class SupervisedFfmpeg extends EventEmitter<SupervisedEvents> {
     // EPIPE when the child dies mid-write: its exit says why.
     (child.stdin as Writable | null)?.on('error', () => {});
     (child.stdout as Readable | null)?.on('data', (chunk: Buffer) => this.emit('data', chunk));
+    (child.stdio[3] as Readable | undefined)?.on('data', (chunk: Buffer) => this.emit('extra', chunk));
     (child.stderr as Readable).on('data', (chunk: Buffer) => {
       for (const line of this.stderr.push(chunk)) {
         if (this.options.liveWhen?.test(line.trim())) this.markLive();

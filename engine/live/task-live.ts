@@ -4,6 +4,7 @@ import type { StreamWatchdog, WatchdogFrame } from '../media/stream-watchdog';
 import type { AnalysedFrame, TaskPipeline } from '../pipeline/task-pipeline';
 import type { Osd } from '../tasks/schema';
 import { AiStream } from './ai-stream';
+import type { Fmp4Channel } from './fmp4-channel';
 import { type HlsFile, type HlsRoot, newStreamId, readHlsFile } from './hls-files';
 import { DEFAULT_IDLE_MS, IdleWatch } from './idle-watch';
 
@@ -110,6 +111,18 @@ export class TaskLive {
     if (!viewer || !starting) return null;
     viewer.idle?.touch();
     return readHlsFile((await starting).dir, name, segmentToken);
+  }
+
+  /**
+   * The low-latency channel of a viewer's video; null when none. While a socket watches it, the
+   * viewer is kept from going idle (touch() on each call of `keepAlive`).
+   */
+  async channel(viewerId: string): Promise<{ channel: Fmp4Channel; keepAlive: () => void } | null> {
+    const viewer = this.viewers.get(viewerId);
+    const starting = viewer && this.streams.get(viewer.key);
+    if (!viewer || !starting) return null;
+    viewer.idle?.touch();
+    return { channel: (await starting).channel, keepAlive: () => viewer.idle?.touch() };
   }
 
   /** update-task: new osd settings reach every video at its next frame. */

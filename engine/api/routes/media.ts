@@ -148,6 +148,38 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     },
   );
 
+  app.get(
+    '/api/task/:task_id/livestream/:stream/socket',
+    {
+      websocket: true,
+      config: { queryToken: true },
+      schema: {
+        tags: ['streaming'],
+        summary:
+          'Extension: the AI video as fragmented MP4 over a WebSocket (init segment, then a fragment per frame from a keyframe); token in ?token=',
+        params: LiveStreamParams,
+        querystring: HlsQuery,
+      },
+    },
+    async (socket, request) => {
+      const { task_id: taskId, stream } = request.params as { task_id: string; stream: string };
+      const found = await ctx.video.live(taskId)?.channel(stream);
+      // A WebSocket has no status line once open: refusals are close codes with the reason.
+      if (!found) return socket.close(4404, `task ${taskId} has no AI video "${stream}"`);
+      const leave = found.channel.join({
+        send: (data) => {
+          found.keepAlive();
+          socket.send(data);
+        },
+        get bufferedAmount() {
+          return socket.bufferedAmount;
+        },
+      });
+      if (!leave) return socket.close(4429, 'too many viewers of this AI video');
+      socket.on('close', leave);
+    },
+  );
+
   app.post(
     '/api/stream',
     {
