@@ -51,7 +51,7 @@ describe('the live wall', () => {
   it('shows nine to a page as refreshing snapshots, sorted by name, and remembers the size', async () => {
     await page.goto(`${engine.url}/#/wall`);
     await page.getByRole('heading', { name: 'Live wall' }).waitFor(POLL);
-    await page.getByRole('radio', { name: '9', exact: true }).check({ force: true });
+    await page.getByRole('radio', { name: '9', exact: true }).check();
     await expect.poll(tileNames, POLL).toEqual(['Dock 1', 'Dock 2', 'Dock 3', 'Dock 10', 'Gate']);
     expect(await page.locator('.wall-grid video').count()).toBe(0);
     const picture = page.getByRole('img', { name: 'Latest picture of Dock 2' });
@@ -75,7 +75,7 @@ describe('the live wall', () => {
   }, 90_000);
 
   it('pages one camera at a time at size 1', async () => {
-    await page.getByRole('radio', { name: '1', exact: true }).check({ force: true });
+    await page.getByRole('radio', { name: '1', exact: true }).check();
     await expect.poll(tileNames, POLL).toEqual(['Dock 1']);
     await page.getByText('Page 1 of 5').waitFor(POLL);
     await page.getByRole('button', { name: 'Next page' }).click();

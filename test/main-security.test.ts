@@ -38,7 +38,7 @@ describe('buildCsp', () => {
   });
 
   it('admits the engine origin for API/HLS traffic, media and images, nothing else remote', () => {
-    expect(csp.get('connect-src')).toEqual(["'self'", engineUrl]);
+    expect(csp.get('connect-src')).toEqual(["'self'", engineUrl, engineUrl.replace('http:', 'ws:')]);
     expect(csp.get('media-src')).toEqual(["'self'", 'blob:', engineUrl]);
     expect(csp.get('img-src')).toEqual(["'self'", 'data:', 'blob:', engineUrl]);
     const all = buildCsp({ engineUrl });
@@ -63,7 +63,7 @@ describe('buildCsp', () => {
   it('meta variant: no frame-ancestors (ignored in meta), any loopback port for the engine', () => {
     const meta = parseCsp(buildCsp({ meta: true }));
     expect(meta.has('frame-ancestors')).toBe(false);
-    expect(meta.get('connect-src')).toEqual(["'self'", 'http://127.0.0.1:*']);
+    expect(meta.get('connect-src')).toEqual(["'self'", 'http://127.0.0.1:*', 'ws://127.0.0.1:*']);
     expect(meta.get('script-src')).toEqual(["'self'"]);
   });
 

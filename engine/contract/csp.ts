@@ -46,7 +46,8 @@ export function buildCsp(options: CspOptions = {}): string {
     // The engine's images: optimization samples, loaded by URL.
     ['img-src', ["'self'", 'data:', 'blob:', ...engine]],
     ['media-src', ["'self'", 'blob:', ...engine]],
-    ['connect-src', ["'self'", ...engine]],
+    // The AI video's low-latency socket: the engine's origin as ws:// (wss:// behind TLS).
+    ['connect-src', ["'self'", ...engine, ...engine.map((source) => source.replace(/^http/, 'ws'))]],
     // hls.js runs its demuxer in a worker created from a blob: URL.
     ['worker-src', ["'self'", 'blob:']],
     ['font-src', ["'self'"]],

@@ -51,6 +51,9 @@ function encoderArgs(settings: EncoderSettings, startNumber: number): string[] {
     ...['-f', 'image2pipe', '-framerate', String(fps), '-c:v', 'ppm', '-i', 'pipe:0', '-map', '0:v'],
     ...['-vf', `scale=${even(width)}:${even(height)},format=yuv420p`],
     ...['-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency'],
+    // The MP4 output's init segment needs the parameter sets (global header); the HLS and MPEG-TS
+    // outputs keep them in-band before each keyframe too (repeat-headers).
+    ...['-flags', '+global_header', '-x264-params', 'repeat-headers=1'],
     ...['-b:v', `${bitrateKbps}k`, '-maxrate', `${bitrateKbps}k`, '-bufsize', `${bitrateKbps}k`],
     ...['-g', gop, '-keyint_min', gop, '-sc_threshold', '0'],
     ...['-f', 'tee', `${hlsTeeOutput(startNumber)}|[f=mpegts]pipe:1|[f=mp4:movflags=${FMP4_FLAGS}]pipe:3`],

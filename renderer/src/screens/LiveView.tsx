@@ -5,7 +5,8 @@ import { pointInPolygon } from '../../../engine/contract';
 import { type AppConfig, appsOf, isRunning, type Task } from '../api';
 import { appColor } from '../colors';
 import { ErrorNotice } from '../components/ErrorNotice';
-import { HlsVideo, type VideoState } from '../components/HlsVideo';
+import type { VideoState } from '../components/HlsVideo';
+import { LiveVideo } from '../components/LiveVideo';
 import type { StageApp } from '../components/PolygonStage';
 import { RegionEditor } from '../components/RegionEditor';
 import { StatusBadge } from '../components/StatusBadge';
@@ -20,6 +21,7 @@ import { packagesQuery } from '../queries/packages';
 import { taskKeys, taskQuery, tasksQuery, updateTaskMutation } from '../queries/tasks';
 import { paths } from '../routes';
 import { useT } from '../store';
+import { taskTitle } from '../tasks/title';
 import { ApiError } from '../transport';
 
 /** How long a reported object keeps its zone lit. */
@@ -219,10 +221,11 @@ function LiveTask({ taskId }: { taskId: string }) {
   const videoUnavailable = live.isError || videoState?.kind === 'error';
   const frame =
     live.data && !videoUnavailable ? (
-      <HlsVideo
-        src={transport.mediaUrl(live.data.hls_url)}
-        headers={transport.mediaHeaders()}
-        label={t('live.videoLabel', { id: taskId.slice(0, 8) })}
+      <LiveVideo
+        taskId={taskId}
+        stream={live.data.stream}
+        hlsUrl={live.data.hls_url}
+        label={t('live.videoLabel', { id: taskTitle(data) })}
         onState={setVideoState}
         onSize={setVideoSize}
       />

@@ -61,7 +61,7 @@ export function Wall() {
     <section aria-labelledby={headingId} className="wall" ref={wallRef}>
       <div className="toolbar">
         <h2 id={headingId}>{t('wall.title')}</h2>
-        <fieldset className="segmented">
+        <fieldset className="segmented wall-sizes">
           <legend className="visually-hidden">{t('wall.size')}</legend>
           {WALL_SIZES.map((option) => (
             <label key={option}>

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { Task } from '../api';
-import { HlsVideo, type VideoState } from '../components/HlsVideo';
+import type { VideoState } from '../components/HlsVideo';
+import { LiveVideo } from '../components/LiveVideo';
 import { StatusBadge } from '../components/StatusBadge';
 import { useTransport } from '../context';
 import { useAiLive } from '../hooks/useAiLive';
@@ -52,9 +53,10 @@ function TileVideo({ task }: { task: Task }) {
   if (!live.data) return <p className="wall-placeholder">{t('wall.opening')}</p>;
   return (
     <>
-      <HlsVideo
-        src={transport.mediaUrl(live.data.hls_url)}
-        headers={transport.mediaHeaders()}
+      <LiveVideo
+        taskId={task.task_id}
+        stream={live.data.stream}
+        hlsUrl={live.data.hls_url}
         label={t('wall.videoLabel', { name: taskTitle(task) })}
         onState={setState}
       />
