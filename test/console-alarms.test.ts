@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Outbox } from '../engine/callbacks/outbox';
@@ -10,11 +9,8 @@ import { OutboxRepository } from '../engine/callbacks/outbox-repository';
 import { systemClock } from '../engine/clock';
 import type { AlarmPage } from '../engine/contract';
 import { EventBus } from '../engine/events/bus';
-import { buildZapk } from '../engine/packages/zapk';
 import { openDb } from '../engine/store/db';
-import { launchChromium, presetSession } from './helpers/browser';
-import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
-import { EXAMPLE_MANIFEST } from './helpers/example-package';
+import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine';
 import { FIXTURES } from './helpers/fixtures';
 import { message } from './helpers/receiver';
 
@@ -25,28 +21,22 @@ import { message } from './helpers/receiver';
  * new alarms instead of moving rows, and the page's memory while it pages through all of them.
  */
 
-const PASSWORD = 'console-alarms-password';
 const POLL = { timeout: 30_000 };
 const ALARMS = 10_000;
 const CAMERAS = [randomUUID(), randomUUID()];
 
-let engine: EngineProcess;
-let token: string;
-let browser: Browser;
+let c: ConsoleEngine;
 let page: Page;
-let dataDir: string;
+const api = <T>(method: string, path: string, body?: unknown) => c.api<T>(method, path, body);
 
-const api = <T>(method: string, path: string, body?: unknown) =>
-  callApi<T>(engine.url, token, method, path, body);
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'vc-console-alarms-'));
+/** The alarms, stored before the engine starts through the outbox's own write path (one transaction). */
+async function storeAlarms(dataDir: string): Promise<void> {
   const snapshot = (
     await sharp({ create: { width: 320, height: 180, channels: 3, background: '#406080' } })
       .jpeg()
       .toBuffer()
   ).toString('base64');
-  const db = openDb(join(dataDir, 'data'));
+  const db = openDb(dataDir);
   const outbox = new Outbox(
     new OutboxRepository(db),
     { listedTaskIds: () => CAMERAS },
@@ -61,24 +51,19 @@ beforeAll(async () => {
     }
   })();
   db.close();
-  engine = await spawnEngine(join(dataDir, 'data'), PASSWORD);
-  token = await signIn(engine.url, PASSWORD);
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-  await presetSession(page, token);
+}
+
+beforeAll(async () => {
+  c = await startConsoleEngine('console-alarms', { prepare: storeAlarms });
+  page = await c.open('/alarms');
 }, 180_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await stopEngine(engine);
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(async () => c?.stop());
 
 const selectedRow = () => page.locator('.alarm-row[aria-current="true"]');
 
 describe('alarm review', () => {
   it('triages from the keyboard, the reviewed state kept by the engine', async () => {
-    await page.goto(`${engine.url}/#/alarms`);
     await page.getByRole('status').filter({ hasText: '10000 alarms' }).waitFor(POLL);
     for (let i = 0; i < 3; i++) await page.keyboard.press('j');
     await page.keyboard.press('k');
@@ -104,15 +89,7 @@ describe('alarm review', () => {
   }, 60_000);
 
   it('counts a new alarm instead of moving the rows, and shows it when asked', async () => {
-    const zapk = join(dataDir, 'example.zapk');
-    await buildZapk(EXAMPLE_MANIFEST, zapk);
-    const form = new FormData();
-    form.append('file', new Blob([readFileSync(zapk)]), 'example.zapk');
-    await fetch(`${engine.url}/api/zapk`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}` },
-      body: form,
-    });
+    await c.installExample();
     const task = await api<{ task_id: string }>('POST', '/api/task', {
       name: 'Court',
       mode: 'image',
@@ -120,9 +97,9 @@ describe('alarm review', () => {
       app_ids: ['person'],
     });
     const first = await page.locator('.alarm-row').first().locator('.sub').textContent();
-    const answer = await fetch(`${engine.url}/api/task/${task.task_id}/image`, {
+    const answer = await fetch(`${c.engine.url}/api/task/${task.task_id}/image`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'image/png' },
+      headers: { authorization: `Bearer ${c.token}`, 'content-type': 'image/png' },
       body: readFileSync(join(FIXTURES, 'media', 'basketball1.png')),
     });
     expect(((await answer.json()) as { code: number }).code).toBe(0);

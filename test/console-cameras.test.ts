@@ -1,11 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskView } from '../engine/tasks/schema';
-import { launchChromium, presetSession } from './helpers/browser';
-import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
+import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine';
 import { VIDEO } from './helpers/fixtures';
 
 /*
@@ -14,29 +10,15 @@ import { VIDEO } from './helpers/fixtures';
  * place, their health shown as translated figures with the engine's line folded away.
  */
 
-const PASSWORD = 'console-cameras-password';
 const POLL = { timeout: 20_000 };
 
-let engine: EngineProcess;
-let token: string;
-let browser: Browser;
-let dataDir: string;
+let c: ConsoleEngine;
 const ids: Record<string, string> = {};
-
-const api = <T>(method: string, path: string, body?: unknown) =>
-  callApi<T>(engine.url, token, method, path, body);
-
-async function open(path: string, language = 'en'): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-  await presetSession(page, token, { language });
-  await page.goto(`${engine.url}/#${path}`);
-  return page;
-}
+const api = <T>(method: string, path: string, body?: unknown) => c.api<T>(method, path, body);
+const open = (path: string, language = 'en') => c.open(path, { language });
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'vc-console-cameras-'));
-  engine = await spawnEngine(join(dataDir, 'data'), PASSWORD);
-  token = await signIn(engine.url, PASSWORD);
+  c = await startConsoleEngine('console-cameras');
   for (const name of ['Gate 10', 'Gate 2', 'Archive'])
     ids[name] = (
       await api<{ task_id: string }>('POST', '/api/task', {
@@ -47,14 +29,9 @@ beforeAll(async () => {
       })
     ).task_id;
   await api('DELETE', `/api/task/${ids.Archive}`);
-  browser = await launchChromium();
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await stopEngine(engine);
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(async () => c?.stop());
 
 const rowNames = (page: Page, group: RegExp) =>
   page

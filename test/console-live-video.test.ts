@@ -1,10 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, presetSession } from './helpers/browser';
-import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
+import { presetSession } from './helpers/browser';
+import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine';
 import { VIDEO } from './helpers/fixtures';
 
 /*
@@ -13,47 +9,30 @@ import { VIDEO } from './helpers/fixtures';
  * is measured by `npm run bench:live`; here only that playback stays near the newest frame it has.
  */
 
-const PASSWORD = 'console-live-video-password';
 const POLL = { timeout: 30_000 };
 
-let engine: EngineProcess;
-let token: string;
-let browser: Browser;
-let dataDir: string;
+let c: ConsoleEngine;
 let taskId: string;
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'vc-console-live-'));
-  engine = await spawnEngine(join(dataDir, 'data'), PASSWORD);
-  token = await signIn(engine.url, PASSWORD);
-  taskId = (
-    await callApi<{ task_id: string }>(engine.url, token, 'POST', '/api/task', {
-      name: 'Yard',
-      zapk_id: 'builtin',
-      app_ids: ['motion'],
-      video_url: VIDEO,
-    })
-  ).task_id;
-  browser = await launchChromium();
+  c = await startConsoleEngine('console-live-video');
+  const body = { name: 'Yard', zapk_id: 'builtin', app_ids: ['motion'], video_url: VIDEO };
+  taskId = (await c.api<{ task_id: string }>('POST', '/api/task', body)).task_id;
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await stopEngine(engine);
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(async () => c?.stop());
 
 describe('the live view’s video', () => {
   it('plays fragmented MP4 from the WebSocket at the live edge, without HLS', async () => {
-    const page = await browser.newPage();
+    const page = await c.browser.newPage();
     let fragments = 0;
     const playlists: string[] = [];
     page.on('websocket', (socket) => socket.on('framereceived', () => fragments++));
     page.on('request', (request) => {
       if (request.url().includes('.m3u8')) playlists.push(request.url());
     });
-    await presetSession(page, token);
-    await page.goto(`${engine.url}/#/live/${taskId}`);
+    await presetSession(page, c.token);
+    await page.goto(`${c.engine.url}/#/live/${taskId}`);
     const video = page.getByLabel('AI video of task Yard');
     const position = () =>
       video.evaluate((element) => {

@@ -1,14 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildZapk } from '../engine/packages/zapk';
 import type { TaskView } from '../engine/tasks/schema';
 import { taskTitle } from '../renderer/src/tasks/title';
-import { launchChromium, presetSession } from './helpers/browser';
-import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
-import { EXAMPLE_MANIFEST } from './helpers/example-package';
+import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine';
 import { VIDEO } from './helpers/fixtures';
 
 /*
@@ -16,55 +9,28 @@ import { VIDEO } from './helpers/fixtures';
  * console of `npm run build`) with one camera analysed.
  */
 
-const PASSWORD = 'console-system-password';
 /** How long the page may take to show something (a loaded machine is slow, never wrong). */
 const POLL = { timeout: 20_000 };
 
-let engine: EngineProcess;
-let token: string;
-let browser: Browser;
-let dataDir: string;
+let c: ConsoleEngine;
 let task: TaskView;
 
-const api = <T>(method: string, path: string, body?: unknown) =>
-  callApi<T>(engine.url, token, method, path, body);
-
-async function open(path: string, size: { width: number; height: number }, language = 'en'): Promise<Page> {
-  const page = await browser.newPage({ viewport: size });
-  await presetSession(page, token, { language });
-  await page.goto(`${engine.url}/#${path}`);
-  return page;
-}
+const open = (path: string, size: { width: number; height: number }, language = 'en') =>
+  c.open(path, { ...size, language });
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'vc-console-system-'));
-  const zapk = join(dataDir, 'example.zapk');
-  await buildZapk(EXAMPLE_MANIFEST, zapk);
-  engine = await spawnEngine(join(dataDir, 'data'), PASSWORD);
-  token = await signIn(engine.url, PASSWORD);
-  const form = new FormData();
-  form.append('file', new Blob([readFileSync(zapk)]), 'example.zapk');
-  const installed = await fetch(`${engine.url}/api/zapk`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}` },
-    body: form,
-  });
-  expect(((await installed.json()) as { code: number }).code).toBe(0);
-  const started = await api<{ task_id: string }>('POST', '/api/task', {
+  c = await startConsoleEngine('console-system');
+  await c.installExample();
+  const started = await c.api<{ task_id: string }>('POST', '/api/task', {
     zapk_id: 'coco-yolox-nano',
     app_ids: ['person'],
     video_url: VIDEO,
     device_id: 'gate-1',
   });
-  task = await api<TaskView>('GET', `/api/task/${started.task_id}`);
-  browser = await launchChromium();
+  task = await c.api<TaskView>('GET', `/api/task/${started.task_id}`);
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await stopEngine(engine);
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(async () => c?.stop());
 
 describe('the header', () => {
   it('keeps the screens on one row at 1024 and 1280 px, in English and Chinese', async () => {

@@ -1,10 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, presetSession } from './helpers/browser';
-import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
+import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine';
 import { VIDEO } from './helpers/fixtures';
 
 /*
@@ -13,43 +9,25 @@ import { VIDEO } from './helpers/fixtures';
  * decoding budget, the grid size remembered, a focused camera playing its video, paging.
  */
 
-const PASSWORD = 'console-wall-password';
 const POLL = { timeout: 30_000 };
 const NAMES = ['Dock 1', 'Dock 2', 'Dock 3', 'Dock 10', 'Gate'];
 
-let engine: EngineProcess;
-let token: string;
-let browser: Browser;
+let c: ConsoleEngine;
 let page: Page;
-let dataDir: string;
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'vc-console-wall-'));
-  engine = await spawnEngine(join(dataDir, 'data'), PASSWORD, ['--analysis-fps', '2']);
-  token = await signIn(engine.url, PASSWORD);
+  c = await startConsoleEngine('console-wall', { engineArgs: ['--analysis-fps', '2'] });
   for (const name of NAMES)
-    await callApi(engine.url, token, 'POST', '/api/task', {
-      name,
-      zapk_id: 'builtin',
-      app_ids: ['motion'],
-      video_url: VIDEO,
-    });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-  await presetSession(page, token);
+    await c.api('POST', '/api/task', { name, zapk_id: 'builtin', app_ids: ['motion'], video_url: VIDEO });
+  page = await c.open('/wall');
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await stopEngine(engine);
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(async () => c?.stop());
 
 const tileNames = () => page.locator('.wall-name').allTextContents();
 
 describe('the live wall', () => {
   it('shows nine to a page as refreshing snapshots, sorted by name, and remembers the size', async () => {
-    await page.goto(`${engine.url}/#/wall`);
     await page.getByRole('heading', { name: 'Live wall' }).waitFor(POLL);
     await page.getByRole('radio', { name: '9', exact: true }).check();
     await expect.poll(tileNames, POLL).toEqual(['Dock 1', 'Dock 2', 'Dock 3', 'Dock 10', 'Gate']);
