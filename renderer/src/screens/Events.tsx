@@ -9,6 +9,7 @@ import { ErrorNotice } from '../components/ErrorNotice';
 import { VirtualList } from '../components/VirtualList';
 import { useTransport } from '../context';
 import {
+  attemptsOf,
   type CallbackBody,
   countsPerApp,
   deliveryStateOf,
@@ -259,8 +260,8 @@ export function Events({ open }: { open: OpenEvent | null }) {
         <div className="event-delivery">
           {state && <span className={`badge delivery-${state}`}>{t(`delivery.${state}`)}</span>}
           {item.delivery?.last_error && <span className="sub">{item.delivery.last_error}</span>}
-          {item.delivery && item.delivery.attempts > 0 && (
-            <span className="sub">{t('events.attempts', { count: item.delivery.attempts })}</span>
+          {attemptsOf(item) > 0 && (
+            <span className="sub">{t('events.attempts', { count: attemptsOf(item) })}</span>
           )}
           {canRetry && (
             <button
