@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, presetSession } from './helpers/browser';
 import { startTestEngine, type TestEngine } from './helpers/engine';
+import { installExamplePackage } from './helpers/example-package';
 import { message, Receiver } from './helpers/receiver';
 
 /*
@@ -20,11 +20,17 @@ let t: TestEngine;
 let rx: Receiver;
 let browser: Browser;
 let page: Page;
+let task: string;
 
 beforeAll(async () => {
   expect(existsSync(join(CONSOLE, 'index.html')), 'the console is built (npm run build)').toBe(true);
   rx = await Receiver.start();
   t = await startTestEngine(undefined, CONSOLE);
+  expect(await installExamplePackage(t)).toBe(200);
+  const answer = await t.call('POST', '/api/task', {
+    json: { name: 'Gate A', mode: 'image', zapk_id: 'coco-yolox-nano', app_ids: ['person'] },
+  });
+  task = (answer.body.data as { task_id: string }).task_id;
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
   await presetSession(page, t.token);
@@ -40,7 +46,6 @@ describe('Send again (defect 9a)', () => {
   it('shows the new attempt count and the state once the redelivery is done', async () => {
     await page.goto(`${t.engine.url}/#/events`);
     await page.getByRole('status').filter({ hasText: 'Live feed connected' }).waitFor(POLL);
-    const task = randomUUID();
     t.engine.outbox.enqueue({ task_id: task, report_url: rx.url }, message(task, 1));
     await rx.waitFor('the first delivery', () => rx.accepted.length === 1);
 
@@ -49,6 +54,11 @@ describe('Send again (defect 9a)', () => {
     await expect
       .poll(() => delivery.allTextContents(), POLL)
       .toEqual(['Delivered', '1 attempt(s)', 'Send again']);
+    // The camera goes by its title, in the row and in the filter.
+    expect(await row.locator('.event-line strong').textContent()).toBe('Gate A');
+    expect(
+      await page.getByRole('combobox', { name: 'Task' }).locator(`option[value="${task}"]`).textContent(),
+    ).toBe('Gate A');
 
     // The operator clicks a moment later (the engine's clock is a manual one here).
     t.advance(1000);

@@ -26,6 +26,7 @@ import { packagesQuery } from '../queries/packages';
 import { tasksQuery } from '../queries/tasks';
 import { paths } from '../routes';
 import { useSession, useT } from '../store';
+import { useTaskTitle } from '../tasks/title';
 
 const ROW_HEIGHT = 92;
 const BUCKET_MS = 10_000;
@@ -142,6 +143,7 @@ export function Events({ open }: { open: OpenEvent | null }) {
   const t = useT();
   const transport = useTransport();
   const language = useSession((state) => state.language);
+  const title = useTaskTitle();
   const ids = { task: useId(), app: useId(), rule: useId(), title: useId() };
   const items = useFeed((state) => state.items);
   const connected = useFeed((state) => state.connected);
@@ -210,7 +212,7 @@ export function Events({ open }: { open: OpenEvent | null }) {
         <option value="">{t('events.all')}</option>
         {options.map((option) => (
           <option key={option} value={option}>
-            {key === 'taskId' ? option.slice(0, 8) : option}
+            {key === 'taskId' ? title(option) : option}
           </option>
         ))}
       </select>
@@ -252,7 +254,7 @@ export function Events({ open }: { open: OpenEvent | null }) {
             <span className="badge" style={{ borderColor: colorOf(body.app_id || body.event) }}>
               {body.app_id || t(`event.${body.event}`)}
             </span>
-            <code>{body.task_id.slice(0, 8)}</code>
+            <strong title={body.task_id}>{title(body.task_id)}</strong>
             <span className="seq">#{body.seq}</span>
           </div>
           <div className="event-summary">{summary(t, body)}</div>
