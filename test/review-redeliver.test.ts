@@ -10,7 +10,8 @@ import { message, Receiver } from './helpers/receiver';
 /*
  * Defect 9a in Chromium: "Send again" on the events screen delivers the event again, and the row then
  * shows the state that delivery ended in and the attempts counted over the redelivery, not the
- * "1 attempt(s)" it had. A real receiver over HTTP; the built console served by the engine.
+ * "1 attempt(s)" it had. Also the screen's camera titles, and its filter kept over leaving the screen
+ * and a reload. A real receiver over HTTP; the built console served by the engine.
  */
 
 const CONSOLE = join(resolve(import.meta.dirname, '..'), 'out', 'renderer');
@@ -68,5 +69,19 @@ describe('Send again (defect 9a)', () => {
     await expect
       .poll(() => delivery.allTextContents(), POLL)
       .toEqual(['Delivered', '2 attempt(s)', 'Send again']);
+  });
+
+  it('keeps its task filter when the operator leaves the screen and when the page is reloaded', async () => {
+    const filter = () => page.getByRole('combobox', { name: 'Task' });
+    await filter().selectOption(task);
+    await page.getByRole('navigation').getByRole('link', { name: 'Tasks' }).click();
+    await expect.poll(() => page.getByRole('combobox', { name: 'Task' }).count(), POLL).toBe(0);
+    await page.getByRole('navigation').getByRole('link', { name: 'Events' }).click();
+    await expect.poll(() => filter().inputValue(), POLL).toBe(task);
+    await page.reload();
+    await filter()
+      .locator(`option[value="${task}"]`)
+      .waitFor({ state: 'attached', ...POLL });
+    expect(await filter().inputValue()).toBe(task);
   });
 });

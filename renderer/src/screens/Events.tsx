@@ -1,5 +1,5 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { useId, useMemo, useState } from 'react';
+import { useId, useMemo } from 'react';
 import { useLocation } from 'wouter';
 import { appsOf, redeliver, taskEvents } from '../api';
 import { appColor, paletteColor } from '../colors';
@@ -8,6 +8,7 @@ import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { VirtualList } from '../components/VirtualList';
 import { useTransport } from '../context';
+import { useFeedFilter } from '../feed/filter';
 import {
   attemptsOf,
   type CallbackBody,
@@ -150,7 +151,8 @@ export function Events({ open }: { open: OpenEvent | null }) {
   const receive = useFeed((state) => state.receive);
   const addHistory = useFeed((state) => state.addHistory);
   const now = useNow(BUCKET_MS / 2);
-  const [filter, setFilter] = useState<FeedFilter>({});
+  const filter = useFeedFilter((state) => state.filter);
+  const setFilter = useFeedFilter((state) => state.set);
   const [, navigate] = useLocation();
   const tasks = useQuery(tasksQuery(transport));
   const packages = useQuery(packagesQuery(transport));
@@ -207,7 +209,7 @@ export function Events({ open }: { open: OpenEvent | null }) {
       <select
         id={id}
         value={value ?? ''}
-        onChange={(event) => setFilter((current) => ({ ...current, [key]: event.target.value || undefined }))}
+        onChange={(event) => setFilter({ [key]: event.target.value || undefined })}
       >
         <option value="">{t('events.all')}</option>
         {options.map((option) => (
