@@ -69,6 +69,7 @@ describe('stored alarms, filtered', () => {
       max_score: expect.closeTo(0.88, 1),
       reviewed_at: null,
       has_image: true,
+      thumbnail_url: `/api/alarms/${page.items[0]?.event_id}/thumbnail`,
       state: 'no_receiver',
       attempts: 0,
     });

@@ -4,9 +4,11 @@ import type { CallbackBody } from '../engine/events/schema';
 import {
   addEvent,
   applyDelivery,
+  attemptsOf,
   countsPerApp,
   deliveryStateOf,
   emptyFeed,
+  type FeedItem,
   type FeedState,
   filterChoices,
   filterFeed,
@@ -76,6 +78,27 @@ describe('feed', () => {
     // The same event again keeps its known state.
     state = addEvent(state, message('a', 1, 'person', T0));
     expect(state.items[0]?.delivery?.state).toBe('delivered');
+  });
+
+  it('"Send again" adds to the attempts shown, and an answer older than the record it follows is ignored', () => {
+    const at = (state: DeliveryRecord['state'], attempts: number, deadline_at: number) =>
+      ({ event_id: 'a-1', state, attempts, deadline_at }) as DeliveryRecord;
+    let state = addEvent(emptyFeed, message('a', 1, 'person', T0));
+    state = applyDelivery(state, at('delivered', 1, 1000));
+    // The worker delivers the redelivered event; its SSE record overtakes the redeliver answer.
+    state = applyDelivery(state, at('delivered', 1, 2000));
+    state = applyDelivery(state, at('pending', 0, 2000));
+    state = applyDelivery(state, at('delivered', 1, 1000));
+    expect(state.items[0]?.delivery).toEqual(at('delivered', 1, 2000));
+    expect(attemptsOf(state.items[0] as FeedItem)).toBe(2);
+    // In order: the answer, then the delivery.
+    state = applyDelivery(state, at('pending', 0, 3000));
+    expect([state.items[0]?.delivery?.state, attemptsOf(state.items[0] as FeedItem)]).toEqual(['pending', 2]);
+    state = applyDelivery(state, at('delivered', 1, 3000));
+    expect([state.items[0]?.delivery?.state, attemptsOf(state.items[0] as FeedItem)]).toEqual([
+      'delivered',
+      3,
+    ]);
   });
 
   it('without a record, a new event starts pending, or no_receiver for a task without report_url', () => {

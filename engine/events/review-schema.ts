@@ -34,6 +34,9 @@ export const AlarmView = Type.Object({
   max_score: Type.Number({ description: 'Best object score among the fired rules; 0 for a count alarm' }),
   reviewed_at: Type.Union([Type.Integer(), Type.Null()]),
   has_image: Type.Boolean({ description: 'False once the outbox bound dropped the snapshots' }),
+  thumbnail_url: Type.Union([Type.String(), Type.Null()], {
+    description: 'Path of the first fired rule’s 320 px thumbnail; null without a kept snapshot',
+  }),
   state: DeliveryState,
   attempts: Type.Integer(),
 });

@@ -35,6 +35,7 @@ function toView(row: AlarmRow): AlarmView {
     max_score: row.max_score,
     reviewed_at: row.reviewed_at,
     has_image: row.has_image === 1,
+    thumbnail_url: row.has_image === 1 ? `/api/alarms/${encodeURIComponent(row.event_id)}/thumbnail` : null,
     state: row.state,
     attempts: row.attempts,
   };
@@ -42,6 +43,10 @@ function toView(row: AlarmRow): AlarmView {
 
 export class AlarmReview {
   private readonly thumbnails = new LRUCache<string, Buffer>({ max: THUMBNAILS_KEPT });
+  /** Thumbnails being made: a list of rows asking for the same one at once makes it once. */
+  private readonly making = new Map<string, Promise<Buffer>>();
+  /** Thumbnails made since the engine started (cache misses). */
+  thumbnailsMade = 0;
 
   constructor(
     private readonly store: ReviewRepository,
@@ -90,15 +95,25 @@ export class AlarmReview {
   }
 
   /** The snapshot 320 px wide, made once and kept. */
-  async thumbnail(eventId: string, ruleIndex: number): Promise<Buffer> {
+  thumbnail(eventId: string, ruleIndex: number): Promise<Buffer> {
     const key = `${eventId}#${ruleIndex}`;
     const kept = this.thumbnails.get(key);
-    if (kept) return kept;
+    if (kept) return Promise.resolve(kept);
+    let made = this.making.get(key);
+    if (!made) {
+      made = this.makeThumbnail(eventId, ruleIndex, key).finally(() => this.making.delete(key));
+      this.making.set(key, made);
+    }
+    return made;
+  }
+
+  private async makeThumbnail(eventId: string, ruleIndex: number, key: string): Promise<Buffer> {
     const jpeg = await sharp(this.snapshot(eventId, ruleIndex))
       .resize({ width: THUMBNAIL_WIDTH, withoutEnlargement: true })
       .jpeg({ quality: 70 })
       .toBuffer();
     this.thumbnails.set(key, jpeg);
+    this.thumbnailsMade++;
     return jpeg;
   }
 

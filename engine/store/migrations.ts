@@ -176,6 +176,8 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
           FROM json_each(events.body, '$.data.rules') r, json_each(r.value, '$.objects') o), 0)
       WHERE kind = 'message';
       CREATE INDEX events_alarms ON events(id) WHERE kind = 'message';
+      -- A camera's alarms newest first, and their count, without reading the others.
+      CREATE INDEX events_alarms_task ON events(task_id, id) WHERE kind = 'message';
     `,
   },
   {

@@ -14,6 +14,11 @@ export interface FeedItem {
   delivery: DeliveryRecord | null;
   /** Snapshots were dropped from this copy to bound the console's memory (not the engine's). */
   imagesTrimmed: boolean;
+  /**
+   * Attempts made before the redeliveries this console saw: the engine counts `attempts` from the last
+   * redelivery, so without them "Send again" would leave the row at the count it had. Absent: none.
+   */
+  earlierAttempts?: number;
 }
 
 export interface FeedState {
@@ -47,7 +52,12 @@ export function addEvent(
 ): FeedState {
   const { [body.event_id]: early, ...pendingDeliveries } = state.pendingDeliveries;
   const previous = state.items.find((item) => item.body.event_id === body.event_id);
-  const item: FeedItem = { body, delivery: early ?? previous?.delivery ?? null, imagesTrimmed: false };
+  const item: FeedItem = {
+    body,
+    delivery: early ?? previous?.delivery ?? null,
+    imagesTrimmed: false,
+    earlierAttempts: previous?.earlierAttempts ?? 0,
+  };
   const rest = previous ? state.items.filter((entry) => entry !== previous) : state.items;
   // Keep storage order: an older event (history) goes after the newer ones of the same task.
   const index = rest.findIndex(
@@ -68,16 +78,37 @@ function trim(items: FeedItem[], limits: FeedLimits): FeedItem[] {
   );
 }
 
+/**
+ * Whether `record` is older than `known`. A redelivery restarts the deadline and the count of attempts,
+ * and every later change adds an attempt, so (deadline_at, attempts) orders one event's records; a
+ * redeliver answer that comes back after the SSE record of its delivery must not undo it.
+ */
+function isStale(record: DeliveryRecord, known: DeliveryRecord): boolean {
+  if (record.deadline_at !== known.deadline_at) return record.deadline_at < known.deadline_at;
+  return record.attempts < known.attempts;
+}
+
 /** A change of delivery state (SSE `delivery`, IPC, a redeliver answer, a page of E.7). */
 export function applyDelivery(state: FeedState, record: DeliveryRecord): FeedState {
   let found = false;
   const items = state.items.map((item) => {
     if (item.body.event_id !== record.event_id) return item;
     found = true;
-    return { ...item, delivery: record };
+    const known = item.delivery;
+    if (known && isStale(record, known)) return item;
+    const redelivered = known !== null && record.deadline_at > known.deadline_at;
+    const earlierAttempts = (item.earlierAttempts ?? 0) + (redelivered ? known.attempts : 0);
+    return { ...item, delivery: record, earlierAttempts };
   });
   if (found) return { ...state, items };
+  const early = state.pendingDeliveries[record.event_id];
+  if (early && isStale(record, early)) return state;
   return { ...state, pendingDeliveries: { ...state.pendingDeliveries, [record.event_id]: record } };
+}
+
+/** HTTP attempts this console knows of for an event, over its redeliveries. */
+export function attemptsOf(item: FeedItem): number {
+  return (item.earlierAttempts ?? 0) + (item.delivery?.attempts ?? 0);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { useId, useMemo, useState } from 'react';
+import { useId, useMemo } from 'react';
 import { useLocation } from 'wouter';
 import { appsOf, redeliver, taskEvents } from '../api';
 import { appColor, paletteColor } from '../colors';
@@ -8,7 +8,9 @@ import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { VirtualList } from '../components/VirtualList';
 import { useTransport } from '../context';
+import { useFeedFilter } from '../feed/filter';
 import {
+  attemptsOf,
   type CallbackBody,
   countsPerApp,
   deliveryStateOf,
@@ -25,6 +27,7 @@ import { packagesQuery } from '../queries/packages';
 import { tasksQuery } from '../queries/tasks';
 import { paths } from '../routes';
 import { useSession, useT } from '../store';
+import { useTaskTitle } from '../tasks/title';
 
 const ROW_HEIGHT = 92;
 const BUCKET_MS = 10_000;
@@ -141,13 +144,15 @@ export function Events({ open }: { open: OpenEvent | null }) {
   const t = useT();
   const transport = useTransport();
   const language = useSession((state) => state.language);
+  const title = useTaskTitle();
   const ids = { task: useId(), app: useId(), rule: useId(), title: useId() };
   const items = useFeed((state) => state.items);
   const connected = useFeed((state) => state.connected);
   const receive = useFeed((state) => state.receive);
   const addHistory = useFeed((state) => state.addHistory);
   const now = useNow(BUCKET_MS / 2);
-  const [filter, setFilter] = useState<FeedFilter>({});
+  const filter = useFeedFilter((state) => state.filter);
+  const setFilter = useFeedFilter((state) => state.set);
   const [, navigate] = useLocation();
   const tasks = useQuery(tasksQuery(transport));
   const packages = useQuery(packagesQuery(transport));
@@ -204,12 +209,12 @@ export function Events({ open }: { open: OpenEvent | null }) {
       <select
         id={id}
         value={value ?? ''}
-        onChange={(event) => setFilter((current) => ({ ...current, [key]: event.target.value || undefined }))}
+        onChange={(event) => setFilter({ [key]: event.target.value || undefined })}
       >
         <option value="">{t('events.all')}</option>
         {options.map((option) => (
           <option key={option} value={option}>
-            {key === 'taskId' ? option.slice(0, 8) : option}
+            {key === 'taskId' ? title(option) : option}
           </option>
         ))}
       </select>
@@ -251,7 +256,7 @@ export function Events({ open }: { open: OpenEvent | null }) {
             <span className="badge" style={{ borderColor: colorOf(body.app_id || body.event) }}>
               {body.app_id || t(`event.${body.event}`)}
             </span>
-            <code>{body.task_id.slice(0, 8)}</code>
+            <strong title={body.task_id}>{title(body.task_id)}</strong>
             <span className="seq">#{body.seq}</span>
           </div>
           <div className="event-summary">{summary(t, body)}</div>
@@ -259,8 +264,8 @@ export function Events({ open }: { open: OpenEvent | null }) {
         <div className="event-delivery">
           {state && <span className={`badge delivery-${state}`}>{t(`delivery.${state}`)}</span>}
           {item.delivery?.last_error && <span className="sub">{item.delivery.last_error}</span>}
-          {item.delivery && item.delivery.attempts > 0 && (
-            <span className="sub">{t('events.attempts', { count: item.delivery.attempts })}</span>
+          {attemptsOf(item) > 0 && (
+            <span className="sub">{t('events.attempts', { count: attemptsOf(item) })}</span>
           )}
           {canRetry && (
             <button
