@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, presetSession } from './helpers/browser';
 import { startTestEngine, type TestEngine } from './helpers/engine';
@@ -8,10 +9,11 @@ import { installExamplePackage } from './helpers/example-package';
 import { message, Receiver } from './helpers/receiver';
 
 /*
- * Defect 9a in Chromium: "Send again" on the events screen delivers the event again, and the row then
+ * The events screen in Chromium. Defect 9a: "Send again" delivers the event again, and the row then
  * shows the state that delivery ended in and the attempts counted over the redelivery, not the
- * "1 attempt(s)" it had. Also the screen's camera titles, and its filter kept over leaving the screen
- * and a reload. A real receiver over HTTP; the built console served by the engine.
+ * "1 attempt(s)" it had. Also its 320 px thumbnails from the engine, its camera titles, and its filter
+ * kept over leaving the screen and a reload. A real receiver over HTTP; the built console served by
+ * the engine.
  */
 
 const CONSOLE = join(resolve(import.meta.dirname, '..'), 'out', 'renderer');
@@ -47,7 +49,13 @@ describe('Send again (defect 9a)', () => {
   it('shows the new attempt count and the state once the redelivery is done', async () => {
     await page.goto(`${t.engine.url}/#/events`);
     await page.getByRole('status').filter({ hasText: 'Live feed connected' }).waitFor(POLL);
-    t.engine.outbox.enqueue({ task_id: task, report_url: rx.url }, message(task, 1));
+    const event = message(task, 1);
+    const snapshot = await sharp({ create: { width: 1280, height: 720, channels: 3, background: '#2060a0' } })
+      .jpeg()
+      .toBuffer();
+    if (event.event === 'message')
+      (event.data.rules[0] as { image: string }).image = snapshot.toString('base64');
+    t.engine.outbox.enqueue({ task_id: task, report_url: rx.url }, event);
     await rx.waitFor('the first delivery', () => rx.accepted.length === 1);
 
     const row = page.getByRole('article', { name: 'Event 1 of person' });
@@ -55,6 +63,11 @@ describe('Send again (defect 9a)', () => {
     await expect
       .poll(() => delivery.allTextContents(), POLL)
       .toEqual(['Delivered', '1 attempt(s)', 'Send again']);
+    // The row shows the engine's 320 px thumbnail, not the 1280 px snapshot.
+    const thumb = row.getByRole('button', { name: 'Open the snapshot of person:0' }).locator('img');
+    await expect
+      .poll(() => thumb.evaluate((image) => (image as HTMLImageElement).naturalWidth), POLL)
+      .toBe(320);
     // The camera goes by its title, in the row and in the filter.
     expect(await row.locator('.event-line strong').textContent()).toBe('Gate A');
     expect(

@@ -20,14 +20,17 @@ import {
   filterFeed,
 } from '../feed/model';
 import { useFeed } from '../feed/store';
+import { useLinkAccess } from '../hooks/useLinkAccess';
 import { useNow } from '../hooks/useNow';
 import type { Language, Translate } from '../i18n';
+import { engineLink, type LinkAccess } from '../optimization/links';
 import { eventQuery } from '../queries/events';
 import { packagesQuery } from '../queries/packages';
 import { tasksQuery } from '../queries/tasks';
 import { paths } from '../routes';
 import { useSession, useT } from '../store';
 import { useTaskTitle } from '../tasks/title';
+import { apiPath } from '../transport';
 
 const ROW_HEIGHT = 92;
 const BUCKET_MS = 10_000;
@@ -140,11 +143,18 @@ function EventDialog({ open, onClose }: { open: OpenEvent; onClose: () => void }
   );
 }
 
+/** The engine's 320 px thumbnail of a fired rule: a full snapshot decoded per row cost the tab gigabytes. */
+function thumbnailLink(access: LinkAccess | null, eventId: string, rule: number): string | undefined {
+  if (!access) return undefined;
+  return engineLink(`${apiPath`/api/alarms/${eventId}/thumbnail`}?rule=${rule}`, access) ?? undefined;
+}
+
 export function Events({ open }: { open: OpenEvent | null }) {
   const t = useT();
   const transport = useTransport();
   const language = useSession((state) => state.language);
   const title = useTaskTitle();
+  const access = useLinkAccess();
   const ids = { task: useId(), app: useId(), rule: useId(), title: useId() };
   const items = useFeed((state) => state.items);
   const connected = useFeed((state) => state.connected);
@@ -232,7 +242,7 @@ export function Events({ open }: { open: OpenEvent | null }) {
         aria-label={t('events.rowLabel', { seq: body.seq, app: body.app_id || '—' })}
       >
         <div className="thumbs">
-          {rules.slice(0, 3).map((rule) =>
+          {rules.slice(0, 3).map((rule, index) =>
             rule.image ? (
               <button
                 key={rule.id}
@@ -241,7 +251,7 @@ export function Events({ open }: { open: OpenEvent | null }) {
                 aria-label={t('events.openSnapshot', { rule: rule.id })}
                 onClick={() => navigate(paths.event(body.task_id, body.seq, rule.id))}
               >
-                <img src={`data:image/jpeg;base64,${rule.image}`} alt="" />
+                <img src={thumbnailLink(access, body.event_id, index)} alt="" loading="lazy" />
               </button>
             ) : (
               <span key={rule.id} className="thumb thumb-empty">
