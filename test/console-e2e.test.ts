@@ -149,6 +149,8 @@ describe('web console in Chromium', () => {
     await page.getByRole('heading', { name: 'Application packages' }).waitFor();
     await openAccountMenu(page);
     await expect.poll(() => page.getByText('Signed in as admin').isVisible(), POLL).toBe(true);
+    // The menu folds away again, as an operator closes it.
+    await page.keyboard.press('Escape');
   });
 
   it('installs the example package picked in the file dialog', async () => {
