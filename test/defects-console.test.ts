@@ -1,15 +1,18 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, openAccountMenu, openConsolePage, presetSession } from './helpers/browser';
 import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
+import { VIDEO } from './helpers/fixtures';
 
 /*
  * Defects of issue 16 in headless Chromium against the built engine: typed region points in the
- * new-task wizard (Enter or Apply used to reload the page to `/?`), and Sign out that ends the token
- * on the engine, not only in the tab.
+ * new-task wizard (Enter or Apply used to reload the page to `/?`), Sign out that ends the token
+ * on the engine, not only in the tab, and the packages screen: the refusal to uninstall a package in
+ * use names the tasks, and an uninstalled built-in package can be restored.
  */
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -49,7 +52,7 @@ describe('new-task wizard: typed region points (defect 1)', () => {
     ['Change detection', 'change', 'Scene change', 'Apply'],
   ] as const) {
     it(`gives a ${mode} task a region typed as points and applied with ${how}`, async () => {
-      const { page } = await signedInPage('/tasks', 'Tasks');
+      const { page, token } = await signedInPage('/tasks', 'Tasks');
       const before = page.url();
       await page.getByRole('button', { name: 'New task…' }).click();
       const wizard = page.getByRole('dialog', { name: 'Start a task' });
@@ -85,6 +88,9 @@ describe('new-task wizard: typed region points (defect 1)', () => {
         },
       ]);
       await wizard.waitFor({ state: 'detached' });
+      // Closed again, so the packages test below sees only its own task using the package.
+      const started = (await (await (await sent).response())?.json()) as { data: { task_id: string } };
+      await callApi(engine.url, token, 'DELETE', `/api/task/${started.data.task_id}`);
       await page.context().close();
       expect(pageErrors).toEqual([]);
     }, 60_000);
@@ -102,4 +108,40 @@ describe('sign out (defect 5)', () => {
     await page.context().close();
     expect(pageErrors).toEqual([]);
   }, 60_000);
+});
+
+describe('packages screen (defects 9b and 6)', () => {
+  it('names the running tasks that keep a package, then restores the built-in package once it is gone', async () => {
+    const token = await signIn(engine.url, PASSWORD);
+    const { task_id } = await callApi<{ task_id: string }>(engine.url, token, 'POST', '/api/task', {
+      name: 'Dock door 3',
+      zapk_id: 'builtin',
+      app_ids: ['motion'],
+      video_url: pathToFileURL(VIDEO).href,
+    });
+    const { page } = await signedInPage('/packages', 'Application packages');
+    const uninstall = async () => {
+      await page.getByRole('button', { name: 'Uninstall Built-in analysis' }).click();
+      await page
+        .getByRole('dialog', { name: 'Uninstall package' })
+        .getByRole('button', { name: 'Uninstall' })
+        .click();
+    };
+    await uninstall();
+    const refusal = page.getByRole('alert').filter({ hasText: 'cannot be uninstalled' });
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toBe(
+      'Package builtin cannot be uninstalled while running tasks use it: Dock door 3. Close them first.',
+    );
+
+    await callApi(engine.url, token, 'DELETE', `/api/task/${task_id}`);
+    await uninstall();
+    await page.getByRole('status').filter({ hasText: 'Package builtin uninstalled.' }).waitFor();
+    await page.getByRole('button', { name: 'Restore the built-in package' }).click();
+    await page.getByRole('status').filter({ hasText: 'Package builtin 1.0.0 installed.' }).waitFor();
+    await page.getByRole('button', { name: 'Uninstall Built-in analysis' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Restore the built-in package' }).count()).toBe(0);
+    await page.context().close();
+    expect(pageErrors).toEqual([]);
+  }, 90_000);
 });

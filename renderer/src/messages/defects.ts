@@ -1,0 +1,20 @@
+import type { Translation } from '.';
+
+export const en = {
+  'defects.packages.reinstalled': 'Package {id} {version} reinstalled.',
+  'defects.packages.downgraded': 'Package {id} downgraded to {version}.',
+  'defects.packages.builtinMissing': 'The built-in package is not installed.',
+  'defects.packages.restoreBuiltin': 'Restore the built-in package',
+  'defects.packages.restoring': 'Restoring…',
+  'defects.packages.inUse':
+    'Package {id} cannot be uninstalled while running tasks use it: {tasks}. Close them first.',
+} as const;
+
+export const zhCN: Translation<typeof en> = {
+  'defects.packages.reinstalled': '应用包 {id} {version} 已重新安装。',
+  'defects.packages.downgraded': '应用包 {id} 已降级到 {version}。',
+  'defects.packages.builtinMissing': '内置应用包未安装。',
+  'defects.packages.restoreBuiltin': '恢复内置应用包',
+  'defects.packages.restoring': '正在恢复…',
+  'defects.packages.inUse': '应用包 {id} 正被运行中的任务使用，无法卸载：{tasks}。请先关闭这些任务。',
+};
