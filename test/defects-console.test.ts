@@ -145,3 +145,41 @@ describe('packages screen (defects 9b and 6)', () => {
     expect(pageErrors).toEqual([]);
   }, 90_000);
 });
+
+describe('rule editor (defect 7)', () => {
+  it('marks min above max as it is typed, asks before Escape or × drop edits, and keeps Save in reach at 1280x720', async () => {
+    const { page } = await signedInPage('/packages', 'Application packages');
+    await page.setViewportSize({ width: 1280, height: 720 });
+    await page.getByRole('button', { name: 'Edit the rule of Motion detection' }).click();
+    const editor = page.getByRole('dialog', { name: 'Rule of Motion detection' });
+    await editor.getByRole('spinbutton', { name: 'Maximum size (px)' }).fill('100');
+    await editor.getByRole('spinbutton', { name: 'Minimum size (px)' }).fill('500');
+    // No Save pressed: the field says so at once.
+    const max = editor.getByRole('spinbutton', { name: 'Maximum size (px)' });
+    expect(await max.getAttribute('aria-invalid')).toBe('true');
+    expect(await editor.getByText('The minimum 500 is greater than this maximum 100.').count()).toBe(1);
+
+    // Save is on screen without scrolling the dialog.
+    const save = await editor.getByRole('button', { name: 'Save rule' }).boundingBox();
+    expect(save !== null && save.y >= 0 && save.y + save.height <= 720).toBe(true);
+
+    for (const leave of ['Escape', '×'] as const) {
+      if (leave === 'Escape') await page.keyboard.press('Escape');
+      else await editor.getByRole('button', { name: 'Close dialog' }).first().click();
+      const ask = page.getByRole('dialog', { name: 'Discard changes?' });
+      await ask.waitFor();
+      await ask.getByRole('button', { name: 'Cancel' }).click();
+      await ask.waitFor({ state: 'detached' });
+      expect(await editor.isVisible()).toBe(true);
+      expect(await editor.getByRole('spinbutton', { name: 'Minimum size (px)' }).inputValue()).toBe('500');
+    }
+    await page.keyboard.press('Escape');
+    await page
+      .getByRole('dialog', { name: 'Discard changes?' })
+      .getByRole('button', { name: 'Discard changes' })
+      .click();
+    await editor.waitFor({ state: 'detached' });
+    await page.context().close();
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
+});

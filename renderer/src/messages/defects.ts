@@ -8,6 +8,9 @@ export const en = {
   'defects.packages.restoring': 'Restoring…',
   'defects.packages.inUse':
     'Package {id} cannot be uninstalled while running tasks use it: {tasks}. Close them first.',
+  'defects.rule.discardTitle': 'Discard changes?',
+  'defects.rule.discardMessage': 'The rule of {app} has unsaved changes. Close the editor and drop them?',
+  'defects.rule.discard': 'Discard changes',
 } as const;
 
 export const zhCN: Translation<typeof en> = {
@@ -17,4 +20,7 @@ export const zhCN: Translation<typeof en> = {
   'defects.packages.restoreBuiltin': '恢复内置应用包',
   'defects.packages.restoring': '正在恢复…',
   'defects.packages.inUse': '应用包 {id} 正被运行中的任务使用，无法卸载：{tasks}。请先关闭这些任务。',
+  'defects.rule.discardTitle': '放弃更改？',
+  'defects.rule.discardMessage': '{app} 的规则有未保存的更改。关闭编辑器并放弃这些更改吗？',
+  'defects.rule.discard': '放弃更改',
 };

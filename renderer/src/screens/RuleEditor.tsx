@@ -3,6 +3,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useMemo, useState } from 'react';
 import { errorCode } from '../../../engine/contract';
 import type { ZapkApp } from '../api';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { errorProps, FieldError } from '../components/FieldError';
@@ -201,6 +202,10 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
   const [draft, setDraft] = useState<RuleDraft>(initial);
   const [serverErrors, setServerErrors] = useState<FieldErrors>({});
   const [submitted, setSubmitted] = useState(false);
+  // Escape, × or Cancel with unsaved edits asks before dropping them.
+  const [discarding, setDiscarding] = useState(false);
+  const dirty = JSON.stringify(draft) !== JSON.stringify(initial);
+  const requestClose = dirty ? () => setDiscarding(true) : undefined;
   const errors = useMemo(() => ({ ...serverErrors, ...validateRuleDraft(draft) }), [draft, serverErrors]);
   const problemCount = Object.keys(errors).length;
 
@@ -234,7 +239,7 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
   const general = errors[''];
   const isTimeSeries = app.type === 3;
   return (
-    <Dialog title={t('rule.title', { app: app.name })} onClose={onClose} wide>
+    <Dialog title={t('rule.title', { app: app.name })} onClose={onClose} onRequestClose={requestClose} wide>
       <form className="rule-editor" onSubmit={submit} noValidate>
         <p className="meta">
           <span>{t('packages.id', { id: zapkId })}</span>
@@ -412,8 +417,8 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
         {save.isError && !(save.error instanceof ApiError && save.error.code === 40001) && (
           <ErrorNotice error={save.error} />
         )}
-        <div className="dialog-actions">
-          <button type="button" onClick={onClose}>
+        <div className="dialog-actions rule-actions">
+          <button type="button" onClick={requestClose ?? onClose}>
             {t('common.cancel')}
           </button>
           <button type="submit" className="primary" disabled={save.isPending}>
@@ -421,6 +426,15 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
           </button>
         </div>
       </form>
+      {discarding && (
+        <ConfirmDialog
+          title={t('defects.rule.discardTitle')}
+          message={t('defects.rule.discardMessage', { app: app.name })}
+          confirmLabel={t('defects.rule.discard')}
+          onConfirm={onClose}
+          onClose={() => setDiscarding(false)}
+        />
+      )}
     </Dialog>
   );
 }
