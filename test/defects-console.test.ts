@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, openAccountMenu, openConsolePage, presetSession } from './helpers/browser';
 import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
-import { VIDEO } from './helpers/fixtures';
+import { FIXTURES, VIDEO } from './helpers/fixtures';
 
 /*
  * Defects of issue 16 in headless Chromium against the built engine: typed region points in the
@@ -179,6 +179,28 @@ describe('rule editor (defect 7)', () => {
       .getByRole('button', { name: 'Discard changes' })
       .click();
     await editor.waitFor({ state: 'detached' });
+    await page.context().close();
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
+});
+
+describe('images screen (defect 10)', () => {
+  it("counts the images received in the task's status line once a result is in", async () => {
+    const token = await signIn(engine.url, PASSWORD);
+    const { task_id } = await callApi<{ task_id: string }>(engine.url, token, 'POST', '/api/task', {
+      name: 'Gate photos',
+      mode: 'image',
+      zapk_id: 'builtin',
+      app_ids: ['motion'],
+    });
+    const { page } = await signedInPage(`/images/${task_id}`, 'Images');
+    const status = page.locator('.upload-form .dump');
+    expect(await status.textContent()).toBe('running, 0 images received');
+    await page.getByLabel('Image files').setInputFiles(join(FIXTURES, 'media', 'leuvenB.jpg'));
+    await page.getByRole('button', { name: 'Upload and analyse' }).click();
+    await page.getByRole('heading', { name: /leuvenB\.jpg/ }).waitFor();
+    await expect.poll(() => status.textContent(), { timeout: 10_000 }).toBe('running, 1 images received');
+    await callApi(engine.url, token, 'DELETE', `/api/task/${task_id}`);
     await page.context().close();
     expect(pageErrors).toEqual([]);
   }, 60_000);
