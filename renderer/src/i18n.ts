@@ -361,7 +361,7 @@ const baseEn = {
   'optimization.samplesOf': '{count} of at most {max} ({mb} MB of images)',
   'optimization.byReason': 'By reason',
   'optimization.verdicts': 'Verdicts',
-  'optimization.verdictCounts': '{right} right · {wrong} wrong · {none} not judged',
+  'optimization.verdictCounts': 'samples: {right} right · {wrong} wrong · {none} not judged',
   'optimization.dropped': 'Dropped (encoder busy)',
   'optimization.limit.max_samples':
     'The run stored as many samples as it may. Its statistics go on until it ends.',
@@ -386,7 +386,8 @@ const baseEn = {
   'optimization.col.track': 'Track',
   'optimization.col.hard': 'Hard',
   'optimization.classId': 'class {id}',
-  'optimization.basis': '{stable} stable, {flickering} flickering tracks; {right} right, {wrong} wrong',
+  'optimization.basis':
+    '{stable} stable, {flickering} flickering tracks; detections in judged samples: {right} in right, {wrong} in wrong',
   'optimization.apply': 'Apply {threshold}',
   'optimization.applyLabel': 'Apply threshold {threshold} to {name} of {app}',
   'optimization.applied': 'The threshold of {name} in {app} is now {threshold}.',
@@ -839,7 +840,7 @@ const zhCN: Dictionary = {
   'optimization.samplesOf': '{count} 个，最多 {max} 个（图片 {mb} MB）',
   'optimization.byReason': '按原因',
   'optimization.verdicts': '判定',
-  'optimization.verdictCounts': '正确 {right} · 错误 {wrong} · 未判定 {none}',
+  'optimization.verdictCounts': '样本：正确 {right} · 错误 {wrong} · 未判定 {none}',
   'optimization.dropped': '已丢弃（编码繁忙）',
   'optimization.limit.max_samples': '本次运行保存的样本已达上限。统计会继续到运行结束。',
   'optimization.limit.disk': '数据文件夹所在磁盘空间将满，本次运行不再保存样本。统计会继续到运行结束。',
@@ -862,7 +863,8 @@ const zhCN: Dictionary = {
   'optimization.col.track': '轨迹',
   'optimization.col.hard': '难例',
   'optimization.classId': '类别 {id}',
-  'optimization.basis': '稳定轨迹 {stable} 条，闪烁轨迹 {flickering} 条；正确 {right}，错误 {wrong}',
+  'optimization.basis':
+    '稳定轨迹 {stable} 条，闪烁轨迹 {flickering} 条；已判定样本中的检测：正确样本 {right} 个，错误样本 {wrong} 个',
   'optimization.apply': '应用 {threshold}',
   'optimization.applyLabel': '将 {app} 中 {name} 的阈值设为 {threshold}',
   'optimization.applied': '{app} 中 {name} 的阈值现为 {threshold}。',

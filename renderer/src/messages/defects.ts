@@ -11,6 +11,12 @@ export const en = {
   'defects.rule.discardTitle': 'Discard changes?',
   'defects.rule.discardMessage': 'The rule of {app} has unsaved changes. Close the editor and drop them?',
   'defects.rule.discard': 'Discard changes',
+  'defects.optimization.confirmTitle': 'Change the live rule?',
+  'defects.optimization.confirmMessage':
+    'The threshold of {name} in {app} goes from {from} to {to} at once, for every task running {app}. You can undo it here.',
+  'defects.optimization.undo': 'Undo',
+  'defects.optimization.undone': 'The threshold of {name} in {app} is back as it was.',
+  'defects.optimization.noVerdicts': 'no verdicts yet',
 } as const;
 
 export const zhCN: Translation<typeof en> = {
@@ -23,4 +29,10 @@ export const zhCN: Translation<typeof en> = {
   'defects.rule.discardTitle': '放弃更改？',
   'defects.rule.discardMessage': '{app} 的规则有未保存的更改。关闭编辑器并放弃这些更改吗？',
   'defects.rule.discard': '放弃更改',
+  'defects.optimization.confirmTitle': '更改正在使用的规则？',
+  'defects.optimization.confirmMessage':
+    '{app} 中 {name} 的阈值将立即从 {from} 改为 {to}，对所有运行 {app} 的任务生效。之后可在此撤销。',
+  'defects.optimization.undo': '撤销',
+  'defects.optimization.undone': '{app} 中 {name} 的阈值已恢复原样。',
+  'defects.optimization.noVerdicts': '尚无判定',
 };
