@@ -152,6 +152,10 @@ describe('rule editor (defect 7)', () => {
     await page.setViewportSize({ width: 1280, height: 720 });
     await page.getByRole('button', { name: 'Edit the rule of Motion detection' }).click();
     const editor = page.getByRole('dialog', { name: 'Rule of Motion detection' });
+    // The class is picked from the model's labels.
+    const classId = editor.getByRole('combobox', { name: 'Class ID' });
+    expect(await classId.inputValue()).toBe('0');
+    expect(await classId.locator('option').allTextContents()).toEqual(['0 · motion']);
     await editor.getByRole('spinbutton', { name: 'Maximum size (px)' }).fill('100');
     await editor.getByRole('spinbutton', { name: 'Minimum size (px)' }).fill('500');
     // No Save pressed: the field says so at once.

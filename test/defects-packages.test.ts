@@ -50,6 +50,20 @@ describe('restoring the built-in package', () => {
   });
 });
 
+describe("an app's labels in the listing (extension, for the rule editor's class picker)", () => {
+  it("lists each app's model labels", async () => {
+    const listed = (await t.call('GET', '/api/zapk')).body.data as Array<{
+      apps: Record<string, { labels?: string[] }>;
+    }>;
+    const builtin = listed[0]?.apps ?? {};
+    expect(Object.fromEntries(Object.entries(builtin).map(([id, app]) => [id, app.labels]))).toEqual({
+      motion: ['motion'],
+      intrusion: ['motion'],
+      change: ['change'],
+    });
+  });
+});
+
 describe('what an install did', () => {
   it('compares versions part by part, numerically', () => {
     expect(changeOf('1.9.2', '1.10.0')).toBe('upgraded');

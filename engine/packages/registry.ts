@@ -172,6 +172,7 @@ export class PackageRegistry {
     const apps = this.store.apps();
     return this.rows().map((pkg) => {
       const manifest = JSON.parse(pkg.manifest) as Manifest;
+      const labels = JSON.parse(pkg.labels) as Record<string, string[]>;
       const listed: Record<string, ListedApp> = {};
       for (const app of apps.filter((a) => a.zapk_id === pkg.zapk_id)) {
         const spec = manifest.apps.find((a) => a.app_id === app.app_id);
@@ -182,6 +183,7 @@ export class PackageRegistry {
           perpetual: app.perpetual === 1,
           type: app.type as AppType,
           rule: listedRule(JSON.parse(app.rule) as Rule, spec?.length_reference),
+          ...(spec && labels[spec.model] ? { labels: labels[spec.model] } : {}),
         };
       }
       return {

@@ -105,20 +105,42 @@ function TextField(props: {
   onChange: (value: string) => void;
   errors: FieldErrors;
   type?: 'text' | 'color';
+  /** The model's labels: the value is then picked from them (a label's index); a value outside stays listed. */
+  labels?: readonly string[];
 }) {
   const id = useId();
   const errorId = `${id}-error`;
   const error = props.errors[props.path];
+  const { labels } = props;
   return (
     <div className="field">
       <label htmlFor={id}>{props.label}</label>
-      <input
-        id={id}
-        type={props.type ?? 'text'}
-        value={props.value}
-        onChange={(event) => props.onChange(event.target.value)}
-        {...errorProps(errorId, error)}
-      />
+      {labels && labels.length > 0 ? (
+        <select
+          id={id}
+          value={props.value}
+          onChange={(event) => props.onChange(event.target.value)}
+          {...errorProps(errorId, error)}
+        >
+          {!labels.some((_, index) => String(index) === props.value) && (
+            <option value={props.value}>{props.value}</option>
+          )}
+          {labels.map((label, index) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: a label is known by its index (its class_id).
+            <option key={index} value={String(index)}>
+              {index} · {label}
+            </option>
+          ))}
+        </select>
+      ) : (
+        <input
+          id={id}
+          type={props.type ?? 'text'}
+          value={props.value}
+          onChange={(event) => props.onChange(event.target.value)}
+          {...errorProps(errorId, error)}
+        />
+      )}
       <FieldError id={errorId} message={error} />
     </div>
   );
@@ -331,6 +353,7 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
                   path={`rule.classes.${index}.class_id`}
                   value={entry.class_id}
                   errors={errors}
+                  labels={app.labels}
                   onChange={(class_id) => setClass(index, { class_id })}
                 />
                 <TextField
@@ -400,6 +423,7 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
             <CounterFields
               counter={draft.counter}
               errors={errors}
+              labels={app.labels}
               onChange={setCounter}
               removable={stored.counter === undefined}
               onRemove={() => update((d) => ({ ...d, counter: null }))}
@@ -445,6 +469,7 @@ function CounterFields(props: {
   onChange: (patch: Partial<CounterDraft>) => void;
   removable: boolean;
   onRemove: () => void;
+  labels?: readonly string[];
 }) {
   const t = useT();
   const typeId = useId();
@@ -503,6 +528,7 @@ function CounterFields(props: {
             path={`rule.counter.class_counts.${index}.class_id`}
             value={count.class_id}
             errors={errors}
+            labels={props.labels}
             onChange={(class_id) => setCount(index, { class_id })}
           />
           <NumberField
