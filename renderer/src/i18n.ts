@@ -369,7 +369,7 @@ const baseEn = {
     'The disk of the data folder is nearly full: the run stores no more samples. Its statistics go on until it ends.',
   'optimization.download': 'Download dataset',
   'optimization.downloadHint':
-    'A zip of the samples stored so far: COCO annotations.json, the frames in images/, YOLO labels/ and data.yaml. Samples judged wrong are exported without their hard detections.',
+    'A zip of the samples stored so far: COCO annotations.json, each distinct frame once in images/train or images/val, YOLO labels/ and data.yaml. Samples judged wrong are exported without their hard detections.',
   'optimization.proposals': 'Proposed thresholds',
   'optimization.proposalsHint':
     'From the run’s stable tracks (likely real objects), flickering tracks (likely false) and your verdicts (each counts as two tracks). Alarms: the run’s detections of the class that pass the current and the proposed threshold.',
@@ -846,7 +846,7 @@ const zhCN: Dictionary = {
   'optimization.limit.disk': '数据文件夹所在磁盘空间将满，本次运行不再保存样本。统计会继续到运行结束。',
   'optimization.download': '下载数据集',
   'optimization.downloadHint':
-    '包含目前已保存样本的 zip：COCO annotations.json、images/ 中的帧、YOLO labels/ 和 data.yaml。判定为错误的样本导出时不含其难例检测。',
+    '包含目前已保存样本的 zip：COCO annotations.json、images/train 或 images/val 中的帧（相同的帧只收一次）、YOLO labels/ 和 data.yaml。判定为错误的样本导出时不含其难例检测。',
   'optimization.proposals': '建议阈值',
   'optimization.proposalsHint':
     '依据本次运行的稳定轨迹（多为真实目标）、闪烁轨迹（多为误检）和您的判定（每个计为两条轨迹）。告警：本次运行中该类别通过当前阈值和建议阈值的检测数。',
