@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { OptimizationView, Proposal, SampleView } from '../engine/optimization/schema';
 import { columnsOf, keepSelection, moveSelection, verdictOfKey } from '../renderer/src/optimization/grid';
 import { engineLink, exportPath } from '../renderer/src/optimization/links';
-import { decimal, proposalAction, signed, undoOf } from '../renderer/src/optimization/proposals';
+import { decimal, hasVerdicts, proposalAction, signed, undoOf } from '../renderer/src/optimization/proposals';
 import { busyApps, chosenRun, elapsedShare, secondsLeft } from '../renderer/src/optimization/run';
 import { detectionCounts, replaceSample, withReason } from '../renderer/src/optimization/samples';
 import { startErrors, startRequest } from '../renderer/src/optimization/start';
@@ -156,6 +156,16 @@ describe('proposal to rule update', () => {
         },
       },
     });
+  });
+
+  it('shows F1 only once a sample of the class is judged', () => {
+    expect(hasVerdicts(proposal())).toBe(false);
+    expect(
+      hasVerdicts(proposal({ basis: { stable_tracks: 8, flickering_tracks: 4, right: 0, wrong: 2 } })),
+    ).toBe(true);
+    expect(
+      hasVerdicts(proposal({ basis: { stable_tracks: 0, flickering_tracks: 0, right: 1, wrong: 0 } })),
+    ).toBe(true);
   });
 
   it('decodes the path segments the engine encoded', () => {

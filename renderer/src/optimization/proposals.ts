@@ -66,6 +66,11 @@ export function undoOf(update: RuleUpdate, proposal: Proposal): RuleUpdate {
   return { ...update, body: { ...update.body, rule: { ...update.body.rule, classes } } };
 }
 
+/** Whether the operator judged any sample with a hard detection of the proposal's class: F1 means little before. */
+export function hasVerdicts(proposal: Pick<Proposal, 'basis'>): boolean {
+  return proposal.basis.right + proposal.basis.wrong > 0;
+}
+
 /** A count change with its sign: "+323", "−5", "0". */
 export function signed(value: number): string {
   if (value > 0) return `+${value}`;

@@ -4,7 +4,14 @@ import { type OptimizationView, type Proposal, updateApp } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
-import { decimal, proposalAction, type RuleUpdate, signed, undoOf } from '../optimization/proposals';
+import {
+  decimal,
+  hasVerdicts,
+  proposalAction,
+  type RuleUpdate,
+  signed,
+  undoOf,
+} from '../optimization/proposals';
 import { invalidateRuns } from '../queries/optimizations';
 import { invalidatePackages } from '../queries/packages';
 import { useT } from '../store';
@@ -133,7 +140,6 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
                 const pending =
                   apply.isPending && apply.variables && keyOf(apply.variables) === keyOf(proposal);
                 const change = proposal.alarms.change;
-                const judged = proposal.basis.right + proposal.basis.wrong > 0;
                 return (
                   <tr key={keyOf(proposal)}>
                     <td>{proposal.app_id}</td>
@@ -144,7 +150,7 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
                     <td className="num">{decimal(proposal.current_threshold)}</td>
                     <td className="num strong">{decimal(proposal.proposed_threshold)}</td>
                     <td className="num">
-                      {judged
+                      {hasVerdicts(proposal)
                         ? `${decimal(proposal.f1.current)} → ${decimal(proposal.f1.proposed)}`
                         : t('defects.optimization.noVerdicts')}
                     </td>
