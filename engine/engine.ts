@@ -220,8 +220,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // Housekeeping: on a full disk it waits for the next start.
   writeUnlessFull(() => accounts.purgeExpiredTokens());
   await packages.sweepOrphans();
+  packages.builtinDir = options.builtinDir ?? BUILTIN_PACKAGE_DIR;
   if (settings.get(BUILTIN_INSTALLED) === undefined) {
-    await packages.installDir(options.builtinDir ?? BUILTIN_PACKAGE_DIR, true);
+    await packages.installDir(packages.builtinDir, true);
     settings.set(BUILTIN_INSTALLED, clock.now());
   }
   // Packages the operator wants present (--install): installed once, upgraded when the file's

@@ -290,3 +290,27 @@ describe('paths the router refuses', () => {
     expect([unauthenticated.status, codeOf(unauthenticated.body)]).toEqual([401, 40101]);
   });
 });
+
+describe('sign out (POST /api/auth/logout, extension)', () => {
+  it('revokes the token it presents and no other', async () => {
+    const signIn = async () =>
+      (
+        await t.call('POST', '/api/auth/token', {
+          token: null,
+          json: { username: 'admin', password: ADMIN_PASSWORD },
+        })
+      ).body.data as { access_token: string };
+    const leaving = (await signIn()).access_token;
+    const staying = (await signIn()).access_token;
+    expect((await t.call('GET', '/api/tasks', { token: leaving })).status).toBe(200);
+
+    const out = await t.call('POST', '/api/auth/logout', { token: leaving });
+    expect([out.status, out.body]).toEqual([200, { code: 0, msg: 'success', data: { username: 'admin' } }]);
+
+    const after = await t.call('GET', '/api/tasks', { token: leaving });
+    expect([after.status, after.body.code]).toEqual([401, 40102]);
+    expect((await t.call('POST', '/api/auth/logout', { token: leaving })).status).toBe(401);
+    expect((await t.call('GET', '/api/tasks', { token: staying })).status).toBe(200);
+    expect((await t.call('POST', '/api/auth/logout', { token: null })).body.code).toBe(40101);
+  });
+});

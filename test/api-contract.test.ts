@@ -466,8 +466,13 @@ describe('4.2 / 4.3 application packages', () => {
       zapk_id: 'coco-yolox-nano',
       version: '1.0.0',
       upgraded: false,
+      change: 'installed',
     });
-    expect(expectOk(await installExample())).toMatchObject({ zapk_id: 'coco-yolox-nano', upgraded: true });
+    expect(expectOk(await installExample())).toMatchObject({
+      zapk_id: 'coco-yolox-nano',
+      upgraded: true,
+      change: 'reinstalled',
+    });
   });
 });
 

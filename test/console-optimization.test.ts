@@ -205,7 +205,7 @@ describe('effect optimization in the web console', () => {
     expect([...verdicts.values()].filter((verdict) => verdict !== 'none')).toHaveLength(2);
     await page
       .locator('.run-status')
-      .getByText(/1 right · 1 wrong/)
+      .getByText(/samples: 1 right · 1 wrong/)
       .waitFor(POLL);
     await shot('optimization-03-judged');
 
@@ -247,7 +247,7 @@ describe('effect optimization in the web console', () => {
     await next.waitFor({ state: 'detached' });
   });
 
-  it('applies a proposed threshold to the rule with one click', async () => {
+  it('applies a proposed threshold to the rule once confirmed, and undoes it', async () => {
     await page
       .locator('.run-status')
       .getByText('Finished', { exact: true })
@@ -261,12 +261,28 @@ describe('effect optimization in the web console', () => {
     const apply = page.getByRole('button', { name: `Apply threshold ${shown} to person of person` });
     await apply.scrollIntoViewIfNeeded();
     await shot('optimization-05-proposals');
-    await apply.click();
+    // The live rule changes only once the operator confirms, and can be put back.
+    const confirmApply = async () => {
+      await apply.click();
+      const ask = page.getByRole('dialog', { name: 'Change the live rule?' });
+      await ask.waitFor();
+      expect(await personThreshold()).toBe(PERSON_THRESHOLD);
+      await ask.getByRole('button', { name: `Apply ${shown}` }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `The threshold of person in person is now ${shown}.` })
+        .waitFor(POLL);
+      expect(await personThreshold()).toBe(proposed);
+    };
+    await confirmApply();
+    await page.getByRole('button', { name: 'Undo' }).click();
     await page
       .getByRole('status')
-      .filter({ hasText: `The threshold of person in person is now ${shown}.` })
+      .filter({ hasText: 'The threshold of person in person is back as it was.' })
       .waitFor(POLL);
-    expect(await personThreshold()).toBe(proposed);
+    expect(await personThreshold()).toBe(PERSON_THRESHOLD);
+    await apply.waitFor(POLL);
+    await confirmApply();
     // The row reads the rule again: the proposal is now its current threshold.
     await page.getByText('Current threshold confirmed').waitFor(POLL);
     expect((await runView()).proposals[0]?.current_threshold).toBe(proposed);

@@ -1,4 +1,5 @@
 // Over 400 lines on purpose: one effect optimization run end to end with real parts, then each of its answers.
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -75,6 +76,18 @@ const view = async (taskId: string, id: string) =>
   expectOk<OptimizationView>(await t.call('GET', `/api/task/${taskId}/optimization/${id}`));
 
 /** A binary answer (image, zip) with its status and type. */
+/** The samples grouped by the bytes of their frames, in sample order: what the export holds once each. */
+async function framesOf(samples: readonly SampleView[]): Promise<SampleView[][]> {
+  const groups = new Map<string, SampleView[]>();
+  for (const sample of samples) {
+    const hash = createHash('sha256')
+      .update((await fetchBinary(sample.image_url)).body)
+      .digest('hex');
+    groups.set(hash, [...(groups.get(hash) ?? []), sample]);
+  }
+  return [...groups.values()];
+}
+
 async function fetchBinary(path: string, options: CallOptions = {}) {
   const token = options.token === undefined ? t.token : options.token;
   const response = await fetch(`${t.engine.url}${path}`, {
@@ -227,16 +240,31 @@ describe('effect optimization on a live RTMP source', () => {
     const files = await readZip(zip.body);
     const coco = JSON.parse((files.get('annotations.json') as Buffer).toString('utf8')) as Coco;
     expect(cocoProblems(coco)).toEqual([]);
-    expect(coco.images.length).toBe(finished.sample_count);
+    // Each frame once (samples of the same frame are one image), split into train and val.
+    const frames = await framesOf(page.items);
+    expect(page.items.length).toBe(finished.sample_count);
+    expect(coco.images.map((image) => image.id).sort((a, b) => a - b)).toEqual(
+      frames.map((group) => (group[0] as SampleView).sample_id).sort((a, b) => a - b),
+    );
+    expect(coco.images.every((image) => /^(train|val)\/\d{6}\.jpg$/.test(image.file_name))).toBe(true);
     expect(coco.categories.length).toBe(80);
     expect(coco.categories[0]).toMatchObject({ id: 1, name: 'person' });
     for (const entry of coco.images) {
       const jpeg = files.get(`images/${entry.file_name}`);
       expect(jpeg, entry.file_name).toBeDefined();
       expect(await sharp(jpeg).metadata()).toMatchObject({ width: entry.width, height: entry.height });
-      const sample = page.items.find((s) => s.sample_id === entry.id) as SampleView;
-      const kept =
-        sample.sample_id === wrong.sample_id ? sample.annotations.filter((a) => !a.hard) : sample.annotations;
+      const group = frames.find((samples) => samples[0]?.sample_id === entry.id) as SampleView[];
+      const kept: SampleView['annotations'] = [];
+      for (const sample of group) {
+        const keeps =
+          sample.sample_id === wrong.sample_id
+            ? sample.annotations.filter((a) => !a.hard)
+            : sample.annotations;
+        for (const annotation of keeps) {
+          const key = `${annotation.label} ${annotation.bbox.join(' ')}`;
+          if (!kept.some((k) => `${k.label} ${k.bbox.join(' ')}` === key)) kept.push(annotation);
+        }
+      }
       const annotations = coco.annotations.filter((a) => a.image_id === entry.id);
       expect(annotations.map((a) => a.bbox)).toEqual(kept.map((a) => a.bbox));
       expect(new Set(annotations.map((a) => a.category_id))).toEqual(new Set(kept.length ? [1] : []));
@@ -453,7 +481,9 @@ describe('effect optimization on a live RTMP source', () => {
     const image = await fetchBinary((page.items[0] as SampleView).image_url);
     expect(await sharp(image.body).metadata()).toMatchObject({ width: 768, height: 576 });
     const files = await readZip((await fetchBinary(`/api/task/${taskId}/optimization/${id}/export`)).body);
-    expect([...files.keys()].filter((name) => name.startsWith('images/')).length).toBe(after.sample_count);
+    expect([...files.keys()].filter((name) => name.startsWith('images/')).length).toBe(
+      (await framesOf(page.items)).length,
+    );
 
     // An interrupted run holds no app: a new one may start.
     expectOk(

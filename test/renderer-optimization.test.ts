@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { OptimizationView, Proposal, SampleView } from '../engine/optimization/schema';
 import { columnsOf, keepSelection, moveSelection, verdictOfKey } from '../renderer/src/optimization/grid';
 import { engineLink, exportPath } from '../renderer/src/optimization/links';
-import { decimal, proposalAction, signed } from '../renderer/src/optimization/proposals';
+import { decimal, hasVerdicts, proposalAction, signed, undoOf } from '../renderer/src/optimization/proposals';
 import { busyApps, chosenRun, elapsedShare, secondsLeft } from '../renderer/src/optimization/run';
 import { detectionCounts, replaceSample, withReason } from '../renderer/src/optimization/samples';
 import { startErrors, startRequest } from '../renderer/src/optimization/start';
@@ -139,6 +139,33 @@ describe('proposal to rule update', () => {
         body: proposal().apply?.body,
       },
     });
+  });
+
+  it('undoes an applied proposal: the same rule with the replaced threshold back', () => {
+    const action = proposalAction(proposal());
+    if (action.kind !== 'apply') throw new Error('an apply action is expected');
+    expect(undoOf(action.update, proposal())).toEqual({
+      zapkId: 'coco-yolox-nano',
+      appId: 'person',
+      body: {
+        rule: {
+          classes: [
+            { class_id: '0', name: 'person', color: '#ff3b30', threshold: 0.8, min_pixel: 0, max_pixel: 0 },
+            { class_id: '2', name: 'car', color: '#30d158', threshold: 0.6, min_pixel: 0, max_pixel: 0 },
+          ],
+        },
+      },
+    });
+  });
+
+  it('shows F1 only once a sample of the class is judged', () => {
+    expect(hasVerdicts(proposal())).toBe(false);
+    expect(
+      hasVerdicts(proposal({ basis: { stable_tracks: 8, flickering_tracks: 4, right: 0, wrong: 2 } })),
+    ).toBe(true);
+    expect(
+      hasVerdicts(proposal({ basis: { stable_tracks: 0, flickering_tracks: 0, right: 1, wrong: 0 } })),
+    ).toBe(true);
   });
 
   it('decodes the path segments the engine encoded', () => {

@@ -28,6 +28,12 @@ export const PackageInstalled = Type.Object({
   zapk_id: Type.String(),
   version: Type.String(),
   upgraded: Type.Boolean(),
+  change: Type.Union([
+    Type.Literal('installed'),
+    Type.Literal('upgraded'),
+    Type.Literal('reinstalled'),
+    Type.Literal('downgraded'),
+  ]),
 });
 
 export const AppUpdateBody = Type.Object(

@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import type { PassThrough, Readable } from 'node:stream';
 import yazl from 'yazl';
 import type { RunRow, SampleRow } from './optimization-repository';
@@ -23,6 +24,16 @@ export interface CocoDataset {
   categories: Array<{ id: number; name: string; supercategory: string }>;
 }
 
+/** One image of the dataset: the first sample of its content, with what every such sample keeps. */
+interface DatasetImage {
+  sample: SampleRow;
+  split: 'train' | 'val';
+  annotations: Annotation[];
+}
+
+/** One image in five goes to val, chosen by its content's hash: the same frames split the same way. */
+const VAL_EVERY = 5;
+
 /** What a sample keeps in the dataset: a wrong verdict removes the detections it judged. */
 function keptAnnotations(sample: SampleRow): Annotation[] {
   return sample.verdict === 'wrong' ? sample.annotations.filter((a) => !a.hard) : sample.annotations;
@@ -31,13 +42,49 @@ function keptAnnotations(sample: SampleRow): Annotation[] {
 const baseName = (sampleId: number) => String(sampleId).padStart(6, '0');
 
 /**
+ * The samples as distinct images: samples of the same frame (equal bytes) become one image holding
+ * the detections each keeps (each once), and each image goes to train or val by its hash, with at
+ * least one in each once there are two.
+ */
+function distinctImages(
+  samples: readonly SampleRow[],
+  imagePath: (sampleId: number) => string,
+): DatasetImage[] {
+  const byHash = new Map<string, DatasetImage & { hash: string }>();
+  for (const sample of samples) {
+    const hash = createHash('sha256')
+      .update(readFileSync(imagePath(sample.sample_id)))
+      .digest('hex');
+    const image = byHash.get(hash);
+    const kept = keptAnnotations(sample);
+    if (!image) {
+      const split = Number.parseInt(hash.slice(0, 8), 16) % VAL_EVERY === 0 ? 'val' : 'train';
+      byHash.set(hash, { sample, split, annotations: [...kept], hash });
+      continue;
+    }
+    const seen = new Set(image.annotations.map((a) => `${a.label} ${a.bbox.join(' ')}`));
+    for (const annotation of kept) {
+      if (!seen.has(`${annotation.label} ${annotation.bbox.join(' ')}`)) image.annotations.push(annotation);
+    }
+  }
+  const images = [...byHash.values()];
+  if (images.length >= 2) {
+    // Too few images for the hash to be sure to split: the image with the smallest or largest hash moves.
+    const sorted = [...images].sort((a, b) => a.hash.localeCompare(b.hash));
+    if (!images.some((image) => image.split === 'val')) (sorted[0] as DatasetImage).split = 'val';
+    if (!images.some((image) => image.split === 'train')) (sorted.at(-1) as DatasetImage).split = 'train';
+  }
+  return images.map(({ sample, split, annotations }) => ({ sample, split, annotations }));
+}
+
+/**
  * The run's samples as a COCO dataset plus YOLO labels. Categories are the labels of the apps'
  * models (id = label index + 1; the union by name when the apps use different models); a YOLO class
  * is the category id - 1.
  */
 function buildDataset(
   run: RunRow,
-  samples: readonly SampleRow[],
+  images: readonly DatasetImage[],
   labelsOf: (appId: string) => readonly string[],
 ): { coco: CocoDataset; yolo: Map<number, string>; names: string[] } {
   const names: string[] = [];
@@ -62,16 +109,16 @@ function buildDataset(
     categories: [],
   };
   const yolo = new Map<number, string>();
-  for (const sample of samples) {
+  for (const { sample, split, annotations } of images) {
     coco.images.push({
       id: sample.sample_id,
-      file_name: `${baseName(sample.sample_id)}.jpg`,
+      file_name: `${split}/${baseName(sample.sample_id)}.jpg`,
       width: sample.width,
       height: sample.height,
       date_captured: new Date(sample.timestamp).toISOString(),
     });
     const lines: string[] = [];
-    for (const annotation of keptAnnotations(sample)) {
+    for (const annotation of annotations) {
       const [x, y, w, h] = annotation.bbox as [number, number, number, number];
       const categoryId = categoryOf(annotation.label);
       coco.annotations.push({
@@ -101,8 +148,9 @@ function buildDataset(
 
 /**
  * The dataset as a zip, streamed: annotations.json (COCO; file_name relative to images/),
- * images/NNNNNN.jpg (the source frames), labels/NNNNNN.txt (YOLO: class cx cy w h, normalised) and
- * data.yaml (YOLO class names). Samples whose image is missing are left out.
+ * images/{train,val}/NNNNNN.jpg (the distinct source frames), labels/{train,val}/NNNNNN.txt (YOLO:
+ * class cx cy w h, normalised) and data.yaml (the two folders and the class names). Samples whose
+ * image is missing are left out.
  */
 export function datasetZip(
   run: RunRow,
@@ -110,8 +158,13 @@ export function datasetZip(
   imagePath: (sampleId: number) => string,
   labelsOf: (appId: string) => readonly string[],
 ): Readable {
-  const present = samples.filter((s) => existsSync(imagePath(s.sample_id)));
-  const { coco, yolo, names } = buildDataset(run, present, labelsOf);
+  const images = distinctImages(
+    samples.filter((s) => existsSync(imagePath(s.sample_id))),
+    imagePath,
+  );
+  const { coco, yolo, names } = buildDataset(run, images, labelsOf);
+  // A single image cannot be split: it serves as both.
+  const val = images.some((image) => image.split === 'val') ? 'images/val' : 'images/train';
   const zip = new yazl.ZipFile();
   const output = zip.outputStream as PassThrough;
   // yazl reports a failing source file on the ZipFile, which would leave the output stream hanging.
@@ -120,15 +173,15 @@ export function datasetZip(
   const yaml = [
     `# ${coco.info.description}`,
     'path: .',
-    'train: images',
-    'val: images',
+    'train: images/train',
+    `val: ${val}`,
     'names:',
     ...names.map((name, index) => `  ${index}: ${JSON.stringify(name)}`),
     '',
   ].join('\n');
   zip.addBuffer(Buffer.from(yaml), 'data.yaml');
-  for (const sample of present) {
-    const base = baseName(sample.sample_id);
+  for (const { sample, split } of images) {
+    const base = `${split}/${baseName(sample.sample_id)}`;
     // JPEG does not shrink further; storing saves the time.
     zip.addFile(imagePath(sample.sample_id), `images/${base}.jpg`, { compress: false });
     zip.addBuffer(Buffer.from(yolo.get(sample.sample_id) ?? ''), `labels/${base}.txt`);

@@ -9,6 +9,11 @@ export const ListedApp = Type.Object({
   perpetual: Type.Boolean(),
   type: AppType,
   rule: ListedRule,
+  labels: Type.Optional(
+    Type.Array(Type.String(), {
+      description: "Extension: the labels of the app's model; a class_id is a label's index, as a string",
+    }),
+  ),
 });
 
 export type ListedApp = Static<typeof ListedApp>;

@@ -56,6 +56,20 @@ export type PackageInUse = (zapkId: string) => boolean;
 /** Runs a model once and says what of it disagrees with its manifest entry and labels, or null. */
 export type ModelCheck = (model: InstalledModel & { file: string }, labels: number) => Promise<string | null>;
 
+/** What an install did: `upgraded` is the contract's flag (any replacement), `change` says which. */
+export interface PackageChange {
+  zapk_id: string;
+  version: string;
+  upgraded: boolean;
+  change: 'installed' | 'upgraded' | 'reinstalled' | 'downgraded';
+}
+
+/** Versions compared part by part, numerically where both parts are numbers ("1.10.0" > "1.9.2"). */
+export function changeOf(from: string, to: string): 'upgraded' | 'reinstalled' | 'downgraded' {
+  const order = to.localeCompare(from, 'en', { numeric: true });
+  return order > 0 ? 'upgraded' : order < 0 ? 'downgraded' : 'reinstalled';
+}
+
 /**
  * Installed application packages and their apps' rules. The database row is the truth: a package's
  * files are unpacked into a fresh folder first and only then committed, so a crash mid-install
@@ -63,6 +77,8 @@ export type ModelCheck = (model: InstalledModel & { file: string }, labels: numb
  */
 export class PackageRegistry {
   private readonly packagesDir: string;
+  /** Where the engine's bundled built-in package lies, so the operator can restore it after an uninstall. */
+  builtinDir: string | undefined;
   /** Bumped on every install, upgrade, uninstall and rule edit: running tasks reload their apps when it moves. */
   revision = 0;
 
@@ -87,7 +103,7 @@ export class PackageRegistry {
   }
 
   /** Installs or upgrades from a .zapk file; returns the package id and whether it replaced one. */
-  async installZapk(zapkPath: string): Promise<{ zapk_id: string; version: string; upgraded: boolean }> {
+  async installZapk(zapkPath: string): Promise<PackageChange> {
     const manifest = await inspectZapk(zapkPath);
     // Refused early here, and decided for good at commit: a task may start while the files unpack.
     this.refuseIfInUse(manifest.zapk_id, 'upgraded');
@@ -111,12 +127,15 @@ export class PackageRegistry {
   }
 
   /** Installs the package unpacked in a folder that stays where it is (the built-in one in assets/). */
-  async installDir(
-    dir: string,
-    builtin: boolean,
-  ): Promise<{ zapk_id: string; version: string; upgraded: boolean }> {
+  async installDir(dir: string, builtin: boolean): Promise<PackageChange> {
     const manifest = await loadManifestDir(dir);
     return this.commit(manifest, dir, builtin);
+  }
+
+  /** Installs the bundled built-in package again (after an uninstall, or to reset its rules). */
+  restoreBuiltin(): Promise<PackageChange> {
+    if (this.builtinDir === undefined) throw new Error('the engine was started without its built-in package');
+    return this.installDir(this.builtinDir, true);
   }
 
   /**
@@ -153,6 +172,7 @@ export class PackageRegistry {
     const apps = this.store.apps();
     return this.rows().map((pkg) => {
       const manifest = JSON.parse(pkg.manifest) as Manifest;
+      const labels = JSON.parse(pkg.labels) as Record<string, string[]>;
       const listed: Record<string, ListedApp> = {};
       for (const app of apps.filter((a) => a.zapk_id === pkg.zapk_id)) {
         const spec = manifest.apps.find((a) => a.app_id === app.app_id);
@@ -163,6 +183,7 @@ export class PackageRegistry {
           perpetual: app.perpetual === 1,
           type: app.type as AppType,
           rule: listedRule(JSON.parse(app.rule) as Rule, spec?.length_reference),
+          ...(spec && labels[spec.model] ? { labels: labels[spec.model] } : {}),
         };
       }
       return {
@@ -223,7 +244,7 @@ export class PackageRegistry {
     this.revision += 1;
   }
 
-  private commit(manifest: Manifest, dir: string, builtin: boolean) {
+  private commit(manifest: Manifest, dir: string, builtin: boolean): PackageChange {
     const previous = this.find(manifest.zapk_id);
     const labels = readLabels(manifest, dir);
     const keptRules = new Map<string, string>();
@@ -268,7 +289,8 @@ export class PackageRegistry {
     if (previous && !previous.builtin && previous.dir !== dir) {
       void rm(previous.dir, { recursive: true, force: true });
     }
-    return { zapk_id: manifest.zapk_id, version: manifest.version, upgraded: previous !== undefined };
+    const change = previous ? changeOf(previous.version, manifest.version) : 'installed';
+    return { zapk_id: manifest.zapk_id, version: manifest.version, upgraded: previous !== undefined, change };
   }
 
   private refuseIfInUse(zapkId: string, what: string): void {

@@ -17,7 +17,7 @@ import { SignIn } from './screens/SignIn';
 import { System } from './screens/System';
 import { Tasks } from './screens/Tasks';
 import { Wall } from './screens/Wall';
-import { useSession, useT } from './store';
+import { signOutEverywhere, useSession, useT } from './store';
 import { headerPath, useVisited } from './visited';
 
 /** The screens in the order an operator needs them: watching first, setting up last. */
@@ -93,7 +93,6 @@ export function App() {
   const theme = useSession((state) => state.theme);
   const visited = useVisited((state) => state.last);
   const visit = useVisited((state) => state.visit);
-  const signOut = useSession((state) => state.signOut);
   const connected = useFeed((state) => state.connected);
   const signedIn = mode === 'ipc' || session !== null;
   useFeedSubscription(transport, signedIn);
@@ -143,8 +142,9 @@ export function App() {
           />
           <AccountMenu
             onSignOut={() => {
-              signOut();
-              queryClient.clear();
+              void signOutEverywhere(transport)
+                .catch(() => undefined)
+                .then(() => queryClient.clear());
             }}
           />
         </div>

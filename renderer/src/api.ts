@@ -63,6 +63,8 @@ export interface ZapkApp {
   license_expire: number;
   perpetual: boolean;
   rule: unknown;
+  /** Extension: the labels of the app's model; a class_id is a label's index. */
+  labels?: string[];
 }
 
 export interface ZapkPackage {

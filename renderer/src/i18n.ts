@@ -361,7 +361,7 @@ const baseEn = {
   'optimization.samplesOf': '{count} of at most {max} ({mb} MB of images)',
   'optimization.byReason': 'By reason',
   'optimization.verdicts': 'Verdicts',
-  'optimization.verdictCounts': '{right} right · {wrong} wrong · {none} not judged',
+  'optimization.verdictCounts': 'samples: {right} right · {wrong} wrong · {none} not judged',
   'optimization.dropped': 'Dropped (encoder busy)',
   'optimization.limit.max_samples':
     'The run stored as many samples as it may. Its statistics go on until it ends.',
@@ -369,7 +369,7 @@ const baseEn = {
     'The disk of the data folder is nearly full: the run stores no more samples. Its statistics go on until it ends.',
   'optimization.download': 'Download dataset',
   'optimization.downloadHint':
-    'A zip of the samples stored so far: COCO annotations.json, the frames in images/, YOLO labels/ and data.yaml. Samples judged wrong are exported without their hard detections.',
+    'A zip of the samples stored so far: COCO annotations.json, each distinct frame once in images/train or images/val, YOLO labels/ and data.yaml. Samples judged wrong are exported without their hard detections.',
   'optimization.proposals': 'Proposed thresholds',
   'optimization.proposalsHint':
     'From the run’s stable tracks (likely real objects), flickering tracks (likely false) and your verdicts (each counts as two tracks). Alarms: the run’s detections of the class that pass the current and the proposed threshold.',
@@ -386,7 +386,8 @@ const baseEn = {
   'optimization.col.track': 'Track',
   'optimization.col.hard': 'Hard',
   'optimization.classId': 'class {id}',
-  'optimization.basis': '{stable} stable, {flickering} flickering tracks; {right} right, {wrong} wrong',
+  'optimization.basis':
+    '{stable} stable, {flickering} flickering tracks; detections in judged samples: {right} in right, {wrong} in wrong',
   'optimization.apply': 'Apply {threshold}',
   'optimization.applyLabel': 'Apply threshold {threshold} to {name} of {app}',
   'optimization.applied': 'The threshold of {name} in {app} is now {threshold}.',
@@ -839,13 +840,13 @@ const zhCN: Dictionary = {
   'optimization.samplesOf': '{count} 个，最多 {max} 个（图片 {mb} MB）',
   'optimization.byReason': '按原因',
   'optimization.verdicts': '判定',
-  'optimization.verdictCounts': '正确 {right} · 错误 {wrong} · 未判定 {none}',
+  'optimization.verdictCounts': '样本：正确 {right} · 错误 {wrong} · 未判定 {none}',
   'optimization.dropped': '已丢弃（编码繁忙）',
   'optimization.limit.max_samples': '本次运行保存的样本已达上限。统计会继续到运行结束。',
   'optimization.limit.disk': '数据文件夹所在磁盘空间将满，本次运行不再保存样本。统计会继续到运行结束。',
   'optimization.download': '下载数据集',
   'optimization.downloadHint':
-    '包含目前已保存样本的 zip：COCO annotations.json、images/ 中的帧、YOLO labels/ 和 data.yaml。判定为错误的样本导出时不含其难例检测。',
+    '包含目前已保存样本的 zip：COCO annotations.json、images/train 或 images/val 中的帧（相同的帧只收一次）、YOLO labels/ 和 data.yaml。判定为错误的样本导出时不含其难例检测。',
   'optimization.proposals': '建议阈值',
   'optimization.proposalsHint':
     '依据本次运行的稳定轨迹（多为真实目标）、闪烁轨迹（多为误检）和您的判定（每个计为两条轨迹）。告警：本次运行中该类别通过当前阈值和建议阈值的检测数。',
@@ -862,7 +863,8 @@ const zhCN: Dictionary = {
   'optimization.col.track': '轨迹',
   'optimization.col.hard': '难例',
   'optimization.classId': '类别 {id}',
-  'optimization.basis': '稳定轨迹 {stable} 条，闪烁轨迹 {flickering} 条；正确 {right}，错误 {wrong}',
+  'optimization.basis':
+    '稳定轨迹 {stable} 条，闪烁轨迹 {flickering} 条；已判定样本中的检测：正确样本 {right} 个，错误样本 {wrong} 个',
   'optimization.apply': '应用 {threshold}',
   'optimization.applyLabel': '将 {app} 中 {name} 的阈值设为 {threshold}',
   'optimization.applied': '{app} 中 {name} 的阈值现为 {threshold}。',

@@ -5,6 +5,7 @@
  */
 import { create } from 'zustand';
 import { isLanguage, type Language, pickLanguage, type Translate, translate } from './i18n';
+import type { Transport } from './transport';
 
 export type Mode = 'ipc' | 'http';
 export type Theme = 'system' | 'light' | 'dark';
@@ -89,6 +90,18 @@ export const useSession = create<SessionState>()((set) => ({
     set({ theme });
   },
 }));
+
+/**
+ * Sign out from the header: the engine revokes the token first (so a copy of it stops answering), then
+ * local state goes; an engine that cannot be reached does not keep the operator signed in.
+ */
+export async function signOutEverywhere(transport: Transport): Promise<void> {
+  try {
+    await transport.request('POST', '/api/auth/logout');
+  } finally {
+    useSession.getState().signOut();
+  }
+}
 
 /** The current token for the http transport (null when signed out or expired). */
 export function currentToken(): string | null {

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ADMIN_USER } from '../../auth/accounts';
 import type { Api } from '../app';
+import { bearerToken } from '../authenticate';
 import type { ApiContext } from '../context';
 import { Envelope, ErrorEnvelope, ok } from '../envelope';
 import { Health, PasswordChange, TokenData, TokenRequest } from '../schemas';
@@ -59,6 +60,24 @@ export function authRoutes(app: Api, ctx: ApiContext): void {
       const username = request.username ?? ADMIN_USER;
       await ctx.accounts.setPassword(username, request.body.password);
       return ok({ username });
+    },
+  );
+
+  app.post(
+    '/api/auth/logout',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Extension: sign out; revokes the token this request presents (no body)',
+        body: Type.Optional(Type.Null()),
+        response: { 200: Envelope(Type.Object({ username: Type.String() })) },
+      },
+    },
+    async (request) => {
+      // authenticate() accepted this header's token (logout takes no ?token=), so it is the one to end.
+      const token = bearerToken(request.headers.authorization);
+      if (token) ctx.accounts.revokeToken(token);
+      return ok({ username: request.username ?? ADMIN_USER });
     },
   );
 }

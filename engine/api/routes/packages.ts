@@ -66,6 +66,18 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
     },
   );
 
+  app.post(
+    '/api/zapk/builtin/restore',
+    {
+      schema: {
+        tags: ['applications'],
+        summary: "Extension: install the engine's bundled built-in package again (409 while a task uses it)",
+        response: { 200: Envelope(PackageInstalled) },
+      },
+    },
+    async () => ok(await ctx.packages.restoreBuiltin()),
+  );
+
   app.delete(
     '/api/zapk/:zapk_id',
     {

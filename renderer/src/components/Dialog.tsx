@@ -7,18 +7,22 @@ interface DialogProps {
   children: ReactNode;
   /** Wider dialogs for editors. */
   wide?: boolean;
+  /** When given, Escape and × call it instead of closing (an editor asks before dropping edits). */
+  onRequestClose?: () => void;
 }
 
 /**
  * A modal dialog on the native <dialog>: focus moves in and is trapped, Escape closes it, and focus
  * returns to where it was when it closes.
  */
-export function Dialog({ title, onClose, children, wide }: DialogProps) {
+export function Dialog({ title, onClose, children, wide, onRequestClose }: DialogProps) {
   const t = useT();
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   const onCloseRef = useRef(onClose);
   onCloseRef.current = onClose;
+  const requestRef = useRef(onRequestClose);
+  requestRef.current = onRequestClose;
 
   useEffect(() => {
     const dialog = ref.current;
@@ -26,9 +30,16 @@ export function Dialog({ title, onClose, children, wide }: DialogProps) {
     const previous = document.activeElement as HTMLElement | null;
     dialog.showModal();
     const closed = () => onCloseRef.current();
+    const cancel = (event: Event) => {
+      if (!requestRef.current) return;
+      event.preventDefault();
+      requestRef.current();
+    };
     dialog.addEventListener('close', closed);
+    dialog.addEventListener('cancel', cancel);
     return () => {
       dialog.removeEventListener('close', closed);
+      dialog.removeEventListener('cancel', cancel);
       if (dialog.open) dialog.close();
       previous?.focus?.();
     };
@@ -42,7 +53,7 @@ export function Dialog({ title, onClose, children, wide }: DialogProps) {
           type="button"
           className="icon-button"
           aria-label={t('common.close')}
-          onClick={() => ref.current?.close()}
+          onClick={() => (requestRef.current ? requestRef.current() : ref.current?.close())}
         >
           ×
         </button>

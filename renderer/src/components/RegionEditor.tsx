@@ -44,6 +44,12 @@ export function RegionEditor({ apps, editor, onChange, source, frame, lit, statu
     setTextError(false);
   }, [shape]);
 
+  const applyText = () => {
+    const points = parsePoints(text);
+    setTextError(points === null);
+    if (points) onChange(setPoints(editor, points));
+  };
+
   const problemOf = (appId: string) => {
     const appShape = editor.shapes[appId];
     const app = apps.find((candidate) => candidate.app_id === appId);
@@ -160,15 +166,8 @@ export function RegionEditor({ apps, editor, onChange, source, frame, lit, statu
                 {t('regions.clear')}
               </button>
             </div>
-            <form
-              className="field"
-              onSubmit={(event) => {
-                event.preventDefault();
-                const points = parsePoints(text);
-                setTextError(points === null);
-                if (points) onChange(setPoints(editor, points));
-              }}
-            >
+            {/* Not a form: the editor sits inside the wizard's form, and a nested form's submit reloads the page. */}
+            <div className="field">
               <label htmlFor={textId}>{t('regions.points')}</label>
               <div className="field-row">
                 <input
@@ -176,15 +175,22 @@ export function RegionEditor({ apps, editor, onChange, source, frame, lit, statu
                   value={text}
                   spellCheck={false}
                   onChange={(event) => setText(event.target.value)}
+                  onKeyDown={(event) => {
+                    if (event.key !== 'Enter') return;
+                    event.preventDefault();
+                    applyText();
+                  }}
                   aria-invalid={textError || undefined}
                   aria-describedby={`${textId}-hint`}
                 />
-                <button type="submit">{t('regions.apply')}</button>
+                <button type="button" onClick={applyText}>
+                  {t('regions.apply')}
+                </button>
               </div>
               <span id={`${textId}-hint`} className={textError ? 'field-error' : 'hint'}>
                 {textError ? t('regions.pointsInvalid') : t('regions.pointsHint')}
               </span>
-            </form>
+            </div>
             {activeProblem?.kind === 'invalid' && (
               <p className="notice notice-error" role="alert">
                 {activeProblem.message}

@@ -5,6 +5,7 @@
  */
 import * as account from './account';
 import * as cameras from './cameras';
+import * as defects from './defects';
 import * as review from './review';
 import * as system from './system';
 import * as wall from './wall';
@@ -13,6 +14,6 @@ import * as wall from './wall';
 export type Translation<English> = Record<keyof English, string>;
 
 export const featureMessages = {
-  en: { ...account.en, ...cameras.en, ...review.en, ...system.en, ...wall.en },
-  zhCN: { ...account.zhCN, ...cameras.zhCN, ...review.zhCN, ...system.zhCN, ...wall.zhCN },
+  en: { ...account.en, ...cameras.en, ...defects.en, ...review.en, ...system.en, ...wall.en },
+  zhCN: { ...account.zhCN, ...cameras.zhCN, ...defects.zhCN, ...review.zhCN, ...system.zhCN, ...wall.zhCN },
 };

@@ -55,6 +55,22 @@ export function proposalAction(proposal: Proposal): ProposalAction {
   return { kind: 'apply', update: { zapkId, appId, body } };
 }
 
+/**
+ * The update that undoes an applied proposal: the same class list (the rule as it was, see above)
+ * with this class's threshold back at the one the proposal replaced.
+ */
+export function undoOf(update: RuleUpdate, proposal: Proposal): RuleUpdate {
+  const classes = update.body.rule?.classes?.map((entry) =>
+    entry.class_id === proposal.class_id ? { ...entry, threshold: proposal.current_threshold } : entry,
+  );
+  return { ...update, body: { ...update.body, rule: { ...update.body.rule, classes } } };
+}
+
+/** Whether the operator judged any sample with a hard detection of the proposal's class: F1 means little before. */
+export function hasVerdicts(proposal: Pick<Proposal, 'basis'>): boolean {
+  return proposal.basis.right + proposal.basis.wrong > 0;
+}
+
 /** A count change with its sign: "+323", "−5", "0". */
 export function signed(value: number): string {
   if (value > 0) return `+${value}`;

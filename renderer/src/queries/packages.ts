@@ -57,3 +57,10 @@ export const updateAppMutation = (transport: Transport, client: QueryClient) =>
     mutationFn: ({ zapkId, appId, body }: AppUpdate) => updateApp(transport, zapkId, appId, body),
     onSettled: () => invalidatePackages(client),
   });
+
+export const restoreBuiltinMutation = (transport: Transport, client: QueryClient) =>
+  mutationOptions({
+    mutationFn: async () =>
+      (await transport.request<PackageInstalled>('POST', '/api/zapk/builtin/restore')).data,
+    onSettled: () => invalidatePackages(client),
+  });

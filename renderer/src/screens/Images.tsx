@@ -1,12 +1,13 @@
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { fileToBase64, type ImageResult, isRunning, type Task, uploadDiff, uploadImage } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
-import { tasksQuery } from '../queries/tasks';
+import { invalidateTask, tasksQuery } from '../queries/tasks';
 import { paths } from '../routes';
 import { useT } from '../store';
+import { taskTitle } from '../tasks/title';
 
 /** The engine takes an image per task at most every second (42901 otherwise). */
 const UPLOAD_SPACING_MS = 1100;
@@ -44,7 +45,7 @@ export function Images({ taskId }: { taskId: string | null }) {
           <option value="">{t('live.chooseTask')}</option>
           {imageTasks.map((candidate) => (
             <option key={candidate.task_id} value={candidate.task_id}>
-              {candidate.task_id.slice(0, 8)} · {t(`mode.${candidate.mode}`)} · {candidate.app_ids.join(', ')}
+              {taskTitle(candidate)} · {t(`mode.${candidate.mode}`)} · {candidate.app_ids.join(', ')}
             </option>
           ))}
         </select>
@@ -66,6 +67,7 @@ export function Images({ taskId }: { taskId: string | null }) {
 function Uploads({ task }: { task: Task }) {
   const t = useT();
   const transport = useTransport();
+  const queryClient = useQueryClient();
   const ids = { images: useId(), before: useId(), after: useId(), device: useId(), enhance: useId() };
   const diff = task.mode === 'diff';
   const [deviceId, setDeviceId] = useState('');
@@ -112,7 +114,11 @@ function Uploads({ task }: { task: Task }) {
         keep(file.name, await uploadImage(transport, task.task_id, await fileToBase64(file), options), file);
       }
     },
-    onSettled: () => setProgress(null),
+    // The task's status line counts the images received: fetched again once they are in.
+    onSettled: () => {
+      setProgress(null);
+      void invalidateTask(queryClient, task.task_id);
+    },
   });
 
   function submit(event: FormEvent<HTMLFormElement>) {

@@ -1,9 +1,17 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { type OptimizationView, type Proposal, updateApp } from '../api';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
-import { decimal, proposalAction, signed } from '../optimization/proposals';
+import {
+  decimal,
+  hasVerdicts,
+  proposalAction,
+  type RuleUpdate,
+  signed,
+  undoOf,
+} from '../optimization/proposals';
 import { invalidateRuns } from '../queries/optimizations';
 import { invalidatePackages } from '../queries/packages';
 import { useT } from '../store';
@@ -12,6 +20,8 @@ interface Applied {
   app: string;
   name: string;
   threshold: number;
+  /** The update that puts the rule back as it was; null once undone. */
+  undo: RuleUpdate | null;
 }
 
 const keyOf = (proposal: Pick<Proposal, 'app_id' | 'class_id'>) => `${proposal.app_id}\n${proposal.class_id}`;
@@ -26,6 +36,10 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
   const queryClient = useQueryClient();
   const titleId = useId();
   const [applied, setApplied] = useState<Applied | null>(null);
+  // Applying changes the live rule: asked first, and undone from the notice.
+  const [confirming, setConfirming] = useState<Proposal | null>(null);
+  const reread = () =>
+    Promise.all([invalidateRuns(queryClient, run.task_id), invalidatePackages(queryClient)]);
 
   const apply = useMutation({
     mutationFn: async (proposal: Proposal) => {
@@ -33,13 +47,26 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
       if (action.kind !== 'apply') throw new Error(t('optimization.cannotApply'));
       const { zapkId, appId, body } = action.update;
       await updateApp(transport, zapkId, appId, body);
-      return proposal;
+      return { proposal, undo: undoOf(action.update, proposal) };
     },
-    onSuccess: (proposal) =>
-      setApplied({ app: proposal.app_id, name: proposal.name, threshold: proposal.proposed_threshold ?? 0 }),
+    onSuccess: ({ proposal, undo }) =>
+      setApplied({
+        app: proposal.app_id,
+        name: proposal.name,
+        threshold: proposal.proposed_threshold ?? 0,
+        undo,
+      }),
     // Pending until the proposals are read again: each one's request carries the app's whole class
     // list, so no other may be sent from the list as it was before this change.
-    onSettled: () => Promise.all([invalidateRuns(queryClient, run.task_id), invalidatePackages(queryClient)]),
+    onSettled: reread,
+  });
+  const undo = useMutation({
+    mutationFn: async (done: Applied & { undo: RuleUpdate }) => {
+      await updateApp(transport, done.undo.zapkId, done.undo.appId, done.undo.body);
+      return done;
+    },
+    onSuccess: (done) => setApplied({ ...done, undo: null }),
+    onSettled: reread,
   });
 
   return (
@@ -47,14 +74,40 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
       <h3 id={titleId}>{t('optimization.proposals')}</h3>
       <p className="hint">{t('optimization.proposalsHint')}</p>
       {apply.isError && <ErrorNotice error={apply.error} />}
+      {undo.isError && <ErrorNotice error={undo.error} />}
       <p role="status" className={applied ? 'notice' : 'visually-hidden'}>
         {applied &&
-          t('optimization.applied', {
-            name: applied.name,
-            app: applied.app,
-            threshold: decimal(applied.threshold),
-          })}
+          (applied.undo
+            ? t('optimization.applied', {
+                name: applied.name,
+                app: applied.app,
+                threshold: decimal(applied.threshold),
+              })
+            : t('defects.optimization.undone', { name: applied.name, app: applied.app }))}
       </p>
+      {applied?.undo && (
+        <button
+          type="button"
+          disabled={undo.isPending || apply.isPending}
+          onClick={() => applied.undo && undo.mutate({ ...applied, undo: applied.undo })}
+        >
+          {t('defects.optimization.undo')}
+        </button>
+      )}
+      {confirming && (
+        <ConfirmDialog
+          title={t('defects.optimization.confirmTitle')}
+          message={t('defects.optimization.confirmMessage', {
+            name: confirming.name,
+            app: confirming.app_id,
+            from: decimal(confirming.current_threshold),
+            to: decimal(confirming.proposed_threshold),
+          })}
+          confirmLabel={t('optimization.apply', { threshold: decimal(confirming.proposed_threshold) })}
+          onConfirm={() => apply.mutate(confirming)}
+          onClose={() => setConfirming(null)}
+        />
+      )}
       {run.proposals.length === 0 ? (
         <p>{t('optimization.noProposals')}</p>
       ) : (
@@ -97,7 +150,9 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
                     <td className="num">{decimal(proposal.current_threshold)}</td>
                     <td className="num strong">{decimal(proposal.proposed_threshold)}</td>
                     <td className="num">
-                      {decimal(proposal.f1.current)} → {decimal(proposal.f1.proposed)}
+                      {hasVerdicts(proposal)
+                        ? `${decimal(proposal.f1.current)} → ${decimal(proposal.f1.proposed)}`
+                        : t('defects.optimization.noVerdicts')}
                     </td>
                     <td className="num">
                       {proposal.alarms.current} → {proposal.alarms.proposed}{' '}
@@ -124,7 +179,7 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
                             name: proposal.name,
                             app: proposal.app_id,
                           })}
-                          onClick={() => apply.mutate(proposal)}
+                          onClick={() => setConfirming(proposal)}
                         >
                           {pending
                             ? t('common.saving')

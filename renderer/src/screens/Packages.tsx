@@ -1,14 +1,21 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type DragEvent, useId, useRef, useState } from 'react';
-import { appsOf, licenseState, type ZapkApp, type ZapkPackage } from '../api';
+import { appsOf, isRunning, licenseState, type ZapkApp, type ZapkPackage } from '../api';
 import { appColor } from '../colors';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
 import { formatDate, type MessageKey } from '../i18n';
-import { installPackagesMutation, packagesQuery, uninstallPackageMutation } from '../queries/packages';
+import {
+  installPackagesMutation,
+  packagesQuery,
+  restoreBuiltinMutation,
+  uninstallPackageMutation,
+} from '../queries/packages';
+import { tasksQuery } from '../queries/tasks';
 import { useSession, useT } from '../store';
-import type { PackageInstalled } from '../transport';
+import { useTaskTitle } from '../tasks/title';
+import { ApiError, type PackageInstalled } from '../transport';
 import { RuleEditor } from './RuleEditor';
 
 export function appTypeKey(type: number | undefined): MessageKey | null {
@@ -126,17 +133,26 @@ export function Packages() {
   const [removing, setRemoving] = useState<ZapkPackage | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const packages = useQuery(packagesQuery(transport));
+  const titleOf = useTaskTitle();
   const desktop = transport.kind === 'ipc';
 
   const installed = (data: PackageInstalled | null) => {
     if (!data) return;
-    setNotice(
-      t(data.upgraded ? 'packages.upgraded' : 'packages.installedAs', {
-        id: data.zapk_id,
-        version: data.version,
-      }),
-    );
+    const key = {
+      installed: 'packages.installedAs',
+      upgraded: 'packages.upgraded',
+      reinstalled: 'defects.packages.reinstalled',
+      downgraded: 'defects.packages.downgraded',
+    } as const;
+    const change = data.change ?? (data.upgraded ? 'upgraded' : 'installed');
+    setNotice(t(key[change], { id: data.zapk_id, version: data.version }));
   };
+  const restore = useMutation({
+    ...restoreBuiltinMutation(transport, queryClient),
+    onMutate: () => setNotice(null),
+    onSuccess: installed,
+  });
+
   const install = useMutation({
     ...installPackagesMutation(transport, queryClient),
     onMutate: () => setNotice(null),
@@ -147,6 +163,11 @@ export function Packages() {
     onMutate: () => setNotice(null),
     onSuccess: (_data, zapkId) => setNotice(t('packages.uninstalled', { id: zapkId })),
   });
+  // A refusal because running tasks use the package names those tasks (409 from DELETE /api/zapk/:id).
+  const inUse =
+    uninstall.error instanceof ApiError && uninstall.error.status === 409 ? uninstall.variables : undefined;
+  const tasks = useQuery(tasksQuery(transport));
+  const users = (tasks.data ?? []).filter((task) => task.zapk_id === inUse && isRunning(task));
 
   const zapks = (list: FileList | null) => [...(list ?? [])].filter((file) => /\.zapk$/i.test(file.name));
   function onDrop(event: DragEvent) {
@@ -203,7 +224,25 @@ export function Packages() {
         {dragging ? t('packages.dropNow') : t('packages.dropHint')}
       </p>
       {install.isError && <ErrorNotice error={install.error} />}
-      {uninstall.isError && <ErrorNotice error={uninstall.error} />}
+      {inUse !== undefined ? (
+        <p className="notice notice-error" role="alert">
+          {t('defects.packages.inUse', {
+            id: inUse,
+            tasks: users.map((task) => titleOf(task.task_id)).join(', ') || '…',
+          })}
+        </p>
+      ) : (
+        uninstall.isError && <ErrorNotice error={uninstall.error} />
+      )}
+      {restore.isError && <ErrorNotice error={restore.error} />}
+      {packages.isSuccess && !packages.data.some((pkg) => pkg.builtin) && (
+        <p className="notice">
+          {t('defects.packages.builtinMissing')}{' '}
+          <button type="button" onClick={() => restore.mutate()} disabled={restore.isPending}>
+            {restore.isPending ? t('defects.packages.restoring') : t('defects.packages.restoreBuiltin')}
+          </button>
+        </p>
+      )}
       {notice && (
         <p className="notice" role="status">
           {notice}

@@ -3,6 +3,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useMemo, useState } from 'react';
 import { errorCode } from '../../../engine/contract';
 import type { ZapkApp } from '../api';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { errorProps, FieldError } from '../components/FieldError';
@@ -104,20 +105,42 @@ function TextField(props: {
   onChange: (value: string) => void;
   errors: FieldErrors;
   type?: 'text' | 'color';
+  /** The model's labels: the value is then picked from them (a label's index); a value outside stays listed. */
+  labels?: readonly string[];
 }) {
   const id = useId();
   const errorId = `${id}-error`;
   const error = props.errors[props.path];
+  const { labels } = props;
   return (
     <div className="field">
       <label htmlFor={id}>{props.label}</label>
-      <input
-        id={id}
-        type={props.type ?? 'text'}
-        value={props.value}
-        onChange={(event) => props.onChange(event.target.value)}
-        {...errorProps(errorId, error)}
-      />
+      {labels && labels.length > 0 ? (
+        <select
+          id={id}
+          value={props.value}
+          onChange={(event) => props.onChange(event.target.value)}
+          {...errorProps(errorId, error)}
+        >
+          {!labels.some((_, index) => String(index) === props.value) && (
+            <option value={props.value}>{props.value}</option>
+          )}
+          {labels.map((label, index) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: a label is known by its index (its class_id).
+            <option key={index} value={String(index)}>
+              {index} · {label}
+            </option>
+          ))}
+        </select>
+      ) : (
+        <input
+          id={id}
+          type={props.type ?? 'text'}
+          value={props.value}
+          onChange={(event) => props.onChange(event.target.value)}
+          {...errorProps(errorId, error)}
+        />
+      )}
       <FieldError id={errorId} message={error} />
     </div>
   );
@@ -201,6 +224,10 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
   const [draft, setDraft] = useState<RuleDraft>(initial);
   const [serverErrors, setServerErrors] = useState<FieldErrors>({});
   const [submitted, setSubmitted] = useState(false);
+  // Escape, × or Cancel with unsaved edits asks before dropping them.
+  const [discarding, setDiscarding] = useState(false);
+  const dirty = JSON.stringify(draft) !== JSON.stringify(initial);
+  const requestClose = dirty ? () => setDiscarding(true) : undefined;
   const errors = useMemo(() => ({ ...serverErrors, ...validateRuleDraft(draft) }), [draft, serverErrors]);
   const problemCount = Object.keys(errors).length;
 
@@ -234,7 +261,7 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
   const general = errors[''];
   const isTimeSeries = app.type === 3;
   return (
-    <Dialog title={t('rule.title', { app: app.name })} onClose={onClose} wide>
+    <Dialog title={t('rule.title', { app: app.name })} onClose={onClose} onRequestClose={requestClose} wide>
       <form className="rule-editor" onSubmit={submit} noValidate>
         <p className="meta">
           <span>{t('packages.id', { id: zapkId })}</span>
@@ -326,6 +353,7 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
                   path={`rule.classes.${index}.class_id`}
                   value={entry.class_id}
                   errors={errors}
+                  labels={app.labels}
                   onChange={(class_id) => setClass(index, { class_id })}
                 />
                 <TextField
@@ -395,6 +423,7 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
             <CounterFields
               counter={draft.counter}
               errors={errors}
+              labels={app.labels}
               onChange={setCounter}
               removable={stored.counter === undefined}
               onRemove={() => update((d) => ({ ...d, counter: null }))}
@@ -412,8 +441,8 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
         {save.isError && !(save.error instanceof ApiError && save.error.code === 40001) && (
           <ErrorNotice error={save.error} />
         )}
-        <div className="dialog-actions">
-          <button type="button" onClick={onClose}>
+        <div className="dialog-actions rule-actions">
+          <button type="button" onClick={requestClose ?? onClose}>
             {t('common.cancel')}
           </button>
           <button type="submit" className="primary" disabled={save.isPending}>
@@ -421,6 +450,15 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
           </button>
         </div>
       </form>
+      {discarding && (
+        <ConfirmDialog
+          title={t('defects.rule.discardTitle')}
+          message={t('defects.rule.discardMessage', { app: app.name })}
+          confirmLabel={t('defects.rule.discard')}
+          onConfirm={onClose}
+          onClose={() => setDiscarding(false)}
+        />
+      )}
     </Dialog>
   );
 }
@@ -431,6 +469,7 @@ function CounterFields(props: {
   onChange: (patch: Partial<CounterDraft>) => void;
   removable: boolean;
   onRemove: () => void;
+  labels?: readonly string[];
 }) {
   const t = useT();
   const typeId = useId();
@@ -489,6 +528,7 @@ function CounterFields(props: {
             path={`rule.counter.class_counts.${index}.class_id`}
             value={count.class_id}
             errors={errors}
+            labels={props.labels}
             onChange={(class_id) => setCount(index, { class_id })}
           />
           <NumberField

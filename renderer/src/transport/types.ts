@@ -26,6 +26,8 @@ export interface PackageInstalled {
   zapk_id: string;
   version: string;
   upgraded: boolean;
+  /** Extension: what the install did (same version: reinstalled). */
+  change?: 'installed' | 'upgraded' | 'reinstalled' | 'downgraded';
 }
 
 /** What the live feed carries: a stored event (its callback body), or a change of its delivery state. */
