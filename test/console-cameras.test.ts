@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskView } from '../engine/tasks/schema';
 import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine';
 import { VIDEO } from './helpers/fixtures';
+import { RtmpSource } from './helpers/rtmp-source';
 
 /*
  * Cameras, not UUIDs, in Chromium against an engine in its own process serving the built console:
@@ -84,4 +85,64 @@ describe('the task table', () => {
     ).toBe('运行中');
     await page.close();
   });
+
+  it('names a task in the start wizard', async () => {
+    const page = await open('/tasks');
+    await page.getByRole('button', { name: 'New task…' }).click();
+    const wizard = page.getByRole('dialog', { name: 'Start a task' });
+    await wizard.getByRole('radio', { name: 'Change detection' }).check();
+    await wizard.getByRole('textbox', { name: 'Name' }).fill('x'.repeat(65));
+    await wizard.getByRole('button', { name: 'Next' }).click();
+    // Over 64 characters: refused on the source step, before the engine sees it.
+    expect(await wizard.getByRole('textbox', { name: 'Name' }).getAttribute('aria-invalid')).toBe('true');
+    await wizard.getByRole('textbox', { name: 'Name' }).fill(' Loading bay ');
+    await wizard.getByRole('button', { name: 'Next' }).click();
+    await wizard.getByRole('combobox', { name: 'Package' }).selectOption('builtin');
+    await wizard.getByRole('checkbox', { name: /Scene change/ }).check();
+    await wizard.getByRole('button', { name: 'Next' }).click();
+    await wizard.getByRole('button', { name: 'Next' }).click();
+    await wizard.getByRole('button', { name: 'Start task' }).click();
+    await wizard.waitFor({ state: 'detached', ...POLL });
+    const tasks = await api<TaskView[]>('GET', '/api/tasks');
+    expect(tasks.filter((task) => task.mode === 'diff').map((task) => task.name)).toEqual(['Loading bay']);
+    await page.close();
+  }, 60_000);
+
+  it('shows a camera that lost its stream in red, in both languages', async () => {
+    const camera = await RtmpSource.create('console-cameras-dock', 50);
+    camera.start();
+    try {
+      const { task_id } = await api<{ task_id: string }>('POST', '/api/task', {
+        name: 'Dock 1',
+        zapk_id: 'builtin',
+        app_ids: ['motion'],
+        video_url: camera.url,
+      });
+      const page = await open('/tasks');
+      const badge = page.getByRole('row', { name: /Dock 1/ }).locator('.badge');
+      await expect.poll(() => badge.textContent(), POLL).toBe('Running');
+      await camera.kill();
+      await expect.poll(() => badge.textContent(), { timeout: 40_000 }).toBe('Stream lost, reconnecting');
+      expect(await badge.getAttribute('data-tone')).toBe('bad');
+      const zh = await open(`/tasks/${task_id}`, 'zh-CN');
+      await expect
+        .poll(
+          () =>
+            zh
+              .getByRole('row', { name: /Dock 1/ })
+              .locator('.badge')
+              .textContent(),
+          POLL,
+        )
+        .toBe('视频流中断，正在重连');
+      await expect
+        .poll(() => zh.getByRole('region', { name: '健康状况' }).textContent(), POLL)
+        .toMatch(/中断，正在重连/);
+      await api('DELETE', `/api/task/${task_id}`);
+      await page.close();
+      await zh.close();
+    } finally {
+      await camera.kill();
+    }
+  }, 90_000);
 });

@@ -3,6 +3,7 @@ import type { TaskHealth } from '../engine/contract';
 import type { Task } from '../renderer/src/api';
 import { translate } from '../renderer/src/i18n';
 import { taskState } from '../renderer/src/tasks/status';
+import { redactCredentials, streamErrorKind } from '../renderer/src/tasks/stream-error';
 import { taskTitle } from '../renderer/src/tasks/title';
 
 const HEALTH: TaskHealth = {
@@ -66,5 +67,37 @@ describe('a task’s state as every screen shows it', () => {
   it('names a task by its name, else by the start of its id', () => {
     expect(taskTitle({ task_id: 'a1b2c3d4-0000', name: 'Gate 1' })).toBe('Gate 1');
     expect(taskTitle({ task_id: 'a1b2c3d4-0000' })).toBe('a1b2c3d4');
+  });
+});
+
+describe('a stream error as operators read it', () => {
+  it('tells the kinds an operator can act on apart, in both languages', () => {
+    const lines = [
+      'rtsp://cam:secret@10.0.0.5/stream1: Server returned 401 Unauthorized (authorization failed)',
+      'http://10.0.0.5/live/missing.m3u8: Server returned 404 Not Found',
+      'rtmp://127.0.0.1:1935/live/cam: Connection refused',
+      'rtsp://gate.example/stream1: No route to host',
+      'rtsp://10.0.0.5/stream1: Connection timed out',
+      'rtmp://127.0.0.1:1935/live/cam: End of file',
+      'rtsp://10.0.0.5/stream1: Invalid data found when processing input',
+      'ffmpeg exited with code 1',
+    ];
+    expect(lines.map(streamErrorKind)).toEqual([
+      'health.error.denied',
+      'health.error.notFound',
+      'health.error.refused',
+      'health.error.unreachable',
+      'health.error.timeout',
+      'health.error.ended',
+      'health.error.badData',
+      null,
+    ]);
+    expect(translate('zh-CN', 'health.error.refused')).toBe('连接被拒绝：摄像头或服务器未接受连接');
+  });
+
+  it('hides credentials in the URLs of the line it shows', () => {
+    expect(redactCredentials('rtsp://cam:secret@10.0.0.5/s1 then http://u@h/x and rtmp://h/live')).toBe(
+      'rtsp://***@10.0.0.5/s1 then http://***@h/x and rtmp://h/live',
+    );
   });
 });

@@ -1,11 +1,12 @@
 import type { Task } from '../api';
 import { formatNumber } from '../i18n';
 import { useSession, useT } from '../store';
+import { redactCredentials, streamErrorKind } from '../tasks/stream-error';
 
 /**
  * A task's health figures in the operator's language, and the engine's own line (dump) folded
- * below them for whoever reports a problem. Errors from ffmpeg or a model are shown as they were
- * said: they name files, codecs and hosts that have no translation.
+ * below them for whoever reports a problem. A stream error of a known kind is said in the operator's
+ * language with ffmpeg's line beside it; other errors as they were said (files, codecs, hosts).
  */
 export function HealthDetails({ task }: { task: Task }) {
   const t = useT();
@@ -30,7 +31,11 @@ export function HealthDetails({ task }: { task: Task }) {
       }),
     ]);
     rows.push([t('health.reconnects'), String(stream.reconnects)]);
-    if (stream.last_error) rows.push([t('health.lastStreamError'), stream.last_error]);
+    if (stream.last_error) {
+      const kind = streamErrorKind(stream.last_error);
+      const line = redactCredentials(stream.last_error);
+      rows.push([t('health.lastStreamError'), kind ? `${t(kind)} (${line})` : line]);
+    }
   } else {
     rows.push([t('health.images'), String(health.images)]);
   }

@@ -28,6 +28,13 @@ export const en = {
   'health.ms': '{ms} ms',
   'health.analysisErrors': 'Analysis errors',
   'health.engineLine': 'Engine’s status line',
+  'health.error.denied': 'Access denied: check the user name and password',
+  'health.error.notFound': 'Not found: check the stream path',
+  'health.error.refused': 'Connection refused: the camera or server is not accepting',
+  'health.error.unreachable': 'Host unreachable: check the address and network',
+  'health.error.timeout': 'Timed out: no answer from the source',
+  'health.error.ended': 'The source ended the stream',
+  'health.error.badData': 'Unreadable video data',
 } as const;
 
 export const zhCN: Translation<typeof en> = {
@@ -58,4 +65,11 @@ export const zhCN: Translation<typeof en> = {
   'health.ms': '{ms} 毫秒',
   'health.analysisErrors': '分析错误',
   'health.engineLine': '引擎状态行',
+  'health.error.denied': '拒绝访问：请检查用户名和密码',
+  'health.error.notFound': '未找到：请检查视频流路径',
+  'health.error.refused': '连接被拒绝：摄像头或服务器未接受连接',
+  'health.error.unreachable': '主机不可达：请检查地址和网络',
+  'health.error.timeout': '超时：视频源没有响应',
+  'health.error.ended': '视频源结束了视频流',
+  'health.error.badData': '无法读取的视频数据',
 };

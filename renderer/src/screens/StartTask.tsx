@@ -34,7 +34,7 @@ type Step = (typeof STEPS)[number];
 
 /** Which step shows a field: where a problem is reported and where the wizard goes back to. */
 function stepOf(path: string): Step {
-  if (path === 'mode' || path.startsWith('video_url')) return 'source';
+  if (path === 'mode' || path === 'name' || path.startsWith('video_url')) return 'source';
   if (path.startsWith('zapk_id') || path.startsWith('app_ids')) return 'apps';
   if (path.startsWith('app_configs') || path.startsWith('polygon')) return 'regions';
   return 'output';
@@ -78,6 +78,7 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
     report: useId(),
     business: useId(),
     device: useId(),
+    name: useId(),
   };
   const [step, setStep] = useState<Step>('source');
   const [mode, setMode] = useState<TaskMode>('video');
@@ -89,6 +90,7 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
   const [reportUrl, setReportUrl] = useState('');
   const [businessId, setBusinessId] = useState('');
   const [deviceId, setDeviceId] = useState('');
+  const [name, setName] = useState('');
   const [preview, setPreview] = useState<Preview | null>(null);
   const [videoState, setVideoState] = useState<VideoState | null>(null);
   const [shown, setShown] = useState<Set<Step>>(new Set());
@@ -156,8 +158,9 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
       ...(reportUrl.trim() ? { report_url: reportUrl.trim() } : {}),
       ...(businessId ? { business_id: businessId } : {}),
       ...(deviceId ? { device_id: deviceId } : {}),
+      ...(name.trim() ? { name: name.trim() } : {}),
     };
-  }, [mode, zapkId, appIds, videoUrl, osd, editor, reportUrl, businessId, deviceId]);
+  }, [mode, zapkId, appIds, videoUrl, osd, editor, reportUrl, businessId, deviceId, name]);
 
   const errors = useMemo(() => {
     const found: FieldErrors = { ...schemaErrors(StartTaskBody, body) };
@@ -235,6 +238,20 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
               </div>
               <p className="hint">{t(`wizard.modeHint.${mode}`)}</p>
             </fieldset>
+            <div className="field">
+              <label htmlFor={ids.name}>{t('tasks.nameLabel')}</label>
+              <input
+                id={ids.name}
+                value={name}
+                onChange={(event) => {
+                  setName(event.target.value);
+                  setServerErrors({});
+                }}
+                {...errorProps(`${ids.name}-error`, visible('name'))}
+              />
+              <span className="hint">{t('tasks.nameHint')}</span>
+              <FieldError id={`${ids.name}-error`} message={visible('name')} />
+            </div>
             {mode === 'video' && (
               <fieldset>
                 <legend>{t('wizard.source')}</legend>
