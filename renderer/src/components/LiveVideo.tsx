@@ -1,14 +1,15 @@
 /**
  * A task's AI video as the console shows it: fragmented MP4 over a WebSocket into Media Source
  * Extensions, at the live edge (well under a second behind the camera); reconnected by itself when
- * the socket drops (an engine restart, a network blip), and played over HLS where that path cannot
- * be had (no MSE, or the socket keeps failing).
+ * the socket drops (a network blip), played over HLS where that path cannot be had (no MSE, or the
+ * socket keeps failing), and an error once the engine no longer has the stream (it restarted): the
+ * owner then asks for a new one (useAiLive's renew).
  */
 import { useEffect, useRef, useState } from 'react';
 import { useTransport } from '../context';
 import type { Size } from '../geometry/viewport';
 import { useLinkAccess } from '../hooks/useLinkAccess';
-import { Fmp4Player } from '../live/fmp4-player';
+import { Fmp4Player, STREAM_GONE } from '../live/fmp4-player';
 import { engineLink } from '../optimization/links';
 import { apiPath } from '../transport';
 import { HlsVideo, type VideoState } from './HlsVideo';
@@ -51,12 +52,16 @@ export function LiveVideo({ taskId, stream, hlsUrl, label, onState, onSize }: Li
     };
     video.addEventListener('loadedmetadata', onMetadata);
     const open = () => {
-      player = new Fmp4Player(video, url, (state) => {
+      player = new Fmp4Player(video, url, (state, detail, code) => {
         if (state === 'playing') {
           failures = 0;
           latest.current.onState?.({ kind: 'playing' });
         } else if (state === 'connecting') latest.current.onState?.({ kind: 'loading' });
-        else {
+        else if (code === STREAM_GONE) {
+          // Asking this stream again is pointless: the owner gets a new one.
+          player?.stop();
+          latest.current.onState?.({ kind: 'error', detail: detail ?? 'the stream is gone' });
+        } else {
           player?.stop();
           failures += 1;
           if (failures >= SOCKET_ATTEMPTS) setFallback(true);

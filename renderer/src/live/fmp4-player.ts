@@ -13,6 +13,9 @@ const KEEP_BEHIND_S = 10;
 
 export type PlayerState = 'connecting' | 'playing' | 'closed';
 
+/** The close code of a socket whose stream the engine does not have (ended, or the engine restarted). */
+export const STREAM_GONE = 4404;
+
 /** The codec string of an H.264 init segment (avc1.PPCCLL from its avcC box), or null. */
 export function codecOf(init: Uint8Array): string | null {
   for (let i = 4; i + 8 < init.length; i++) {
@@ -40,7 +43,7 @@ export class Fmp4Player {
   constructor(
     private readonly video: HTMLVideoElement,
     private readonly url: string,
-    private readonly onState: (state: PlayerState, detail?: string) => void,
+    private readonly onState: (state: PlayerState, detail?: string, code?: number) => void,
   ) {}
 
   static supported(): boolean {
@@ -67,7 +70,7 @@ export class Fmp4Player {
     this.socket = socket;
     socket.onmessage = (event) => this.receive(event.data as ArrayBuffer);
     socket.onclose = (event) => {
-      if (!this.closed) this.onState('closed', event.reason || `socket closed (${event.code})`);
+      if (!this.closed) this.onState('closed', event.reason || `socket closed (${event.code})`, event.code);
     };
   }
 

@@ -24,6 +24,8 @@ import { useT } from '../store';
 import { taskTitle } from '../tasks/title';
 import { ApiError } from '../transport';
 
+/** How long an AI video error shows before the view asks for the video again. */
+const VIDEO_RENEW_MS = 2_000;
 /** How long a reported object keeps its zone lit. */
 const LIT_MS = 3_000;
 const SAVE_DELAY_MS = 300;
@@ -112,6 +114,16 @@ function LiveTask({ taskId }: { taskId: string }) {
   const liveApps = useMemo(() => (running && appKey !== '' ? appKey.split('\n') : []), [running, appKey]);
   const live = useAiLive(transport, taskId, liveApps);
   const [videoState, setVideoState] = useState<VideoState | null>(null);
+  const { renew } = live;
+  // A player that lost its stream (the engine restarted) gets a new one, by itself, after a moment.
+  useEffect(() => {
+    if (videoState?.kind !== 'error') return;
+    const timer = setTimeout(() => {
+      setVideoState(null);
+      renew();
+    }, VIDEO_RENEW_MS);
+    return () => clearTimeout(timer);
+  }, [videoState, renew]);
   const [videoSize, setVideoSize] = useState<Size | null>(null);
 
   // What the feed says about this task: the latest frame (size, snapshot) and recent objects.

@@ -44,11 +44,21 @@ export function WallTile({ task, video, alarms, focused, onSelect }: WallTilePro
   );
 }
 
+/** How long a lost AI video waits before the tile asks for a new one. */
+const VIDEO_RENEW_MS = 2_000;
+
 function TileVideo({ task }: { task: Task }) {
   const t = useT();
   const transport = useTransport();
   const live = useAiLive(transport, task.task_id, task.app_ids);
   const [state, setState] = useState<VideoState>({ kind: 'loading' });
+  const { renew } = live;
+  // A player that lost its stream (the engine restarted) gets a new one, after a moment.
+  useEffect(() => {
+    if (state.kind !== 'error') return;
+    const timer = setTimeout(renew, VIDEO_RENEW_MS);
+    return () => clearTimeout(timer);
+  }, [state, renew]);
   if (live.isError) return <p className="wall-placeholder">{t('wall.videoUnavailable')}</p>;
   if (!live.data) return <p className="wall-placeholder">{t('wall.opening')}</p>;
   return (
