@@ -336,6 +336,20 @@ describe('web console in Chromium', () => {
     );
     drawn = moved;
 
+    // Defect 2 of issue 16: a self-crossing shape is never sent, and the status says so (not "saved").
+    const points = page.getByRole('textbox', { name: 'Points (x,y …)' });
+    const bowtie = '100,100 500,400 500,100 100,400';
+    await points.fill(bowtie);
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('Not applied: the region of Person detection is not valid').waitFor();
+    expect(await page.getByText('Regions saved: the task uses them now.').count()).toBe(0);
+    await page.waitForTimeout(1000);
+    expectPolygonNear(await personPolygon(), moved, 2);
+    await surface.focus();
+    await page.keyboard.press('Control+z');
+    await page.getByText('Not applied:').waitFor({ state: 'detached' });
+    expectPolygonNear(await personPolygon(), moved, 2);
+
     // Back to the fit (key 0); a window of another size keeps the frame letterboxed and the mapping exact.
     await surface.focus();
     await page.keyboard.press('0');

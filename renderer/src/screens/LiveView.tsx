@@ -230,6 +230,13 @@ function LiveTask({ taskId }: { taskId: string }) {
   if (task.isError) return <ErrorNotice error={task.error} />;
   if (!data || !editor) return <p role="status">{t('common.loading')}</p>;
 
+  // A finished shape the engine would refuse is never sent: say the task keeps its last saved one.
+  const refused = apps.find((app) => {
+    const shape = editor.shapes[app.app_id];
+    if (!shape || shapeProblem(shape, app.type)?.kind !== 'invalid') return false;
+    return !samePolygon(saved.current[app.app_id], polygonOf(shape) ?? []);
+  });
+
   const videoUnavailable = live.isError || videoState?.kind === 'error';
   const frame =
     live.data && !videoUnavailable ? (
@@ -286,14 +293,16 @@ function LiveTask({ taskId }: { taskId: string }) {
                       : ''}
               {videoUnavailable && latestSnapshot ? ` ${t('live.showingSnapshot')}` : ''}
             </p>
-            <p role="status" className={save.kind === 'error' ? 'field-error' : 'meta'}>
-              {save.kind === 'saving'
-                ? t('live.saving')
-                : save.kind === 'saved'
-                  ? t('live.saved')
-                  : save.kind === 'error'
-                    ? t('live.saveFailed', { msg: save.msg })
-                    : t('live.autosave')}
+            <p role="status" className={save.kind === 'error' || refused ? 'field-error' : 'meta'}>
+              {refused
+                ? t('live.notApplied', { app: refused.name })
+                : save.kind === 'saving'
+                  ? t('live.saving')
+                  : save.kind === 'saved'
+                    ? t('live.saved')
+                    : save.kind === 'error'
+                      ? t('live.saveFailed', { msg: save.msg })
+                      : t('live.autosave')}
             </p>
           </div>
         }
