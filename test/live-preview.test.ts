@@ -3,6 +3,8 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { startsWithKeyframe } from '../engine/live/fmp4';
 import { terminate } from './helpers/child';
 import { startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
 import { eventually } from './helpers/eventually';
@@ -10,9 +12,11 @@ import { NginxRtmp } from './helpers/nginx-rtmp';
 import { encodedFixture } from './helpers/rtmp-source';
 
 /**
- * Raw previews (4.12) with real parts: a camera publishing H.264 to a real RTMP server (remuxed by
- * the preview, not re-encoded) and the fixture file (MS-MPEG4, encoded to H.264), served as HLS by
- * the engine. The engine's clock is moved by hand for the idle release.
+ * Raw previews (4.12) with real parts: a camera publishing H.264 to a real RTMP server, the fixture
+ * file (MS-MPEG4) and an H.264 file whose keyframes are 25 s apart, each encoded to H.264 with a
+ * keyframe every half second (so nothing waits for the source's keyframes), served as HLS and as
+ * fragmented MP4 over a WebSocket by the engine. The engine's clock is moved by hand for the idle
+ * release.
  */
 
 const run = promisify(execFile);
@@ -77,13 +81,37 @@ async function newestSegment(preview: Preview): Promise<{ codec: string; frames:
 /** The command lines of the engine's preview ffmpeg processes (children of this process). */
 async function previewProcesses(): Promise<string[]> {
   const { stdout } = await run('ps', ['-o', 'args=', '--ppid', String(process.pid)]);
-  return stdout.split('\n').filter((line) => line.includes('ffmpeg') && line.includes(' -f hls '));
+  return stdout.split('\n').filter((line) => line.includes('ffmpeg') && line.includes(' -f tee '));
 }
 
 const folders = () => readdirSync(join(t.dataDir, 'live'));
 
+const socketUrl = (path: string) =>
+  `${t.engine.url.replace(/^http/, 'ws')}${path}?token=${encodeURIComponent(t.token)}`;
+
+/** The first `count` messages of a WebSocket. */
+function socketMessages(path: string, count: number): Promise<Buffer[]> {
+  const socket = new WebSocket(socketUrl(path));
+  const messages: Buffer[] = [];
+  return new Promise<Buffer[]>((done, fail) => {
+    socket.on('message', (data: Buffer) => {
+      messages.push(data);
+      if (messages.length === count) done(messages);
+    });
+    socket.on('error', fail);
+    setTimeout(() => fail(new Error(`${messages.length} messages in 20 s`)), 20_000);
+  }).finally(() => socket.close());
+}
+
+/** The close code of a WebSocket the engine closes. */
+function socketClose(path: string): Promise<number> {
+  const socket = new WebSocket(socketUrl(path));
+  socket.on('error', () => {});
+  return new Promise((done) => socket.on('close', (code) => done(code)));
+}
+
 describe('raw preview of a source (4.12)', () => {
-  it('remuxes an H.264 camera without re-encoding, with its frame size', async () => {
+  it('encodes an H.264 camera with short keyframe intervals, with its frame size', async () => {
     const preview = await open(nginx.url('cam'));
     expect(preview).toMatchObject({ width: 768, height: 576 });
     expect(preview.hls_url).toBe(`${t.engine.url}/api/stream/${preview.stream_id}/index.m3u8`);
@@ -91,8 +119,8 @@ describe('raw preview of a source (4.12)', () => {
     expect(segment.codec).toBe('h264');
     expect(segment.frames).toBeGreaterThan(0);
     const [line] = await previewProcesses();
-    expect(line).toContain(' -c:v copy ');
-    expect(line).not.toContain('libx264');
+    expect(line).toContain(' -c:v libx264 ');
+    expect(line).toContain(' -force_key_frames expr:gte(t,n_forced*0.5) ');
 
     expect((await fetch(preview.hls_url)).status).toBe(401);
     expect((await t.call('DELETE', `/api/stream/${preview.stream_id}`)).body).toEqual({
@@ -135,6 +163,34 @@ describe('raw preview of a source (4.12)', () => {
       10_000,
       100,
     );
+  }, 60_000);
+
+  it('plays a file whose keyframes are 25 s apart at once: a keyframe every half second on the socket', async () => {
+    const sparse = join(t.dataDir, 'sparse-keyframes.mp4');
+    await run('ffmpeg', [
+      ...['-hide_banner', '-loglevel', 'error', '-y', '-i', VIDEO, '-t', '30', '-an'],
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '250', '-keyint_min', '250', '-sc_threshold', '0'],
+      sparse,
+    ]);
+    const { stdout } = await run('ffprobe', [
+      ...['-v', 'error', '-skip_frame', 'nokey', '-select_streams', 'v', '-show_entries', 'frame=pts_time'],
+      ...['-of', 'csv=p=0', sparse],
+    ]);
+    expect(stdout.trim().split('\n').map(Number).filter(Number.isFinite)).toEqual([0, 25]);
+
+    const preview = await open(sparse);
+    expect(preview).toMatchObject({ width: 768, height: 576 });
+    // The answer comes with the first encoded frame; the playlist, asked for at once, waits for its segment.
+    expect((await fetch(`${preview.hls_url}?token=${t.token}`)).status).toBe(200);
+    const messages = await socketMessages(`/api/stream/${preview.stream_id}/socket`, 22);
+    const [init, ...fragments] = messages as [Buffer, ...Buffer[]];
+    expect(init.toString('latin1', 4, 8)).toBe('ftyp');
+    // At the source's 10 fps, a keyframe every half second is every fifth fragment, from the first.
+    const keyframes = fragments.flatMap((fragment, i) => (startsWithKeyframe(fragment) ? [i] : []));
+    expect(keyframes).toEqual([0, 5, 10, 15, 20]);
+    await t.call('DELETE', `/api/stream/${preview.stream_id}`);
+    const gone = await socketClose(`/api/stream/${preview.stream_id}/socket`);
+    expect(gone).toBe(4404);
   }, 60_000);
 
   it('answers 503 for a source that cannot be opened, leaving nothing behind', async () => {

@@ -3,8 +3,7 @@ import type { WatchdogFrame } from '../media/stream-watchdog';
 import type { AnalysedFrame } from '../pipeline/task-pipeline';
 import type { Osd } from '../tasks/schema';
 import { LiveEncoder } from './encoder';
-import { Fmp4Splitter } from './fmp4';
-import { Fmp4Channel } from './fmp4-channel';
+import { channelFeed, Fmp4Channel } from './fmp4-channel';
 import { FramePacer } from './frame-pacer';
 import { LiveOverlay } from './live-overlay';
 import { RtmpPush } from './push';
@@ -41,23 +40,13 @@ export class AiStream {
   constructor(readonly settings: AiStreamSettings) {
     this.overlay = new LiveOverlay(settings.appIds, settings.osd);
     this.pacer = new FramePacer(settings.fps);
-    const splitter = new Fmp4Splitter(
-      (init) => this.channel.setInit(init),
-      (fragment) => this.channel.push(fragment),
-    );
+    const feed = channelFeed(this.channel);
     this.encoder = new LiveEncoder(settings, {
       mpegts: (chunk) => {
         for (const { push } of this.pushes.values()) push.write(chunk);
       },
-      fmp4: (chunk) => {
-        try {
-          splitter.push(chunk);
-        } catch {
-          // A broken stream is the encoder's failure: its restart starts a clean one.
-          splitter.reset();
-        }
-      },
-      restarted: () => splitter.reset(),
+      fmp4: feed.write,
+      restarted: feed.restart,
     });
   }
 

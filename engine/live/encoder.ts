@@ -1,6 +1,7 @@
 import type { FfmpegHealth } from '../contract/health';
 import type { Frame } from '../inference/types';
 import { blend, type RasterOverlay } from '../osd/raster';
+import { FMP4_TEE_OUTPUT } from './fmp4';
 import { hlsTeeOutput, nextSegmentNumber, waitForPlaylist } from './hls-files';
 import { SupervisedFfmpeg } from './supervised-ffmpeg';
 
@@ -56,14 +57,11 @@ function encoderArgs(settings: EncoderSettings, startNumber: number): string[] {
     ...['-flags', '+global_header', '-x264-params', 'repeat-headers=1'],
     ...['-b:v', `${bitrateKbps}k`, '-maxrate', `${bitrateKbps}k`, '-bufsize', `${bitrateKbps}k`],
     ...['-g', gop, '-keyint_min', gop, '-sc_threshold', '0'],
-    ...['-f', 'tee', `${hlsTeeOutput(startNumber)}|[f=mpegts]pipe:1|[f=mp4:movflags=${FMP4_FLAGS}]pipe:3`],
+    ...['-f', 'tee', `${hlsTeeOutput(startNumber)}|[f=mpegts]pipe:1|${FMP4_TEE_OUTPUT}`],
   ];
 }
 
 const even = (n: number) => Math.max(2, n - (n % 2));
-
-/** An init segment first, then a moof+mdat per frame, each decodable from its own moof (fmp4.ts). */
-const FMP4_FLAGS = 'empty_moov+default_base_moof+frag_every_frame';
 
 /**
  * The one ffmpeg that encodes an AI video, fed composited frames by its owner. It is restarted with

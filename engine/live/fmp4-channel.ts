@@ -3,7 +3,7 @@
  * keyframe on. A viewer whose socket falls behind (more than MAX_BEHIND_BYTES unsent) skips to the
  * next keyframe instead of queueing: it never holds memory, and never slows the encoder or others.
  */
-import type { Fragment } from './fmp4';
+import { Fmp4Splitter, type Fragment } from './fmp4';
 
 /** What the channel needs of a viewer's socket (a ws WebSocket fits). */
 export interface FragmentSink {
@@ -66,4 +66,29 @@ export class Fmp4Channel {
       viewer.sink.send(fragment.bytes);
     }
   }
+}
+
+/**
+ * An encoder's fragmented MP4 bytes split into a channel's init segment and fragments: write() each
+ * chunk, restart() when a new encoder process begins. A stream that breaks the format is dropped
+ * until the encoder's restart starts a clean one. `onFragment` hears every fragment too.
+ */
+export function channelFeed(channel: Fmp4Channel, onFragment?: (fragment: Fragment) => void) {
+  const splitter = new Fmp4Splitter(
+    (init) => channel.setInit(init),
+    (fragment) => {
+      channel.push(fragment);
+      onFragment?.(fragment);
+    },
+  );
+  return {
+    write(chunk: Buffer): void {
+      try {
+        splitter.push(chunk);
+      } catch {
+        splitter.reset();
+      }
+    },
+    restart: () => splitter.reset(),
+  };
 }

@@ -11,6 +11,12 @@ export interface Fragment {
 }
 
 /** Largest box accepted: a frame of a 4K stream at a generous bitrate. */
+/**
+ * The fragmented MP4 output of an encoder as one output of ffmpeg's tee muxer, on fd 3: an init
+ * segment first, then a moof+mdat per frame, each decodable from its own moof.
+ */
+export const FMP4_TEE_OUTPUT = '[f=mp4:movflags=empty_moov+default_base_moof+frag_every_frame]pipe:3';
+
 const MAX_BOX_BYTES = 16 * 1024 * 1024;
 
 /** Children of a container box (its payload from `start` to `end`): type and payload range. */

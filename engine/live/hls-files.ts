@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** What ffmpeg's HLS muxer writes in a stream's folder (relative names: ffmpeg runs in the folder). */
-const PLAYLIST = 'index.m3u8';
+export const PLAYLIST = 'index.m3u8';
 const SEGMENT_TEMPLATE = 'seg%05d.ts';
 /** The only names a client may ask for: no path ever reaches the file system from a request. */
 const SERVABLE = /^(index\.m3u8|seg\d{5,12}\.ts)$/;
@@ -28,14 +28,6 @@ function hlsOptions(startNumber: number): Array<[string, string]> {
     ['start_number', String(startNumber)],
   ];
 }
-
-/** The HLS output as ffmpeg arguments. */
-export const hlsOutputArgs = (startNumber: number): string[] => [
-  '-f',
-  'hls',
-  ...hlsOptions(startNumber).flatMap(([name, value]) => [`-${name}`, value]),
-  PLAYLIST,
-];
 
 /** The HLS output as one output of ffmpeg's tee muxer. */
 export const hlsTeeOutput = (startNumber: number): string =>

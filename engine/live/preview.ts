@@ -1,13 +1,16 @@
 import type { Clock } from '../clock';
 import { sourceInputArgs } from '../media/frame-source';
-import { type ProbeResult, probeFirstFrame } from '../media/probe';
+import { probeFirstFrame } from '../media/probe';
 import type { SourceUrl } from '../media/source-url';
+import { FMP4_TEE_OUTPUT } from './fmp4';
+import { channelFeed, Fmp4Channel } from './fmp4-channel';
 import {
   type HlsFile,
   type HlsRoot,
-  hlsOutputArgs,
+  hlsTeeOutput,
   newStreamId,
   nextSegmentNumber,
+  PLAYLIST,
   readHlsFile,
   waitForPlaylist,
 } from './hls-files';
@@ -36,39 +39,43 @@ export interface PreviewInfo {
 interface Preview extends PreviewInfo {
   dir: string;
   child: SupervisedFfmpeg;
+  channel: Fmp4Channel;
   idle: IdleWatch | null;
 }
 
 const DEFAULT_OPEN_TIMEOUT_MS = 15_000;
-/** What browsers play through Media Source Extensions without re-encoding. */
-const copyable = (probe: ProbeResult) => probe.codec === 'h264' && /^yuvj?420p$/.test(probe.pixelFormat);
+/** How long a request for a preview's playlist waits for its first segment (1 s of video). */
+const PLAYLIST_WAIT_MS = 5_000;
+/** Seconds between keyframes: a low-latency viewer starts at the next one. */
+const KEYFRAME_S = 0.5;
 
 /**
  * The ffmpeg arguments of a preview: the source read as a task's is (protocol whitelist, files
- * looped in real time), its video copied into HLS when it is H.264 4:2:0, else encoded to H.264 with
- * a keyframe every second so that segments stay short.
+ * looped in real time), always encoded to H.264 (bounded to 1280x720) with a keyframe every half
+ * second, so that nothing waits for the source's own keyframes, which may be 25 s apart: to HLS for
+ * players, and to fragmented MP4 (fd 3) for the console's low-latency player.
  */
-function previewArgs(source: SourceUrl, copy: boolean, startNumber: number, maxPixels?: number): string[] {
-  const video = copy
-    ? ['-c:v', 'copy']
-    : [
-        ...['-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2,format=yuv420p'],
-        ...['-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency', '-crf', '23'],
-        ...['-maxrate', '4000k', '-bufsize', '4000k', '-force_key_frames', 'expr:gte(t,n_forced*1)'],
-      ];
+function previewArgs(source: SourceUrl, startNumber: number, maxPixels?: number): string[] {
+  const fit = "scale='min(1280,iw)':'min(720,ih)':force_original_aspect_ratio=decrease:force_divisible_by=2";
   return [
     ...['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+warning'],
     ...sourceInputArgs(source, { maxPixels }),
-    ...['-map', '0:v:0', '-an', '-sn', '-dn', ...video],
-    ...hlsOutputArgs(startNumber),
+    ...['-map', '0:v:0', '-an', '-sn', '-dn', '-vf', `${fit},format=yuv420p`],
+    ...['-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency', '-crf', '23'],
+    ...['-maxrate', '4000k', '-bufsize', '4000k'],
+    ...['-force_key_frames', `expr:gte(t,n_forced*${KEYFRAME_S})`],
+    // The MP4 output's init segment needs the parameter sets; HLS keeps them in-band too.
+    ...['-flags', '+global_header', '-x264-params', 'repeat-headers=1'],
+    ...['-f', 'tee', `${hlsTeeOutput(startNumber)}|${FMP4_TEE_OUTPUT}`],
   ];
 }
 
 /**
  * Raw previews of sources (4.12), for drawing polygons before a task exists: one ffmpeg per
- * preview, HLS in its own folder, width and height from the first decoded frame. A preview whose
- * playlist and segments nobody fetched for the idle time is released, so a console that went away
- * leaves nothing running.
+ * preview, started at once beside the probe that reads the source's frame size; open() answers when
+ * both the size and the first encoded frame are there. HLS in the preview's own folder, fragmented
+ * MP4 to low-latency viewers. A preview nobody fetched anything of for the idle time is released,
+ * so a console that went away leaves nothing running.
  */
 export class PreviewStreams {
   private readonly previews = new Map<string, Preview>();
@@ -76,52 +83,70 @@ export class PreviewStreams {
 
   constructor(private readonly deps: PreviewDeps) {}
 
-  /** Opens a preview; rejects (leaving nothing behind) when the source gives no frame or no segment. */
+  /** Opens a preview; rejects (leaving nothing behind) when the source gives no frame. */
   async open(source: SourceUrl): Promise<PreviewInfo> {
     const timeoutMs = this.deps.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
     const maxPixels = this.deps.maxSourcePixels;
-    const probe = await probeFirstFrame(this.deps.ffmpeg, source, { timeoutMs, maxPixels });
     const id = newStreamId();
     const dir = await this.deps.root.create(`preview-${id}`);
     if (this.closed) {
       await this.deps.root.remove(dir);
       throw new Error('the engine is stopping');
     }
-    const copy = copyable(probe);
     const child = new SupervisedFfmpeg({
       ffmpeg: this.deps.ffmpeg,
       cwd: dir,
-      args: async () => previewArgs(source, copy, await nextSegmentNumber(dir), maxPixels),
+      extraOutput: true,
+      args: async () => previewArgs(source, await nextSegmentNumber(dir), maxPixels),
     });
-    const preview: Preview = {
-      id,
-      width: probe.width,
-      height: probe.height,
-      dir,
-      child,
-      idle: null,
-    };
+    const channel = new Fmp4Channel();
+    let framed: () => void = () => {};
+    const firstFrame = new Promise<void>((resolve) => {
+      framed = resolve;
+    });
+    const feed = channelFeed(channel, () => framed());
+    child.on('extra', feed.write);
+    child.on('spawned', feed.restart);
+    const preview: Preview = { id, width: 0, height: 0, dir, child, channel, idle: null };
     this.previews.set(id, preview);
     child.start();
     try {
-      // A copied stream's first segment ends at its second keyframe, which a camera may send late.
-      await waitForPlaylist(dir, 2 * timeoutMs, () => (this.closed ? 'the engine is stopping' : null));
+      const probe = await probeFirstFrame(this.deps.ffmpeg, source, { timeoutMs, maxPixels });
+      preview.width = probe.width;
+      preview.height = probe.height;
+      await within(firstFrame, timeoutMs, () => child.lastError || 'no video frame was encoded');
     } catch (error) {
       await this.close(id);
-      const detail = child.lastError;
-      throw new Error(detail ? `${(error as Error).message}: ${detail}` : (error as Error).message);
+      throw error;
     }
     child.markLive();
     const idleMs = this.deps.idleMs ?? DEFAULT_IDLE_MS;
     preview.idle = new IdleWatch(this.deps.clock, idleMs, () => void this.close(id));
-    return { id, width: probe.width, height: probe.height };
+    return { id, width: preview.width, height: preview.height };
   }
 
-  /** A playlist (its segment URIs with segmentToken) or segment of a preview; null when none. */
+  /** A preview's low-latency viewers, kept alive while one watches; null when there is none. */
+  channel(id: string): { channel: Fmp4Channel; keepAlive: () => void } | null {
+    const preview = this.previews.get(id);
+    if (!preview?.idle) return null;
+    const idle = preview.idle;
+    return { channel: preview.channel, keepAlive: () => idle.touch() };
+  }
+
+  /**
+   * A playlist (its segment URIs with segmentToken) or segment of a preview; null when none. The
+   * preview answers before its first segment is whole: a playlist asked for meanwhile waits for it.
+   */
   async file(id: string, name: string, segmentToken?: string): Promise<HlsFile | null> {
     const preview = this.previews.get(id);
     if (!preview) return null;
     preview.idle?.touch();
+    if (name === PLAYLIST)
+      await waitForPlaylist(preview.dir, PLAYLIST_WAIT_MS, () =>
+        this.previews.has(id) ? null : 'the preview was closed',
+      ).catch(() => {
+        // Answered as missing below.
+      });
     return readHlsFile(preview.dir, name, segmentToken);
   }
 
@@ -140,5 +165,19 @@ export class PreviewStreams {
   async closeAll(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.previews.keys()].map((id) => this.close(id)));
+  }
+}
+
+/** Resolves as `promise` does, or rejects with what `why` says once timeoutMs have passed. */
+async function within(promise: Promise<void>, timeoutMs: number, why: () => string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    // Real time, not a clock: it waits on a real ffmpeg.
+    timer = setTimeout(() => reject(new Error(why())), timeoutMs);
+  });
+  try {
+    await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -153,6 +153,11 @@ export async function closePreview(transport: Transport, streamId: string): Prom
   await transport.request('DELETE', apiPath`/api/stream/${streamId}`);
 }
 
+/** The fragmented MP4 sockets (extensions) of an AI video and of a preview. */
+export const aiVideoSocket = (taskId: string, stream: string): string =>
+  apiPath`/api/task/${taskId}/livestream/${stream}/socket`;
+export const previewSocket = (streamId: string): string => apiPath`/api/stream/${streamId}/socket`;
+
 export interface ImageOptions {
   device_id?: string;
   enhance?: 0 | 1;

@@ -1,4 +1,6 @@
+import type { WebSocket } from '@fastify/websocket';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Fmp4Channel } from '../../live/fmp4-channel';
 import { type HlsFile, isSegmentName } from '../../live/hls-files';
 import type { PreviewInfo } from '../../live/preview';
 import { SourceTooLargeError } from '../../media/source-limits';
@@ -164,19 +166,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     async (socket, request) => {
       const { task_id: taskId, stream } = request.params as { task_id: string; stream: string };
       const found = await ctx.video.live(taskId)?.channel(stream);
-      // A WebSocket has no status line once open: refusals are close codes with the reason.
-      if (!found) return socket.close(4404, `task ${taskId} has no AI video "${stream}"`);
-      const leave = found.channel.join({
-        send: (data) => {
-          found.keepAlive();
-          socket.send(data);
-        },
-        get bufferedAmount() {
-          return socket.bufferedAmount;
-        },
-      });
-      if (!leave) return socket.close(4429, 'too many viewers of this AI video');
-      socket.on('close', leave);
+      serveChannel(socket, found ?? null, `task ${taskId} has no AI video "${stream}"`);
     },
   );
 
@@ -231,6 +221,25 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
   );
 
   app.get(
+    '/api/stream/:stream_id/socket',
+    {
+      websocket: true,
+      config: { queryToken: true },
+      schema: {
+        tags: ['streaming'],
+        summary:
+          'Extension: a preview as fragmented MP4 over a WebSocket (init segment, then a fragment per frame from a keyframe); token in ?token=',
+        params: StreamParams,
+        querystring: HlsQuery,
+      },
+    },
+    async (socket, request) => {
+      const { stream_id: id } = request.params as { stream_id: string };
+      serveChannel(socket, ctx.previews.channel(id), `no video stream "${id}"`);
+    },
+  );
+
+  app.get(
     '/api/stream/:stream_id/:file',
     {
       config: { queryToken: true, segmentScope: previewSegment },
@@ -252,4 +261,30 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
       );
     },
   );
+}
+
+/**
+ * A low-latency viewer on a stream's channel until its socket closes. A WebSocket has no status line
+ * once open: refusals are close codes with the reason (4404 no such stream, 4429 too many viewers).
+ */
+function serveChannel(
+  socket: WebSocket,
+  found: { channel: Fmp4Channel; keepAlive: () => void } | null,
+  missing: string,
+): void {
+  if (!found) {
+    socket.close(4404, missing);
+    return;
+  }
+  const leave = found.channel.join({
+    send: (data) => {
+      found.keepAlive();
+      socket.send(data);
+    },
+    get bufferedAmount() {
+      return socket.bufferedAmount;
+    },
+  });
+  if (leave) socket.on('close', leave);
+  else socket.close(4429, 'too many viewers of this video');
 }

@@ -1,5 +1,5 @@
 /**
- * A task's AI video as the console shows it: fragmented MP4 over a WebSocket into Media Source
+ * A live video as the console shows it (a task's AI video, a source's preview): fragmented MP4 over a WebSocket into Media Source
  * Extensions, at the live edge (well under a second behind the camera); reconnected by itself when
  * the socket drops (a network blip), played over HLS where that path cannot be had (no MSE, or the
  * socket keeps failing), and an error once the engine no longer has the stream (it restarted): the
@@ -11,13 +11,11 @@ import type { Size } from '../geometry/viewport';
 import { useLinkAccess } from '../hooks/useLinkAccess';
 import { Fmp4Player, STREAM_GONE } from '../live/fmp4-player';
 import { engineLink } from '../optimization/links';
-import { apiPath } from '../transport';
 import { HlsVideo, type VideoState } from './HlsVideo';
 
 interface LiveVideoProps {
-  taskId: string;
-  /** The AI video's stream id (4.10). */
-  stream: string;
+  /** The engine path of its fragmented MP4 socket (api.ts: aiVideoSocket, previewSocket). */
+  socketPath: string;
   /** Its HLS playlist, the fallback. */
   hlsUrl: string;
   label: string;
@@ -29,15 +27,14 @@ interface LiveVideoProps {
 const SOCKET_ATTEMPTS = 4;
 const RETRY_DELAY_MS = 1_000;
 
-export function LiveVideo({ taskId, stream, hlsUrl, label, onState, onSize }: LiveVideoProps) {
+export function LiveVideo({ socketPath, hlsUrl, label, onState, onSize }: LiveVideoProps) {
   const transport = useTransport();
   const access = useLinkAccess();
   const videoRef = useRef<HTMLVideoElement>(null);
   const latest = useRef({ onState, onSize });
   latest.current = { onState, onSize };
   const [fallback, setFallback] = useState(!Fmp4Player.supported());
-  const path = apiPath`/api/task/${taskId}/livestream/${stream}/socket`;
-  const link = access ? engineLink(path, access) : null;
+  const link = access ? engineLink(socketPath, access) : null;
   const url = link ? link.replace(/^http/, 'ws') : null;
 
   useEffect(() => {

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { pointInPolygon } from '../../../engine/contract';
-import { type AppConfig, appsOf, isRunning, type Task } from '../api';
+import { type AppConfig, aiVideoSocket, appsOf, isRunning, type Task } from '../api';
 import { appColor } from '../colors';
 import { ErrorNotice } from '../components/ErrorNotice';
 import type { VideoState } from '../components/HlsVideo';
@@ -241,8 +241,7 @@ function LiveTask({ taskId }: { taskId: string }) {
   const frame =
     live.data && !videoUnavailable ? (
       <LiveVideo
-        taskId={taskId}
-        stream={live.data.stream}
+        socketPath={aiVideoSocket(taskId, live.data.stream)}
         hlsUrl={live.data.hls_url}
         label={t('live.videoLabel', { id: taskTitle(data) })}
         onState={setVideoState}

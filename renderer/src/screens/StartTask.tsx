@@ -9,6 +9,7 @@ import {
   modesOfType,
   type Osd,
   type Preview,
+  previewSocket,
   startPreview,
   type TaskMode,
 } from '../api';
@@ -17,7 +18,8 @@ import { AppCheckbox } from '../components/AppCheckbox';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { errorProps, FieldError } from '../components/FieldError';
-import { HlsVideo, type VideoState } from '../components/HlsVideo';
+import type { VideoState } from '../components/HlsVideo';
+import { LiveVideo } from '../components/LiveVideo';
 import { OsdFields } from '../components/OsdFields';
 import type { StageApp } from '../components/PolygonStage';
 import { RegionEditor } from '../components/RegionEditor';
@@ -283,9 +285,9 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
                 {openPreview.isError && <ErrorNotice error={openPreview.error} />}
                 {preview && (
                   <div className="preview">
-                    <HlsVideo
-                      src={transport.mediaUrl(preview.hls_url)}
-                      headers={transport.mediaHeaders()}
+                    <LiveVideo
+                      socketPath={previewSocket(preview.stream_id)}
+                      hlsUrl={preview.hls_url}
                       label={t('wizard.previewLabel')}
                       onState={setVideoState}
                     />
@@ -364,9 +366,9 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
               source={preview ? { width: preview.width, height: preview.height } : null}
               frame={
                 preview ? (
-                  <HlsVideo
-                    src={transport.mediaUrl(preview.hls_url)}
-                    headers={transport.mediaHeaders()}
+                  <LiveVideo
+                    socketPath={previewSocket(preview.stream_id)}
+                    hlsUrl={preview.hls_url}
                     label={t('wizard.previewLabel')}
                   />
                 ) : undefined

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import type { Task } from '../api';
+import { aiVideoSocket, type Task } from '../api';
 import type { VideoState } from '../components/HlsVideo';
 import { LiveVideo } from '../components/LiveVideo';
 import { StatusBadge } from '../components/StatusBadge';
@@ -64,8 +64,7 @@ function TileVideo({ task }: { task: Task }) {
   return (
     <>
       <LiveVideo
-        taskId={task.task_id}
-        stream={live.data.stream}
+        socketPath={aiVideoSocket(task.task_id, live.data.stream)}
         hlsUrl={live.data.hls_url}
         label={t('wall.videoLabel', { name: taskTitle(task) })}
         onState={setState}
