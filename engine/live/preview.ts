@@ -1,6 +1,6 @@
 import type { Clock } from '../clock';
 import { sourceInputArgs } from '../media/frame-source';
-import { probeFirstFrame } from '../media/probe';
+import { probeFirstFrame, QUICK_START_ARGS } from '../media/probe';
 import type { SourceUrl } from '../media/source-url';
 import { FMP4_TEE_OUTPUT } from './fmp4';
 import { channelFeed, Fmp4Channel } from './fmp4-channel';
@@ -59,6 +59,7 @@ function previewArgs(source: SourceUrl, startNumber: number, maxPixels?: number)
   const fit = "scale='min(1280,iw)':'min(720,ih)':force_original_aspect_ratio=decrease:force_divisible_by=2";
   return [
     ...['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+warning'],
+    ...QUICK_START_ARGS,
     ...sourceInputArgs(source, { maxPixels }),
     ...['-map', '0:v:0', '-an', '-sn', '-dn', '-vf', `${fit},format=yuv420p`],
     ...['-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency', '-crf', '23'],

@@ -20,6 +20,13 @@ export interface ProbeOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Input options for a reader that needs the picture soon rather than a full stream analysis: ffmpeg
+ * otherwise reads up to 5 s of a network stream (analyzeduration) before its first frame, which a
+ * probe (size and codec from the decoded frame) and a preview (re-encoded) do not need.
+ */
+export const QUICK_START_ARGS = ['-analyzeduration', '500000', '-probesize', '1000000'];
+
 // "P6 <w> <h> <maxval>" and its whitespace byte: all of the frame the probe keeps.
 const PPM_HEADER_BYTES = 64;
 
@@ -39,6 +46,7 @@ export function probeFirstFrame(
     // Info level for the input description (codec); each line's level tells errors apart.
     ...['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info'],
     // Read once, as fast as it comes: a file without a decodable frame fails at its end.
+    ...QUICK_START_ARGS,
     ...sourceInputArgs(source, { ioTimeoutMs: timeoutMs, maxPixels }, false),
     ...['-map', '0:v:0', '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'ppm', '-'],
   ];
