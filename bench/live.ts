@@ -507,7 +507,7 @@ export async function benchLive(): Promise<{ cpu: CpuRow[]; latency: LatencyRow[
     ]);
     latency.push(
       ...(await previewOpen(engine, token, {
-        'RTMP camera, keyframe every 1 s': nginx.url('cam'),
+        'RTMP camera, keyframe every 25 frames': nginx.url('cam'),
         'MP4 file, keyframes 25 s apart': sparse,
       })),
     );
