@@ -5,7 +5,13 @@ import { join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import type { Frame } from '../engine/inference/types';
-import { buildOverlay, type OverlayInput, type OverlayObject, type OverlayZone } from '../engine/osd/overlay';
+import {
+  buildOverlay,
+  type OverlayInput,
+  type OverlayObject,
+  type OverlayZone,
+  objectLayouts,
+} from '../engine/osd/overlay';
 import { paintObjects } from '../engine/osd/paint';
 import { renderOverlay, renderSnapshot } from '../engine/osd/render';
 import { appSnapshot } from '../engine/osd/snapshot';
@@ -210,6 +216,40 @@ describe('labels', () => {
     const image = await draw(frame, { objects: [redBox({ x1: 180, x2: 200, name: 'a long class name' })] });
     expect(pixel(image, frame.width, 199, 30)).toEqual(RED);
     expect(pixel(image, frame.width, 100, 30)).toEqual(RED);
+  });
+
+  it('keeps the tags of neighbouring objects off each other (defect 10 of issue 16)', () => {
+    // Two people side by side: their tags, 22 px high, would both sit at y 28 on overlapping x.
+    const objects = [redBox({ x1: 40, x2: 90, trackId: '1' }), redBox({ x1: 60, x2: 110, trackId: '2' })];
+    const layouts = objectLayouts(objects, DEFAULT_OSD, 200, 150);
+    const tags = layouts.map((layout) => layout.label && [layout.label.x, layout.label.y]);
+    // The first keeps its place on the box's top edge; the second goes inside its own box's top.
+    expect(tags).toEqual([
+      [40, 28],
+      [60, 50],
+    ]);
+  });
+
+  it('leaves no two tags overlapping in a crowd while there is room', () => {
+    const crowd = Array.from({ length: 12 }, (_, i) =>
+      redBox({ x1: 20 + i * 12, x2: 80 + i * 12, y1: 200 + (i % 3) * 6, y2: 320, trackId: String(i) }),
+    );
+    const labels = objectLayouts(crowd, DEFAULT_OSD, 640, 480).map((layout) => layout.label);
+    const clash = labels.flatMap((a, i) =>
+      labels
+        .slice(i + 1)
+        .filter(
+          (b) =>
+            a &&
+            b &&
+            a.x < b.x + b.width &&
+            b.x < a.x + a.width &&
+            a.y < b.y + b.height &&
+            b.y < a.y + a.height,
+        ),
+    );
+    expect(clash).toEqual([]);
+    for (const label of labels) expect(label && label.y >= 0 && label.y + label.height <= 480).toBe(true);
   });
 
   it('renders hostile names and track ids as text, never as markup', async () => {

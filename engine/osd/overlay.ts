@@ -1,4 +1,5 @@
 import type { Osd, Polygon } from '../tasks/schema';
+import { placeLabels } from './label-placement';
 
 /** An app's zone: [] the whole frame (nothing drawn), 3+ points a region, 2 points a counting line. */
 export interface OverlayZone {
@@ -53,10 +54,9 @@ export function buildOverlay(input: OverlayInput): Overlay | null {
   const zones = osd.display_polygon ? input.zones.map((zone) => zoneDrawing(zone, osd.border_size)) : [];
   const boxes: Drawing[] = [];
   const labels: Drawing[] = [];
-  for (const object of input.objects) {
-    const layout = objectLayout(object, osd, width, height);
-    if (layout?.box) boxes.push(boxDrawing(layout.box, layout.border, layout.color.hex));
-    if (layout?.label) labels.push(labelDrawing(layout.label));
+  for (const layout of objectLayouts(input.objects, osd, width, height)) {
+    if (layout.box) boxes.push(boxDrawing(layout.box, layout.border, layout.color.hex));
+    if (layout.label) labels.push(labelDrawing(layout.label));
   }
   const drawings = [...zones, ...boxes, ...labels].filter((drawing) => drawing !== null);
   if (drawings.length === 0) return null;
@@ -116,6 +116,22 @@ export function objectLayout(
     color,
     label: text ? labelLayout(box, text, color, osd.font_size, width, height) : null,
   };
+}
+
+/** The layouts of a frame's objects (those inside it), their tags kept off each other. */
+export function objectLayouts(
+  objects: readonly OverlayObject[],
+  osd: Required<Osd>,
+  width: number,
+  height: number,
+): ObjectLayout[] {
+  const placed = objects.flatMap((object) => {
+    const layout = objectLayout(object, osd, width, height);
+    const box = clampBox(object, width, height);
+    return layout && box ? [{ layout, box, label: layout.label }] : [];
+  });
+  const labels = placeLabels(placed, width, height);
+  return placed.map(({ layout }, i) => ({ ...layout, label: labels[i] ?? null }));
 }
 
 /** One label alone as an SVG of its own size, drawn exactly as buildOverlay draws it at (x, y). */

@@ -3,9 +3,8 @@ import type { Osd } from '../tasks/schema';
 import {
   type LabelLayout,
   labelSvg,
-  type ObjectLayout,
   type OverlayObject,
-  objectLayout,
+  objectLayouts,
   type PixelBox,
   type Rgb,
 } from './overlay';
@@ -25,9 +24,7 @@ export async function paintObjects(
   objects: readonly OverlayObject[],
   osd: Required<Osd>,
 ): Promise<void> {
-  const layouts = objects
-    .map((object) => objectLayout(object, osd, width, height))
-    .filter((layout): layout is ObjectLayout => layout !== null);
+  const layouts = objectLayouts(objects, osd, width, height);
   const labels = layouts.map((layout) => layout.label).filter((label) => label !== null);
   const tiles = await Promise.all(labels.map(labelTile));
   // Tags go over every box, as in the SVG.
