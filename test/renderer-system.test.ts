@@ -97,6 +97,17 @@ describe('figures in the operator’s language', () => {
     expect(formatDuration(zh, 185)).toBe('3 分 5 秒');
   });
 
+  it('counted words in the number’s plural form, not "(s)"', () => {
+    expect([0, 1, 2].map((count) => en('mqtt.backlog', { count }))).toEqual([
+      '0 events waiting for the broker',
+      '1 event waiting for the broker',
+      '2 events waiting for the broker',
+    ]);
+    expect(zh('images.objects', { count: 1 })).toBe(
+      translate('zh-CN', 'images.objects', { count: 2 }).replace('2', '1'),
+    );
+  });
+
   it('bytes with a decimal unit', () => {
     expect([0, 999, 1500, 391_000_000, 1.53e9].map((b) => formatBytes('en', b))).toEqual([
       '0 byte',

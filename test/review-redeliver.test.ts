@@ -62,7 +62,7 @@ describe('Send again (defect 9a)', () => {
     const delivery = row.locator('.event-delivery > *');
     await expect
       .poll(() => delivery.allTextContents(), POLL)
-      .toEqual(['Delivered', '1 attempt(s)', 'Send again']);
+      .toEqual(['Delivered', '1 attempt', 'Send again']);
     // The row shows the engine's 320 px thumbnail, not the 1280 px snapshot.
     const thumb = row.getByRole('button', { name: 'Open the snapshot of person:0' }).locator('img');
     await expect
@@ -81,7 +81,7 @@ describe('Send again (defect 9a)', () => {
     expect(rx.accepted.map((request) => (request.body as { seq: number }).seq)).toEqual([1, 1]);
     await expect
       .poll(() => delivery.allTextContents(), POLL)
-      .toEqual(['Delivered', '2 attempt(s)', 'Send again']);
+      .toEqual(['Delivered', '2 attempts', 'Send again']);
   });
 
   it('keeps its task filter when the operator leaves the screen and when the page is reloaded', async () => {

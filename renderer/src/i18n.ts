@@ -300,7 +300,7 @@ const baseEn = {
   'events.col.class': 'Class',
   'events.col.score': 'Score',
   'events.col.box': 'Centre · size',
-  'events.attempts': '{count} attempt(s)',
+  'events.attempts': '{count} {count|attempt|attempts}',
   'events.retry': 'Send again',
   'events.retryLabel': 'Send event {seq} again',
   'event.message': 'Result',
@@ -328,7 +328,7 @@ const baseEn = {
   'images.frame': 'image {id}, {width} × {height}',
   'images.nothing': 'No rule fired on this image.',
   'images.uploadedAlt': 'Uploaded image {name}',
-  'images.objects': '{count} object(s)',
+  'images.objects': '{count} {count|object|objects}',
   'images.area': '{area} px changed',
   'optimization.title': 'Effect optimization',
   'optimization.intro':
@@ -472,7 +472,7 @@ const baseEn = {
   'mqtt.connected': 'Connected',
   'mqtt.disconnected': 'Not connected',
   'mqtt.off': 'Off',
-  'mqtt.backlog': '{count} event(s) waiting for the broker',
+  'mqtt.backlog': '{count} {count|event|events} waiting for the broker',
   'mqtt.enabled': 'Publish every event to the broker',
   'mqtt.url': 'Broker URL (mqtt:// or mqtts://)',
   'mqtt.clientId': 'Client ID',
@@ -991,10 +991,21 @@ export function translate(language: Language, key: MessageKey, params?: Params):
   // Falls back to English, then to the key itself (an unexpected value from the engine must not crash).
   const template: string = dictionaries[language][key] ?? en[key] ?? key;
   if (!params) return template;
-  return template.replace(/\{(\w+)\}/g, (whole, name: string) =>
-    Object.hasOwn(params, name) ? String(params[name]) : whole,
-  );
+  return template
+    .replace(/\{(\w+)\|([^|}]*)\|([^}]*)\}/g, (whole, name: string, one: string, other: string) =>
+      Object.hasOwn(params, name)
+        ? plurals(language).select(Number(params[name])) === 'one'
+          ? one
+          : other
+        : whole,
+    )
+    .replace(/\{(\w+)\}/g, (whole, name: string) =>
+      Object.hasOwn(params, name) ? String(params[name]) : whole,
+    );
 }
+
+/** `{count|event|events}` in a template: the word for the number's plural category in the language. */
+const plurals = (language: Language) => new Intl.PluralRules(language);
 
 export type Translate = (key: MessageKey, params?: Params) => string;
 
