@@ -16,6 +16,7 @@ const RUNNING: TaskHealth = {
     rate_switch_error: null,
   },
   analysed_fps: 4.96,
+  target_fps: 10,
   frames_analysed: 120,
   frames_dropped: 3,
   analysis_errors: 0,
@@ -81,6 +82,7 @@ describe('the dump line, rendered from the health object', () => {
     expect(restingHealth(3)).toEqual({
       stream: null,
       analysed_fps: 0,
+      target_fps: null,
       frames_analysed: 0,
       frames_dropped: 0,
       analysis_errors: 0,

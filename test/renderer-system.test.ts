@@ -17,6 +17,7 @@ const HEALTH: TaskHealth = {
     rate_switch_error: null,
   },
   analysed_fps: 9.5,
+  target_fps: 10,
   frames_analysed: 100,
   frames_dropped: 4,
   analysis_errors: 0,

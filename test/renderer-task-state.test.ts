@@ -19,6 +19,7 @@ const HEALTH: TaskHealth = {
     rate_switch_error: null,
   },
   analysed_fps: 10,
+  target_fps: 10,
   frames_analysed: 50,
   frames_dropped: 0,
   analysis_errors: 0,

@@ -154,6 +154,7 @@ function taskOf(appIds: string[], extra: Partial<PipelineTask> = {}): PipelineTa
     business_id: 'gate-3',
     report_url: 'http://127.0.0.1:9/callback',
     polygon_frame: null,
+    analysis_fps: 10,
     ...extra,
   };
 }

@@ -155,6 +155,17 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     return this.rates.begin(on, this.playbackPosition());
   }
 
+  /**
+   * The analysis rate changed: a running stream at that rate reopens its source at the new one,
+   * make-before-break like a rate switch. One at full rate, or not running, takes it when it next
+   * opens an ffmpeg at the analysis rate.
+   */
+  analysisRateChanged(): Promise<void> {
+    if (this.current !== 'running' || !this.frameSource || this.wantFullRate || this.activeFullRate)
+      return Promise.resolve();
+    return this.rates.begin(false, this.playbackPosition());
+  }
+
   /** True while the running ffmpeg passes every frame of the source. */
   get fullRate(): boolean {
     return this.activeFullRate;

@@ -35,6 +35,11 @@ export interface PipelineTask {
   report_secret?: string;
   /** Frame size the polygons were drawn on; null when unknown (then they are taken as drawn on the current size). */
   polygon_frame: FrameSize | null;
+  /**
+   * Most frames analysed per second when the stream delivers more (it passes every frame while an
+   * AI video is encoded).
+   */
+  analysis_fps: number;
 }
 
 export interface PipelineDeps {
@@ -43,11 +48,6 @@ export interface PipelineDeps {
   createDetector(app: InstalledApp): TaskDetector;
   /** Event timestamps, ms since the epoch. */
   now(): number;
-  /**
-   * Most frames analysed per second when the stream delivers more (it passes every frame while an
-   * AI video is encoded); unset: every frame is offered to the analysis.
-   */
-  analysisFps?: number;
   /**
    * True while an inference host has nothing to do: a frame that would be dropped may then start
    * beside the one in analysis, so one fast stream is not held to one host. Unset: never.
@@ -213,11 +213,11 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       });
   }
 
-  /** Takes analysisFps of a faster stream's frames, evenly by their order (so by source time). */
+  /** Takes the task's analysis_fps of a faster stream's frames, evenly by their order (so by source time). */
   private dueForAnalysis(): boolean {
-    const limit = this.deps.analysisFps;
+    const limit = this.task.analysis_fps;
     const fps = this.stream.info?.fps;
-    if (!limit || !fps || fps <= limit) {
+    if (!fps || fps <= limit) {
       this.rateCredit = 1;
       return true;
     }

@@ -7,7 +7,8 @@ import type { StreamWatchdog } from '../media/stream-watchdog';
 import { type AnalysedFrame, type PipelineDeps, type PipelineTask, TaskPipeline } from './task-pipeline';
 
 export interface VideoAnalysisDeps extends PipelineDeps {
-  openStream(source: SourceUrl): StreamWatchdog;
+  /** Opens a task's source; `analysisFps` says the task's rate whenever an ffmpeg is made. */
+  openStream(source: SourceUrl, analysisFps: () => number): StreamWatchdog;
   /** What the AI video of running tasks (4.10) needs; without it no task has one. */
   live?: LiveDeps;
 }
@@ -60,7 +61,11 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     signal?: AbortSignal,
   ): Promise<SourceInfo> {
     await this.stop(task.task_id);
-    const stream = this.deps.openStream(source);
+    // The rate of the task as last updated, whenever the stream makes an ffmpeg.
+    const stream = this.deps.openStream(
+      source,
+      () => (this.running.get(task.task_id)?.task ?? task).analysis_fps,
+    );
     const pipeline = new TaskPipeline(task, stream, this.deps);
     pipeline.on('analysed', (frame) => {
       for (const listener of this.watchers.get(task.task_id) ?? []) listener(frame);
@@ -86,8 +91,10 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
   update(task: PipelineTask): void {
     const running = this.running.get(task.task_id);
     if (!running) return;
+    const rateChanged = running.task.analysis_fps !== task.analysis_fps;
     running.task = task;
     running.pipeline.update(task);
+    if (rateChanged) void running.stream.analysisRateChanged();
     running.live?.setOsd(task.osd);
   }
 
@@ -130,6 +137,7 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
         rate_switch_error: stream.rateSwitchFailure || null,
       },
       analysed_fps: pipeline.analysedFps(),
+      target_fps: running.task.analysis_fps,
       frames_analysed: analysed,
       frames_dropped: dropped,
       analysis_errors: failures,

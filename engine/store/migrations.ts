@@ -187,4 +187,11 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       ALTER TABLE tasks ADD COLUMN name TEXT NOT NULL DEFAULT '';
     `,
   },
+  {
+    // Per-task analysis rate (issue 17): the rate the caller gave; NULL follows the engine's setting.
+    version: 8,
+    sql: `
+      ALTER TABLE tasks ADD COLUMN analysis_fps REAL;
+    `,
+  },
 ];
