@@ -73,6 +73,26 @@ describe('the task table', () => {
     await page.close();
   }, 60_000);
 
+  it('sets a camera’s analysis rate in its editor, refusing one out of range before the engine sees it', async () => {
+    const page = await open('/tasks');
+    await page.getByRole('link', { name: 'Edit task Gate 10' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Edit task Gate 10' });
+    const rate = dialog.getByRole('textbox', { name: 'Analysis rate (frames/s)' });
+    expect(await rate.inputValue()).toBe('10');
+    await rate.fill('0');
+    await expect.poll(() => rate.getAttribute('aria-invalid'), POLL).toBe('true');
+    await rate.fill('4');
+    await dialog.getByRole('button', { name: 'Apply to the running task' }).click();
+    await dialog.waitFor({ state: 'detached', ...POLL });
+    const task = await api<TaskView>('GET', `/api/task/${ids['Gate 10']}`);
+    expect(task).toMatchObject({ analysis_fps: 4, health: { target_fps: 4 } });
+    await page.getByRole('link', { name: 'Edit task Gate 10' }).click();
+    await expect
+      .poll(() => dialog.getByRole('region', { name: 'Health' }).textContent(), POLL)
+      .toMatch(/Analysis[\d.]+ of 4 fps/);
+    await page.close();
+  }, 60_000);
+
   it('shows health in Chinese', async () => {
     const page = await open(`/tasks/${ids['Gate 10']}`, 'zh-CN');
     const health = page.getByRole('region', { name: '健康状况' });

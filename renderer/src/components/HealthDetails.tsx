@@ -26,6 +26,7 @@ export function HealthDetails({ task }: { task: Task }) {
       t('health.analysed'),
       t('health.analysedFigures', {
         fps: number(health.analysed_fps),
+        target: health.target_fps === null ? '–' : number(health.target_fps),
         frames: health.frames_analysed,
         dropped: health.frames_dropped,
       }),
