@@ -11,6 +11,7 @@ import type { AppConfig, Osd } from '../tasks/schema';
 import { ByteTracker, type TrackedObject } from '../tracking/byte-tracker';
 import { AppRuntime, type FrameSize } from './app-runtime';
 import type { TaskDetector } from './detectors';
+import { detectionsInSource } from './source-space';
 
 /** Where an event goes: the outbox stores it durably before anything else sees it. */
 export interface DeliveryTarget {
@@ -66,9 +67,12 @@ export interface AppOverlay {
 export interface AnalysedFrame {
   frameId: number;
   timestampMs: number;
+  /** The source's size: detections, tracks, zones and objects are all in its pixels. */
   size: FrameSize;
+  /** The size of the decoded frame, the source bounded for analysis: what snapshots and the AI video draw on. */
+  frameSize: FrameSize;
   /**
-   * The source pixels (not annotated); null for a black fill frame while the stream is lost. Pooled:
+   * The decoded pixels (not annotated); null for a black fill frame while the stream is lost. Pooled:
    * valid during the 'analysed' event only, so a listener copies what it keeps.
    */
   frame: Frame | null;
@@ -91,7 +95,7 @@ interface Detected {
   task: PipelineTask;
   /** The pixels as the detectors handed them back. */
   frame: Frame;
-  /** Per model key; empty for a black fill frame. */
+  /** Per model key, in source pixels; empty for a black fill frame. */
   detections: Map<string, Detection[]>;
 }
 
@@ -230,7 +234,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   /** Runs the frame's models. Config changes apply here, in frame order, before its first model runs. */
   private async detect(input: NumberedFrame): Promise<Detected> {
     const task = this.task;
-    this.refresh({ width: input.width, height: input.height });
+    this.refresh(input.source);
     const detections = new Map<string, Detection[]>();
     let frame: Frame = input;
     // Black fill frames age the tracks without running a model on them.
@@ -239,7 +243,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       const result = await detector.detect(frame);
       frame = result.frame;
       this.stats.inferenceMs = result.inferenceMs;
-      detections.set(key, result.detections);
+      detections.set(key, detectionsInSource(result.detections, frame, input.source));
     }
     return { task, frame, detections };
   }
@@ -265,7 +269,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   /** True when snapshots of the frame are being drawn: the publishing chain releases it then. */
   private async judge(input: NumberedFrame, { task, frame, detections }: Detected): Promise<boolean> {
     if (this.stopped) return false;
-    const size = { width: input.width, height: input.height };
+    const size = input.source;
     // The event's time is when its frame left ffmpeg, not when analysis got round to it.
     const timestamp = Math.round(this.deps.now() - (performance.now() - input.receivedAt));
     const models: AnalysedFrame['models'] = new Map();
@@ -298,6 +302,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       frameId: input.frameId,
       timestampMs: timestamp,
       size,
+      frameSize: { width: input.width, height: input.height },
       frame: input.synthetic ? null : frame,
       models,
       results,
@@ -333,7 +338,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     for (const { runtime, result } of fired) {
       const overlay = overlays.find((o) => o.appId === runtime.app.app_id);
       if (!overlay) continue;
-      const image = await appSnapshot(frame, task.osd, overlay.zone, overlay.objects);
+      const image = await appSnapshot(frame, task.osd, overlay.zone, overlay.objects, info);
       this.deps.sink.enqueue(
         { task_id: task.task_id, report_url: task.report_url, report_secret: task.report_secret },
         messageEvent({
