@@ -58,6 +58,7 @@ describe('health as data', () => {
         rate_switch_error: null,
       },
       analysed_fps: expect.any(Number),
+      target_fps: 10,
       frames_analysed: expect.any(Number),
       frames_dropped: expect.any(Number),
       analysis_errors: 0,
