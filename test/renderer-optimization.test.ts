@@ -15,7 +15,7 @@ function proposal(overrides: Partial<Proposal> = {}): Proposal {
     name: 'person',
     current_threshold: 0.8,
     proposed_threshold: 0.53,
-    basis: { stable_tracks: 8, flickering_tracks: 4, right: 0, wrong: 0 },
+    basis: { stable_tracks: 8, flickering_tracks: 4, right: 0, wrong: 0, missed: 0 },
     f1: { current: 0.364, proposed: 0.842 },
     alarms: { current: 185, proposed: 508, change: 323 },
     apply: {
@@ -44,9 +44,26 @@ function sample(id: number, overrides: Partial<SampleView> = {}): SampleView {
     height: 576,
     reasons: ['near_threshold'],
     annotations: [
-      { class_id: '0', label: 'person', score: 0.85, bbox: [643, 239, 40, 83], track_id: '1', hard: true },
-      { class_id: '0', label: 'person', score: 0.5, bbox: [30, 110, 17, 32], track_id: null, hard: false },
+      {
+        class_id: '0',
+        label: 'person',
+        score: 0.85,
+        bbox: [643, 239, 40, 83],
+        track_id: '1',
+        hard: true,
+        verdict: 'none',
+      },
+      {
+        class_id: '0',
+        label: 'person',
+        score: 0.5,
+        bbox: [30, 110, 17, 32],
+        track_id: null,
+        hard: false,
+        verdict: 'none',
+      },
     ],
+    missed: [],
     verdict: 'none',
     image_url: `/api/task/t/optimization/o/samples/${id}/image`,
     thumb_url: `/api/task/t/optimization/o/samples/${id}/image?thumb=true`,
@@ -161,10 +178,19 @@ describe('proposal to rule update', () => {
   it('shows F1 only once a sample of the class is judged', () => {
     expect(hasVerdicts(proposal())).toBe(false);
     expect(
-      hasVerdicts(proposal({ basis: { stable_tracks: 8, flickering_tracks: 4, right: 0, wrong: 2 } })),
+      hasVerdicts(
+        proposal({ basis: { stable_tracks: 8, flickering_tracks: 4, right: 0, wrong: 2, missed: 0 } }),
+      ),
     ).toBe(true);
     expect(
-      hasVerdicts(proposal({ basis: { stable_tracks: 0, flickering_tracks: 0, right: 1, wrong: 0 } })),
+      hasVerdicts(
+        proposal({ basis: { stable_tracks: 0, flickering_tracks: 0, right: 1, wrong: 0, missed: 0 } }),
+      ),
+    ).toBe(true);
+    expect(
+      hasVerdicts(
+        proposal({ basis: { stable_tracks: 0, flickering_tracks: 0, right: 0, wrong: 0, missed: 1 } }),
+      ),
     ).toBe(true);
   });
 

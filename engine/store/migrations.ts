@@ -187,4 +187,12 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       ALTER TABLE tasks ADD COLUMN name TEXT NOT NULL DEFAULT '';
     `,
   },
+  {
+    // Judging detections one by one (issue 16): each annotation carries its verdict in the JSON;
+    // the objects the operator marked as missed are a list of their own.
+    version: 8,
+    sql: `
+      ALTER TABLE optimization_samples ADD COLUMN missed TEXT NOT NULL DEFAULT '[]';
+    `,
+  },
 ];
