@@ -4,7 +4,13 @@ import { columnsOf, keepSelection, moveSelection, verdictOfKey } from '../render
 import { engineLink, exportPath } from '../renderer/src/optimization/links';
 import { decimal, hasVerdicts, proposalAction, signed, undoOf } from '../renderer/src/optimization/proposals';
 import { busyApps, chosenRun, elapsedShare, secondsLeft } from '../renderer/src/optimization/run';
-import { detectionCounts, replaceSample, withReason } from '../renderer/src/optimization/samples';
+import {
+  boxFromDrag,
+  detectionCounts,
+  replaceSample,
+  sampleTags,
+  withReason,
+} from '../renderer/src/optimization/samples';
 import { startErrors, startRequest } from '../renderer/src/optimization/start';
 
 /** The proposal of docs/api.md 4.13 (person, 0.8 proposed down to 0.53). */
@@ -348,6 +354,49 @@ describe('samples', () => {
 
   it('counts detections and hard ones', () => {
     expect(detectionCounts(sample(1))).toEqual({ all: 2, hard: 1 });
+  });
+
+  it('writes each detection tag with its place and verdict, neighbours kept apart', () => {
+    // Two people side by side: both tags would sit on the same row above their boxes.
+    const crowded = sample(1, {
+      annotations: [
+        {
+          class_id: '0',
+          label: 'person',
+          score: 0.8,
+          bbox: [100, 100, 20, 50],
+          track_id: '7',
+          hard: true,
+          verdict: 'right',
+        },
+        {
+          class_id: '0',
+          label: 'person',
+          score: 0.5,
+          bbox: [125, 100, 20, 50],
+          track_id: null,
+          hard: false,
+          verdict: 'none',
+        },
+      ],
+    });
+    const [a, b] = sampleTags(crowded, 16);
+    expect([a?.text, b?.text]).toEqual(['1 · person 0.80 #7 ✓', '2 · person 0.50']);
+    // The first keeps its place above its box (baseline 4 px above the top edge's tag bottom).
+    expect([a?.x, a?.y]).toEqual([100, 96]);
+    // The second moved off the first's row: their rows do not overlap.
+    expect(Math.abs((b?.y ?? 0) - (a?.y ?? 0))).toBeGreaterThanOrEqual(20);
+  });
+
+  it('turns a drag over the shown frame into a box in frame pixels', () => {
+    // A 768x576 frame shown at 384x288: every shown pixel is two of the frame's.
+    const shown = { width: 384, height: 288 };
+    const frame = { width: 768, height: 576 };
+    expect(boxFromDrag({ x: 10, y: 20 }, { x: 60, y: 100 }, shown, frame)).toEqual([20, 40, 100, 160]);
+    // Dragged up and left, and past the frame's edge: ordered and clamped.
+    expect(boxFromDrag({ x: 400, y: 300 }, { x: 350, y: 250 }, shown, frame)).toEqual([700, 500, 68, 76]);
+    // A click is not a box.
+    expect(boxFromDrag({ x: 10, y: 10 }, { x: 11, y: 11 }, shown, frame)).toBeNull();
   });
 });
 
