@@ -5,6 +5,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { findFfmpeg } from './ffmpeg';
 import { type PooledFrame, PpmFrameReader } from './frame-reader';
 import { type FrameSocket, openFrameSocket } from './frame-socket';
+import { type Hwaccel, hwaccelArgs } from './hwaccel';
 import { spawnOwned } from './owned-child';
 import { sourceLimitArgs, sourceRefusal } from './source-limits';
 import { protocolWhitelist, type SourceUrl } from './source-url';
@@ -18,6 +19,8 @@ export interface FrameSourceOptions {
   transport?: RtspTransport;
   /** Network sources: ffmpeg gives up on a read or connect that takes longer. Default 10 s. */
   ioTimeoutMs?: number;
+  /** Decoding on this hwaccel (hwaccel.ts); software by default. */
+  hwaccel?: Hwaccel;
   /** Adds `-vf fps=<n>`: the caller passes it only when the source is faster than it wants. */
   outputFps?: number;
   /** Files only: start this many seconds in (a rate switch continues the picture instead of rewinding). */
@@ -155,7 +158,15 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   args(): string[] {
     const { source, options } = this;
     const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info'];
-    args.push(...sourceInputArgs(source, options), '-map', '0:v:0', '-an', '-sn', '-dn');
+    args.push(
+      ...hwaccelArgs(options.hwaccel ?? 'none'),
+      ...sourceInputArgs(source, options),
+      '-map',
+      '0:v:0',
+      '-an',
+      '-sn',
+      '-dn',
+    );
     if (options.outputFps) args.push('-vf', `fps=${options.outputFps}`);
     args.push('-f', 'image2pipe', '-c:v', 'ppm', '-pix_fmt', 'rgb24', '-');
     return args;
