@@ -1,4 +1,5 @@
 import { benchApi } from './api';
+import { benchCapacity } from './capacity';
 import { benchDelivery } from './delivery';
 import { benchImage } from './image';
 import { benchLive } from './live';
@@ -23,3 +24,8 @@ console.log('== bench:live: HLS latency (camera clock burnt into the frames) =='
 console.table(live.latency);
 console.log('== bench:live: compositor hot path per 720p frame ==');
 console.table(live.hotPath);
+const capacity = await benchCapacity();
+console.log('== bench:capacity: 1080p25 cameras analysed at 5 fps each ==');
+console.table(capacity.rows);
+console.log('== bench:capacity: bound of the same run ==');
+console.table([capacity.bound]);

@@ -25,7 +25,7 @@ const RAW_SECONDS = Number(process.env.BENCH_RAW_S ?? 5);
 const WINDOW_SECONDS = Number(process.env.BENCH_WINDOW_S ?? 20);
 const FRAMES = 795;
 
-interface Ceiling {
+export interface Ceiling {
   config: string;
   'inferences/s': number;
   'median ms': number;
@@ -52,7 +52,7 @@ async function rawSequential(): Promise<Ceiling> {
 }
 
 /** One single-threaded session per core, each in its own thread: the layout the engine's pool uses. */
-async function rawParallel(threads: number): Promise<Ceiling> {
+export async function rawParallel(threads: number): Promise<Ceiling> {
   const code = `
     const { parentPort, workerData } = require('node:worker_threads');
     const ort = require('onnxruntime-node');
@@ -198,7 +198,7 @@ async function scenario(
   }
 }
 
-interface EngineUnderTest {
+export interface EngineUnderTest {
   url: string;
   pid: number;
   token: string;
@@ -206,7 +206,7 @@ interface EngineUnderTest {
 }
 
 /** An engine in its own process with the example package installed. */
-async function engineWith(work: string, name: string, args: string[]): Promise<EngineUnderTest> {
+export async function engineWith(work: string, name: string, args: string[]): Promise<EngineUnderTest> {
   const engine = await spawnEngine(join(work, name), PASSWORD, args);
   const token = await signIn(engine.url, PASSWORD);
   const form = new FormData();

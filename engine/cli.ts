@@ -4,19 +4,23 @@ import { parseArgs } from 'node:util';
 import { type EngineMessage, type ParentMessage, parseParentMessage } from './contract/engine-process';
 import { type Engine, startEngine } from './index';
 import { EXECUTION_PROVIDERS, isExecutionProviderSetting } from './inference/providers';
+import { HWACCELS, isHwaccelSetting } from './media/hwaccel';
 
 const USAGE = `usage: npm run engine -- [--host 127.0.0.1] [--port 8080] [--data-dir ./.data] [--console-dir out/renderer]
                          [--analysis-fps 10] [--max-source-pixels 8847360] [--allowed-hosts name1,name2]
                          [--install package.zapk ...] [--allowed-origins origin1,origin2]
                          [--builtin-dir assets/builtin] [--log-level info]
                          [--execution-provider auto|cpu|cuda|tensorrt|directml|coreml]
+                         [--hwaccel auto|none|vaapi|cuda|qsv|videotoolbox|d3d11va]
 The headless engine: the REST API and, when built (npm run build), the console as a web page.
 --install: a package the engine makes sure is installed at start (installed, or upgraded when its
 version differs); repeat it for more. --console-dir "" serves the API only.
 --execution-provider: where models run (default auto: DirectML on Windows, CoreML on macOS, CUDA on
 Linux where its libraries are installed); one that is missing falls back to the CPU with a warning.
+--hwaccel: where video is decoded (default auto: the first of the platform's hardware decoders whose
+device opens, else software); a stream whose hardware path fails decodes in software, and says so.
 Settings file: <data-dir>/settings.json {"host": ..., "port": ..., "analysis_fps": ..., "max_source_pixels": ...,
-"allowed_hosts": [...], "execution_provider": ...};
+"allowed_hosts": [...], "execution_provider": ..., "hwaccel": ...};
 flags win over it. The API answers to IP addresses and localhost, and to the names in allowed_hosts.`;
 
 /**
@@ -99,6 +103,7 @@ function fileSettings(dataDir: string): {
   maxSourcePixels?: number;
   allowedHosts?: string[];
   executionProvider?: unknown;
+  hwaccel?: unknown;
 } {
   const file = join(dataDir, 'settings.json');
   if (!existsSync(file)) return {};
@@ -113,6 +118,7 @@ function fileSettings(dataDir: string): {
     maxSourcePixels: typeof parsed.max_source_pixels === 'number' ? parsed.max_source_pixels : undefined,
     allowedHosts: hosts,
     executionProvider: parsed.execution_provider,
+    hwaccel: parsed.hwaccel,
   };
 }
 
@@ -139,6 +145,7 @@ async function main(): Promise<void> {
       'builtin-dir': { type: 'string' },
       'log-level': { type: 'string' },
       'execution-provider': { type: 'string' },
+      hwaccel: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -177,6 +184,10 @@ async function main(): Promise<void> {
       `--execution-provider must be one of ${EXECUTION_PROVIDERS.join(', ')}, not ${provider}`,
     );
 
+  const hwaccel = values.hwaccel ?? settings.hwaccel ?? 'auto';
+  if (!isHwaccelSetting(hwaccel))
+    throw new UsageError(`--hwaccel must be one of ${HWACCELS.join(', ')}, not ${hwaccel}`);
+
   const engine = await startEngine({
     host: values.host ?? settings.host ?? '127.0.0.1',
     port,
@@ -190,6 +201,7 @@ async function main(): Promise<void> {
     allowedHosts: list(values['allowed-hosts']) ?? settings.allowedHosts,
     installPackages: values.install?.map((file) => resolve(file)),
     inference: { provider },
+    hwaccel,
   });
   console.log(`engine listening on ${engine.url} (data: ${dataDir})`);
   let stopping: Promise<void> | undefined;

@@ -27,6 +27,7 @@ import { HlsRoot } from './live/hls-files';
 import { PreviewStreams } from './live/preview';
 import { findFfmpeg } from './media/ffmpeg';
 import { FrameSource } from './media/frame-source';
+import { DecodePath, type ResolvedHwaccel, resolveHwaccel } from './media/hwaccel';
 import { DEFAULT_MAX_SOURCE_PIXELS } from './media/source-limits';
 import { StreamWatchdog } from './media/stream-watchdog';
 import { OptimizationRepository } from './optimization/optimization-repository';
@@ -96,6 +97,18 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // The server is made first: its logger is every part's, and nothing listens before the end.
   const api = createServer(options.logLevel ?? 'info', options.connections);
   const log = api.log;
+  // Hardware decoding is found in the background: streams opened before it is known decode in software.
+  const hwaccelSetting = options.hwaccel ?? 'none';
+  let decoding: ResolvedHwaccel = {
+    setting: hwaccelSetting,
+    hwaccel: 'none',
+    fallback: hwaccelSetting === 'none' ? null : 'looking for the hardware decode path',
+  };
+  void resolveHwaccel(hwaccelSetting, ffmpeg).then((resolved) => {
+    decoding = resolved;
+    if (resolved.fallback) log.warn(`video decoding: ${resolved.fallback}`);
+    else if (resolved.hwaccel !== 'none') log.info(`video decoding on ${resolved.hwaccel}`);
+  });
 
   const pool = new InferencePool({
     onFallback: (model, reason) => log.warn({ model, reason }, 'model runs on the CPU instead'),
@@ -133,9 +146,11 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     openStream: (source, taskFps) =>
       new StreamWatchdog(source, {
         clock,
+        decoder: new DecodePath(decoding),
         createSource: (url, transport, mode) =>
           new FrameSource(url, {
             transport,
+            hwaccel: mode.hwaccel,
             ffmpeg,
             outputFps: mode.fullRate ? undefined : taskFps(),
             seekS: mode.seekS,
@@ -180,6 +195,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     inference: pool,
     outbox,
     tasks,
+    decoding: () => decoding,
   });
   await buildApi(api, {
     accounts,

@@ -7,6 +7,7 @@ import type { DeliveryOptions } from './callbacks/worker';
 import type { Clock } from './clock';
 import type { EventBus } from './events/bus';
 import type { PoolOptions } from './inference/pool';
+import type { HwaccelSetting } from './media/hwaccel';
 
 export interface EngineOptions {
   /** Address to bind; loopback unless the operator exposes the API on the LAN. */
@@ -42,6 +43,11 @@ export interface EngineOptions {
    * refused at task start and preview (422, 42207), and lost with that reason when it grows later.
    */
   maxSourcePixels?: number;
+  /**
+   * Video decoding (default none: software): an ffmpeg hwaccel, or auto for the first of the
+   * platform's whose device opens. A stream whose hardware path fails decodes in software.
+   */
+  hwaccel?: HwaccelSetting;
   /** Open connections at most (512), and how long headers (10 s) and idle keep-alives (5 s) may take. */
   connections?: Partial<ConnectionLimits>;
   /** Failed-login limits and password hashing bounds (defaults: 10 per client, 30 per user a minute). */

@@ -243,6 +243,35 @@ describe('effect optimization in the web console', () => {
     const next = page.getByRole('dialog', { name: new RegExp(`^Sample ${second.sample_id} of person at`) });
     await next.waitFor();
     expect(await next.getByRole('button', { name: /^Wrong/ }).getAttribute('aria-pressed')).toBe('true');
+
+    // Defect 11: one detection judged on its own, and a person the model missed marked by a drag.
+    const label = second.annotations[0]?.label;
+    const rightOne = next.getByRole('button', { name: `Detection 1 (${label}) is right` });
+    await rightOne.click();
+    await expect.poll(() => rightOne.getAttribute('aria-pressed'), POLL).toBe('true');
+    const stored = async () =>
+      (await storedSamples()).items.find(
+        (item) => item.sample_id === second.sample_id,
+      ) as SamplePage['items'][number];
+    expect((await stored()).annotations[0]?.verdict).toBe('right');
+    await next.getByRole('button', { name: 'Mark a missed object' }).click();
+    const frame = await next.getByTestId('sample-frame').boundingBox();
+    if (!frame) throw new Error('the frame is not shown');
+    await page.mouse.move(frame.x + frame.width * 0.1, frame.y + frame.height * 0.1);
+    await page.mouse.down();
+    await page.mouse.move(frame.x + frame.width * 0.3, frame.y + frame.height * 0.4, { steps: 5 });
+    await page.mouse.up();
+    await next.getByRole('combobox', { name: 'Class of the missed object' }).selectOption('0');
+    await next.getByRole('button', { name: 'Add', exact: true }).click();
+    await next.getByRole('heading', { name: 'Missed objects: 1' }).waitFor();
+    expect(await next.locator('svg .box-missed').count()).toBe(1);
+    const [missed] = (await stored()).missed;
+    expect(missed?.class_id).toBe('0');
+    const expected = [0.1 * second.width, 0.1 * second.height, 0.2 * second.width, 0.3 * second.height];
+    const off = (missed?.bbox ?? []).map((value, i) => Math.abs(value - (expected[i] as number)));
+    expect(off.length === 4 && off.every((d) => d <= 3), `${missed?.bbox} vs ${expected}`).toBe(true);
+    expect((await stored()).verdict).toBe('wrong');
+    await shot('optimization-04b-missed', false);
     await page.keyboard.press('Escape');
     await next.waitFor({ state: 'detached' });
   });

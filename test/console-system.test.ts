@@ -81,6 +81,8 @@ describe('the system page', () => {
     expect(await model.getByRole('cell').nth(0).textContent()).toBe('CPU');
     const inference = Number(await model.getByRole('cell').nth(1).textContent());
     expect(inference).toBeGreaterThan(0);
+    const decoding = page.getByRole('region', { name: 'Video decoding' });
+    expect(await decoding.textContent()).toContain('New streams: software (CPU)');
 
     const cameras = page.getByRole('table', { name: /Each running camera/ });
     const camera = cameras.getByRole('row', { name: new RegExp(taskTitle(task)) });

@@ -31,6 +31,7 @@ const box = (x: number, hard: boolean): Annotation => ({
   bbox: [x, 10, 20, 40],
   track_id: null,
   hard,
+  verdict: 'none',
 });
 
 const sample = (id: number, annotations: Annotation[]): SampleRow =>
@@ -42,8 +43,9 @@ const sample = (id: number, annotations: Annotation[]): SampleRow =>
     width: 768,
     height: 576,
     annotations,
+    missed: [],
     verdict: 'none',
-  }) as SampleRow;
+  }) as unknown as SampleRow;
 
 const imagePath = (id: number) => join(dir, `${id}.jpg`);
 
@@ -87,5 +89,23 @@ describe('exported dataset', () => {
     // The same frames split the same way again.
     const again = [...(await exported(samples)).keys()].filter((name) => name.startsWith('images/')).sort();
     expect(again).toEqual(images);
+  });
+
+  it('leaves out the detections judged wrong and adds the objects marked missed', async () => {
+    copyFileSync(join(FIXTURES, 'media', 'leuvenB.jpg'), imagePath(20));
+    const judged = {
+      ...sample(20, [
+        { ...box(1, true), verdict: 'wrong' },
+        { ...box(50, true), verdict: 'right' },
+      ]),
+      missed: [{ class_id: '0', label: 'person', bbox: [300, 200, 30, 60] }],
+    } as SampleRow;
+    const coco = JSON.parse(
+      ((await exported([judged])).get('annotations.json') as Buffer).toString('utf8'),
+    ) as { annotations: Array<{ bbox: number[]; attributes: { source: string } }> };
+    expect(coco.annotations.map((a) => [a.bbox, a.attributes.source])).toEqual([
+      [[50, 10, 20, 40], 'model'],
+      [[300, 200, 30, 60], 'operator'],
+    ]);
   });
 });

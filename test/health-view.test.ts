@@ -14,6 +14,7 @@ const RUNNING: TaskHealth = {
     last_error: null,
     full_rate: true,
     rate_switch_error: null,
+    decoder: { hwaccel: 'none', fallback: null },
   },
   analysed_fps: 4.96,
   target_fps: 10,

@@ -10,6 +10,7 @@ const histogram = (scores: number[]): Histogram => {
   for (const score of scores) addScore(h, score);
   return h;
 };
+const round3 = (value: number) => Math.round(value * 1000) / 1000;
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i / 100);
 
 /** Ten stable tracks with medians 0.70..0.79, ten flickering ones with highest scores 0.40..0.49. */
@@ -37,7 +38,7 @@ describe('threshold proposal', () => {
     expect(raised.proposed).toBe(0.5);
     expect(raised.f1.proposed).toBe(1);
     expect(raised.f1.current).toBeCloseTo(2 / 3, 3);
-    expect(raised.basis).toEqual({ stable_tracks: 10, flickering_tracks: 10, right: 0, wrong: 0 });
+    expect(raised.basis).toEqual({ stable_tracks: 10, flickering_tracks: 10, right: 0, wrong: 0, missed: 0 });
     expect(raised.alarms).toEqual({ current: 6, proposed: 4, change: -2 });
 
     const lowered = proposeThreshold(0.9, separable, []);
@@ -55,6 +56,17 @@ describe('threshold proposal', () => {
     const right = proposeThreshold(0.3, separable, [{ score: 0.65, verdict: 'right' }]);
     expect(right.proposed).toBe(0.5);
     expect(right.basis).toMatchObject({ right: 1, wrong: 0 });
+  });
+
+  it('counts missed objects as positives no threshold keeps: F1 lower everywhere, the threshold unmoved', () => {
+    // Separable gives F1 1 at 0.5 (10 of 10 stable kept); 2 missed objects weigh 2 x verdictWeight (2).
+    const proposal = proposeThreshold(0.3, separable, [], 2);
+    expect(proposal.proposed).toBe(0.5);
+    expect(proposal.f1.proposed).toBe(round3((2 * 10) / (2 * 10 + 4)));
+    expect(proposal.basis).toMatchObject({ missed: 2 });
+    // Missed objects alone are evidence that the model, not the threshold, falls short.
+    const alone = proposeThreshold(0.4, undefined, [], 1);
+    expect([alone.proposed, alone.f1]).toEqual([0.4, { current: 0, proposed: 0 }]);
   });
 
   it('keeps proposals inside (0, 1) whatever the scores', () => {

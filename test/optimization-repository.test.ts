@@ -57,6 +57,7 @@ const sample = (id: number, appId: string, verdict: SampleRow['verdict'] = 'none
   height: 480,
   reasons: ['near_threshold', 'flicker'],
   annotations: [],
+  missed: [],
   bytes: 1000,
   verdict,
   created_at: id,
@@ -108,7 +109,7 @@ describe('OptimizationRepository', () => {
     expect(ids(repo.samples('r', { afterId: 0, limit: 10, appId: 'a' }))).toEqual([1, 3]);
     expect(ids(repo.samples('r', { afterId: 0, limit: 10, verdict: 'wrong', appId: 'a' }))).toEqual([3]);
     expect(ids(repo.judgedSamples('r')).sort()).toEqual([2, 3]);
-    repo.setVerdict('r', 1, 'right');
+    repo.setJudgement('r', 1, { annotations: [], missed: [], verdict: 'right' });
     expect(repo.tally('r')).toEqual({
       count: 3,
       bytes: 3000,
@@ -120,5 +121,16 @@ describe('OptimizationRepository', () => {
       none: 0,
     });
     expect(ids(repo.allSamples('r'))).toEqual([1, 2, 3]);
+
+    // A sample judged before detections had verdicts of their own: its verdict was its hard ones'.
+    const legacy = { class_id: '0', label: 'person', score: 0.6, bbox: [1, 2, 3, 4], track_id: null };
+    repo.insertSample('r', {
+      ...sample(4, 'a', 'wrong'),
+      annotations: [
+        { ...legacy, hard: true },
+        { ...legacy, hard: false },
+      ] as SampleRow['annotations'],
+    });
+    expect(repo.sample('r', 4)?.annotations.map((a) => a.verdict)).toEqual(['wrong', 'none']);
   });
 });

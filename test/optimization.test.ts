@@ -212,6 +212,20 @@ describe('effect optimization on a live RTMP source', () => {
       }),
     );
     expect(marked.verdict).toBe('wrong');
+    expect(marked.annotations.map((a) => a.verdict)).toEqual(
+      wrong.annotations.map((a) => (a.hard ? 'wrong' : 'none')),
+    );
+    // A person the model did not find on the same frame, marked by the operator.
+    const missedBox = [10, 20, 30, 60];
+    const withMissed = expectOk<SampleView>(
+      await t.call('PUT', `/api/task/${taskId}/optimization/${id}/samples/${wrong.sample_id}`, {
+        json: { missed: [{ class_id: '0', bbox: missedBox }] },
+      }),
+    );
+    expect([withMissed.missed, withMissed.verdict]).toEqual([
+      [{ class_id: '0', label: 'person', bbox: missedBox }],
+      'wrong',
+    ]);
     if (right) {
       expectOk(
         await t.call('PUT', `/api/task/${taskId}/optimization/${id}/samples/${right.sample_id}`, {
@@ -228,6 +242,7 @@ describe('effect optimization on a live RTMP source', () => {
     const judgedProposal = judged.proposals.find((p) => p.app_id === wrong.app_id);
     expect(judgedProposal?.basis.wrong).toBe(wrong.annotations.filter((a) => a.hard).length);
     expect(judgedProposal?.basis.right).toBe(right ? right.annotations.filter((a) => a.hard).length : 0);
+    expect(judgedProposal?.basis.missed).toBe(1);
     const wrongOnly = expectOk<SamplePage>(
       await t.call('GET', `/api/task/${taskId}/optimization/${id}/samples?verdict=wrong`),
     );
@@ -254,11 +269,11 @@ describe('effect optimization on a live RTMP source', () => {
       expect(jpeg, entry.file_name).toBeDefined();
       expect(await sharp(jpeg).metadata()).toMatchObject({ width: entry.width, height: entry.height });
       const group = frames.find((samples) => samples[0]?.sample_id === entry.id) as SampleView[];
-      const kept: SampleView['annotations'] = [];
+      const kept: Array<Pick<SampleView['annotations'][number], 'label' | 'bbox'>> = [];
       for (const sample of group) {
         const keeps =
           sample.sample_id === wrong.sample_id
-            ? sample.annotations.filter((a) => !a.hard)
+            ? [...sample.annotations.filter((a) => !a.hard), { label: 'person', bbox: missedBox }]
             : sample.annotations;
         for (const annotation of keeps) {
           const key = `${annotation.label} ${annotation.bbox.join(' ')}`;
@@ -275,7 +290,7 @@ describe('effect optimization on a live RTMP source', () => {
       expect(lines.length).toBe(kept.length);
       lines.forEach((line, i) => {
         const [cls, cx, cy, w, h] = line.split(' ').map(Number) as [number, number, number, number, number];
-        const [x, y, bw, bh] = (kept[i] as SampleView['annotations'][number]).bbox as number[] as [
+        const [x, y, bw, bh] = (kept[i] as (typeof kept)[number]).bbox as number[] as [
           number,
           number,
           number,
@@ -289,6 +304,41 @@ describe('effect optimization on a live RTMP source', () => {
       });
     }
     expect((files.get('data.yaml') as Buffer).toString('utf8')).toContain('  0: "person"');
+
+    // One detection judged on its own: the wrong sample's first hard one is right after all.
+    const hardIndex = wrong.annotations.findIndex((a) => a.hard);
+    const single = expectOk<SampleView>(
+      await t.call('PUT', `/api/task/${taskId}/optimization/${id}/samples/${wrong.sample_id}`, {
+        json: { detections: [{ index: hardIndex, verdict: 'right' }] },
+      }),
+    );
+    expect(single.annotations[hardIndex]?.verdict).toBe('right');
+    // A judgement with a place past the detections or a class the model lacks changes nothing.
+    const samplePath = `/api/task/${taskId}/optimization/${id}/samples/${wrong.sample_id}`;
+    expectError(
+      await t.call('PUT', samplePath, {
+        json: { verdict: 'none', detections: [{ index: wrong.annotations.length, verdict: 'right' }] },
+      }),
+      'INVALID_PARAMETER',
+      'body.detections[0].index',
+    );
+    expectError(
+      await t.call('PUT', samplePath, { json: { missed: [{ class_id: '80', bbox: [0, 0, 9, 9] }] } }),
+      'INVALID_PARAMETER',
+      'body.missed[0].class_id',
+    );
+    const unchanged = expectOk<SamplePage>(
+      await t.call(
+        'GET',
+        `/api/task/${taskId}/optimization/${id}/samples?after_id=${wrong.sample_id - 1}&limit=1`,
+      ),
+    );
+    expect(unchanged.items[0]).toEqual(single);
+    const rejudged = (await view(taskId, id)).proposals.find((p) => p.app_id === wrong.app_id);
+    expect([rejudged?.basis.right, rejudged?.basis.wrong]).toEqual([
+      (judgedProposal?.basis.right ?? 0) + 1,
+      (judgedProposal?.basis.wrong ?? 0) - 1,
+    ]);
 
     // Applying a proposal through 4.3 changes the rule in the next listing.
     const apply = forPerson?.apply;
@@ -411,11 +461,7 @@ describe('effect optimization on a live RTMP source', () => {
       'INVALID_PARAMETER',
       'body.verdict',
     );
-    expectError(
-      await t.call('PUT', `${base}/samples/1`, { json: {} }),
-      'INVALID_PARAMETER',
-      'body.verdict: is required',
-    );
+    expectError(await t.call('PUT', `${base}/samples/1`, { json: {} }), 'INVALID_PARAMETER', 'body');
     expectError(await t.call('GET', base, { token: null }), 'MISSING_TOKEN');
     expectError(
       await t.call('GET', `${base}/export?token=${'A'.repeat(43)}`, { token: null }),

@@ -13,6 +13,7 @@ const RUNNING: TaskHealth = {
     last_error: null,
     full_rate: false,
     rate_switch_error: null,
+    decoder: { hwaccel: 'none', fallback: null },
   },
   analysed_fps: 9.6,
   target_fps: 10,

@@ -4,7 +4,13 @@ import { columnsOf, keepSelection, moveSelection, verdictOfKey } from '../render
 import { engineLink, exportPath } from '../renderer/src/optimization/links';
 import { decimal, hasVerdicts, proposalAction, signed, undoOf } from '../renderer/src/optimization/proposals';
 import { busyApps, chosenRun, elapsedShare, secondsLeft } from '../renderer/src/optimization/run';
-import { detectionCounts, replaceSample, withReason } from '../renderer/src/optimization/samples';
+import {
+  boxFromDrag,
+  detectionCounts,
+  replaceSample,
+  sampleTags,
+  withReason,
+} from '../renderer/src/optimization/samples';
 import { startErrors, startRequest } from '../renderer/src/optimization/start';
 
 /** The proposal of docs/api.md 4.13 (person, 0.8 proposed down to 0.53). */
@@ -15,7 +21,7 @@ function proposal(overrides: Partial<Proposal> = {}): Proposal {
     name: 'person',
     current_threshold: 0.8,
     proposed_threshold: 0.53,
-    basis: { stable_tracks: 8, flickering_tracks: 4, right: 0, wrong: 0 },
+    basis: { stable_tracks: 8, flickering_tracks: 4, right: 0, wrong: 0, missed: 0 },
     f1: { current: 0.364, proposed: 0.842 },
     alarms: { current: 185, proposed: 508, change: 323 },
     apply: {
@@ -44,9 +50,26 @@ function sample(id: number, overrides: Partial<SampleView> = {}): SampleView {
     height: 576,
     reasons: ['near_threshold'],
     annotations: [
-      { class_id: '0', label: 'person', score: 0.85, bbox: [643, 239, 40, 83], track_id: '1', hard: true },
-      { class_id: '0', label: 'person', score: 0.5, bbox: [30, 110, 17, 32], track_id: null, hard: false },
+      {
+        class_id: '0',
+        label: 'person',
+        score: 0.85,
+        bbox: [643, 239, 40, 83],
+        track_id: '1',
+        hard: true,
+        verdict: 'none',
+      },
+      {
+        class_id: '0',
+        label: 'person',
+        score: 0.5,
+        bbox: [30, 110, 17, 32],
+        track_id: null,
+        hard: false,
+        verdict: 'none',
+      },
     ],
+    missed: [],
     verdict: 'none',
     image_url: `/api/task/t/optimization/o/samples/${id}/image`,
     thumb_url: `/api/task/t/optimization/o/samples/${id}/image?thumb=true`,
@@ -161,10 +184,19 @@ describe('proposal to rule update', () => {
   it('shows F1 only once a sample of the class is judged', () => {
     expect(hasVerdicts(proposal())).toBe(false);
     expect(
-      hasVerdicts(proposal({ basis: { stable_tracks: 8, flickering_tracks: 4, right: 0, wrong: 2 } })),
+      hasVerdicts(
+        proposal({ basis: { stable_tracks: 8, flickering_tracks: 4, right: 0, wrong: 2, missed: 0 } }),
+      ),
     ).toBe(true);
     expect(
-      hasVerdicts(proposal({ basis: { stable_tracks: 0, flickering_tracks: 0, right: 1, wrong: 0 } })),
+      hasVerdicts(
+        proposal({ basis: { stable_tracks: 0, flickering_tracks: 0, right: 1, wrong: 0, missed: 0 } }),
+      ),
+    ).toBe(true);
+    expect(
+      hasVerdicts(
+        proposal({ basis: { stable_tracks: 0, flickering_tracks: 0, right: 0, wrong: 0, missed: 1 } }),
+      ),
     ).toBe(true);
   });
 
@@ -322,6 +354,49 @@ describe('samples', () => {
 
   it('counts detections and hard ones', () => {
     expect(detectionCounts(sample(1))).toEqual({ all: 2, hard: 1 });
+  });
+
+  it('writes each detection tag with its place and verdict, neighbours kept apart', () => {
+    // Two people side by side: both tags would sit on the same row above their boxes.
+    const crowded = sample(1, {
+      annotations: [
+        {
+          class_id: '0',
+          label: 'person',
+          score: 0.8,
+          bbox: [100, 100, 20, 50],
+          track_id: '7',
+          hard: true,
+          verdict: 'right',
+        },
+        {
+          class_id: '0',
+          label: 'person',
+          score: 0.5,
+          bbox: [125, 100, 20, 50],
+          track_id: null,
+          hard: false,
+          verdict: 'none',
+        },
+      ],
+    });
+    const [a, b] = sampleTags(crowded, 16);
+    expect([a?.text, b?.text]).toEqual(['1 · person 0.80 #7 ✓', '2 · person 0.50']);
+    // The first keeps its place above its box (baseline 4 px above the top edge's tag bottom).
+    expect([a?.x, a?.y]).toEqual([100, 96]);
+    // The second moved off the first's row: their rows do not overlap.
+    expect(Math.abs((b?.y ?? 0) - (a?.y ?? 0))).toBeGreaterThanOrEqual(20);
+  });
+
+  it('turns a drag over the shown frame into a box in frame pixels', () => {
+    // A 768x576 frame shown at 384x288: every shown pixel is two of the frame's.
+    const shown = { width: 384, height: 288 };
+    const frame = { width: 768, height: 576 };
+    expect(boxFromDrag({ x: 10, y: 20 }, { x: 60, y: 100 }, shown, frame)).toEqual([20, 40, 100, 160]);
+    // Dragged up and left, and past the frame's edge: ordered and clamped.
+    expect(boxFromDrag({ x: 400, y: 300 }, { x: 350, y: 250 }, shown, frame)).toEqual([700, 500, 68, 76]);
+    // A click is not a box.
+    expect(boxFromDrag({ x: 10, y: 10 }, { x: 11, y: 11 }, shown, frame)).toBeNull();
   });
 });
 

@@ -1,6 +1,6 @@
 import { MutationObserver, type MutationOptions, QueryClient } from '@tanstack/react-query';
 import { describe, expect, it } from 'vitest';
-import { optimizationKeys, sampleVerdictMutation } from '../renderer/src/queries/optimizations';
+import { judgeSampleMutation, optimizationKeys } from '../renderer/src/queries/optimizations';
 import {
   packageKeys,
   packagesQuery,
@@ -101,9 +101,9 @@ describe('the console data layer', () => {
     ).toEqual(['packages']);
     const run = { task_id: 'b', optimization_id: 'o' };
     expect(
-      await invalidatedBy((client) => sampleVerdictMutation(transport, client, run), {
+      await invalidatedBy((client) => judgeSampleMutation(transport, client, run), {
         sample: { sample_id: 3 } as never,
-        to: 'right',
+        judgement: { verdict: 'right' },
       }),
     ).toEqual(['optimizations/b']);
   });

@@ -15,6 +15,7 @@ const HEALTH: TaskHealth = {
     last_error: null,
     full_rate: false,
     rate_switch_error: null,
+    decoder: { hwaccel: 'none', fallback: null },
   },
   analysed_fps: 9.5,
   target_fps: 10,
@@ -40,6 +41,7 @@ function system(overrides: Partial<SystemInfo> = {}): SystemInfo {
     disk: { data_dir_bytes: 1e6, free_bytes: 1e10, total_bytes: 1e11 },
     outbox: { pending: 3, oldest_age_ms: 1500 },
     tasks: { running: 1, stream_lost: 0, total: 3 },
+    decoding: { setting: 'auto', hwaccel: 'none', fallback: null },
     uptime_s: 60,
     ...overrides,
   };

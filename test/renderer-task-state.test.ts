@@ -17,6 +17,7 @@ const HEALTH: TaskHealth = {
     last_error: null,
     full_rate: false,
     rate_switch_error: null,
+    decoder: { hwaccel: 'none', fallback: null },
   },
   analysed_fps: 10,
   target_fps: 10,

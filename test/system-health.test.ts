@@ -56,6 +56,7 @@ describe('health as data', () => {
         last_error: null,
         full_rate: false,
         rate_switch_error: null,
+        decoder: { hwaccel: 'none', fallback: null },
       },
       analysed_fps: expect.any(Number),
       target_fps: 10,
@@ -79,6 +80,8 @@ describe('health as data', () => {
     const system = answer.body.data as SystemInfo;
     expect(checkSystem(system)).toEqual({ ok: true, value: system });
     expect(system.cpu.cores).toBe(availableParallelism());
+    // Test engines decode in software unless told otherwise (the CLI's default is auto).
+    expect(system.decoding).toEqual({ setting: 'none', hwaccel: 'none', fallback: null });
     expect(system.memory.engine_rss_bytes).toBeGreaterThan(0);
     expect(system.memory.engine_rss_bytes).toBeLessThan(system.memory.total_bytes);
     expect(system.models).toEqual([

@@ -44,6 +44,7 @@ const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'optimization.not_found': 'OPTIMIZATION_NOT_FOUND',
   'optimization.sample_not_found': 'SAMPLE_NOT_FOUND',
   'optimization.running': 'OPTIMIZATION_RUNNING',
+  'optimization.invalid_judgement': 'INVALID_PARAMETER',
   'task.invalid': 'INVALID_PARAMETER',
   'task.not_found': 'TASK_NOT_FOUND',
   'task.closed': 'TASK_CLOSED',

@@ -181,5 +181,3 @@ export const SampleImageQuery = Type.Object(
 );
 
 export const ExportQuery = Type.Object({ token: QueryToken }, { additionalProperties: false });
-
-export const SampleVerdictBody = Type.Object({ verdict: Verdict }, { additionalProperties: false });

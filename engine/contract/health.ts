@@ -20,6 +20,18 @@ export const StreamState = Type.Union([
 ]);
 export type StreamState = Static<typeof StreamState>;
 
+/** The engine setting for video decoding: an ffmpeg hwaccel, auto, or none (software). */
+export const HWACCELS = ['auto', 'none', 'vaapi', 'cuda', 'qsv', 'videotoolbox', 'd3d11va'] as const;
+export type HwaccelSetting = (typeof HWACCELS)[number];
+/** A decode path in use: a hwaccel, or none for software. */
+export type Hwaccel = Exclude<HwaccelSetting, 'auto'>;
+const literals = <T extends string>(values: readonly T[]) =>
+  Type.Union(values.map((value) => Type.Literal(value)));
+const HwaccelInUse = literals(HWACCELS.filter((value): value is Hwaccel => value !== 'auto'));
+const Fallback = Type.Union([Type.String(), Type.Null()], {
+  description: 'Why decoding is not on the path the setting asked for; null when it is',
+});
+
 /** A supervised ffmpeg (an AI video's encoder or push): restarted with backoff when it fails. */
 export const FfmpegHealth = Type.Object(
   {
@@ -90,6 +102,10 @@ export const TaskHealth = Type.Object(
           rate_switch_error: Type.Union([Type.String(), Type.Null()], {
             description: 'Why the switch to full rate failed (the AI video then runs at the analysis rate)',
           }),
+          decoder: Type.Object(
+            { hwaccel: HwaccelInUse, fallback: Fallback },
+            { additionalProperties: false, description: 'The decode path of the stream now' },
+          ),
         },
         { additionalProperties: false },
       ),
@@ -181,6 +197,17 @@ export const SystemInfo = Type.Object(
         total: Count('Tasks listed (not purged)'),
       },
       { additionalProperties: false },
+    ),
+    decoding: Type.Object(
+      {
+        setting: literals(HWACCELS),
+        hwaccel: HwaccelInUse,
+        fallback: Fallback,
+      },
+      {
+        additionalProperties: false,
+        description: 'Where new streams decode (each may fall back on its own)',
+      },
     ),
     uptime_s: Rate('Seconds since the engine started'),
   },

@@ -16,11 +16,13 @@ export { CallbackBody, ImageResult } from '../events/schema';
 export {
   OptimizationView,
   Proposal,
+  SampleJudgement,
   SamplePage,
   SampleReason,
   SampleView,
   Verdict,
 } from '../optimization/schema';
+export { placeLabels } from '../osd/label-placement';
 export { pointInPolygon } from '../rules/geometry';
 export { Rule } from '../rules/schema';
 export { ruleProblems } from '../rules/validate';

@@ -6,6 +6,7 @@ import { boundingScaleFilter, type PixelSize, sourceSizeOf } from './analysis-si
 import { findFfmpeg } from './ffmpeg';
 import { type PooledFrame, PpmFrameReader } from './frame-reader';
 import { type FrameSocket, openFrameSocket } from './frame-socket';
+import { type Hwaccel, hwaccelArgs } from './hwaccel';
 import { spawnOwned } from './owned-child';
 import { sourceLimitArgs, sourceRefusal } from './source-limits';
 import { protocolWhitelist, type SourceUrl } from './source-url';
@@ -19,6 +20,8 @@ export interface FrameSourceOptions {
   transport?: RtspTransport;
   /** Network sources: ffmpeg gives up on a read or connect that takes longer. Default 10 s. */
   ioTimeoutMs?: number;
+  /** Decoding on this hwaccel (hwaccel.ts); software by default. */
+  hwaccel?: Hwaccel;
   /** Adds `-vf fps=<n>`: the caller passes it only when the source is faster than it wants. */
   outputFps?: number;
   /** Files only: start this many seconds in (a rate switch continues the picture instead of rewinding). */
@@ -163,7 +166,8 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   args(): string[] {
     const { source, options } = this;
     const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info'];
-    args.push(...sourceInputArgs(source, options), '-map', '0:v:0', '-an', '-sn', '-dn');
+    args.push(...hwaccelArgs(options.hwaccel ?? 'none'), ...sourceInputArgs(source, options));
+    args.push('-map', '0:v:0', '-an', '-sn', '-dn');
     // Frames are dropped to the rate before they are scaled, so that dropped ones cost nothing.
     const filters = [...(options.outputFps ? [`fps=${options.outputFps}`] : []), boundingScaleFilter()];
     args.push('-vf', filters.join(','));

@@ -13,6 +13,7 @@ import {
   type SourceFrame,
   type SourceInfo,
 } from './frame-source';
+import { DecodePath } from './hwaccel';
 import { RateSwitch } from './rate-switch';
 import { RECONNECT_POLICY, ReconnectBackoff } from './reconnect-policy';
 import type { SourceUrl } from './source-url';
@@ -34,7 +35,7 @@ const PULL_TIMEOUT_MS = 15_000;
 const START_RETRY_MS = 500;
 
 const defaultFactory: FrameSourceFactory = (source, transport, mode) =>
-  new FrameSource(source, { transport, seekS: mode.seekS });
+  new FrameSource(source, { transport, seekS: mode.seekS, hwaccel: mode.hwaccel });
 
 /**
  * Keeps one video source flowing for a task: opens it, notices when it stalls or drops, reopens it
@@ -48,6 +49,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
   private readonly clock: Clock;
   private readonly streamClock: Clock;
   private readonly createSource: FrameSourceFactory;
+  readonly decoder: DecodePath;
   private readonly backoff: ReconnectBackoff;
   private readonly filler: BlackFrameFiller;
   private readonly rates: RateSwitch<WatchedSource, SourceFrame>;
@@ -82,6 +84,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     this.clock = options.clock ?? systemClock;
     this.streamClock = options.streamClock ?? systemClock;
     this.createSource = options.createSource ?? defaultFactory;
+    this.decoder = options.decoder ?? new DecodePath({ setting: 'none', hwaccel: 'none', fallback: null });
     this.backoff = new ReconnectBackoff({
       firstMs: options.backoffFirstMs ?? RECONNECT_POLICY.firstMs,
       maxMs: options.backoffMaxMs ?? RECONNECT_POLICY.maxMs,
@@ -238,17 +241,18 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
    * Makes an ffmpeg for the stream, its frames and exit routed: to the rate switch whose candidate
    * it is, else to the stream while it is the stream's source. The caller starts it.
    */
-  private open(mode: SourceMode): WatchedSource {
-    const source = this.createSource(this.source, this.transport, mode);
+  private open(mode: Omit<SourceMode, 'hwaccel'>): WatchedSource {
+    const source = this.createSource(this.source, this.transport, { ...mode, hwaccel: this.decoder.hwaccel });
     source.on('frame', (frame) => {
       this.rates.onFrame(source, frame);
       if (source === this.frameSource) this.onRealFrame(source, frame);
       else frame.release();
     });
-    source.on('exit', ({ code }) => {
+    source.on('exit', ({ code, stderrTail }) => {
       const reason = source.lastError || `ffmpeg exited with code ${code}`;
+      const software = this.decoder.fellBack(stderrTail, source.lastError);
       if (!this.rates.onExit(source, reason) && source === this.frameSource)
-        this.onSourceExit(source, reason);
+        this.onSourceExit(source, reason, software);
     });
     return source;
   }
@@ -325,8 +329,14 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       void this.rates.begin(this.wantFullRate, this.playbackPosition());
   }
 
-  private onSourceExit(source: WatchedSource, reason: string): void {
+  /** `software`: it failed on its hardware decode path, and the stream now decodes in software. */
+  private onSourceExit(source: WatchedSource, reason: string, software: boolean): void {
     this.frameSource = null;
+    if (software && this.current === 'connecting') {
+      // Not the source's fault: it is opened again at once, decoded in software.
+      this.connect();
+      return;
+    }
     if (this.starting) {
       // A source ffmpeg refused (too large, not video) would be refused again: no retries.
       if (this.source.kind === 'file' || source.refused) {

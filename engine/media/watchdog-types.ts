@@ -3,6 +3,7 @@ import type { Frame } from '../inference/types';
 import type { PixelSize } from './analysis-size';
 import type { FramePool } from './frame-pool';
 import type { RtspTransport, SourceExit, SourceFrame, SourceInfo } from './frame-source';
+import type { DecodePath, Hwaccel } from './hwaccel';
 import type { SourceUrl } from './source-url';
 
 /**
@@ -40,6 +41,8 @@ export interface SourceMode {
   fullRate: boolean;
   /** Files only: where to start, in seconds, so that a rate switch continues instead of rewinding. */
   seekS: number;
+  /** The stream's decode path now (hwaccel.ts): hardware until it fails, then software. */
+  hwaccel: Hwaccel;
 }
 
 /** What the watchdog uses of an ffmpeg source; FrameSource is the real one, tests pass fakes. */
@@ -83,4 +86,6 @@ export interface StreamWatchdogOptions {
   connectTimeoutMs?: number;
   /** Where black frames take their buffers. Default: the engine's frame pool. */
   framePool?: FramePool;
+  /** The stream's decode path. Default: software. */
+  decoder?: DecodePath;
 }

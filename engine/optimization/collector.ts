@@ -295,6 +295,7 @@ export class Collector {
           bbox,
           track_id: tracks[index] ?? null,
           hard: picked.hard.has(index),
+          verdict: 'none',
         });
       });
       this.deps.offer({

@@ -19,7 +19,7 @@ export interface CocoDataset {
     iscrowd: 0;
     segmentation: never[];
     score: number;
-    attributes: { track_id: string; hard: boolean; app_id: string };
+    attributes: { track_id: string; hard: boolean; app_id: string; source: 'model' | 'operator' };
   }>;
   categories: Array<{ id: number; name: string; supercategory: string }>;
 }
@@ -28,15 +28,32 @@ export interface CocoDataset {
 interface DatasetImage {
   sample: SampleRow;
   split: 'train' | 'val';
-  annotations: Annotation[];
+  annotations: Box[];
 }
 
 /** One image in five goes to val, chosen by its content's hash: the same frames split the same way. */
 const VAL_EVERY = 5;
 
-/** What a sample keeps in the dataset: a wrong verdict removes the detections it judged. */
-function keptAnnotations(sample: SampleRow): Annotation[] {
-  return sample.verdict === 'wrong' ? sample.annotations.filter((a) => !a.hard) : sample.annotations;
+/** A box of the dataset: a detection of the model, or an object the operator marked missed. */
+type Box = Pick<Annotation, 'label' | 'bbox' | 'score' | 'track_id' | 'hard'> & {
+  source: 'model' | 'operator';
+};
+
+/** What a sample gives the dataset: its detections but those judged wrong, and the missed objects. */
+function keptBoxes(sample: SampleRow): Box[] {
+  return [
+    ...sample.annotations
+      .filter((a) => a.verdict !== 'wrong')
+      .map((a) => ({ ...a, source: 'model' as const })),
+    ...sample.missed.map((m) => ({
+      label: m.label,
+      bbox: m.bbox,
+      score: 1,
+      track_id: null,
+      hard: false,
+      source: 'operator' as const,
+    })),
+  ];
 }
 
 const baseName = (sampleId: number) => String(sampleId).padStart(6, '0');
@@ -56,7 +73,7 @@ function distinctImages(
       .update(readFileSync(imagePath(sample.sample_id)))
       .digest('hex');
     const image = byHash.get(hash);
-    const kept = keptAnnotations(sample);
+    const kept = keptBoxes(sample);
     if (!image) {
       const split = Number.parseInt(hash.slice(0, 8), 16) % VAL_EVERY === 0 ? 'val' : 'train';
       byHash.set(hash, { sample, split, annotations: [...kept], hash });
@@ -130,7 +147,12 @@ function buildDataset(
         iscrowd: 0,
         segmentation: [],
         score: annotation.score,
-        attributes: { track_id: annotation.track_id ?? '', hard: annotation.hard, app_id: sample.app_id },
+        attributes: {
+          track_id: annotation.track_id ?? '',
+          hard: annotation.hard,
+          app_id: sample.app_id,
+          source: annotation.source,
+        },
       });
       const cx = (x + w / 2) / sample.width;
       const cy = (y + h / 2) / sample.height;

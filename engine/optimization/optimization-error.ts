@@ -2,4 +2,5 @@
 export type OptimizationErrorKind =
   | 'optimization.not_found'
   | 'optimization.sample_not_found'
-  | 'optimization.running';
+  | 'optimization.running'
+  | 'optimization.invalid_judgement';

@@ -1,5 +1,6 @@
 import type { Db } from '../store/db';
-import type { Annotation, EndReason, RunStatus, SampleReason, Verdict } from './schema';
+import type { Judged } from './judgement';
+import type { Annotation, EndReason, MissedObject, RunStatus, SampleReason, Verdict } from './schema';
 import type { RunStats } from './stats';
 
 /**
@@ -37,9 +38,9 @@ export class OptimizationRepository {
       ),
       insertSample: db.prepare<StoredSample & { optimization_id: string }>(
         `INSERT INTO optimization_samples (optimization_id, sample_id, app_id, frame_id, timestamp, width, height,
-           reasons, annotations, bytes, verdict, created_at)
+           reasons, annotations, missed, bytes, verdict, created_at)
          VALUES (@optimization_id, @sample_id, @app_id, @frame_id, @timestamp, @width, @height, @reasons,
-           @annotations, @bytes, @verdict, @created_at)`,
+           @annotations, @missed, @bytes, @verdict, @created_at)`,
       ),
       tally: db.prepare<[string], SampleTally>(
         `SELECT COUNT(*) AS count, COALESCE(SUM(bytes), 0) AS bytes,
@@ -65,8 +66,8 @@ export class OptimizationRepository {
       sample: db.prepare<[string, number], StoredSample>(
         'SELECT * FROM optimization_samples WHERE optimization_id = ? AND sample_id = ?',
       ),
-      setVerdict: db.prepare<[Verdict, string, number]>(
-        'UPDATE optimization_samples SET verdict = ? WHERE optimization_id = ? AND sample_id = ?',
+      setJudgement: db.prepare<[string, string, Verdict, string, number]>(
+        'UPDATE optimization_samples SET annotations = ?, missed = ?, verdict = ? WHERE optimization_id = ? AND sample_id = ?',
       ),
     };
   }
@@ -118,6 +119,7 @@ export class OptimizationRepository {
       optimization_id: optimizationId,
       reasons: sample.reasons.join(','),
       annotations: JSON.stringify(sample.annotations),
+      missed: JSON.stringify(sample.missed),
     });
   }
 
@@ -154,8 +156,14 @@ export class OptimizationRepository {
     return row && toSample(row);
   }
 
-  setVerdict(optimizationId: string, sampleId: number, verdict: Verdict): void {
-    this.sql.setVerdict.run(verdict, optimizationId, sampleId);
+  setJudgement(optimizationId: string, sampleId: number, judged: Judged): void {
+    this.sql.setJudgement.run(
+      JSON.stringify(judged.annotations),
+      JSON.stringify(judged.missed),
+      judged.verdict,
+      optimizationId,
+      sampleId,
+    );
   }
 }
 
@@ -185,6 +193,7 @@ export interface SampleRow {
   height: number;
   reasons: SampleReason[];
   annotations: Annotation[];
+  missed: MissedObject[];
   bytes: number;
   verdict: Verdict;
   created_at: number;
@@ -210,7 +219,11 @@ interface SampleFilter {
 }
 
 type StoredRun = Omit<RunRow, 'app_ids' | 'stats'> & { app_ids: string; stats: string };
-type StoredSample = Omit<SampleRow, 'reasons' | 'annotations'> & { reasons: string; annotations: string };
+type StoredSample = Omit<SampleRow, 'reasons' | 'annotations' | 'missed'> & {
+  reasons: string;
+  annotations: string;
+  missed: string;
+};
 
 const toRun = (row: StoredRun): RunRow => ({
   ...row,
@@ -221,5 +234,9 @@ const toRun = (row: StoredRun): RunRow => ({
 const toSample = (row: StoredSample): SampleRow => ({
   ...row,
   reasons: row.reasons.split(',') as SampleReason[],
-  annotations: JSON.parse(row.annotations) as Annotation[],
+  // Samples judged before detections had verdicts of their own: the sample's verdict was its hard ones'.
+  annotations: (JSON.parse(row.annotations) as Array<Omit<Annotation, 'verdict'> & Partial<Annotation>>).map(
+    (a) => ({ ...a, verdict: a.verdict ?? (a.hard ? row.verdict : 'none') }),
+  ),
+  missed: JSON.parse(row.missed) as MissedObject[],
 });

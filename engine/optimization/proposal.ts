@@ -2,7 +2,7 @@ import { addScore, atLeast, type Histogram, merge, total } from './histogram';
 import { OPTIMIZATION_LIMITS } from './limits';
 import type { ClassStats } from './stats';
 
-/** An operator's verdict on one hard detection of a sample. */
+/** An operator's verdict on one detection of a sample. */
 export interface JudgedDetection {
   score: number;
   verdict: 'right' | 'wrong';
@@ -11,7 +11,7 @@ export interface JudgedDetection {
 export interface ThresholdProposal {
   proposed: number | null;
   f1: { current: number | null; proposed: number | null };
-  basis: { stable_tracks: number; flickering_tracks: number; right: number; wrong: number };
+  basis: { stable_tracks: number; flickering_tracks: number; right: number; wrong: number; missed: number };
   alarms: { current: number; proposed: number; change: number };
 }
 
@@ -23,12 +23,14 @@ const EMPTY: ClassStats = { stable: {}, flicker: {}, detections: {} };
  * highest score) and detections marked wrong are negatives. Every candidate from 0.05 to 0.95 in
  * steps of 0.01 is scored by F1 (a positive at or above it is kept, a negative at or above it is a
  * false alarm); the best wins, and among equals the one nearest the current threshold, so that no
- * evidence means no change.
+ * evidence means no change. Objects the operator marked missed are positives no threshold keeps:
+ * they lower F1 everywhere (the model, not the threshold, needs them).
  */
 export function proposeThreshold(
   current: number,
   stats: ClassStats | undefined,
   judged: readonly JudgedDetection[],
+  missedObjects = 0,
 ): ThresholdProposal {
   const { stable, flicker, detections } = stats ?? EMPTY;
   const positives: Histogram = {};
@@ -43,9 +45,10 @@ export function proposeThreshold(
     flickering_tracks: total(flicker),
     right: judged.filter((j) => j.verdict === 'right').length,
     wrong: judged.filter((j) => j.verdict === 'wrong').length,
+    missed: missedObjects,
   };
   const passingNow = atLeast(detections, current);
-  if (total(positives) + total(negatives) === 0) {
+  if (total(positives) + total(negatives) + missedObjects === 0) {
     return {
       proposed: null,
       f1: { current: null, proposed: null },
@@ -56,7 +59,7 @@ export function proposeThreshold(
 
   const f1 = (threshold: number) => {
     const kept = atLeast(positives, threshold);
-    const missed = total(positives) - kept;
+    const missed = total(positives) - kept + missedObjects * OPTIMIZATION_LIMITS.verdictWeight;
     const falseAlarms = atLeast(negatives, threshold);
     const denominator = 2 * kept + missed + falseAlarms;
     return denominator === 0 ? 0 : (2 * kept) / denominator;

@@ -81,6 +81,7 @@ export class SampleWriter {
       height,
       reasons: candidate.reasons,
       annotations: candidate.annotations,
+      missed: [],
       bytes: jpeg.length,
       verdict: 'none',
       created_at: this.deps.clock.now(),

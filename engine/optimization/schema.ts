@@ -11,7 +11,8 @@ export const SampleReason = oneOf(['near_threshold', 'flicker', 'counter_toggle'
 export type SampleReason = Static<typeof SampleReason>;
 
 export const Verdict = oneOf(['right', 'wrong', 'none'], {
-  description: "The operator's judgement of the sample's hard detections; none = not judged",
+  description:
+    "The operator's judgement of a detection (or, on a sample, of its detections); none = not judged",
 });
 export type Verdict = Static<typeof Verdict>;
 
@@ -36,8 +37,58 @@ export const Annotation = Type.Object({
   }),
   track_id: Type.Union([Type.String(), Type.Null()], { description: 'null when no track took it' }),
   hard: Type.Boolean({ description: 'One of the detections that made the frame a hard sample' }),
+  verdict: Verdict,
 });
 export type Annotation = Static<typeof Annotation>;
+
+const Box = Type.Array(Type.Number({ minimum: 0 }), {
+  minItems: 4,
+  maxItems: 4,
+  description: '[x, y, width, height] in source pixels, top-left origin (COCO)',
+});
+
+/** An object the model did not find, marked by the operator. */
+export const MissedObject = Type.Object({
+  class_id: Type.String({ description: 'Label index of the model, as in the rule' }),
+  label: Type.String({ description: "The model's label of the class" }),
+  bbox: Box,
+});
+export type MissedObject = Static<typeof MissedObject>;
+
+/** Body of a sample's judgement: any of the three, at least one. */
+export const SampleJudgement = Type.Object(
+  {
+    verdict: Type.Optional(Verdict),
+    detections: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            index: Type.Integer({ minimum: 0, description: 'Place of the detection in annotations' }),
+            verdict: Verdict,
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 1000 },
+      ),
+    ),
+    missed: Type.Optional(
+      Type.Array(
+        Type.Object({ class_id: Type.String({ maxLength: 16 }), bbox: Box }, { additionalProperties: false }),
+        {
+          maxItems: 100,
+          description: 'Replaces the objects marked missed',
+        },
+      ),
+    ),
+  },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description:
+      'verdict: every hard detection (every detection when none is hard); detections: one each; missed: the objects the model did not find',
+  },
+);
+export type SampleJudgement = Static<typeof SampleJudgement>;
 
 export const SampleView = Type.Object({
   sample_id: Type.Integer({ description: '1, 2, 3 ... within the run; the COCO image id' }),
@@ -48,7 +99,11 @@ export const SampleView = Type.Object({
   height: Type.Integer(),
   reasons: Type.Array(SampleReason),
   annotations: Type.Array(Annotation),
-  verdict: Verdict,
+  missed: Type.Array(MissedObject),
+  verdict: oneOf(['right', 'wrong', 'none'], {
+    description:
+      'Summary of the judgements: wrong when a detection is wrong or an object was missed, right when what is judged is right, none before any',
+  }),
   image_url: Type.String({ description: 'Path of the source frame (JPEG); token in the header or ?token=' }),
   thumb_url: Type.String({ description: 'The same, 320 px wide' }),
   created_at: Type.Integer(),
@@ -74,8 +129,11 @@ export const Proposal = Type.Object({
   basis: Type.Object({
     stable_tracks: Type.Integer(),
     flickering_tracks: Type.Integer(),
-    right: Type.Integer({ description: 'Hard detections in samples marked right' }),
-    wrong: Type.Integer({ description: 'Hard detections in samples marked wrong' }),
+    right: Type.Integer({ description: 'Detections of the class judged right' }),
+    wrong: Type.Integer({ description: 'Detections of the class judged wrong' }),
+    missed: Type.Integer({
+      description: 'Objects of the class marked missed (each one lowers F1 at any threshold)',
+    }),
   }),
   f1: Type.Object({
     current: Type.Union([Type.Number(), Type.Null()]),

@@ -12,12 +12,21 @@ import type { TaskEvents } from '../tasks/registry';
 import type { TaskMode, TaskView } from '../tasks/schema';
 import { Collector } from './collector';
 import { datasetZip } from './dataset';
+import { judge } from './judgement';
 import { OPTIMIZATION_LIMITS } from './limits';
 import type { OptimizationErrorKind } from './optimization-error';
 import type { OptimizationRepository, RunRow, SampleRow } from './optimization-repository';
-import { type JudgedDetection, proposeThreshold } from './proposal';
+import { proposeThreshold } from './proposal';
 import { SampleWriter } from './sample-writer';
-import type { EndReason, OptimizationView, Proposal, SamplePage, SampleView, Verdict } from './schema';
+import type {
+  EndReason,
+  OptimizationView,
+  Proposal,
+  SampleJudgement,
+  SamplePage,
+  SampleView,
+  Verdict,
+} from './schema';
 import type { RunStats } from './stats';
 import { OptimizationStore } from './store';
 
@@ -174,11 +183,13 @@ export class Optimizations {
     return { items, next_after_id: rows.length === limit && last ? last.sample_id : null };
   }
 
-  setVerdict(taskId: string, optimizationId: string, sampleId: number, verdict: Verdict): SampleView {
-    this.deps.tasks.get(taskId);
+  /** The operator's judgement of a sample's detections and of what the model missed on it. */
+  judge(taskId: string, optimizationId: string, sampleId: number, judgement: SampleJudgement): SampleView {
+    const task = this.deps.tasks.get(taskId);
     this.store.run(taskId, optimizationId);
-    this.store.sample(optimizationId, sampleId);
-    this.store.setVerdict(optimizationId, sampleId, verdict);
+    const sample = this.store.sample(optimizationId, sampleId);
+    const labels = this.appOf(task, sample.app_id)?.labels ?? [];
+    this.store.setJudgement(optimizationId, sampleId, judge(sample, judgement, labels));
     return sampleView(taskId, optimizationId, this.store.sample(optimizationId, sampleId));
   }
 
@@ -289,14 +300,19 @@ export class Optimizations {
       const app = this.appOf(task, appId);
       const classes = app?.rule.classes ?? [];
       for (const entry of classes) {
-        const verdicts: JudgedDetection[] = judged
-          .filter((sample) => sample.app_id === appId)
-          .flatMap((sample) =>
-            sample.annotations
-              .filter((a) => a.hard && a.class_id === entry.class_id)
-              .map((a) => ({ score: a.score, verdict: sample.verdict as JudgedDetection['verdict'] })),
-          );
-        const proposal = proposeThreshold(entry.threshold, stats[appId]?.[entry.class_id], verdicts);
+        const ofApp = judged.filter((sample) => sample.app_id === appId);
+        const verdicts = ofApp.flatMap((sample) =>
+          sample.annotations.flatMap((a) =>
+            a.class_id === entry.class_id && a.verdict !== 'none'
+              ? [{ score: a.score, verdict: a.verdict }]
+              : [],
+          ),
+        );
+        const missed = ofApp.reduce(
+          (sum, sample) => sum + sample.missed.filter((m) => m.class_id === entry.class_id).length,
+          0,
+        );
+        const proposal = proposeThreshold(entry.threshold, stats[appId]?.[entry.class_id], verdicts, missed);
         const proposed = proposal.proposed;
         proposals.push({
           app_id: appId,
@@ -359,6 +375,7 @@ function sampleView(taskId: string, optimizationId: string, row: SampleRow): Sam
     height: row.height,
     reasons: row.reasons,
     annotations: row.annotations,
+    missed: row.missed,
     verdict: row.verdict,
     image_url: image,
     thumb_url: `${image}?thumb=true`,

@@ -1,6 +1,7 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DomainError } from '../domain-error';
+import type { Judged } from './judgement';
 import type { OptimizationErrorKind } from './optimization-error';
 import type { OptimizationRepository, RunRow, SampleRow, SampleTally } from './optimization-repository';
 import type { EndReason, RunStatus, Verdict } from './schema';
@@ -94,8 +95,8 @@ export class OptimizationStore {
     return row;
   }
 
-  setVerdict(optimizationId: string, sampleId: number, verdict: Verdict): void {
-    this.rows.setVerdict(optimizationId, sampleId, verdict);
+  setJudgement(optimizationId: string, sampleId: number, judged: Judged): void {
+    this.rows.setJudgement(optimizationId, sampleId, judged);
   }
 
   /**

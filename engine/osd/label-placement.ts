@@ -4,7 +4,7 @@
  * box, then stacked above and below its usual place; the first place free of every tag placed
  * before it wins. A tag with no free place keeps its usual one: it is still readable on top.
  */
-import type { LabelLayout, PixelBox } from './overlay';
+import type { PixelBox } from './overlay';
 
 /** Rows of tags a crowded tag may move up or down before it gives up. */
 const MAX_STACK = 6;
@@ -14,10 +14,16 @@ interface Place {
   y: number;
 }
 
-const overlaps = (a: LabelLayout, b: Place & { width: number; height: number }) =>
+/** A tag as far as placing it goes: where it is drawn and its size, in frame pixels. */
+interface Tag extends Place {
+  width: number;
+  height: number;
+}
+
+const overlaps = (a: Tag, b: Tag) =>
   a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
 
-function candidates(label: LabelLayout, box: PixelBox, frameWidth: number, frameHeight: number): Place[] {
+function candidates(label: Tag, box: PixelBox, frameWidth: number, frameHeight: number): Place[] {
   const clampY = (y: number) => Math.max(0, Math.min(y, frameHeight - label.height));
   const clampX = (x: number) => Math.max(0, Math.min(x, frameWidth - label.width));
   const places: Place[] = [
@@ -34,12 +40,12 @@ function candidates(label: LabelLayout, box: PixelBox, frameWidth: number, frame
 }
 
 /** The tags (null where an object has none) at places where no two overlap, where there is room. */
-export function placeLabels(
-  items: ReadonlyArray<{ label: LabelLayout | null; box: PixelBox }>,
+export function placeLabels<L extends Tag>(
+  items: ReadonlyArray<{ label: L | null; box: PixelBox }>,
   frameWidth: number,
   frameHeight: number,
-): Array<LabelLayout | null> {
-  const placed: LabelLayout[] = [];
+): Array<L | null> {
+  const placed: Tag[] = [];
   return items.map(({ label, box }) => {
     if (!label) return null;
     const free = candidates(label, box, frameWidth, frameHeight).find(

@@ -137,6 +137,7 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
         last_error: stream.lastError || null,
         full_rate: stream.fullRate,
         rate_switch_error: stream.rateSwitchFailure || null,
+        decoder: { hwaccel: stream.decoder.hwaccel, fallback: stream.decoder.fallback },
       },
       analysed_fps: pipeline.analysedFps(),
       target_fps: running.task.analysis_fps,

@@ -188,8 +188,16 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
     `,
   },
   {
-    // Per-task analysis rate (issue 17): the rate the caller gave; NULL follows the engine's setting.
+    // Judging detections one by one (issue 16): each annotation carries its verdict in the JSON;
+    // the objects the operator marked as missed are a list of their own.
     version: 8,
+    sql: `
+      ALTER TABLE optimization_samples ADD COLUMN missed TEXT NOT NULL DEFAULT '[]';
+    `,
+  },
+  {
+    // Per-task analysis rate (issue 17): the rate the caller gave; NULL follows the engine's setting.
+    version: 9,
     sql: `
       ALTER TABLE tasks ADD COLUMN analysis_fps REAL;
     `,

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { SystemInfo } from '../contract/health';
 import type { ModelFigures } from '../inference/pool';
+import type { ResolvedHwaccel } from '../media/hwaccel';
 import { cpuSeconds, rssBytes } from './process-stats';
 
 /** What the machine's view is made of; each part answers for itself. */
@@ -22,6 +23,8 @@ export interface MonitorDeps {
   };
   outbox: { backlog(): { pending: number; oldest_pending_at: number | null } };
   tasks: { list(): Array<{ status: string }> };
+  /** Where new streams decode. */
+  decoding(): ResolvedHwaccel;
 }
 
 /** One answer serves every caller for this long: a console polling it costs nothing more. */
@@ -95,6 +98,7 @@ export class SystemMonitor {
         stream_lost: tasks.filter((task) => task.status === 'stream_lost').length,
         total: tasks.length,
       },
+      decoding: deps.decoding(),
       uptime_s: Math.max(0, (deps.now() - deps.startedAt) / 1000),
     };
   }

@@ -29,6 +29,8 @@ export function restingHealth(
           last_error: reopening.lastError ?? null,
           full_rate: false,
           rate_switch_error: null,
+          // Known once the stream runs again.
+          decoder: { hwaccel: 'none', fallback: null },
         }
       : null,
     analysed_fps: 0,

@@ -18,6 +18,7 @@ import type {
   Osd,
   PasswordChange,
   Proposal,
+  SampleJudgement,
   SampleListQuery,
   SamplePage,
   SampleReason,
@@ -44,6 +45,7 @@ export type {
   OptimizationView,
   Osd,
   Proposal,
+  SampleJudgement,
   SamplePage,
   SampleReason,
   SampleView,
@@ -254,15 +256,15 @@ export async function listSamples(
   ).data;
 }
 
-export async function setSampleVerdict(
+export async function judgeSample(
   transport: Transport,
   taskId: string,
   optimizationId: string,
   sampleId: number,
-  verdict: Verdict,
+  judgement: SampleJudgement,
 ): Promise<SampleView> {
   const path = apiPath`/api/task/${taskId}/optimization/${optimizationId}/samples/${sampleId}`;
-  return (await transport.request<SampleView>('PUT', path, { verdict })).data;
+  return (await transport.request<SampleView>('PUT', path, judgement)).data;
 }
 
 export interface MqttSettings {

@@ -388,7 +388,7 @@ const baseEn = {
   'optimization.col.hard': 'Hard',
   'optimization.classId': 'class {id}',
   'optimization.basis':
-    '{stable} stable, {flickering} flickering tracks; detections in judged samples: {right} in right, {wrong} in wrong',
+    '{stable} stable, {flickering} flickering tracks; detections judged {right} right, {wrong} wrong; {missed} missed',
   'optimization.apply': 'Apply {threshold}',
   'optimization.applyLabel': 'Apply threshold {threshold} to {name} of {app}',
   'optimization.applied': 'The threshold of {name} in {app} is now {threshold}.',
@@ -427,7 +427,7 @@ const baseEn = {
   'optimization.next': 'Next',
   'optimization.clear': 'Clear',
   'optimization.judgeHint':
-    'Right: the hard detections are real objects. Wrong: they are false, and the dataset then shows the frame without them. Judging moves on to the next sample.',
+    'Right: the hard detections are real objects. Wrong: they are false, and the dataset then shows the frame without them. Judging moves on to the next sample. Each detection can also be judged on its own below, and an object the model missed marked on the frame.',
   'optimization.yes': 'Yes',
   'optimization.startTitle': 'New optimization run on task {id}',
   'optimization.startIntro':
@@ -866,7 +866,7 @@ const zhCN: Dictionary = {
   'optimization.col.hard': '难例',
   'optimization.classId': '类别 {id}',
   'optimization.basis':
-    '稳定轨迹 {stable} 条，闪烁轨迹 {flickering} 条；已判定样本中的检测：正确样本 {right} 个，错误样本 {wrong} 个',
+    '稳定轨迹 {stable} 条，闪烁轨迹 {flickering} 条；已判定检测：正确 {right} 个，错误 {wrong} 个；漏检 {missed} 个',
   'optimization.apply': '应用 {threshold}',
   'optimization.applyLabel': '将 {app} 中 {name} 的阈值设为 {threshold}',
   'optimization.applied': '{app} 中 {name} 的阈值现为 {threshold}。',
@@ -905,7 +905,7 @@ const zhCN: Dictionary = {
   'optimization.next': '下一个',
   'optimization.clear': '清除',
   'optimization.judgeHint':
-    '正确：难例检测是真实目标。错误：它们是误检，数据集中该帧将不含这些检测。判定后自动转到下一个样本。',
+    '正确：难例检测是真实目标。错误：它们是误检，数据集中该帧将不含这些检测。判定后自动转到下一个样本。也可在下方逐个判定检测，或在画面上标出模型漏检的目标。',
   'optimization.yes': '是',
   'optimization.startTitle': '在任务 {id} 上新建优化运行',
   'optimization.startIntro': '从下一帧分析开始收集样本，任务照常运行。',

@@ -18,7 +18,7 @@ export class FakeSource extends EventEmitter<FrameSourceEvents> implements Watch
   constructor(
     public info: SourceInfo | null,
     readonly transport: RtspTransport = 'tcp',
-    readonly mode: SourceMode = { fullRate: false, seekS: 0 },
+    readonly mode: SourceMode = { fullRate: false, seekS: 0, hwaccel: 'none' },
   ) {
     super();
   }

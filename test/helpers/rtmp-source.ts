@@ -80,6 +80,12 @@ export class RtmpSource {
     return new RtmpSource(`rtmp://127.0.0.1:${port}/live/${name}`, encodedFixture(frames, speed));
   }
 
+  /** A server for an encoded FLV file of the caller's (for example a 1080p camera made once). */
+  static async serving(name: string, file: string): Promise<RtmpSource> {
+    const port = await freePort();
+    return new RtmpSource(`rtmp://127.0.0.1:${port}/live/${name}`, file);
+  }
+
   start(): void {
     this.child = spawn(
       ffmpeg,

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { OptimizationView, SamplePage, SampleView } from '../../optimization/schema';
+import { OptimizationView, SampleJudgement, SamplePage, SampleView } from '../../optimization/schema';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
@@ -10,7 +10,6 @@ import {
   SampleImageQuery,
   SampleListQuery,
   SampleParams,
-  SampleVerdictBody,
   TaskParams,
 } from '../schemas';
 import { checkAppsOfTask } from './media';
@@ -104,17 +103,16 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
     {
       schema: {
         tags: ['optimization'],
-        summary: "Extension: the operator's verdict on a sample (right, wrong, or none to clear it)",
+        summary:
+          "Extension: the operator's judgement of a sample: its hard detections at once (verdict), one by one (detections), and the objects the model missed",
         params: SampleParams,
-        body: SampleVerdictBody,
+        body: SampleJudgement,
         response: { 200: Envelope(SampleView) },
       },
     },
     async (request) => {
       const { task_id, optimization_id, sample_id } = request.params;
-      return ok(
-        ctx.optimizations.setVerdict(task_id, optimization_id, Number(sample_id), request.body.verdict),
-      );
+      return ok(ctx.optimizations.judge(task_id, optimization_id, Number(sample_id), request.body));
     },
   );
 

@@ -17,6 +17,16 @@ export const en = {
   'defects.optimization.undo': 'Undo',
   'defects.optimization.undone': 'The threshold of {name} in {app} is back as it was.',
   'defects.optimization.noVerdicts': 'no verdicts yet',
+  'defects.optimization.col.verdict': 'Verdict',
+  'defects.optimization.detectionRight': 'Detection {n} ({label}) is right',
+  'defects.optimization.detectionWrong': 'Detection {n} ({label}) is wrong',
+  'defects.optimization.markMissed': 'Mark a missed object',
+  'defects.optimization.drawHint': 'Drag a box around the object the model missed.',
+  'defects.optimization.missedClass': 'Class of the missed object',
+  'defects.optimization.addMissed': 'Add',
+  'defects.optimization.missedTitle': 'Missed objects: {count}',
+  'defects.optimization.removeMissed': 'Remove missed {label} {n}',
+  'defects.optimization.legendMissed': 'Missed object (marked by you)',
 } as const;
 
 export const zhCN: Translation<typeof en> = {
@@ -35,4 +45,14 @@ export const zhCN: Translation<typeof en> = {
   'defects.optimization.undo': '撤销',
   'defects.optimization.undone': '{app} 中 {name} 的阈值已恢复原样。',
   'defects.optimization.noVerdicts': '尚无判定',
+  'defects.optimization.col.verdict': '判定',
+  'defects.optimization.detectionRight': '检测 {n}（{label}）正确',
+  'defects.optimization.detectionWrong': '检测 {n}（{label}）错误',
+  'defects.optimization.markMissed': '标出漏检目标',
+  'defects.optimization.drawHint': '在模型漏检的目标周围拖出一个框。',
+  'defects.optimization.missedClass': '漏检目标的类别',
+  'defects.optimization.addMissed': '添加',
+  'defects.optimization.missedTitle': '漏检目标：{count} 个',
+  'defects.optimization.removeMissed': '移除漏检的 {label} {n}',
+  'defects.optimization.legendMissed': '漏检目标（由您标出）',
 };

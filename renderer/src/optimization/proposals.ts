@@ -68,7 +68,7 @@ export function undoOf(update: RuleUpdate, proposal: Proposal): RuleUpdate {
 
 /** Whether the operator judged any sample with a hard detection of the proposal's class: F1 means little before. */
 export function hasVerdicts(proposal: Pick<Proposal, 'basis'>): boolean {
-  return proposal.basis.right + proposal.basis.wrong > 0;
+  return proposal.basis.right + proposal.basis.wrong + proposal.basis.missed > 0;
 }
 
 /** A count change with its sign: "+323", "−5", "0". */

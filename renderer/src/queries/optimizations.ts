@@ -1,12 +1,13 @@
 /** A task's optimization runs and a run's samples as the console caches them, and their writes. */
 import { infiniteQueryOptions, mutationOptions, type QueryClient, queryOptions } from '@tanstack/react-query';
 import {
+  judgeSample,
   listOptimizations,
   listSamples,
   type OptimizationStart,
   type OptimizationView,
+  type SampleJudgement,
   type SampleView,
-  setSampleVerdict,
   startOptimization,
   type Verdict,
 } from '../api';
@@ -70,14 +71,14 @@ export const startOptimizationMutation = (transport: Transport, client: QueryCli
     onSettled: () => invalidateRuns(client, taskId),
   });
 
-/** A verdict changes the run's counts and proposals (the sample list is patched by the screen). */
-export const sampleVerdictMutation = (
+/** A judgement changes the run's counts and proposals (the sample list is patched by the screen). */
+export const judgeSampleMutation = (
   transport: Transport,
   client: QueryClient,
   run: Pick<OptimizationView, 'task_id' | 'optimization_id'>,
 ) =>
   mutationOptions({
-    mutationFn: ({ sample, to }: { sample: SampleView; to: Verdict }) =>
-      setSampleVerdict(transport, run.task_id, run.optimization_id, sample.sample_id, to),
+    mutationFn: ({ sample, judgement }: { sample: SampleView; judgement: SampleJudgement }) =>
+      judgeSample(transport, run.task_id, run.optimization_id, sample.sample_id, judgement),
     onSettled: () => invalidateRuns(client, run.task_id),
   });

@@ -166,6 +166,7 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
                         flickering: proposal.basis.flickering_tracks,
                         right: proposal.basis.right,
                         wrong: proposal.basis.wrong,
+                        missed: proposal.basis.missed,
                       })}
                     </td>
                     <td>

@@ -1,8 +1,8 @@
-import { useEffect, useRef } from 'react';
-import type { SampleView, Verdict } from '../api';
+import { type PointerEvent, useEffect, useId, useRef, useState } from 'react';
+import type { SampleJudgement, SampleView, Verdict } from '../api';
 import { Dialog } from '../components/Dialog';
 import { verdictOfKey } from '../optimization/grid';
-import { detectionCounts } from '../optimization/samples';
+import { boxFromDrag, detectionCounts, sampleTags } from '../optimization/samples';
 import { useSession, useT } from '../store';
 import { timeOf } from './Optimization';
 
@@ -14,9 +14,16 @@ interface SampleDialogProps {
   /** Link of the full frame; null while the engine's address is not known. */
   image: string | null;
   onMove: (delta: number) => void;
+  /** The labels of the sample's model: what a missed object can be marked as (a label's index). */
+  labels: readonly string[];
+  /** Judges the hard detections at once and moves on to the next sample. */
   onJudge: (verdict: Verdict) => void;
+  /** Judges single detections or the missed objects, staying on the sample. */
+  onJudgeDetails: (judgement: SampleJudgement) => void;
   onClose: () => void;
 }
+
+type Box = [number, number, number, number];
 
 /** A detection of a frame has no id of its own; its class and box tell it from the others. */
 const boxKey = (annotation: SampleView['annotations'][number]) =>
@@ -28,7 +35,8 @@ const labelSize = (width: number) => Math.max(12, Math.round(width / 48));
 /**
  * One sample at full size with its detections drawn over the frame (the hard ones, which made it a
  * sample, highlighted), judged with buttons or keys: R right, W wrong, N clear, arrows for the
- * previous and next sample, Esc closes.
+ * previous and next sample, Esc closes. Each detection can be judged on its own, and objects the
+ * model missed are marked by dragging a box over the frame.
  */
 export function OptimizationSample({
   sample,
@@ -36,10 +44,27 @@ export function OptimizationSample({
   total,
   image,
   onMove,
+  labels,
   onJudge,
+  onJudgeDetails,
   onClose,
 }: SampleDialogProps) {
   const t = useT();
+  const classFieldId = useId();
+  const frameRef = useRef<HTMLDivElement>(null);
+  const [drawing, setDrawing] = useState(false);
+  const [drag, setDrag] = useState<{ from: { x: number; y: number }; to: { x: number; y: number } } | null>(
+    null,
+  );
+  const [pending, setPending] = useState<Box | null>(null);
+  const [pendingClass, setPendingClass] = useState('0');
+  // Another sample: whatever was being drawn on the last one is dropped.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: reset when the sample changes.
+  useEffect(() => {
+    setDrawing(false);
+    setDrag(null);
+    setPending(null);
+  }, [sample.sample_id]);
   const language = useSession((state) => state.language);
   const latest = useRef({ onMove, onJudge });
   latest.current = { onMove, onJudge };
@@ -64,8 +89,31 @@ export function OptimizationSample({
     return () => window.removeEventListener('keydown', onKey);
   }, []);
 
+  const pointOf = (event: PointerEvent) => {
+    const rect = (frameRef.current as HTMLDivElement).getBoundingClientRect();
+    return { x: event.clientX - rect.left, y: event.clientY - rect.top };
+  };
+  const shownBox = (from: { x: number; y: number }, to: { x: number; y: number }) => {
+    const rect = (frameRef.current as HTMLDivElement).getBoundingClientRect();
+    return boxFromDrag(from, to, rect, sample);
+  };
+  const startMarking = () => {
+    setDrawing(true);
+    setPending(null);
+    setPendingClass(sample.annotations[0]?.class_id ?? '0');
+  };
+  const storedMissed = () => sample.missed.map(({ class_id, bbox }) => ({ class_id, bbox }));
+  const addMissed = () => {
+    if (!pending) return;
+    onJudgeDetails({ missed: [...storedMissed(), { class_id: pendingClass, bbox: pending }] });
+    setPending(null);
+    setDrawing(false);
+  };
+  const dragBox = drag ? shownBox(drag.from, drag.to) : null;
+
   const counts = detectionCounts(sample);
   const size = labelSize(sample.width);
+  const tags = sampleTags(sample, size);
   const verdictButton = (to: Verdict, key: string) => (
     <button
       type="button"
@@ -91,16 +139,36 @@ export function OptimizationSample({
       <div className="sample-view">
         <figure className="sample-figure">
           <div
-            className="sample-frame"
+            ref={frameRef}
+            className={drawing ? 'sample-frame sample-frame-drawing' : 'sample-frame'}
+            data-testid="sample-frame"
             // As large as fits, in the frame's proportions (the boxes are drawn in its pixels).
             style={{
               aspectRatio: `${sample.width} / ${sample.height}`,
               width: `min(100%, calc(70vh * ${sample.width} / ${sample.height}))`,
             }}
+            onPointerDown={(event) => {
+              if (!drawing) return;
+              // Else the browser starts dragging the picture and the pointer is never released here.
+              event.preventDefault();
+              event.currentTarget.setPointerCapture(event.pointerId);
+              const at = pointOf(event);
+              setDrag({ from: at, to: at });
+            }}
+            onPointerMove={(event) => {
+              if (drag) setDrag({ from: drag.from, to: pointOf(event) });
+            }}
+            onPointerUp={(event) => {
+              if (!drag) return;
+              const box = shownBox(drag.from, pointOf(event));
+              setDrag(null);
+              if (box) setPending(box);
+            }}
           >
             {image && (
               <img
                 src={image}
+                draggable={false}
                 alt={t('optimization.frameAlt', { id: sample.sample_id, count: counts.all })}
               />
             )}
@@ -110,23 +178,43 @@ export function OptimizationSample({
               preserveAspectRatio="none"
               aria-hidden="true"
             >
-              {sample.annotations.map((annotation) => {
+              {sample.annotations.map((annotation, index) => {
                 const [x = 0, y = 0, width = 0, height = 0] = annotation.bbox;
-                const label = `${annotation.label} ${annotation.score.toFixed(2)}${
-                  annotation.track_id === null ? '' : ` #${annotation.track_id}`
-                }`;
-                // Above the box, or inside it at the top edge; kept inside the frame at the right edge.
-                const labelY = y >= size + 2 ? y - 4 : y + size;
-                const labelX = Math.max(2, Math.min(x + 2, sample.width - label.length * size * 0.66 - 2));
+                const tag = tags[index];
                 return (
-                  <g key={boxKey(annotation)} className={annotation.hard ? 'box box-hard' : 'box'}>
+                  <g
+                    key={boxKey(annotation)}
+                    className={`box${annotation.hard ? ' box-hard' : ''} box-verdict-${annotation.verdict}`}
+                  >
                     <rect x={x} y={y} width={width} height={height} vectorEffect="non-scaling-stroke" />
-                    <text x={labelX} y={labelY} fontSize={size}>
-                      {label}
-                    </text>
+                    {tag && (
+                      <text x={tag.x} y={tag.y} fontSize={size}>
+                        {tag.text}
+                      </text>
+                    )}
                   </g>
                 );
               })}
+              {sample.missed.map(({ label, bbox: [x = 0, y = 0, width = 0, height = 0] }, index) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: a missed object is known by its place.
+                <g key={`missed-${index}`} className="box box-missed">
+                  <rect x={x} y={y} width={width} height={height} vectorEffect="non-scaling-stroke" />
+                  <text x={x + 2} y={y >= size + 2 ? y - 4 : y + size} fontSize={size}>
+                    {label}
+                  </text>
+                </g>
+              ))}
+              {(dragBox ?? pending) && (
+                <g className="box box-missed box-pending">
+                  <rect
+                    x={(dragBox ?? pending)?.[0]}
+                    y={(dragBox ?? pending)?.[1]}
+                    width={(dragBox ?? pending)?.[2]}
+                    height={(dragBox ?? pending)?.[3]}
+                    vectorEffect="non-scaling-stroke"
+                  />
+                </g>
+              )}
             </svg>
           </div>
           <figcaption className="sample-legend">
@@ -135,6 +223,9 @@ export function OptimizationSample({
             </span>
             <span>
               <span className="legend-box" /> {t('optimization.legendOther')}
+            </span>
+            <span>
+              <span className="legend-box legend-missed" /> {t('defects.optimization.legendMissed')}
             </span>
           </figcaption>
         </figure>
@@ -176,6 +267,42 @@ export function OptimizationSample({
             {verdictButton('none', 'N')}
           </div>
           <p className="hint">{t('optimization.judgeHint')}</p>
+          <div className="missed-marker">
+            {!drawing ? (
+              <button type="button" onClick={startMarking} disabled={labels.length === 0}>
+                {t('defects.optimization.markMissed')}
+              </button>
+            ) : pending ? (
+              <div className="button-row">
+                <label htmlFor={classFieldId}>{t('defects.optimization.missedClass')}</label>
+                <select
+                  id={classFieldId}
+                  value={pendingClass}
+                  onChange={(event) => setPendingClass(event.target.value)}
+                >
+                  {labels.map((label, index) => (
+                    // biome-ignore lint/suspicious/noArrayIndexKey: a label is known by its index (its class_id).
+                    <option key={index} value={String(index)}>
+                      {index} · {label}
+                    </option>
+                  ))}
+                </select>
+                <button type="button" className="primary" onClick={addMissed}>
+                  {t('defects.optimization.addMissed')}
+                </button>
+                <button type="button" onClick={() => setDrawing(false)}>
+                  {t('common.cancel')}
+                </button>
+              </div>
+            ) : (
+              <p className="hint" role="status">
+                {t('defects.optimization.drawHint')}{' '}
+                <button type="button" onClick={() => setDrawing(false)}>
+                  {t('common.cancel')}
+                </button>
+              </p>
+            )}
+          </div>
           <table className="annotations-table">
             <caption>{t('optimization.detections', { count: counts.all, hard: counts.hard })}</caption>
             <thead>
@@ -186,19 +313,72 @@ export function OptimizationSample({
                 </th>
                 <th scope="col">{t('optimization.col.track')}</th>
                 <th scope="col">{t('optimization.col.hard')}</th>
+                <th scope="col">{t('defects.optimization.col.verdict')}</th>
               </tr>
             </thead>
             <tbody>
-              {sample.annotations.map((annotation) => (
+              {sample.annotations.map((annotation, index) => (
                 <tr key={boxKey(annotation)} className={annotation.hard ? 'hard-row' : ''}>
-                  <td>{annotation.label}</td>
+                  <td>
+                    {index + 1} · {annotation.label}
+                  </td>
                   <td className="num">{annotation.score.toFixed(2)}</td>
                   <td>{annotation.track_id ?? '—'}</td>
                   <td>{annotation.hard ? t('optimization.yes') : ''}</td>
+                  <td className="detection-verdict">
+                    {(['right', 'wrong'] as const).map((to) => (
+                      <button
+                        key={to}
+                        type="button"
+                        className={`verdict-button verdict-${to}`}
+                        aria-pressed={annotation.verdict === to}
+                        aria-label={t(
+                          to === 'right'
+                            ? 'defects.optimization.detectionRight'
+                            : 'defects.optimization.detectionWrong',
+                          { n: index + 1, label: annotation.label },
+                        )}
+                        onClick={() =>
+                          onJudgeDetails({
+                            detections: [{ index, verdict: annotation.verdict === to ? 'none' : to }],
+                          })
+                        }
+                      >
+                        {to === 'right' ? '✓' : '✗'}
+                      </button>
+                    ))}
+                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
+          {sample.missed.length > 0 && (
+            <>
+              <h3 className="missed-title">
+                {t('defects.optimization.missedTitle', { count: sample.missed.length })}
+              </h3>
+              <ul className="missed-list">
+                {sample.missed.map((missed, index) => (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: a missed object is known by its place.
+                  <li key={index}>
+                    {missed.label} <span className="sub-inline">[{missed.bbox.join(', ')}]</span>{' '}
+                    <button
+                      type="button"
+                      aria-label={t('defects.optimization.removeMissed', {
+                        label: missed.label,
+                        n: index + 1,
+                      })}
+                      onClick={() =>
+                        onJudgeDetails({ missed: storedMissed().filter((_, other) => other !== index) })
+                      }
+                    >
+                      ×
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
         </div>
       </div>
     </Dialog>

@@ -1,12 +1,14 @@
-import { useInfiniteQuery, useMutation, useQueryClient } from '@tanstack/react-query';
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type KeyboardEvent, useEffect, useId, useMemo, useRef, useState } from 'react';
-import type { OptimizationView, SampleReason, SampleView, Verdict } from '../api';
+import { appsOf, type OptimizationView, type SampleReason, type SampleView, type Verdict } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
 import { columnsOf, keepSelection, moveSelection, verdictOfKey } from '../optimization/grid';
 import { engineLink, type LinkAccess } from '../optimization/links';
 import { detectionCounts, REASONS, replaceSample, withReason } from '../optimization/samples';
-import { optimizationKeys, samplesQuery, sampleVerdictMutation } from '../queries/optimizations';
+import { judgeSampleMutation, optimizationKeys, samplesQuery } from '../queries/optimizations';
+import { packagesQuery } from '../queries/packages';
+import { tasksQuery } from '../queries/tasks';
 import { useSession, useT } from '../store';
 import { timeOf } from './Optimization';
 import { OptimizationSample } from './OptimizationSample';
@@ -95,7 +97,7 @@ export function OptimizationSamples({ run, access }: { run: OptimizationView; ac
   };
 
   const judge = useMutation({
-    ...sampleVerdictMutation(transport, queryClient, run),
+    ...judgeSampleMutation(transport, queryClient, run),
     onSuccess: (updated) =>
       queryClient.setQueryData(samplesOptions.queryKey, (data) =>
         data ? { ...data, pages: replaceSample(data.pages, updated) } : data,
@@ -106,7 +108,7 @@ export function OptimizationSamples({ run, access }: { run: OptimizationView; ac
   const judgeAndNext = (index: number, to: Verdict, focus: boolean) => {
     const sample = shown[index];
     if (!sample) return;
-    judge.mutate({ sample, to });
+    judge.mutate({ sample, judgement: { verdict: to } });
     if (index + 1 < shown.length) select(index + 1, focus);
     else if (samples.hasNextPage && !samples.isFetchingNextPage) void samples.fetchNextPage();
   };
@@ -125,6 +127,14 @@ export function OptimizationSamples({ run, access }: { run: OptimizationView; ac
     event.preventDefault();
     select(next, true);
   };
+
+  // The labels of each app's model: the classes a missed object can be marked as.
+  const tasks = useQuery(tasksQuery(transport));
+  const packages = useQuery(packagesQuery(transport));
+  const zapkId = tasks.data?.find((task) => task.task_id === run.task_id)?.zapk_id;
+  const pkg = packages.data?.find((candidate) => candidate.zapk_id === zapkId);
+  const labelsOf = (appId: string) =>
+    (pkg ? appsOf(pkg) : []).find((app) => app.app_id === appId)?.labels ?? [];
 
   const thumbOf = (sample: SampleView) => (access ? engineLink(sample.thumb_url, access) : null);
   const appIds = run.app_ids;
@@ -274,7 +284,7 @@ export function OptimizationSamples({ run, access }: { run: OptimizationView; ac
                       aria-label={t(`optimization.mark.${to}`, { id: sample.sample_id })}
                       onClick={() => {
                         setSelection({ id: sample.sample_id, index });
-                        judge.mutate({ sample, to: sample.verdict === to ? 'none' : to });
+                        judge.mutate({ sample, judgement: { verdict: sample.verdict === to ? 'none' : to } });
                       }}
                     >
                       {t(`optimization.verdict.${to}`)}
@@ -300,7 +310,9 @@ export function OptimizationSamples({ run, access }: { run: OptimizationView; ac
           total={shown.length}
           image={access ? engineLink(selected.image_url, access) : null}
           onMove={(delta) => select(selectedIndex + delta, false)}
+          labels={labelsOf(selected.app_id)}
           onJudge={(to) => judgeAndNext(selectedIndex, to, false)}
+          onJudgeDetails={(judgement) => judge.mutate({ sample: selected, judgement })}
           onClose={() => setOpened(false)}
         />
       )}

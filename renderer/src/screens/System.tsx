@@ -120,6 +120,13 @@ function Overview({ info, samples, t, language }: PartProps) {
         )}
         <Sparkline values={seriesOf(samples, (s) => s.outboxPending)} label={t('system.outboxChart')} />
       </Figure>
+      <Figure title={t('system.decoding')}>
+        <p>{t('system.decodingOn', { path: t(`system.hwaccel.${info.decoding.hwaccel}`) })}</p>
+        <p className="sub">
+          {t('system.decodingSetting', { setting: t(`system.hwaccel.${info.decoding.setting}`) })}
+        </p>
+        {info.decoding.fallback !== null && <p className="sub">{info.decoding.fallback}</p>}
+      </Figure>
       <Figure title={t('system.tasks')}>
         <p>
           {t('system.tasksFigures', {

@@ -1,0 +1,193 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { findFfmpeg } from '../engine/media/ffmpeg';
+import { buildZapk } from '../engine/packages/zapk';
+import { cpuSeconds, engineChildren } from '../engine/system/process-stats';
+import { callApi } from '../test/helpers/engine-process';
+import { VIDEO } from '../test/helpers/fixtures';
+import { RtmpSource } from '../test/helpers/rtmp-source';
+import { type EngineUnderTest, engineWith, rawParallel } from './video';
+
+/**
+ * How many real cameras one machine analyses: N cameras of 1080p25 H.264 (the fixture video made
+ * into one), each analysed at 5 fps, against the bound of the same run: what decoding N such streams
+ * to nothing costs (ffmpeg alone) plus N x 5 inferences at the measured single-thread cost. A camera
+ * is held when it is analysed at >= 95% of its rate with no frame dropped.
+ */
+
+const EXAMPLE = resolve(import.meta.dirname, '../examples/coco-yolox-nano/manifest.json');
+const RATE = 5;
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
+const WINDOW_S = Number(process.env.BENCH_WINDOW_S ?? 20);
+const ffmpeg = findFfmpeg();
+/** The fixture's frames, and so the camera's: 31.8 s at 25 fps. */
+const FRAMES = 795;
+
+/**
+ * The fixture's 795 frames as a 1080p25 camera: played 2.5x faster so that every frame is a new
+ * picture (duplicated frames would decode for almost nothing), 2 s keyframe interval. Made once.
+ */
+function camera1080p(): string {
+  const dir = join(tmpdir(), 'vc-fixture-cache');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'vtest-1080p25.flv');
+  if (!existsSync(file)) {
+    const partial = `${file}.partial.flv`;
+    execFileSync(ffmpeg, [
+      ...['-hide_banner', '-loglevel', 'error', '-y', '-i', VIDEO],
+      ...['-vf', 'setpts=PTS/2.5,scale=1920:1080', '-r', '25'],
+      ...['-c:v', 'libx264', '-preset', 'veryfast', '-g', '50', '-pix_fmt', 'yuv420p', '-an', partial],
+    ]);
+    execFileSync('mv', [partial, file]);
+  }
+  return file;
+}
+
+/** Cores that software decoding of one such camera takes: ffmpeg decoding the file to nothing. */
+function decodeCost(file: string): number {
+  const started = cpuOfChildren();
+  execFileSync(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'null', '-']);
+  return (cpuOfChildren() - started) / (FRAMES / 25);
+}
+
+/** CPU seconds of this process's waited-for children (cutime + cstime in /proc). */
+function cpuOfChildren(): number {
+  const fields = readFileSync(`/proc/${process.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}
+
+interface Row {
+  cameras: number;
+  'slowest fps': number;
+  drops: number;
+  held: string;
+  'engine CPU %': number;
+  'ffmpeg CPU %': number;
+  'bound CPU %': number;
+  'CPU / bound': number;
+}
+
+async function run(engine: EngineUnderTest, file: string, cameras: number, bound: Bound): Promise<Row> {
+  const api = <T>(method: string, path: string, body?: unknown) =>
+    callApi<T>(engine.url, engine.token, method, path, body);
+  const sources = await Promise.all(
+    Array.from({ length: cameras }, (_, i) => RtmpSource.serving(`capacity-${cameras}-${i}`, file)),
+  );
+  const taskIds: string[] = [];
+  try {
+    for (const source of sources) {
+      source.start();
+      const started = await api<{ task_id: string }>('POST', '/api/task', {
+        zapk_id: 'coco-yolox-nano',
+        app_ids: ['person'],
+        video_url: source.url,
+      });
+      taskIds.push(started.task_id);
+    }
+    const counts = async () => {
+      const listed = await api<
+        Array<{ task_id: string; health: { frames_analysed: number; frames_dropped: number } }>
+      >('GET', '/api/tasks');
+      return taskIds.map(
+        (id) =>
+          listed.find((task) => task.task_id === id)?.health ?? { frames_analysed: 0, frames_dropped: 0 },
+      );
+    };
+    await new Promise((done) => setTimeout(done, WARMUP_S * 1000));
+    const { hosts, ffmpegs } = engineChildren(engine.pid);
+    const own = [engine.pid, ...hosts];
+    const cpu = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+    const before = await counts();
+    const [engineBefore, ffmpegBefore, startedAt] = [cpu(own), cpu(ffmpegs), Date.now()];
+    await new Promise((done) => setTimeout(done, WINDOW_S * 1000));
+    const after = await counts();
+    const seconds = (Date.now() - startedAt) / 1000;
+    const engineCpu = (cpu(own) - engineBefore) / seconds;
+    const ffmpegCpu = (cpu(ffmpegs) - ffmpegBefore) / seconds;
+    const fps = after.map(
+      (health, i) => (health.frames_analysed - (before[i]?.frames_analysed ?? 0)) / seconds,
+    );
+    const drops = after.reduce(
+      (sum, health, i) => sum + health.frames_dropped - (before[i]?.frames_dropped ?? 0),
+      0,
+    );
+    const slowest = Math.min(...fps);
+    const boundCpu = cameras * (bound.decode + RATE * bound.inference);
+    return {
+      cameras,
+      'slowest fps': round(slowest),
+      drops,
+      held: slowest >= 0.95 * RATE && drops === 0 ? 'yes' : 'no',
+      'engine CPU %': Math.round(engineCpu * 100),
+      'ffmpeg CPU %': Math.round(ffmpegCpu * 100),
+      'bound CPU %': Math.round(boundCpu * 100),
+      'CPU / bound': round((engineCpu + ffmpegCpu) / boundCpu),
+    };
+  } finally {
+    try {
+      for (const id of taskIds) await api('DELETE', `/api/task/${id}`);
+    } finally {
+      await Promise.all(sources.map((source) => source.kill()));
+    }
+  }
+}
+
+interface Bound {
+  /** Cores one camera's decoding takes. */
+  decode: number;
+  /** Core-seconds of one inference on one thread. */
+  inference: number;
+  /** Cameras the machine's cores hold at that cost. */
+  cameras: number;
+}
+
+export async function benchCapacity(): Promise<{ bound: Record<string, number>; rows: Row[]; held: number }> {
+  const file = camera1080p();
+  const decode = decodeCost(file);
+  const inference = (await rawParallel(1))['median ms'] / 1000;
+  const cores = availableParallelism();
+  const bound: Bound = { decode, inference, cameras: Math.floor(cores / (decode + RATE * inference)) };
+
+  const work = mkdtempSync(join(tmpdir(), 'vc-bench-capacity-'));
+  await buildZapk(EXAMPLE, join(work, 'example.zapk'));
+  const rows: Row[] = [];
+  const engine = await engineWith(work, 'capacity', ['--analysis-fps', String(RATE)]);
+  try {
+    const most = Number(process.env.BENCH_CAPACITY_MAX ?? bound.cameras + 1);
+    for (let cameras = 1; cameras <= most; cameras++) {
+      const row = await run(engine, file, cameras, bound);
+      rows.push(row);
+      console.log(JSON.stringify(row));
+      // Two cameras past the first one not held: the rest would not be either.
+      if (rows.filter((r) => r.held === 'no').length >= 2) break;
+    }
+  } finally {
+    engine.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+  const held = Math.max(0, ...rows.filter((row) => row.held === 'yes').map((row) => row.cameras));
+  return {
+    bound: {
+      cores,
+      'decode cores / camera': round(decode, 3),
+      'inference ms (1 thread)': round(inference * 1000, 1),
+      'bound cameras': bound.cameras,
+      'held cameras': held,
+      'held / bound': round(held / Math.max(1, bound.cameras), 2),
+    },
+    rows,
+    held,
+  };
+}
+
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { bound, rows } = await benchCapacity();
+  console.log(`== bench:capacity: 1080p25 H.264 cameras analysed at ${RATE} fps each ==`);
+  console.table(rows);
+  console.log('== bound (same run): ffmpeg decoding alone + N x 5 single-thread inferences ==');
+  console.table([bound]);
+}

@@ -1,0 +1,127 @@
+import { execFile } from 'node:child_process';
+import { HWACCELS, type Hwaccel, type HwaccelSetting } from '../contract/health';
+
+/**
+ * Hardware decoding. The engine setting names an ffmpeg hwaccel (or auto, or none); auto is resolved
+ * once at start to the first of the platform's hwaccels whose device opens. Frames still leave ffmpeg
+ * in system memory: without -hwaccel_output_format ffmpeg downloads each decoded frame, so the
+ * filters (rate, scale) and the pipe stay as they are. Each stream falls back to software on its own
+ * when its hardware path fails (DecodePath), and says so in its health.
+ */
+
+export { HWACCELS, type Hwaccel, type HwaccelSetting };
+
+export function isHwaccelSetting(value: unknown): value is HwaccelSetting {
+  return (HWACCELS as readonly unknown[]).includes(value);
+}
+
+/** ffmpeg's input options for the path (before -i). */
+export function hwaccelArgs(hwaccel: Hwaccel): string[] {
+  return hwaccel === 'none' ? [] : ['-hwaccel', hwaccel];
+}
+
+/** The hwaccels auto tries, best first, per platform. */
+export function autoCandidates(platform: NodeJS.Platform): Hwaccel[] {
+  if (platform === 'darwin') return ['videotoolbox'];
+  if (platform === 'win32') return ['d3d11va', 'cuda', 'qsv'];
+  return ['cuda', 'vaapi', 'qsv'];
+}
+
+/**
+ * ffmpeg's words when a hwaccel's device cannot be opened or set up for a stream (ffmpeg 5 to 7):
+ * the stream is then decoded in software.
+ */
+const DEVICE_FAILURE =
+  /Device creation failed|Device setup failed|No device available for decoder|Failed to (?:create|initialise|initialize) .*(?:device|context)|hwaccel initialisation returned error|Could not dynamically load CUDA|Cannot load libcuda/i;
+
+export function isHwaccelFailure(stderr: string): boolean {
+  return DEVICE_FAILURE.test(stderr);
+}
+
+export interface ResolvedHwaccel {
+  setting: HwaccelSetting;
+  /** The path streams start on. */
+  hwaccel: Hwaccel;
+  /** Why it is not what the setting asked (auto: why no hardware path was found); null when it is. */
+  fallback: string | null;
+}
+
+const PROBE_TIMEOUT_MS = 5_000;
+
+/**
+ * Whether the hwaccel's device opens: ffmpeg decodes one generated frame with it. The generated
+ * frame is raw video, which no hwaccel decodes, but ffmpeg opens the device first and fails there
+ * when it is missing. Resolves with ffmpeg's last error line, or null when the device opened.
+ */
+export function probeHwaccel(ffmpeg: string, hwaccel: Hwaccel): Promise<string | null> {
+  const args = [
+    ...['-hide_banner', '-nostdin', '-loglevel', 'error', ...hwaccelArgs(hwaccel)],
+    ...['-f', 'lavfi', '-i', 'color=size=64x64:rate=1', '-frames:v', '1', '-f', 'null', '-'],
+  ];
+  return new Promise((done) => {
+    execFile(ffmpeg, args, { timeout: PROBE_TIMEOUT_MS }, (error, _stdout, stderr) => {
+      const lines = stderr.trim().split('\n');
+      done(error ? (lines.at(-1) || error.message).trim() : null);
+    });
+  });
+}
+
+/**
+ * The path streams start on. An explicit hwaccel is kept as asked when its device opens, and
+ * otherwise replaced by software from the start (each stream would fail on it anyway); auto takes
+ * the first candidate whose device opens.
+ */
+export async function resolveHwaccel(
+  setting: HwaccelSetting,
+  ffmpeg: string,
+  platform: NodeJS.Platform = process.platform,
+  probe: (hwaccel: Hwaccel) => Promise<string | null> = (hwaccel) => probeHwaccel(ffmpeg, hwaccel),
+): Promise<ResolvedHwaccel> {
+  if (setting === 'none') return { setting, hwaccel: 'none', fallback: null };
+  const candidates = setting === 'auto' ? autoCandidates(platform) : [setting];
+  const failures: string[] = [];
+  for (const candidate of candidates) {
+    const failure = await probe(candidate);
+    if (failure === null) return { setting, hwaccel: candidate, fallback: null };
+    failures.push(`${candidate}: ${failure}`);
+  }
+  return { setting, hwaccel: 'none', fallback: `software decoding (${failures.join('; ')})` };
+}
+
+/**
+ * One stream's decode path: the resolved one until its hardware path fails, then software for the
+ * rest of the stream's life.
+ */
+export class DecodePath {
+  private current: Hwaccel;
+  private reason: string | null;
+
+  constructor(private readonly resolved: ResolvedHwaccel) {
+    this.current = resolved.hwaccel;
+    this.reason = resolved.fallback;
+  }
+
+  get hwaccel(): Hwaccel {
+    return this.current;
+  }
+
+  /** Why the stream does not decode as the setting asked; null when it does. */
+  get fallback(): string | null {
+    return this.reason;
+  }
+
+  /**
+   * Reads the stderr of an ffmpeg of the stream that ended. True when it failed on its hardware
+   * path: the stream is then decoded in software, and the caller may retry at once.
+   */
+  fellBack(stderr: string, lastError: string): boolean {
+    if (this.current === 'none' || !isHwaccelFailure(stderr)) return false;
+    this.reason = `${this.current} failed (${lastError || 'device error'}); software decoding`;
+    this.current = 'none';
+    return true;
+  }
+
+  get setting(): HwaccelSetting {
+    return this.resolved.setting;
+  }
+}
