@@ -62,6 +62,7 @@ describe('the task table', () => {
     const health = dialog.getByRole('region', { name: 'Health' });
     await expect.poll(() => health.textContent(), POLL).toMatch(/Source768×576 at [\d.]+ fps/);
     expect(await health.textContent()).toMatch(/StreamReceiving/);
+    expect(await health.textContent()).toContain('Decodingsoftware (CPU)');
     expect(await health.locator('details code').isVisible()).toBe(false);
     await dialog.getByLabel('Name', { exact: true }).fill('  North   gate ');
     await dialog.getByRole('button', { name: 'Apply to the running task' }).click();

@@ -32,6 +32,11 @@ export function HealthDetails({ task }: { task: Task }) {
       }),
     ]);
     rows.push([t('health.reconnects'), String(stream.reconnects)]);
+    const path = t(`system.hwaccel.${stream.decoder.hwaccel}`);
+    rows.push([
+      t('health.decoding'),
+      stream.decoder.fallback ? `${path} (${stream.decoder.fallback})` : path,
+    ]);
     if (stream.last_error) {
       const kind = streamErrorKind(stream.last_error);
       const line = redactCredentials(stream.last_error);
