@@ -109,6 +109,7 @@ describe('the dump line, rendered from the health object', () => {
       last_error: 'No such file',
       full_rate: false,
       rate_switch_error: null,
+      decoder: { hwaccel: 'none', fallback: null },
     });
   });
 });
