@@ -79,6 +79,11 @@ describe('a task’s analysis_fps over the API', () => {
     t = await startTestEngine(t.dataDir, undefined, { analysisFps: 3 });
     expect(await view(taskId)).toMatchObject({ analysis_fps: 6, health: { target_fps: 6 } });
     await sourceNear(taskId, 6);
+    // null gives the rate back to the engine's setting.
+    const cleared = await t.call('PUT', `/api/task/${taskId}`, { json: { analysis_fps: null } });
+    expect(cleared.body.code, cleared.body.msg).toBe(0);
+    expect(await view(taskId)).toMatchObject({ analysis_fps: 3, health: { target_fps: 3 } });
+    await sourceNear(taskId, 3);
     await t.call('DELETE', `/api/task/${taskId}`);
   }, 90_000);
 });

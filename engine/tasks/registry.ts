@@ -289,7 +289,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     this.store.change({
       task_id: taskId,
       name: body.name === undefined ? row.name : normaliseTaskName(body.name),
-      analysis_fps: body.analysis_fps ?? row.analysis_fps,
+      analysis_fps: body.analysis_fps === undefined ? row.analysis_fps : body.analysis_fps,
       app_ids: JSON.stringify(appIds),
       app_configs: JSON.stringify([...configs.values()]),
       osd: JSON.stringify(osd),

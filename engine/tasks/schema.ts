@@ -101,7 +101,9 @@ export type StartTaskBody = Static<typeof StartTaskBody>;
 export const UpdateTaskBody = Type.Object(
   {
     name: Type.Optional(TaskName),
-    analysis_fps: Type.Optional(AnalysisFps),
+    analysis_fps: Type.Optional(
+      Type.Union([AnalysisFps, Type.Null()], { description: "null: the engine's setting again" }),
+    ),
     app_ids: Type.Optional(AppIds),
     osd: Type.Optional(OsdUpdate),
     app_configs: Type.Optional(AppConfigs),
