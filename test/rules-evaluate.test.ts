@@ -1,7 +1,7 @@
 // Over 400 lines on purpose: every rule kind on hand-made tracks, each compared whole.
 import { describe, expect, it } from 'vitest';
 import { type AppRuleContext, AppRuleState, type FrameInfo, type RuleFiring } from '../engine/rules/evaluate';
-import type { ClassEntry, Counter, Rule } from '../engine/rules/schema';
+import type { ClassEntry, Counter, Inertia, Rule } from '../engine/rules/schema';
 import { FORGET_TRACK_AFTER_MS } from '../engine/rules/time-series';
 import type { Polygon } from '../engine/tasks/schema';
 import type { TrackedObject } from '../engine/tracking/byte-tracker';
@@ -51,8 +51,11 @@ const frame = (seconds: number): FrameInfo => ({
   height: 1080,
 });
 
+/** Every sighting counts at once: the cases below are about one or two frames; inertia has its own. */
+const instant: Inertia = { hits: 1, frames: 1 };
+
 function app(rule: Rule, over: Partial<AppRuleContext> = {}): AppRuleContext {
-  return { appId: 'app', appType: 1, rule, polygon: [], ...over };
+  return { appId: 'app', appType: 1, rule: { inertia: instant, ...rule }, polygon: [], ...over };
 }
 
 const square: Polygon = [

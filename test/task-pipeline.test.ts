@@ -40,6 +40,9 @@ const entry = (class_id: string, name: string, color: string): ClassEntry => ({
   max_pixel: 0,
 });
 
+/** Every sighting fires at once: these scenarios are about frames, not inertia (rules-inertia.test.ts). */
+const INSTANT = { hits: 1, frames: 1 };
+
 /** Two weight-free models so that adding and removing apps also adds and removes detectors. */
 const MANIFEST: Manifest = {
   format: 1,
@@ -68,7 +71,7 @@ const MANIFEST: Manifest = {
       name: 'Person',
       type: 1,
       model: 'objects',
-      rule: { interval: 0, classes: [entry('0', 'person', PERSON)] },
+      rule: { interval: 0, inertia: INSTANT, classes: [entry('0', 'person', PERSON)] },
       license_expire: 0,
       perpetual: true,
     },
@@ -77,7 +80,7 @@ const MANIFEST: Manifest = {
       name: 'Car',
       type: 1,
       model: 'objects',
-      rule: { interval: 0, classes: [entry('1', 'car', '#0000ff')] },
+      rule: { interval: 0, inertia: INSTANT, classes: [entry('1', 'car', '#0000ff')] },
       license_expire: 0,
       perpetual: true,
     },
@@ -86,7 +89,7 @@ const MANIFEST: Manifest = {
       name: 'Thing',
       type: 1,
       model: 'things',
-      rule: { interval: 0, classes: [entry('0', 'thing', '#00ff00')] },
+      rule: { interval: 0, inertia: INSTANT, classes: [entry('0', 'thing', '#00ff00')] },
       license_expire: 0,
       perpetual: true,
     },

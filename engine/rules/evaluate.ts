@@ -1,6 +1,7 @@
 import type { Polygon } from '../tasks/schema';
 import type { TrackedObject } from '../tracking/byte-tracker';
 import { type Pt, pointInPolygon } from './geometry';
+import { DEFAULT_INERTIA, TrackInertia } from './inertia';
 import { APP_TYPE, type ClassEntry, type Counter, type Rule } from './schema';
 import { CrossingTally, type Direction, FlowTally, LineCrossings, LoiteringVisits } from './time-series';
 
@@ -65,6 +66,8 @@ interface Match {
   foot: Pt;
   /** Foot point inside the region; always true without a region (whole frame or counting line). */
   inRegion: boolean;
+  /** The track meets the rule's inertia (always true per image): only then may the object fire. */
+  steady: boolean;
 }
 
 /** What a counter counted in this frame. */
@@ -122,6 +125,12 @@ function countPerClass(objects: readonly ReportedObject[]) {
   return (classId: string) => objects.filter((o) => o.class_id === classId).length;
 }
 
+/**
+ * Time-series rules follow every sighting (a visit's start, the side of the line) but count only
+ * confirmed tracks that meet the inertia.
+ */
+const countable = (m: Match) => m.object.confirmed && m.steady;
+
 /** Class entries by class_id, in rule order (class ids are unique, validate.ts checks). */
 const entriesOf = (rule: Rule) => new Map((rule.classes ?? []).map((entry) => [entry.class_id, entry]));
 
@@ -134,6 +143,7 @@ export class AppRuleState {
   private visits = new LoiteringVisits();
   private crossings = new LineCrossings();
   private crossed = new CrossingTally();
+  private inertia = new TrackInertia();
 
   constructor(ctx: AppRuleContext) {
     this.ctx = ctx;
@@ -149,6 +159,7 @@ export class AppRuleState {
       this.visits = new LoiteringVisits();
       this.crossings = new LineCrossings();
       this.crossed = new CrossingTally();
+      this.inertia = new TrackInertia();
     } else if (JSON.stringify(previous.polygon) !== JSON.stringify(ctx.polygon)) {
       // A visit is a stay inside one shape. Crossing sides stay valid: scaling keeps the sign of the
       // cross product, and a track's stored side corrects itself on its next sighting after a move.
@@ -160,7 +171,7 @@ export class AppRuleState {
 
   evaluate(frame: FrameInfo, objects: readonly TrackedObject[]): RuleResult {
     const matches = this.match(objects);
-    const present = matches.filter((m) => m.inRegion);
+    const present = matches.filter((m) => m.inRegion && m.steady);
     const firings =
       this.ctx.appType === APP_TYPE.timeSeries
         ? this.timeSeriesFirings(frame, matches, present)
@@ -183,12 +194,24 @@ export class AppRuleState {
 
   private match(objects: readonly TrackedObject[]): Match[] {
     const region = this.region;
+    const steady = this.ctx.perImage
+      ? null
+      : this.inertia.update(
+          objects.map((o) => o.trackId),
+          this.ctx.rule.inertia ?? DEFAULT_INERTIA,
+        );
     const matches: Match[] = [];
     for (const object of objects) {
       const entry = this.entries.get(String(object.classIndex));
       if (!entry || !entryMatches(entry, object)) continue;
       const foot: Pt = [(object.x1 + object.x2) / 2, object.y2];
-      matches.push({ object, entry, foot, inRegion: region === null || pointInPolygon(foot, region) });
+      matches.push({
+        object,
+        entry,
+        foot,
+        inRegion: region === null || pointInPolygon(foot, region),
+        steady: steady === null || steady.has(object.trackId),
+      });
     }
     return matches;
   }
@@ -282,7 +305,7 @@ export class AppRuleState {
     const loitering = this.visits.update(
       frame.timestampMs,
       this.intervalMs,
-      matches.map((m) => ({ trackId: m.object.trackId, inside: m.inRegion, confirmed: m.object.confirmed })),
+      matches.map((m) => ({ trackId: m.object.trackId, inside: m.inRegion, confirmed: countable(m) })),
     );
     const firings = this.classFirings(
       matches.filter((m) => loitering.has(m.object.trackId)).map((m) => report(m)),
@@ -302,7 +325,7 @@ export class AppRuleState {
     const directions = this.crossings.update(
       frame.timestampMs,
       line,
-      matches.map((m) => ({ trackId: m.object.trackId, foot: m.foot, confirmed: m.object.confirmed })),
+      matches.map((m) => ({ trackId: m.object.trackId, foot: m.foot, confirmed: countable(m) })),
     );
     const crossers: ReportedObject[] = [];
     for (const m of matches) {
