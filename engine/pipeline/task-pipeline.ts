@@ -6,6 +6,7 @@ import type { StreamWatchdog, WatchdogFrame } from '../media/stream-watchdog';
 import type { OverlayZone } from '../osd/overlay';
 import { appSnapshot } from '../osd/snapshot';
 import type { InstalledApp, PackageRegistry } from '../packages/registry';
+import type { LineCounts } from '../rules/counts';
 import type { FrameInfo, RuleResult, ShownObject } from '../rules/evaluate';
 import type { AppConfig, Osd } from '../tasks/schema';
 import { ByteTracker, type TrackedObject } from '../tracking/byte-tracker';
@@ -369,6 +370,11 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       for (const entry of runtime.app.rule.classes ?? []) floor = Math.min(floor, entry.threshold);
     }
     return floor;
+  }
+
+  /** Each app's counting-line crossings since analysis started; null for an app without a line. */
+  lineCounts(): Map<string, LineCounts | null> {
+    return new Map([...this.apps].map(([appId, runtime]) => [appId, runtime.state.lineCounts()]));
   }
 
   /** Applies task updates, rule edits and a new frame size before the next frame is analysed. */

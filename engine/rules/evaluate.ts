@@ -1,5 +1,6 @@
 import type { Polygon } from '../tasks/schema';
 import type { TrackedObject } from '../tracking/byte-tracker';
+import type { DirectionCounts, LineCounts } from './counts';
 import { type Pt, pointInPolygon } from './geometry';
 import { DEFAULT_INERTIA, TrackInertia } from './inertia';
 import { APP_TYPE, type ClassEntry, type Counter, type Rule } from './schema';
@@ -45,7 +46,10 @@ export interface RuleFiring {
   class_id: string;
   objects: ReportedObject[];
   count?: number;
-  counts?: { in: number; out: number };
+  /** Line crossings since the start: of the firing's class on a class rule, of all classes on the counter. */
+  counts?: DirectionCounts;
+  /** The counter's crossings per class entry (class_id keyed). */
+  counts_by_class?: Record<string, DirectionCounts>;
 }
 
 export interface ShownObject extends ReportedObject {
@@ -169,6 +173,13 @@ export class AppRuleState {
     this.entries = entriesOf(ctx.rule);
   }
 
+  /** The crossings of the counting line since the start; null when the app counts on no line. */
+  lineCounts(): LineCounts | null {
+    if (this.ctx.appType !== APP_TYPE.timeSeries || !this.countingLine) return null;
+    const classes = Object.fromEntries([...this.entries.keys()].map((c) => [c, this.crossed.of(c)]));
+    return { ...this.crossed.totals, classes };
+  }
+
   evaluate(frame: FrameInfo, objects: readonly TrackedObject[]): RuleResult {
     const matches = this.match(objects);
     const present = matches.filter((m) => m.inRegion && m.steady);
@@ -243,7 +254,7 @@ export class AppRuleState {
     frame: FrameInfo,
     counter: Counter,
     tally: Tally,
-    counts?: RuleFiring['counts'],
+    lineCounts?: Pick<RuleFiring, 'counts' | 'counts_by_class'>,
   ): RuleFiring[] {
     const holds =
       withinBounds(tally.count, counter.min_count, counter.max_count) &&
@@ -253,9 +264,7 @@ export class AppRuleState {
     const id = `${this.ctx.appId}:counter`;
     if (!holds || !this.tryFire(id, frame)) return [];
     const classIds = [...this.entries.keys()].join(',');
-    return [
-      { id, class_id: classIds, objects: tally.objects, count: tally.count, ...(counts && { counts }) },
-    ];
+    return [{ id, class_id: classIds, objects: tally.objects, count: tally.count, ...lineCounts }];
   }
 
   /** Counted objects: present now (optionally the largest crowd), or distinct confirmed tracks (flow). */
@@ -334,15 +343,18 @@ export class AppRuleState {
       crossers.push(report(m, direction));
       this.crossed.add(m.entry.class_id, direction);
     }
-    const firings = this.classFirings(crossers, () => true);
+    const firings = this.classFirings(crossers, () => true).map((firing) => ({
+      ...firing,
+      counts: this.crossed.of(firing.class_id),
+    }));
     const counter = this.ctx.rule.counter;
     if (!counter) return firings;
-    const counts = this.crossed.totals;
+    const { classes, ...counts } = this.lineCounts() as LineCounts;
     const tally = {
       objects: crossers,
       count: counts.in + counts.out,
       countOf: (c: string) => this.crossed.countOf(c),
     };
-    return [...firings, ...this.counterFiring(frame, counter, tally, counts)];
+    return [...firings, ...this.counterFiring(frame, counter, tally, { counts, counts_by_class: classes })];
   }
 }

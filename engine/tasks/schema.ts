@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { TaskHealth } from '../contract/health';
+import { LineCounts } from '../rules/counts';
 import { oneOf } from '../schema/ajv';
 
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
@@ -133,6 +134,20 @@ export const TaskView = Type.Object({
   closed_at: Type.Union([Type.Integer(), Type.Null()]),
 });
 export type TaskView = Static<typeof TaskView>;
+
+/** GET /api/task/{task_id}/counts (extension): each app's counting line, null without one. */
+export const TaskCounts = Type.Object({
+  task_id: Type.String({ format: 'uuid' }),
+  apps: Type.Array(
+    Type.Object({
+      app_id: Type.String(),
+      line: Type.Union([LineCounts, Type.Null()], {
+        description: 'Crossings since analysis started; null for an app without a counting line',
+      }),
+    }),
+  ),
+});
+export type TaskCounts = Static<typeof TaskCounts>;
 
 export const CLOSE_CODE = {
   running: 0,
