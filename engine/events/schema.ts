@@ -20,6 +20,9 @@ export const ReportedObject = Type.Object(
     area: Type.Optional(
       Type.Integer({ minimum: 0, description: 'Changed pixels of a change region, source-frame pixels' }),
     ),
+    zones: Type.Optional(
+      Type.Array(Type.String(), { description: "Names of the app's zones the foot point stands in" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -38,6 +41,11 @@ export const FiredRule = Type.Object(
     counts_by_class: Type.Optional(
       Type.Record(Type.String(), DirectionCounts, {
         description: "Extension: a line counter's crossings since the start per class_id of its rule",
+      }),
+    ),
+    zone_counts: Type.Optional(
+      Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+        description: "Extension: a counter's count per zone name of its app",
       }),
     ),
   },

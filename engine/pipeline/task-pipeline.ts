@@ -391,10 +391,10 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     for (const appId of this.apps.keys()) if (!wanted.has(appId)) this.apps.delete(appId);
     for (const appId of this.task.app_ids) {
       const app = this.deps.packages.app(this.task.zapk_id, appId);
-      const polygon = this.task.app_configs.find((c) => c.app_id === appId)?.polygon ?? [];
+      const areas = this.task.app_configs.find((c) => c.app_id === appId) ?? { polygon: [] };
       const runtime = this.apps.get(appId);
-      if (runtime) runtime.reconfigure(app, polygon, this.task.polygon_frame, size);
-      else this.apps.set(appId, new AppRuntime(app, polygon, this.task.polygon_frame, size));
+      if (runtime) runtime.reconfigure(app, areas, this.task.polygon_frame, size);
+      else this.apps.set(appId, new AppRuntime(app, areas, this.task.polygon_frame, size));
     }
     const models = new Map([...this.apps.values()].map((r) => [r.app.model.key, r.app]));
     for (const key of this.detectors.keys()) {

@@ -1,10 +1,11 @@
-import type { Polygon } from '../tasks/schema';
+import type { Polygon, Zone } from '../tasks/schema';
 import type { TrackedObject } from '../tracking/byte-tracker';
 import type { DirectionCounts, LineCounts } from './counts';
 import { type Pt, pointInPolygon } from './geometry';
 import { DEFAULT_INERTIA, TrackInertia } from './inertia';
 import { APP_TYPE, type ClassEntry, type Counter, type Rule } from './schema';
 import { CrossingTally, type Direction, FlowTally, LineCrossings, LoiteringVisits } from './time-series';
+import { countPerZone, masked, ZoneCrossings, ZoneFlow, zonesAt } from './zones';
 
 /**
  * Applies one application's rule to the tracked objects of each analysed frame
@@ -17,6 +18,10 @@ export interface AppRuleContext {
   rule: Rule;
   /** Source pixels of the current frame size; [] the whole frame, 2 points a counting line (type 3). */
   polygon: Polygon;
+  /** Named zones (extension): reported objects name theirs, counters count per zone. */
+  zones?: Zone[];
+  /** Exclusion masks (extension): an object whose foot point lies in one counts for no rule. */
+  masks?: Polygon[];
   /** Images without tracks (image and diff tasks): flow counting counts the distinct objects of each image. */
   perImage?: boolean;
 }
@@ -39,6 +44,8 @@ export interface ReportedObject {
   name: string;
   direction?: Direction;
   area?: number;
+  /** Names of the zones the foot point stands in, when the app has zones. */
+  zones?: string[];
 }
 
 export interface RuleFiring {
@@ -50,6 +57,8 @@ export interface RuleFiring {
   counts?: DirectionCounts;
   /** The counter's crossings per class entry (class_id keyed). */
   counts_by_class?: Record<string, DirectionCounts>;
+  /** The counter's count per zone name, when the app has zones. */
+  zone_counts?: Record<string, number>;
 }
 
 export interface ShownObject extends ReportedObject {
@@ -70,6 +79,8 @@ interface Match {
   foot: Pt;
   /** Foot point inside the region; always true without a region (whole frame or counting line). */
   inRegion: boolean;
+  /** Zones of the foot point; undefined when the app has none. */
+  zones?: string[];
   /** The track meets the rule's inertia (always true per image): only then may the object fire. */
   steady: boolean;
 }
@@ -79,6 +90,7 @@ interface Tally {
   objects: ReportedObject[];
   count: number;
   countOf(classId: string): number;
+  zoneCounts?: Record<string, number>;
 }
 
 const withinBounds = (value: number, min: number, max: number) => value >= min && (max === 0 || value <= max);
@@ -88,7 +100,7 @@ function entryMatches(entry: ClassEntry, o: TrackedObject): boolean {
   return o.score >= entry.threshold && withinBounds(longerSide, entry.min_pixel, entry.max_pixel);
 }
 
-function report({ object, entry }: Match, direction?: Direction): ReportedObject {
+function report({ object, entry, zones }: Match, direction?: Direction): ReportedObject {
   return {
     track_id: object.trackId,
     x: Math.round((object.x1 + object.x2) / 2),
@@ -100,6 +112,7 @@ function report({ object, entry }: Match, direction?: Direction): ReportedObject
     name: entry.name,
     ...(direction && { direction }),
     ...(object.area !== undefined && { area: Math.round(object.area) }),
+    ...(zones && { zones }),
   };
 }
 
@@ -148,6 +161,8 @@ export class AppRuleState {
   private crossings = new LineCrossings();
   private crossed = new CrossingTally();
   private inertia = new TrackInertia();
+  private zoneFlow = new ZoneFlow();
+  private zoneCrossings = new ZoneCrossings();
 
   constructor(ctx: AppRuleContext) {
     this.ctx = ctx;
@@ -164,6 +179,8 @@ export class AppRuleState {
       this.crossings = new LineCrossings();
       this.crossed = new CrossingTally();
       this.inertia = new TrackInertia();
+      this.zoneFlow = new ZoneFlow();
+      this.zoneCrossings = new ZoneCrossings();
     } else if (JSON.stringify(previous.polygon) !== JSON.stringify(ctx.polygon)) {
       // A visit is a stay inside one shape. Crossing sides stay valid: scaling keeps the sign of the
       // cross product, and a track's stored side corrects itself on its next sighting after a move.
@@ -199,6 +216,11 @@ export class AppRuleState {
     return this.ctx.polygon.length === 2 ? (this.ctx.polygon as unknown as [Pt, Pt]) : null;
   }
 
+  /** The app's zones; empty when it has none. */
+  private get zones(): Zone[] {
+    return this.ctx.zones ?? [];
+  }
+
   private get intervalMs(): number {
     return (this.ctx.rule.interval ?? 0) * 1000;
   }
@@ -211,15 +233,19 @@ export class AppRuleState {
           objects.map((o) => o.trackId),
           this.ctx.rule.inertia ?? DEFAULT_INERTIA,
         );
+    const zones = this.zones;
+    const masks = this.ctx.masks ?? [];
     const matches: Match[] = [];
     for (const object of objects) {
       const entry = this.entries.get(String(object.classIndex));
       if (!entry || !entryMatches(entry, object)) continue;
       const foot: Pt = [(object.x1 + object.x2) / 2, object.y2];
+      if (masked(foot, masks)) continue;
       matches.push({
         object,
         entry,
         foot,
+        ...(zones.length > 0 && { zones: zonesAt(foot, zones) }),
         inRegion: region === null || pointInPolygon(foot, region),
         steady: steady === null || steady.has(object.trackId),
       });
@@ -264,14 +290,20 @@ export class AppRuleState {
     const id = `${this.ctx.appId}:counter`;
     if (!holds || !this.tryFire(id, frame)) return [];
     const classIds = [...this.entries.keys()].join(',');
-    return [{ id, class_id: classIds, objects: tally.objects, count: tally.count, ...lineCounts }];
+    const zoneCounts = tally.zoneCounts && { zone_counts: tally.zoneCounts };
+    return [
+      { id, class_id: classIds, objects: tally.objects, count: tally.count, ...lineCounts, ...zoneCounts },
+    ];
   }
 
   /** Counted objects: present now (optionally the largest crowd), or distinct confirmed tracks (flow). */
   private objectTally(frame: FrameInfo, counter: Counter, candidates: readonly Match[]): Tally {
+    const zones = this.zones;
+    const perZone = (objects: readonly ReportedObject[]) =>
+      zones.length > 0 ? { zoneCounts: countPerZone(zones, objects) } : {};
     if (counter.numeric_type === 1 && this.ctx.perImage) {
       const objects = candidates.map((m) => report(m));
-      return { objects, count: objects.length, countOf: countPerClass(objects) };
+      return { objects, count: objects.length, countOf: countPerClass(objects), ...perZone(objects) };
     }
     if (counter.numeric_type === 1) {
       const confirmed = candidates.filter((m) => m.object.confirmed);
@@ -279,15 +311,17 @@ export class AppRuleState {
         frame.timestampMs,
         confirmed.map((m) => ({ trackId: m.object.trackId, classId: m.entry.class_id })),
       );
+      const tracks = confirmed.map((m) => ({ trackId: m.object.trackId, zones: m.zones }));
       return {
         objects: confirmed.map((m) => report(m)),
         count: this.flow.total,
         countOf: (c) => this.flow.countOf(c),
+        ...(zones.length > 0 && { zoneCounts: this.zoneFlow.add(frame.timestampMs, zones, tracks) }),
       };
     }
     const counted = counter.distance > 0 ? largestGroup(candidates, counter.distance) : candidates;
     const objects = counted.map((m) => report(m));
-    return { objects, count: objects.length, countOf: countPerClass(objects) };
+    return { objects, count: objects.length, countOf: countPerClass(objects), ...perZone(objects) };
   }
 
   /** Types 1 and 2: a counter, when present, fires alone; the class entries only say what it counts. */
@@ -343,6 +377,7 @@ export class AppRuleState {
       crossers.push(report(m, direction));
       this.crossed.add(m.entry.class_id, direction);
     }
+    this.zoneCrossings.add(crossers);
     const firings = this.classFirings(crossers, () => true).map((firing) => ({
       ...firing,
       counts: this.crossed.of(firing.class_id),
@@ -354,6 +389,7 @@ export class AppRuleState {
       objects: crossers,
       count: counts.in + counts.out,
       countOf: (c: string) => this.crossed.countOf(c),
+      ...(this.zones.length > 0 && { zoneCounts: this.zoneCrossings.of(this.zones) }),
     };
     return [...firings, ...this.counterFiring(frame, counter, tally, { counts, counts_by_class: classes })];
   }
