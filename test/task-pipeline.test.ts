@@ -641,6 +641,36 @@ describe('polygon rescale', () => {
     ]);
   });
 
+  it('applies zones and masks scaled from polygon_frame like the polygon', async () => {
+    const task = taskOf(['person'], {
+      app_configs: [
+        {
+          app_id: 'person',
+          polygon: [],
+          zones: [{ name: 'drawn', polygon: DRAWN }],
+          masks: [
+            [
+              [400, 0],
+              [768, 0],
+              [768, 576],
+              [400, 576],
+            ],
+          ],
+        },
+      ],
+      polygon_frame: { width: 768, height: 576 },
+    });
+    const h = harness(task);
+    // On 384x288: foot (80, 90) in the scaled zone, (150, 200) in no zone, (250, 200) in the scaled mask.
+    h.respond = () => [box(70, 40, 90, 90), box(140, 150, 160, 200), box(240, 150, 260, 200)];
+    await h.step({ width: 384, height: 288 });
+    await eventsSettled(h, 1);
+    expect(h.messages()[0]?.data.rules[0]?.objects.map((o) => [o.x, o.y + o.h / 2, o.zones])).toEqual([
+      [80, 90, ['drawn']],
+      [150, 200, []],
+    ]);
+  });
+
   it('without polygon_frame the polygon is taken as drawn on the current frame', async () => {
     const h = harness(taskOf(['person'], { app_configs: [{ app_id: 'person', polygon: DRAWN }] }));
     h.respond = () => [box(70, 40, 90, 90), box(240, 150, 260, 200)];
