@@ -8,7 +8,7 @@ import { appSnapshot } from '../osd/snapshot';
 import type { InstalledApp, PackageRegistry } from '../packages/registry';
 import type { LineCounts } from '../rules/counts';
 import type { FrameInfo, RuleResult, ShownObject } from '../rules/evaluate';
-import type { AppConfig, Osd } from '../tasks/schema';
+import type { AppAreas, AppConfig, Osd } from '../tasks/schema';
 import { ByteTracker, type TrackedObject } from '../tracking/byte-tracker';
 import { AppRuntime, type FrameSize } from './app-runtime';
 import type { TaskDetector } from './detectors';
@@ -75,8 +75,8 @@ export interface AnalysedFrame {
   frame: Frame | null;
   /** Per model key: what the model found (above its score_threshold) and the tracks after this frame. */
   models: Map<string, { detections: Detection[]; tracked: TrackedObject[] }>;
-  /** Per app, in the task's order: its rule's verdict on this frame. */
-  results: Array<{ appId: string; modelKey: string; result: RuleResult }>;
+  /** Per app, in the task's order: its rule's verdict on this frame, and its areas on this frame. */
+  results: Array<{ appId: string; modelKey: string; result: RuleResult; areas: AppAreas }>;
   overlays: AppOverlay[];
 }
 
@@ -284,7 +284,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     for (const runtime of this.apps.values()) {
       const modelKey = runtime.app.model.key;
       const result = runtime.state.evaluate(info, models.get(modelKey)?.tracked ?? []);
-      results.push({ appId: runtime.app.app_id, modelKey, result });
+      results.push({ appId: runtime.app.app_id, modelKey, result, areas: runtime.areas });
       overlays.push({
         appId: runtime.app.app_id,
         zone: { points: runtime.polygon, color: runtime.color, occupied: result.zoneOccupied },
