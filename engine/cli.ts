@@ -162,8 +162,8 @@ async function main(): Promise<void> {
 
   const analysisFps =
     values['analysis-fps'] !== undefined ? Number(values['analysis-fps']) : settings.analysisFps;
-  if (analysisFps !== undefined && !(analysisFps >= 1 && analysisFps <= 60))
-    throw new UsageError(`--analysis-fps must be 1..60, not ${values['analysis-fps'] ?? analysisFps}`);
+  if (analysisFps !== undefined && !(analysisFps >= 0.1 && analysisFps <= 60))
+    throw new UsageError(`--analysis-fps must be 0.1..60, not ${values['analysis-fps'] ?? analysisFps}`);
 
   const maxSourcePixels =
     values['max-source-pixels'] !== undefined

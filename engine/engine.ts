@@ -42,6 +42,7 @@ import { type Db, openDb } from './store/db';
 import { writeUnlessFull } from './store/disk-full';
 import { SettingsRepository } from './store/settings-repository';
 import { SystemMonitor } from './system/monitor';
+import { DEFAULT_ANALYSIS_FPS } from './tasks/limits';
 import { PackageUse } from './tasks/package-use';
 import { TaskRegistry } from './tasks/registry';
 import { TaskRepository } from './tasks/task-repository';
@@ -60,7 +61,6 @@ function builtinBesideCode(codeDir: string): string {
   return candidates.find((dir) => existsSync(join(dir, 'manifest.json'))) ?? (candidates[0] as string);
 }
 const BUILTIN_INSTALLED = 'builtin_package_installed';
-const DEFAULT_ANALYSIS_FPS = 10;
 
 /** Opens the data dir, seeds what a first start needs, resumes live tasks and serves the API. */
 export async function startEngine(options: EngineOptions): Promise<Engine> {
@@ -142,9 +142,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     // Frames of real sources are stamped with real time (rules time loitering by it), not the
     // injected clock, which tests move by hours while the video plays.
     now: () => Date.now(),
-    analysisFps,
     live: { ffmpeg, root: liveRoot, clock },
-    openStream: (source) =>
+    openStream: (source, taskFps) =>
       new StreamWatchdog(source, {
         clock,
         decoder: new DecodePath(decoding),
@@ -153,13 +152,13 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
             transport,
             hwaccel: mode.hwaccel,
             ffmpeg,
-            outputFps: mode.fullRate ? undefined : analysisFps,
+            outputFps: mode.fullRate ? undefined : taskFps(),
             seekS: mode.seekS,
             maxPixels: maxSourcePixels,
           }),
       }),
   });
-  const tasks = new TaskRegistry(taskRows, settings, packageUse, clock, packages, video);
+  const tasks = new TaskRegistry(taskRows, settings, packageUse, clock, packages, video, analysisFps);
   const images = new ImageAnalysis({
     tasks,
     packages,

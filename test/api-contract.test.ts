@@ -512,6 +512,7 @@ describe('4.4 - 4.7 tasks', () => {
     const task = list.find((x) => x.task_id === task_id) as Record<string, unknown>;
     expect(Object.keys(task).sort()).toEqual(
       [
+        'analysis_fps',
         'app_configs',
         'app_ids',
         'business_id',

@@ -19,6 +19,7 @@ const CONTRACT_MODULES = [
   'engine/events/review-schema.ts',
   'engine/events/schema.ts',
   'engine/optimization/schema.ts',
+  'engine/osd/label-placement.ts',
   'engine/rules/geometry.ts',
   'engine/rules/schema.ts',
   'engine/rules/validate.ts',

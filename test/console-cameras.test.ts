@@ -62,6 +62,7 @@ describe('the task table', () => {
     const health = dialog.getByRole('region', { name: 'Health' });
     await expect.poll(() => health.textContent(), POLL).toMatch(/Source768×576 at [\d.]+ fps/);
     expect(await health.textContent()).toMatch(/StreamReceiving/);
+    expect(await health.textContent()).toContain('Decodingsoftware (CPU)');
     expect(await health.locator('details code').isVisible()).toBe(false);
     await dialog.getByLabel('Name', { exact: true }).fill('  North   gate ');
     await dialog.getByRole('button', { name: 'Apply to the running task' }).click();
@@ -70,6 +71,26 @@ describe('the task table', () => {
     expect((await api<TaskView>('GET', `/api/task/${ids['Gate 2']}`)).name).toBe('North gate');
     await page.reload();
     await expect.poll(() => rowNames(page, /^Active/), POLL).toEqual(['Gate 10', 'North gate']);
+    await page.close();
+  }, 60_000);
+
+  it('sets a camera’s analysis rate in its editor, refusing one out of range before the engine sees it', async () => {
+    const page = await open('/tasks');
+    await page.getByRole('link', { name: 'Edit task Gate 10' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Edit task Gate 10' });
+    const rate = dialog.getByRole('textbox', { name: 'Analysis rate (frames/s)' });
+    expect(await rate.inputValue()).toBe('10');
+    await rate.fill('0');
+    await expect.poll(() => rate.getAttribute('aria-invalid'), POLL).toBe('true');
+    await rate.fill('4');
+    await dialog.getByRole('button', { name: 'Apply to the running task' }).click();
+    await dialog.waitFor({ state: 'detached', ...POLL });
+    const task = await api<TaskView>('GET', `/api/task/${ids['Gate 10']}`);
+    expect(task).toMatchObject({ analysis_fps: 4, health: { target_fps: 4 } });
+    await page.getByRole('link', { name: 'Edit task Gate 10' }).click();
+    await expect
+      .poll(() => dialog.getByRole('region', { name: 'Health' }).textContent(), POLL)
+      .toMatch(/Analysis[\d.]+ of 4 fps/);
     await page.close();
   }, 60_000);
 

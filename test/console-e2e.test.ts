@@ -258,6 +258,7 @@ describe('web console in Chromium', () => {
     await wizard.getByRole('textbox', { name: 'Callback URL' }).fill(receiver.url);
     await wizard.getByRole('textbox', { name: 'Business ID' }).fill('gate-a');
     await wizard.getByRole('textbox', { name: 'Device ID' }).fill('cam-e2e');
+    await wizard.getByRole('textbox', { name: 'Analysis rate (frames/s)' }).fill('8');
     await wizard.getByRole('button', { name: 'Start task' }).click();
     await page.getByRole('heading', { name: 'Live view' }).waitFor({ timeout: 30_000 });
 
@@ -268,7 +269,12 @@ describe('web console in Chromium', () => {
       'GET',
       `/api/task/${taskId}`,
     );
-    expect(task).toMatchObject({ business_id: 'gate-a', device_id: 'cam-e2e', report_url: receiver.url });
+    expect(task).toMatchObject({
+      business_id: 'gate-a',
+      device_id: 'cam-e2e',
+      report_url: receiver.url,
+      analysis_fps: 8,
+    });
     expect(task.health.stream).toMatchObject({ width: SOURCE.width, height: SOURCE.height });
     expectPolygonNear(task.app_configs.find((config) => config.app_id === 'person')?.polygon, drawn, 1);
   }, 90_000);

@@ -277,6 +277,7 @@ describe('task stream events', () => {
         task_id: randomUUID(),
         name: 'gate',
         mode: 'video',
+        analysis_fps: 10,
         zapk_id: 'builtin',
         app_ids: ['motion'],
         device_id: 'cam-1',

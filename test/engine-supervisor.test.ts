@@ -164,12 +164,12 @@ describe('engine supervisor (the real engine process)', () => {
       log: () => {},
     });
     await expect(supervisor.start()).rejects.toThrow(
-      /the engine failed: exit code 1: --analysis-fps must be 1\.\.60/,
+      /the engine failed: exit code 1: --analysis-fps must be 0\.1\.\.60/,
     );
     expect(supervisor.state).toEqual({
       state: 'failed',
       crashes: 3,
-      last_exit: { code: 1, signal: null, reason: '--analysis-fps must be 1..60, not 500' },
+      last_exit: { code: 1, signal: null, reason: '--analysis-fps must be 0.1..60, not 500' },
     });
   }, 200_000);
 });

@@ -9,9 +9,21 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../engine/clock';
+import {
+  boundedSize,
+  boundingScaleFilter,
+  MAX_FRAME_SIDE,
+  sourceSizeOf,
+} from '../engine/media/analysis-size';
 import { FramePool } from '../engine/media/frame-pool';
 import { type PooledFrame, PpmFrameReader } from '../engine/media/frame-reader';
-import { FrameSource, type SourceFrame, type SourceInfo, videoStreamFps } from '../engine/media/frame-source';
+import {
+  FrameSource,
+  type SourceFrame,
+  type SourceInfo,
+  videoStreamFps,
+  videoStreamSize,
+} from '../engine/media/frame-source';
 import type { SourceUrl } from '../engine/media/source-url';
 import { StreamWatchdog, type WatchdogFrame, type WatchdogState } from '../engine/media/stream-watchdog';
 import { isAlive } from './helpers/child';
@@ -20,7 +32,7 @@ import { freePort } from './helpers/rtmp-source';
 
 const FFMPEG = '/usr/bin/ffmpeg';
 const VIDEO = join(FIXTURES, 'media', 'vtest.avi');
-const VIDEO_INFO: SourceInfo = { width: 768, height: 576, fps: 10 };
+const VIDEO_INFO: SourceInfo = { width: 768, height: 576, fps: 10, source: { width: 768, height: 576 } };
 const tmp = mkdtempSync(join(tmpdir(), 'vc-frame-source-'));
 
 /** Everything a test started, so afterEach can make sure none of it outlives the test. */
@@ -159,6 +171,43 @@ describe('videoStreamFps', () => {
   });
 });
 
+describe('videoStreamSize and the analysis bound', () => {
+  it('reads the picture size from the input stream line, not a codec tag', () => {
+    expect(
+      videoStreamSize(
+        '  Stream #0:0(und): Video: h264 (High) (avc1 / 0x31637661), yuv420p(progressive), 3840x2160 [SAR 1:1 DAR 16:9], 25 fps',
+      ),
+    ).toEqual({ width: 3840, height: 2160 });
+    expect(
+      videoStreamSize('  Stream #0:0: Video: msmpeg4v3 (div3 / 0x33766964), yuv420p, 768x576, 816 kb/s'),
+    ).toEqual({ width: 768, height: 576 });
+    expect(videoStreamSize('  Stream #0:1: Audio: aac (LC), 48000 Hz, stereo, fltp')).toBeNull();
+  });
+
+  it('bounds the longer side to 1280 keeping the aspect, never upscales, and maps frames back to the source', () => {
+    expect(MAX_FRAME_SIDE).toBe(1280);
+    const sizes = [
+      [3840, 2160],
+      [1920, 1080],
+      [1080, 1920],
+      [2592, 1944],
+      [768, 576],
+    ].map(([width = 0, height = 0]) => boundedSize({ width, height }));
+    expect(sizes).toEqual([
+      { width: 1280, height: 720 },
+      { width: 1280, height: 720 },
+      { width: 720, height: 1280 },
+      { width: 1280, height: 960 },
+      { width: 768, height: 576 },
+    ]);
+    const uhd = { width: 3840, height: 2160 };
+    expect(sourceSizeOf({ width: 1280, height: 720 }, uhd)).toEqual(uhd);
+    // A frame that is not the described source bounded (the stream changed size) is its own source.
+    expect(sourceSizeOf({ width: 640, height: 480 }, uhd)).toEqual({ width: 640, height: 480 });
+    expect(sourceSizeOf({ width: 768, height: 576 }, null)).toEqual({ width: 768, height: 576 });
+  });
+});
+
 /** Frames of a source, without their pixels (a few seconds of 768x576 would be hundreds of MB). */
 const frameFacts = (frame: SourceFrame | WatchdogFrame) => ({
   width: frame.width,
@@ -194,8 +243,9 @@ describe('FrameSource', () => {
     expect(rtspArgs).not.toContain('-re');
     const fileArgs = new FrameSource({ kind: 'file', input: VIDEO }, { outputFps: 5 }).args();
     expect(fileArgs.join(' ')).toContain(
-      `-protocol_whitelist file -re -stream_loop -1 -i ${VIDEO} -map 0:v:0 -an -sn -dn -vf fps=5 -f image2pipe`,
+      `-protocol_whitelist file -re -stream_loop -1 -i ${VIDEO} -map 0:v:0 -an -sn -dn -vf fps=5,${boundingScaleFilter()} -f image2pipe`,
     );
+    expect(rtspArgs[rtspArgs.indexOf('-vf') + 1]).toBe(boundingScaleFilter());
   });
 
   it('plays a file as live: 768x576 frames at 10 fps, and an fps filter when asked', async () => {

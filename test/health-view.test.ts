@@ -17,6 +17,7 @@ const RUNNING: TaskHealth = {
     decoder: { hwaccel: 'none', fallback: null },
   },
   analysed_fps: 4.96,
+  target_fps: 10,
   frames_analysed: 120,
   frames_dropped: 3,
   analysis_errors: 0,
@@ -82,6 +83,7 @@ describe('the dump line, rendered from the health object', () => {
     expect(restingHealth(3)).toEqual({
       stream: null,
       analysed_fps: 0,
+      target_fps: null,
       frames_analysed: 0,
       frames_dropped: 0,
       analysis_errors: 0,
@@ -107,6 +109,7 @@ describe('the dump line, rendered from the health object', () => {
       last_error: 'No such file',
       full_rate: false,
       rate_switch_error: null,
+      decoder: { hwaccel: 'none', fallback: null },
     });
   });
 });

@@ -110,6 +110,7 @@ describe('live overlay', () => {
       frameId: 1,
       timestampMs: 0,
       size: { width: 320, height: 240 },
+      frameSize: { width: 320, height: 240 },
       frame: null,
       models: new Map(),
       results: [],
@@ -151,6 +152,43 @@ describe('live overlay', () => {
     overlay.setOsd({ ...DEFAULT_OSD, display_box: false, display_name: false, display_track: false });
     expect(await boxDrawn()).toBe(false);
     expect(overlay.rastersFor(640, 480)).toEqual([]);
+  });
+
+  it('draws results given in source pixels on the video’s frames, which are the source bounded smaller', async () => {
+    const overlay = new LiveOverlay(['person'], DEFAULT_OSD);
+    const person = {
+      track_id: '7',
+      x: 160,
+      y: 250,
+      w: 160,
+      h: 300,
+      score: 0.9,
+      class_id: '0',
+      name: 'person',
+    };
+    overlay.onAnalysed({
+      frameId: 1,
+      timestampMs: 0,
+      size: { width: 640, height: 480 },
+      frameSize: { width: 320, height: 240 },
+      frame: null,
+      models: new Map(),
+      results: [],
+      overlays: [
+        {
+          appId: 'person',
+          zone: { points: [], color: '#ff3b30', occupied: true },
+          objects: [{ ...person, color: '#ff3b30' }],
+        },
+      ],
+    });
+    await sleep(100);
+    expect(overlay.rastersFor(640, 480)).toEqual([]);
+    const pixels = new Uint8Array(320 * 240 * 3);
+    for (const raster of overlay.rastersFor(320, 240)) blend(pixels, raster);
+    // The box is x 80..240 in the source: its left edge is at x 40 on the frame.
+    const at = (120 * 320 + 41) * 3;
+    expect([pixels[at], pixels[at + 1], pixels[at + 2]]).toEqual([0xff, 0x3b, 0x30]);
   });
 });
 

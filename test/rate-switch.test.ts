@@ -25,7 +25,7 @@ function rateSwitch(openFails = '') {
         if (openFails) throw new Error(openFails);
         const source: Fake = {
           name: `${fullRate ? 'full' : 'capped'}@${seekS}`,
-          info: { width: 4, height: 2, fps: 10 },
+          info: { width: 4, height: 2, fps: 10, source: { width: 4, height: 2 } },
           started: false,
           start() {
             this.started = true;

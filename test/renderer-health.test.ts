@@ -16,6 +16,7 @@ const RUNNING: TaskHealth = {
     decoder: { hwaccel: 'none', fallback: null },
   },
   analysed_fps: 9.6,
+  target_fps: 10,
   frames_analysed: 501,
   frames_dropped: 3,
   analysis_errors: 0,

@@ -18,6 +18,7 @@ const HEALTH: TaskHealth = {
     decoder: { hwaccel: 'none', fallback: null },
   },
   analysed_fps: 9.5,
+  target_fps: 10,
   frames_analysed: 100,
   frames_dropped: 4,
   analysis_errors: 0,

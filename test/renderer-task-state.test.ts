@@ -20,6 +20,7 @@ const HEALTH: TaskHealth = {
     decoder: { hwaccel: 'none', fallback: null },
   },
   analysed_fps: 10,
+  target_fps: 10,
   frames_analysed: 50,
   frames_dropped: 0,
   analysis_errors: 0,

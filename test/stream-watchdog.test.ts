@@ -6,7 +6,7 @@ import type { SourceUrl } from '../engine/media/source-url';
 import { StreamWatchdog, type WatchdogState } from '../engine/media/stream-watchdog';
 import { FakeSource } from './helpers/fake-source';
 
-const INFO: SourceInfo = { width: 4, height: 2, fps: 10 };
+const INFO: SourceInfo = { width: 4, height: 2, fps: 10, source: { width: 4, height: 2 } };
 const RTSP: SourceUrl = { kind: 'rtsp', input: 'rtsp://cam/1' };
 
 /** Lets the promise callbacks queued so far run (a stop() awaited inside the watchdog). */

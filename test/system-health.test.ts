@@ -59,6 +59,7 @@ describe('health as data', () => {
         decoder: { hwaccel: 'none', fallback: null },
       },
       analysed_fps: expect.any(Number),
+      target_fps: 10,
       frames_analysed: expect.any(Number),
       frames_dropped: expect.any(Number),
       analysis_errors: 0,

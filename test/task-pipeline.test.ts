@@ -157,6 +157,7 @@ function taskOf(appIds: string[], extra: Partial<PipelineTask> = {}): PipelineTa
     business_id: 'gate-3',
     report_url: 'http://127.0.0.1:9/callback',
     polygon_frame: null,
+    analysis_fps: 10,
     ...extra,
   };
 }
@@ -165,6 +166,8 @@ interface FrameOptions {
   width?: number;
   height?: number;
   synthetic?: boolean;
+  /** The source's size the frame was scaled from; the frame's own by default. */
+  source?: { width: number; height: number };
   /** Fills the frame; gray 128 by default. */
   paint?: (data: Uint8Array) => void;
 }
@@ -205,6 +208,7 @@ function harness(task: PipelineTask) {
         data,
         width,
         height,
+        source: options.source ?? { width, height },
         synthetic,
         index: h.emitted - 1,
         receivedAt: performance.now(),
@@ -677,6 +681,37 @@ describe('polygon rescale', () => {
     await h.step({ width: 384, height: 288 });
     await eventsSettled(h, 1);
     expect(h.messages()[0]?.data.rules[0]?.objects.map((o) => [o.x, o.y + o.h / 2])).toEqual([[250, 200]]);
+  });
+});
+
+describe('frames scaled down from their source', () => {
+  it('maps the boxes back to source pixels once: rules, polygons and events are in them, snapshots on the frame', async () => {
+    const task = taskOf(['person'], {
+      app_configs: [
+        {
+          app_id: 'person',
+          polygon: [
+            [100, 100],
+            [300, 100],
+            [300, 260],
+            [100, 260],
+          ],
+        },
+      ],
+      polygon_frame: { width: 768, height: 576 },
+    });
+    const h = harness(task);
+    // In the frame's pixels (half the source's): feet at (80, 90) and (250, 200) on the frame.
+    h.respond = () => [box(70, 40, 90, 90), box(240, 150, 260, 200)];
+    await h.step({ width: 384, height: 288, source: { width: 768, height: 576 } });
+    await eventsSettled(h, 1);
+    const message = h.messages()[0];
+    expect(message?.data.frame).toEqual({ width: 768, height: 576, id: 1 });
+    // Only the first stands in the polygon, which is in source pixels: at (160, 180) there.
+    expect(message?.data.rules[0]?.objects.map((o) => [o.x, o.y, o.w, o.h])).toEqual([[160, 130, 40, 100]]);
+    const image = Buffer.from(message?.data.rules[0]?.image ?? '', 'base64');
+    const { width, height } = await sharp(image).metadata();
+    expect([width, height]).toEqual([384, 288]);
   });
 });
 

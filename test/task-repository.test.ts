@@ -23,6 +23,7 @@ afterEach(() => {
 const row = (task_id: string, created_at: number, extra: Partial<NewTaskRow> = {}): NewTaskRow => ({
   task_id,
   name: '',
+  analysis_fps: null,
   mode: 'video',
   zapk_id: 'pkg',
   app_ids: '["person"]',
@@ -77,6 +78,7 @@ describe('TaskRepository', () => {
     repo.change({
       task_id: 'a',
       name: 'Gate 2',
+      analysis_fps: 2.5,
       app_ids: '["car"]',
       app_configs: '[{"app_id":"car","polygon":[]}]',
       osd: '{"font_size":20}',
@@ -87,6 +89,7 @@ describe('TaskRepository', () => {
     repo.imageReceived('a', 'running, 1 images received', 4);
     expect(repo.find('a')).toMatchObject({
       name: 'Gate 2',
+      analysis_fps: 2.5,
       app_ids: '["car"]',
       app_configs: '[{"app_id":"car","polygon":[]}]',
       osd: '{"font_size":20}',

@@ -112,6 +112,9 @@ export const TaskHealth = Type.Object(
       Type.Null(),
     ]),
     analysed_fps: Rate('Frames analysed per second over the last few seconds'),
+    target_fps: Nullable(
+      Rate('The most frames the task analyses per second (its analysis_fps); null for image and diff tasks'),
+    ),
     frames_analysed: Count('Frames analysed since the task started'),
     frames_dropped: Count('Frames dropped because analysis was busy'),
     analysis_errors: Count('Frames whose analysis failed'),

@@ -1,3 +1,4 @@
+import { onFrame } from '../osd/frame-space';
 import { buildOverlay, type Overlay, type OverlayObject, type OverlayZone } from '../osd/overlay';
 import { type RasterOverlay, rasterise } from '../osd/raster';
 import { toOverlayObject } from '../osd/snapshot';
@@ -74,21 +75,28 @@ export class LiveOverlay {
 
   onAnalysed(frame: AnalysedFrame): void {
     const mine = frame.overlays.filter((overlay) => this.appIds.includes(overlay.appId));
-    this.zones = mine.map((overlay) => overlay.zone);
+    // Drawn on the video's frames, which may be scaled down from the source the results are in.
+    const place = (zones: OverlayZone[], objects: OverlayObject[]) =>
+      onFrame({ zones, objects }, frame.size, frame.frameSize);
+    this.zones = place(
+      mine.map((overlay) => overlay.zone),
+      [],
+    ).zones;
     const seen = new Set<string>();
     for (const overlay of mine) {
-      for (const object of overlay.objects) {
+      const placed = place([], overlay.objects.map(toOverlayObject)).objects;
+      overlay.objects.forEach((object, i) => {
         const key = `${overlay.appId}\u0000${object.track_id}`;
         seen.add(key);
-        this.objects.set(key, { object: toOverlayObject(object), missed: 0 });
-      }
+        this.objects.set(key, { object: placed[i] as OverlayObject, missed: 0 });
+      });
     }
     for (const [key, entry] of this.objects) {
       if (seen.has(key)) continue;
       entry.missed += 1;
       if (entry.missed > LINGER_FRAMES) this.objects.delete(key);
     }
-    this.size = frame.size;
+    this.size = frame.frameSize;
     this.refresh();
   }
 

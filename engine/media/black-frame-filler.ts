@@ -30,7 +30,7 @@ export class BlackFrameFiller {
   }
 
   /** Starts filling at the size and rate given; does nothing while already filling. */
-  start({ width, height, fps }: SourceInfo): void {
+  start({ width, height, fps }: Pick<SourceInfo, 'width' | 'height' | 'fps'>): void {
     if (this.timer) return;
     this.timer = this.clock.setInterval(() => {
       // Pooled like real frames: a camera lost for minutes must not churn a fresh 1 MB buffer per

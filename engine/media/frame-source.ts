@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { EventEmitter, once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { boundingScaleFilter, type PixelSize, sourceSizeOf } from './analysis-size';
 import { findFfmpeg } from './ffmpeg';
 import { type PooledFrame, PpmFrameReader } from './frame-reader';
 import { type FrameSocket, openFrameSocket } from './frame-socket';
@@ -37,13 +38,18 @@ export interface FrameSourceOptions {
 }
 
 export interface SourceInfo {
+  /** Size of the frames this source emits: the source's, bounded to MAX_FRAME_SIDE a side. */
   width: number;
   height: number;
   /** Frames per second this source emits. */
   fps: number;
+  /** The source's own size: where every reported coordinate lies. */
+  source: PixelSize;
 }
 
 export interface SourceFrame extends PooledFrame {
+  /** The source's size this frame was scaled from (its own size when it was not). */
+  source: PixelSize;
   /** Frames since this ffmpeg started, from 0. */
   index: number;
   /** performance.now() when the frame was fully read. */
@@ -139,6 +145,8 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private frameCount = 0;
   private inputFps: number | null = null;
   private inputDurationS: number | null = null;
+  /** The input's size as ffmpeg described it (its probe of the stream), before any scaling. */
+  private describedSize: PixelSize | null = null;
   private sourceInfo: SourceInfo | null = null;
   /** Frames decoded before the input description was read wait here (only the newest). */
   private heldFrame: SourceFrame | null = null;
@@ -158,16 +166,11 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   args(): string[] {
     const { source, options } = this;
     const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info'];
-    args.push(
-      ...hwaccelArgs(options.hwaccel ?? 'none'),
-      ...sourceInputArgs(source, options),
-      '-map',
-      '0:v:0',
-      '-an',
-      '-sn',
-      '-dn',
-    );
-    if (options.outputFps) args.push('-vf', `fps=${options.outputFps}`);
+    args.push(...hwaccelArgs(options.hwaccel ?? 'none'), ...sourceInputArgs(source, options));
+    args.push('-map', '0:v:0', '-an', '-sn', '-dn');
+    // Frames are dropped to the rate before they are scaled, so that dropped ones cost nothing.
+    const filters = [...(options.outputFps ? [`fps=${options.outputFps}`] : []), boundingScaleFilter()];
+    args.push('-vf', filters.join(','));
     args.push('-f', 'image2pipe', '-c:v', 'ppm', '-pix_fmt', 'rgb24', '-');
     return args;
   }
@@ -308,7 +311,8 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     const receivedAt = performance.now();
     for (const frame of frames) {
       if (this.terminating) return;
-      const sourceFrame = { ...frame, index: this.frameCount++, receivedAt };
+      const source = sourceSizeOf(frame, this.describedSize);
+      const sourceFrame = { ...frame, index: this.frameCount++, receivedAt, source };
       if (this.sourceInfo) this.emit('frame', sourceFrame);
       else {
         this.heldFrame?.release();
@@ -343,7 +347,10 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
       return;
     }
     const fps = videoStreamFps(line);
-    if (fps !== null) this.inputFps = fps;
+    if (fps !== null) {
+      this.inputFps = fps;
+      this.describedSize = videoStreamSize(line);
+    }
     // The input description ends where ffmpeg starts describing the output.
     else if (/^(Stream mapping:|Output #)/.test(line.trim())) this.inputFps = DEFAULT_FPS;
     else return;
@@ -354,7 +361,9 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     const frame = this.heldFrame;
     if (this.sourceInfo || this.inputFps === null || !frame) return;
     const fps = this.options.outputFps ? Math.min(this.inputFps, this.options.outputFps) : this.inputFps;
-    this.sourceInfo = { width: frame.width, height: frame.height, fps };
+    // The input's description may have come after the frame was decoded.
+    frame.source = sourceSizeOf(frame, this.describedSize);
+    this.sourceInfo = { width: frame.width, height: frame.height, fps, source: frame.source };
     this.heldFrame = null;
     this.emit('info', this.sourceInfo);
     this.emit('frame', frame);
@@ -401,6 +410,17 @@ export function sourceInputArgs(
 export function videoStreamFps(line: string): number | null {
   if (!/^\s*Stream #\d+:\d+\S*: Video: /.test(line)) return null;
   return rate(line, 'fps') ?? rate(line, 'tbr') ?? DEFAULT_FPS;
+}
+
+/**
+ * The picture size in an input stream line ("..., yuv420p, 3840x2160 [SAR 1:1 DAR 16:9], 25 fps"),
+ * not a codec tag such as "(avc1 / 0x31637661)"; null when it names none.
+ */
+export function videoStreamSize(line: string): PixelSize | null {
+  const match = /[\s,](\d{1,5})x(\d{1,5})(?=[\s,[]|$)/.exec(line);
+  if (!match) return null;
+  const [width, height] = [Number(match[1]), Number(match[2])];
+  return width > 0 && height > 0 ? { width, height } : null;
 }
 
 function rate(line: string, unit: 'fps' | 'tbr'): number | null {

@@ -2,6 +2,7 @@
 // every part with a job of its own is already out in its own module.
 import { EventEmitter } from 'node:events';
 import { type Clock, systemClock, type TimerHandle } from '../clock';
+import type { PixelSize } from './analysis-size';
 import { BlackFrameFiller } from './black-frame-filler';
 import { framePool } from './frame-pool';
 import { FrameRateMeter } from './frame-rate-meter';
@@ -95,7 +96,12 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       onStall: (windowMs) => this.onStall(windowMs),
     });
     this.filler = new BlackFrameFiller(this.streamClock, options.framePool ?? framePool, (frame) =>
-      this.emit('frame', { ...frame, synthetic: true, index: this.emitted++ }),
+      this.emit('frame', {
+        ...frame,
+        synthetic: true,
+        index: this.emitted++,
+        source: this.streamInfo?.source ?? frame,
+      }),
     );
     this.rates = new RateSwitch(
       {
@@ -156,6 +162,17 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     if (this.current !== 'running' || !this.frameSource || this.activeFullRate === on)
       return Promise.resolve();
     return this.rates.begin(on, this.playbackPosition());
+  }
+
+  /**
+   * The analysis rate changed: a running stream at that rate reopens its source at the new one,
+   * make-before-break like a rate switch. One at full rate, or not running, takes it when it next
+   * opens an ffmpeg at the analysis rate.
+   */
+  analysisRateChanged(): Promise<void> {
+    if (this.current !== 'running' || !this.frameSource || this.wantFullRate || this.activeFullRate)
+      return Promise.resolve();
+    return this.rates.begin(false, this.playbackPosition());
   }
 
   /** True while the running ffmpeg passes every frame of the source. */
@@ -247,7 +264,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     this.latestSource = source;
     this.activeFullRate = fullRate;
     this.playback = { seekS, startedAt: frame.receivedAt };
-    this.streamInfo = source.info ?? { width: frame.width, height: frame.height, fps: DEFAULT_FPS };
+    this.streamInfo = source.info ?? infoOf(frame);
     this.rate.clear();
     if (previous) this.stopAside(previous);
   }
@@ -275,12 +292,15 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     this.stall.frame();
     this.rate.add(frame.receivedAt);
     const { data, width, height, release } = frame;
-    if (this.streamInfo && (width !== this.streamInfo.width || height !== this.streamInfo.height))
-      this.streamInfo = { ...this.streamInfo, width, height };
+    const info = this.streamInfo;
+    const size = frame.source;
+    if (info && (width !== info.width || height !== info.height || !sameSize(size, info.source)))
+      this.streamInfo = { ...info, width, height, source: size };
     this.emit('frame', {
       data,
       width,
       height,
+      source: size,
       synthetic: false,
       index: this.emitted++,
       receivedAt: frame.receivedAt,
@@ -291,7 +311,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
   private becomeRunning(source: WatchedSource, frame: SourceFrame): void {
     this.clearTimer('connectTimer');
     this.filler.stop();
-    const info = source.info ?? { width: frame.width, height: frame.height, fps: DEFAULT_FPS };
+    const info = source.info ?? infoOf(frame);
     this.streamInfo = info;
     this.backoff.reset();
     this.playback.startedAt = frame.receivedAt;
@@ -426,5 +446,13 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
   }
 }
 
+const sameSize = (a: PixelSize, b: PixelSize) => a.width === b.width && a.height === b.height;
+/** What a source that has not described itself yet is taken for, from its first frame. */
+const infoOf = (frame: SourceFrame): SourceInfo => ({
+  width: frame.width,
+  height: frame.height,
+  fps: DEFAULT_FPS,
+  source: frame.source,
+});
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
 const noFrameWithin = (ms: number) => `no video frame within ${seconds(ms)} s`;

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock';
 import type { Frame } from '../inference/types';
+import type { PixelSize } from './analysis-size';
 import type { FramePool } from './frame-pool';
 import type { RtspTransport, SourceExit, SourceFrame, SourceInfo } from './frame-source';
 import type { DecodePath, Hwaccel } from './hwaccel';
@@ -12,6 +13,11 @@ import type { SourceUrl } from './source-url';
 export type WatchdogState = 'idle' | 'connecting' | 'running' | 'stalled' | 'reconnecting' | 'closed';
 
 export interface WatchdogFrame extends Frame {
+  /**
+   * The source's size, where every reported coordinate lies: the frame is that picture bounded to
+   * MAX_FRAME_SIDE a side (analysis-size.ts), or the picture itself.
+   */
+  source: PixelSize;
   /** True for the black frames that stand in for the stream while it is lost. */
   synthetic: boolean;
   /** Frames emitted since start(), real and black. */

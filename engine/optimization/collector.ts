@@ -1,5 +1,6 @@
 import type { Detection, Frame } from '../inference/types';
 import type { InstalledApp } from '../packages/registry';
+import type { FrameSize } from '../pipeline/app-runtime';
 import type { AnalysedFrame } from '../pipeline/task-pipeline';
 import { AppRuleState } from '../rules/evaluate';
 import { type Pt, pointInPolygon } from '../rules/geometry';
@@ -276,7 +277,8 @@ export class Collector {
     for (const [appId, picked] of pending.picks) {
       const app = this.apps.find((a) => a.app.app_id === appId);
       const result = frame.results.find((r) => r.appId === appId);
-      if (!app || !result || !frame.frame) continue;
+      const pixels = frame.frame;
+      if (!app || !result || !pixels) continue;
       const model = frame.models.get(result.modelKey);
       const detections = model?.detections ?? [];
       const tracks = trackIdsOf(detections, model?.tracked ?? []);
@@ -284,7 +286,8 @@ export class Collector {
       detections.forEach((detection, index) => {
         const classId = String(detection.classIndex);
         if (!app.classes.has(classId)) return;
-        const bbox = clampedBox(detection, frame.size.width, frame.size.height);
+        const { width, height } = pixels;
+        const bbox = clampedBox(onPixels(detection, frame.size, pixels), width, height);
         if (!bbox) return;
         annotations.push({
           class_id: classId,
@@ -298,7 +301,7 @@ export class Collector {
       });
       this.deps.offer({
         appId,
-        frame: frame.frame,
+        frame: pixels,
         frameId: frame.frameId,
         timestampMs: frame.timestampMs,
         reasons: [...picked.reasons],
@@ -313,6 +316,16 @@ function trackIdsOf(detections: readonly Detection[], tracked: readonly TrackedO
   return detections.map(
     (d) => tracked.find((t) => t.classIndex === d.classIndex && sameBox(d, t))?.trackId ?? null,
   );
+}
+
+/**
+ * A box in the source's pixels placed on the sample's picture, the decoded frame: a dataset's boxes
+ * are in its images' pixels, and the frame may be scaled down from the source for analysis.
+ */
+function onPixels(box: Detection, source: FrameSize, pixels: FrameSize): Detection {
+  const sx = pixels.width / source.width;
+  const sy = pixels.height / source.height;
+  return { ...box, x1: box.x1 * sx, y1: box.y1 * sy, x2: box.x2 * sx, y2: box.y2 * sy };
 }
 
 /** [x, y, w, h] inside the frame, to 0.01 px; null when nothing of the box is inside. */

@@ -4,7 +4,14 @@
  * box, then stacked above and below its usual place; the first place free of every tag placed
  * before it wins. A tag with no free place keeps its usual one: it is still readable on top.
  */
-import type { PixelBox } from './overlay';
+
+/** An object's box in frame pixels. */
+export interface PixelBox {
+  x1: number;
+  y1: number;
+  x2: number;
+  y2: number;
+}
 
 /** Rows of tags a crowded tag may move up or down before it gives up. */
 const MAX_STACK = 6;

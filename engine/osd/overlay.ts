@@ -1,5 +1,5 @@
 import type { Osd, Polygon } from '../tasks/schema';
-import { placeLabels } from './label-placement';
+import { type PixelBox, placeLabels } from './label-placement';
 
 /** An app's zone: [] the whole frame (nothing drawn), 3+ points a region, 2 points a counting line. */
 export interface OverlayZone {
@@ -148,13 +148,6 @@ export function labelSvg(label: LabelLayout): string {
 interface Drawing {
   markup: string;
   extent: PixelBox;
-}
-
-export interface PixelBox {
-  x1: number;
-  y1: number;
-  x2: number;
-  y2: number;
 }
 
 /** Clamped to the frame so a box running off the edge keeps a visible border; null when outside. */

@@ -1,13 +1,7 @@
 import sharp from 'sharp';
 import type { Osd } from '../tasks/schema';
-import {
-  type LabelLayout,
-  labelSvg,
-  type OverlayObject,
-  objectLayouts,
-  type PixelBox,
-  type Rgb,
-} from './overlay';
+import type { PixelBox } from './label-placement';
+import { type LabelLayout, labelSvg, type OverlayObject, objectLayouts, type Rgb } from './overlay';
 import { RecentPromises } from './recent';
 
 /**

@@ -1,6 +1,7 @@
 import type { Frame } from '../inference/types';
 import type { ShownObject } from '../rules/evaluate';
 import type { Osd } from '../tasks/schema';
+import { onFrame } from './frame-space';
 import { buildOverlay, type OverlayObject, type OverlayZone } from './overlay';
 import { paintObjects } from './paint';
 import { type RasterOverlay, rasterise } from './raster';
@@ -13,17 +14,20 @@ const zoneLayers = new RecentPromises<RasterOverlay>(32);
 
 /**
  * One application's results drawn on the frame, as the base64 JPEG a fired rule carries: the zone
- * blended from its kept layer, then the objects painted over it.
+ * blended from its kept layer, then the objects painted over it. Zone and objects are in pixels of
+ * `source` (the frame's own size when not given), which the frame may be scaled down from.
  */
 export async function appSnapshot(
   frame: Frame,
   osd: Required<Osd>,
   zone: OverlayZone,
   objects: readonly ShownObject[],
+  source: { width: number; height: number } = frame,
 ): Promise<string> {
   const { width, height } = frame;
-  const pixels = drawLayers(frame, [await zoneLayer(width, height, osd, zone)]);
-  await paintObjects(pixels, width, height, objects.map(toOverlayObject), osd);
+  const placed = onFrame({ zones: [zone], objects: objects.map(toOverlayObject) }, source, frame);
+  const pixels = drawLayers(frame, [await zoneLayer(width, height, osd, placed.zones[0] ?? zone)]);
+  await paintObjects(pixels, width, height, placed.objects, osd);
   return (await encodeJpeg(pixels, width, height)).toString('base64');
 }
 

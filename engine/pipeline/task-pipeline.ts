@@ -12,6 +12,7 @@ import type { AppAreas, AppConfig, Osd } from '../tasks/schema';
 import { ByteTracker, type TrackedObject } from '../tracking/byte-tracker';
 import { AppRuntime, type FrameSize } from './app-runtime';
 import type { TaskDetector } from './detectors';
+import { detectionsInSource } from './source-space';
 
 /** Where an event goes: the outbox stores it durably before anything else sees it. */
 export interface DeliveryTarget {
@@ -36,6 +37,11 @@ export interface PipelineTask {
   report_secret?: string;
   /** Frame size the polygons were drawn on; null when unknown (then they are taken as drawn on the current size). */
   polygon_frame: FrameSize | null;
+  /**
+   * Most frames analysed per second when the stream delivers more (it passes every frame while an
+   * AI video is encoded).
+   */
+  analysis_fps: number;
 }
 
 export interface PipelineDeps {
@@ -44,11 +50,6 @@ export interface PipelineDeps {
   createDetector(app: InstalledApp): TaskDetector;
   /** Event timestamps, ms since the epoch. */
   now(): number;
-  /**
-   * Most frames analysed per second when the stream delivers more (it passes every frame while an
-   * AI video is encoded); unset: every frame is offered to the analysis.
-   */
-  analysisFps?: number;
   /**
    * True while an inference host has nothing to do: a frame that would be dropped may then start
    * beside the one in analysis, so one fast stream is not held to one host. Unset: never.
@@ -67,9 +68,12 @@ export interface AppOverlay {
 export interface AnalysedFrame {
   frameId: number;
   timestampMs: number;
+  /** The source's size: detections, tracks, zones and objects are all in its pixels. */
   size: FrameSize;
+  /** The size of the decoded frame, the source bounded for analysis: what snapshots and the AI video draw on. */
+  frameSize: FrameSize;
   /**
-   * The source pixels (not annotated); null for a black fill frame while the stream is lost. Pooled:
+   * The decoded pixels (not annotated); null for a black fill frame while the stream is lost. Pooled:
    * valid during the 'analysed' event only, so a listener copies what it keeps.
    */
   frame: Frame | null;
@@ -92,7 +96,7 @@ interface Detected {
   task: PipelineTask;
   /** The pixels as the detectors handed them back. */
   frame: Frame;
-  /** Per model key; empty for a black fill frame. */
+  /** Per model key, in source pixels; empty for a black fill frame. */
   detections: Map<string, Detection[]>;
 }
 
@@ -214,11 +218,11 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       });
   }
 
-  /** Takes analysisFps of a faster stream's frames, evenly by their order (so by source time). */
+  /** Takes the task's analysis_fps of a faster stream's frames, evenly by their order (so by source time). */
   private dueForAnalysis(): boolean {
-    const limit = this.deps.analysisFps;
+    const limit = this.task.analysis_fps;
     const fps = this.stream.info?.fps;
-    if (!limit || !fps || fps <= limit) {
+    if (!fps || fps <= limit) {
       this.rateCredit = 1;
       return true;
     }
@@ -231,7 +235,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   /** Runs the frame's models. Config changes apply here, in frame order, before its first model runs. */
   private async detect(input: NumberedFrame): Promise<Detected> {
     const task = this.task;
-    this.refresh({ width: input.width, height: input.height });
+    this.refresh(input.source);
     const detections = new Map<string, Detection[]>();
     let frame: Frame = input;
     // Black fill frames age the tracks without running a model on them.
@@ -240,7 +244,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       const result = await detector.detect(frame);
       frame = result.frame;
       this.stats.inferenceMs = result.inferenceMs;
-      detections.set(key, result.detections);
+      detections.set(key, detectionsInSource(result.detections, frame, input.source));
     }
     return { task, frame, detections };
   }
@@ -266,7 +270,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   /** True when snapshots of the frame are being drawn: the publishing chain releases it then. */
   private async judge(input: NumberedFrame, { task, frame, detections }: Detected): Promise<boolean> {
     if (this.stopped) return false;
-    const size = { width: input.width, height: input.height };
+    const size = input.source;
     // The event's time is when its frame left ffmpeg, not when analysis got round to it.
     const timestamp = Math.round(this.deps.now() - (performance.now() - input.receivedAt));
     const models: AnalysedFrame['models'] = new Map();
@@ -299,6 +303,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       frameId: input.frameId,
       timestampMs: timestamp,
       size,
+      frameSize: { width: input.width, height: input.height },
       frame: input.synthetic ? null : frame,
       models,
       results,
@@ -334,7 +339,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     for (const { runtime, result } of fired) {
       const overlay = overlays.find((o) => o.appId === runtime.app.app_id);
       if (!overlay) continue;
-      const image = await appSnapshot(frame, task.osd, overlay.zone, overlay.objects);
+      const image = await appSnapshot(frame, task.osd, overlay.zone, overlay.objects, info);
       this.deps.sink.enqueue(
         { task_id: task.task_id, report_url: task.report_url, report_secret: task.report_secret },
         messageEvent({

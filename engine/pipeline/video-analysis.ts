@@ -1,14 +1,15 @@
 import { EventEmitter } from 'node:events';
 import type { TaskHealth } from '../contract/health';
 import { type LiveDeps, TaskLive } from '../live/task-live';
-import type { SourceInfo } from '../media/frame-source';
+import type { PixelSize } from '../media/analysis-size';
 import type { SourceUrl } from '../media/source-url';
 import type { StreamWatchdog } from '../media/stream-watchdog';
 import type { LineCounts } from '../rules/counts';
 import { type AnalysedFrame, type PipelineDeps, type PipelineTask, TaskPipeline } from './task-pipeline';
 
 export interface VideoAnalysisDeps extends PipelineDeps {
-  openStream(source: SourceUrl): StreamWatchdog;
+  /** Opens a task's source; `analysisFps` says the task's rate whenever an ffmpeg is made. */
+  openStream(source: SourceUrl, analysisFps: () => number): StreamWatchdog;
   /** What the AI video of running tasks (4.10) needs; without it no task has one. */
   live?: LiveDeps;
 }
@@ -24,7 +25,8 @@ interface Running {
 /** A task's stream broke (it reconnects on its own) or came back: the task registry keeps the books. */
 export interface VideoAnalysisEvents {
   lost: [taskId: string, reason: string];
-  restored: [taskId: string, info: SourceInfo];
+  /** With the source's size. */
+  restored: [taskId: string, source: PixelSize];
 }
 
 /** Every running video task's stream and pipeline, started, updated and stopped by the task registry. */
@@ -51,7 +53,8 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
   }
 
   /**
-   * Opens the task's source and starts analysing once its first frame is decoded. Rejects when no
+   * Opens the task's source and starts analysing once its first frame is decoded; resolves with the
+   * source's size (that of its pictures, not of the frames analysed). Rejects when no
    * frame comes within the timeout or the signal aborts; nothing of the task keeps running then.
    */
   async start(
@@ -59,9 +62,13 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     source: SourceUrl,
     timeoutMs: number,
     signal?: AbortSignal,
-  ): Promise<SourceInfo> {
+  ): Promise<PixelSize> {
     await this.stop(task.task_id);
-    const stream = this.deps.openStream(source);
+    // The rate of the task as last updated, whenever the stream makes an ffmpeg.
+    const stream = this.deps.openStream(
+      source,
+      () => (this.running.get(task.task_id)?.task ?? task).analysis_fps,
+    );
     const pipeline = new TaskPipeline(task, stream, this.deps);
     pipeline.on('analysed', (frame) => {
       for (const listener of this.watchers.get(task.task_id) ?? []) listener(frame);
@@ -72,9 +79,9 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
       const info = await stream.start(timeoutMs);
       if (signal?.aborted) throw new Error('the task was closed while its source was opening');
       stream.on('lost', ({ reason }) => this.emit('lost', task.task_id, reason));
-      stream.on('restored', (restored) => this.emit('restored', task.task_id, restored));
+      stream.on('restored', (restored) => this.emit('restored', task.task_id, restored.source));
       this.running.set(task.task_id, { stream, pipeline, task, live: null });
-      return info;
+      return info.source;
     } catch (error) {
       pipeline.stop();
       await stream.close();
@@ -87,8 +94,10 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
   update(task: PipelineTask): void {
     const running = this.running.get(task.task_id);
     if (!running) return;
+    const rateChanged = running.task.analysis_fps !== task.analysis_fps;
     running.task = task;
     running.pipeline.update(task);
+    if (rateChanged) void running.stream.analysisRateChanged();
     running.live?.setOsd(task.osd);
   }
 
@@ -126,8 +135,8 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     return {
       stream: {
         state: stream.state,
-        width: stream.info?.width ?? null,
-        height: stream.info?.height ?? null,
+        width: stream.info?.source.width ?? null,
+        height: stream.info?.source.height ?? null,
         fps: stream.fps,
         reconnects: stream.reconnects,
         black_frames: blackFrames,
@@ -137,6 +146,7 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
         decoder: { hwaccel: stream.decoder.hwaccel, fallback: stream.decoder.fallback },
       },
       analysed_fps: pipeline.analysedFps(),
+      target_fps: running.task.analysis_fps,
       frames_analysed: analysed,
       frames_dropped: dropped,
       analysis_errors: failures,

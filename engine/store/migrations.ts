@@ -195,4 +195,11 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       ALTER TABLE optimization_samples ADD COLUMN missed TEXT NOT NULL DEFAULT '[]';
     `,
   },
+  {
+    // Per-task analysis rate (issue 17): the rate the caller gave; NULL follows the engine's setting.
+    version: 9,
+    sql: `
+      ALTER TABLE tasks ADD COLUMN analysis_fps REAL;
+    `,
+  },
 ];

@@ -12,7 +12,11 @@ export interface Reopening {
  * A task's health where nothing runs live: an image or diff task, a closed task, or a video task
  * whose source is being opened again (then its stream as far as the registry knows it).
  */
-export function restingHealth(images: number, reopening?: Reopening): TaskHealth {
+export function restingHealth(
+  images: number,
+  reopening?: Reopening,
+  targetFps: number | null = null,
+): TaskHealth {
   return {
     stream: reopening
       ? {
@@ -30,6 +34,7 @@ export function restingHealth(images: number, reopening?: Reopening): TaskHealth
         }
       : null,
     analysed_fps: 0,
+    target_fps: targetFps,
     frames_analysed: 0,
     frames_dropped: 0,
     analysis_errors: 0,

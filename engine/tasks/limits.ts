@@ -15,3 +15,6 @@ export const TASK_LIMITS = {
   /** ...where a resumed task that lives this long with the engine starts its count afresh. */
   resumeHealthyMs: 5 * 60_000,
 } as const;
+
+/** Frames a video task analyses per second when neither it nor the engine's settings say. */
+export const DEFAULT_ANALYSIS_FPS = 10;

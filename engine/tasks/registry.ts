@@ -12,7 +12,7 @@ import type { PipelineTask } from '../pipeline/task-pipeline';
 import { DISK_RETRY_MS, isDiskFull, SpaceWaiter, writeUnlessFull } from '../store/disk-full';
 import type { SettingsRepository } from '../store/settings-repository';
 import { renderDump, restingHealth } from './health-view';
-import { TASK_LIMITS } from './limits';
+import { DEFAULT_ANALYSIS_FPS, TASK_LIMITS } from './limits';
 import type { PackageUse } from './package-use';
 import {
   type AppConfig,
@@ -29,7 +29,7 @@ import {
 import { taskError } from './task-error';
 import { normaliseTaskName } from './task-name';
 import type { TaskRepository, TaskRow } from './task-repository';
-import { pipelineTask, polygonFrameOf, toView } from './task-view';
+import { analysisFpsOf, pipelineTask, polygonFrameOf, toView } from './task-view';
 import { checkAppConfigs, checkApps, checkReportUrl, refuseTooSoon } from './validation';
 
 /** Runs the analysis of video tasks; the registry decides when, the runner does the work. */
@@ -98,6 +98,8 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     private readonly clock: Clock,
     private readonly packages: PackageRegistry,
     private readonly video: VideoRunner,
+    /** The engine's analysis rate: video tasks without their own analysis_fps take it. */
+    private readonly engineFps = DEFAULT_ANALYSIS_FPS,
   ) {
     super();
     this.writes = new SpaceWaiter(clock, (error) => {
@@ -158,6 +160,12 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const apps = checkApps(this.packages, body.zapk_id, body.app_ids, mode, this.clock.now());
     const appConfigs = checkAppConfigs(body.app_configs ?? [], apps);
     const reportUrl = checkReportUrl(body.report_url ?? '');
+    if (mode !== 'video' && body.analysis_fps !== undefined)
+      throw taskError(
+        'task.invalid',
+        `body.analysis_fps: is only for video tasks, not ${mode} tasks`,
+        'analysis_fps',
+      );
     const osd: Required<Osd> = { ...DEFAULT_OSD, ...body.osd };
 
     const now = this.clock.now();
@@ -184,6 +192,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       polygon_width: null,
       polygon_height: null,
       unclean_resumes: 0,
+      analysis_fps: body.analysis_fps ?? null,
     };
 
     let source: FrameSize | undefined;
@@ -194,7 +203,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       if ('error' in parsed) throw taskError('task.invalid', `body.${parsed.error}`, 'video_url');
       try {
         // Polygons are drawn on the source as it is now: whatever size it has from here on, they follow.
-        source = await this.video.start(pipelineTask(row), parsed, TASK_LIMITS.pullTimeoutMs);
+        source = await this.video.start(pipelineTask(row, this.engineFps), parsed, TASK_LIMITS.pullTimeoutMs);
       } catch (error) {
         if (error instanceof SourceTooLargeError)
           throw taskError('task.source_too_large', `video_url: ${error.message}`, 'video_url');
@@ -206,7 +215,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       }
       row.polygon_width = source.width;
       row.polygon_height = source.height;
-      this.video.update(pipelineTask(row));
+      this.video.update(pipelineTask(row, this.engineFps));
       try {
         // The package may have gone while the source was opening; check again before committing.
         checkApps(this.packages, body.zapk_id, body.app_ids, mode, this.clock.now());
@@ -255,6 +264,12 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   /** 4.7 plus app_configs: applied to the running task without restarting it. */
   update(taskId: string, body: UpdateTaskBody): TaskView {
     const row = this.liveRow(taskId);
+    if (row.mode !== 'video' && body.analysis_fps !== undefined)
+      throw taskError(
+        'task.invalid',
+        `body.analysis_fps: is only for video tasks, not ${row.mode} tasks`,
+        'analysis_fps',
+      );
     const appIds = body.app_ids ?? (JSON.parse(row.app_ids) as string[]);
     const apps = checkApps(this.packages, row.zapk_id, appIds, row.mode, this.clock.now());
     const runtime = this.runtimes.get(taskId);
@@ -276,6 +291,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     this.store.change({
       task_id: taskId,
       name: body.name === undefined ? row.name : normaliseTaskName(body.name),
+      analysis_fps: body.analysis_fps === undefined ? row.analysis_fps : body.analysis_fps,
       app_ids: JSON.stringify(appIds),
       app_configs: JSON.stringify([...configs.values()]),
       osd: JSON.stringify(osd),
@@ -286,7 +302,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const updated = this.row(taskId);
     // The apps changed, so the first license to run out may have too.
     if (runtime) this.armLicenseTimer(updated, runtime);
-    if (updated.mode === 'video') this.video.update(pipelineTask(updated));
+    if (updated.mode === 'video') this.video.update(pipelineTask(updated, this.engineFps));
     const view = this.get(taskId);
     this.emit('updated', view);
     return view;
@@ -397,7 +413,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     if ('error' in parsed) return this.streamLost(taskId, parsed.error);
     try {
       const source = await this.video.start(
-        pipelineTask(row),
+        pipelineTask(row, this.engineFps),
         parsed,
         TASK_LIMITS.pullTimeoutMs,
         runtime.opening.signal,
@@ -510,8 +526,9 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       row.mode === 'video' && runtime && (row.status === 'starting' || row.status === 'stream_lost')
         ? { ...runtime, status: row.status }
         : undefined;
-    const health = live ?? restingHealth(runtime?.images ?? 0, reopening);
-    return { ...toView(row), health, ...(live ? { dump: renderDump(live) } : {}) };
+    const target = row.mode === 'video' ? analysisFpsOf(row, this.engineFps) : null;
+    const health = live ?? restingHealth(runtime?.images ?? 0, reopening, target);
+    return { ...toView(row, this.engineFps), health, ...(live ? { dump: renderDump(live) } : {}) };
   }
 
   /** Stored when there is room: on a full disk the listing shows the previous status until then. */

@@ -13,6 +13,13 @@ const TaskName = Type.String({
   description: 'Extension: what operators call the task; default its device_id, else its source',
 });
 
+/** Most frames a video task analyses per second (extension); the engine's analysis_fps when absent. */
+export const AnalysisFps = Type.Number({
+  minimum: 0.1,
+  maximum: 60,
+  description: "Extension: most frames analysed per second; default the engine's analysis_fps setting",
+});
+
 export const TaskMode = oneOf(['video', 'image', 'diff']);
 export type TaskMode = Static<typeof TaskMode>;
 
@@ -84,6 +91,7 @@ export const StartTaskBody = Type.Object(
   {
     mode: Type.Optional(TaskMode),
     name: Type.Optional(TaskName),
+    analysis_fps: Type.Optional(AnalysisFps),
     zapk_id: Id('Application package id'),
     app_ids: AppIds,
     device_id: Type.Optional(Text('Device identifier')),
@@ -116,6 +124,9 @@ export type StartTaskBody = Static<typeof StartTaskBody>;
 export const UpdateTaskBody = Type.Object(
   {
     name: Type.Optional(TaskName),
+    analysis_fps: Type.Optional(
+      Type.Union([AnalysisFps, Type.Null()], { description: "null: the engine's setting again" }),
+    ),
     app_ids: Type.Optional(AppIds),
     osd: Type.Optional(OsdUpdate),
     app_configs: Type.Optional(AppConfigs),
@@ -137,6 +148,10 @@ export const TaskView = Type.Object({
   task_id: Type.String({ format: 'uuid' }),
   name: Type.String({ description: 'Extension: the given name, else the device_id, else from the source' }),
   mode: TaskMode,
+  analysis_fps: Type.Union([Type.Number(), Type.Null()], {
+    description:
+      "Extension: most frames analysed per second, the task's own or else the engine's; null for image and diff tasks",
+  }),
   zapk_id: Type.String(),
   app_ids: Type.Array(Type.String()),
   device_id: Type.String(),

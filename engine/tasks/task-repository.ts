@@ -26,6 +26,8 @@ export interface TaskRow {
   polygon_width: number | null;
   polygon_height: number | null;
   unclean_resumes: number;
+  /** The rate the caller gave; null follows the engine's analysis_fps. */
+  analysis_fps: number | null;
 }
 
 export type NewTaskRow = Omit<TaskRow, 'unclean_resumes'>;
@@ -34,6 +36,7 @@ export type NewTaskRow = Omit<TaskRow, 'unclean_resumes'>;
 export interface TaskChange {
   task_id: string;
   name: string;
+  analysis_fps: number | null;
   app_ids: string;
   app_configs: string;
   osd: string;
@@ -54,10 +57,10 @@ export class TaskRepository {
       insert: db.prepare<NewTaskRow>(
         `INSERT INTO tasks (task_id, name, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url,
            osd, app_configs, status, close_code, dump, created_at, updated_at, closed_at, last_image_at,
-           report_secret, polygon_width, polygon_height)
+           report_secret, polygon_width, polygon_height, analysis_fps)
          VALUES (@task_id, @name, @mode, @zapk_id, @app_ids, @device_id, @business_id, @video_url, @report_url,
            @osd, @app_configs, @status, @close_code, @dump, @created_at, @updated_at, @closed_at, @last_image_at,
-           @report_secret, @polygon_width, @polygon_height)`,
+           @report_secret, @polygon_width, @polygon_height, @analysis_fps)`,
       ),
       find: db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE task_id = ?'),
       all: db.prepare<[], TaskRow>('SELECT * FROM tasks ORDER BY created_at, task_id'),
@@ -69,7 +72,7 @@ export class TaskRepository {
         'SELECT report_secret FROM tasks WHERE task_id = ?',
       ),
       change: db.prepare<TaskChange>(
-        `UPDATE tasks SET name = @name, app_ids = @app_ids, app_configs = @app_configs, osd = @osd,
+        `UPDATE tasks SET name = @name, analysis_fps = @analysis_fps, app_ids = @app_ids, app_configs = @app_configs, osd = @osd,
            polygon_width = @polygon_width, polygon_height = @polygon_height, updated_at = @updated_at
          WHERE task_id = @task_id`,
       ),

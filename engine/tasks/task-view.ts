@@ -6,8 +6,13 @@ import type { TaskRow } from './task-repository';
 
 // A stored task row as the analysis and the listing see it.
 
-/** What the analysis needs of a task row. */
-export function pipelineTask(row: TaskRow): PipelineTask {
+/** The rate a video task is analysed at: its own, else the engine's. */
+export function analysisFpsOf(row: TaskRow, engineFps: number): number {
+  return row.analysis_fps ?? engineFps;
+}
+
+/** What the analysis needs of a task row; engineFps is the engine's analysis rate. */
+export function pipelineTask(row: TaskRow, engineFps: number): PipelineTask {
   return {
     task_id: row.task_id,
     zapk_id: row.zapk_id,
@@ -18,6 +23,7 @@ export function pipelineTask(row: TaskRow): PipelineTask {
     report_url: row.report_url,
     report_secret: row.report_secret || undefined,
     polygon_frame: polygonFrameOf(row),
+    analysis_fps: analysisFpsOf(row, engineFps),
   };
 }
 
@@ -28,12 +34,13 @@ export function polygonFrameOf(row: TaskRow): FrameSize | null {
     : null;
 }
 
-/** The row as the listing shows it, before its health is added. */
-export function toView(row: TaskRow): Omit<TaskView, 'health'> {
+/** The row as the listing shows it, before its health is added; engineFps is the engine's analysis rate. */
+export function toView(row: TaskRow, engineFps: number): Omit<TaskView, 'health'> {
   return {
     task_id: row.task_id,
     name: taskName(row),
     mode: row.mode,
+    analysis_fps: row.mode === 'video' ? analysisFpsOf(row, engineFps) : null,
     zapk_id: row.zapk_id,
     app_ids: JSON.parse(row.app_ids) as string[],
     device_id: row.device_id,

@@ -42,6 +42,7 @@ export class FakeSource extends EventEmitter<FrameSourceEvents> implements Watch
       data: new Uint8Array(width * height * 3).fill(7),
       width,
       height,
+      source: this.info?.source ?? { width, height },
       index: this.frames++,
       receivedAt,
       release: () => {},

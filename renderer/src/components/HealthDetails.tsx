@@ -26,11 +26,17 @@ export function HealthDetails({ task }: { task: Task }) {
       t('health.analysed'),
       t('health.analysedFigures', {
         fps: number(health.analysed_fps),
+        target: health.target_fps === null ? '–' : number(health.target_fps),
         frames: health.frames_analysed,
         dropped: health.frames_dropped,
       }),
     ]);
     rows.push([t('health.reconnects'), String(stream.reconnects)]);
+    const path = t(`system.hwaccel.${stream.decoder.hwaccel}`);
+    rows.push([
+      t('health.decoding'),
+      stream.decoder.fallback ? `${path} (${stream.decoder.fallback})` : path,
+    ]);
     if (stream.last_error) {
       const kind = streamErrorKind(stream.last_error);
       const line = redactCredentials(stream.last_error);

@@ -14,6 +14,7 @@ import {
   type TaskMode,
 } from '../api';
 import { appColor } from '../colors';
+import { AnalysisFpsField } from '../components/AnalysisFpsField';
 import { AppCheckbox } from '../components/AppCheckbox';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
@@ -28,6 +29,7 @@ import { createEditor, type EditorState, polygonOf, shapeProblem } from '../geom
 import { packagesQuery } from '../queries/packages';
 import { startTaskMutation } from '../queries/tasks';
 import { useT } from '../store';
+import { analysisFpsOf } from '../tasks/analysis-fps';
 import { ApiError } from '../transport';
 import { type FieldErrors, fieldPath, schemaErrors } from '../validation/schema-errors';
 
@@ -81,6 +83,7 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
     business: useId(),
     device: useId(),
     name: useId(),
+    fps: useId(),
   };
   const [step, setStep] = useState<Step>('source');
   const [mode, setMode] = useState<TaskMode>('video');
@@ -93,6 +96,7 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
   const [businessId, setBusinessId] = useState('');
   const [deviceId, setDeviceId] = useState('');
   const [name, setName] = useState('');
+  const [fpsText, setFpsText] = useState('');
   const [preview, setPreview] = useState<Preview | null>(null);
   const [videoState, setVideoState] = useState<VideoState | null>(null);
   const [shown, setShown] = useState<Set<Step>>(new Set());
@@ -150,6 +154,7 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
       const polygon = polygonOf(shape);
       return polygon && polygon.length > 0 ? [{ app_id, polygon }] : [];
     });
+    const analysisFps = mode === 'video' ? analysisFpsOf(fpsText).value : undefined;
     return {
       mode,
       zapk_id: zapkId,
@@ -161,13 +166,16 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
       ...(businessId ? { business_id: businessId } : {}),
       ...(deviceId ? { device_id: deviceId } : {}),
       ...(name.trim() ? { name: name.trim() } : {}),
+      ...(analysisFps !== undefined ? { analysis_fps: analysisFps } : {}),
     };
-  }, [mode, zapkId, appIds, videoUrl, osd, editor, reportUrl, businessId, deviceId, name]);
+  }, [mode, zapkId, appIds, videoUrl, osd, editor, reportUrl, businessId, deviceId, name, fpsText]);
 
   const errors = useMemo(() => {
     const found: FieldErrors = { ...schemaErrors(StartTaskBody, body) };
     if (mode === 'video' && videoUrl.trim() === '') found.video_url = { key: 'validation.required' };
     if (appIds.length === 0) found.app_ids = { key: 'wizard.chooseApps' };
+    const fpsProblem = mode === 'video' ? analysisFpsOf(fpsText).problem : undefined;
+    if (fpsProblem) found.analysis_fps = fpsProblem;
     for (const app of stageApps) {
       const shape = editor.shapes[app.app_id];
       const problem = shape ? shapeProblem(shape, app.type) : null;
@@ -179,7 +187,7 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
       }
     }
     return { ...found, ...serverErrors };
-  }, [body, mode, videoUrl, appIds, stageApps, editor, serverErrors]);
+  }, [body, mode, videoUrl, appIds, fpsText, stageApps, editor, serverErrors]);
   const errorsOf = (of: Step) => Object.entries(errors).filter(([path]) => stepOf(path) === of);
 
   const start = useMutation({
@@ -421,6 +429,17 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
                 ))}
               </div>
               <p className="hint">{t('wizard.reportHint')}</p>
+              {mode === 'video' && (
+                <AnalysisFpsField
+                  id={ids.fps}
+                  value={fpsText}
+                  onChange={(text) => {
+                    setFpsText(text);
+                    setServerErrors({});
+                  }}
+                  error={visible('analysis_fps')}
+                />
+              )}
             </fieldset>
             {errors.general && (
               <p className="notice notice-error" role="alert">

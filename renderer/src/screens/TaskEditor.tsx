@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useMemo, useState } from 'react';
 import { DEFAULT_OSD, UpdateTaskBody } from '../../../engine/contract';
 import { appsOf, modesOfType, type Osd, type Task } from '../api';
+import { AnalysisFpsField } from '../components/AnalysisFpsField';
 import { AppCheckbox } from '../components/AppCheckbox';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
@@ -13,6 +14,7 @@ import { createEditor, formatPoints, parsePoints, setPoints, shapeProblem } from
 import { packagesQuery } from '../queries/packages';
 import { updateTaskMutation } from '../queries/tasks';
 import { useT } from '../store';
+import { analysisFpsOf } from '../tasks/analysis-fps';
 import { taskTitle } from '../tasks/title';
 import { ApiError } from '../transport';
 import { type FieldErrors, schemaErrors } from '../validation/schema-errors';
@@ -37,6 +39,7 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
   const pkg = packages.data?.find((candidate) => candidate.zapk_id === task.zapk_id);
   const candidates = useMemo(() => (pkg ? appsOf(pkg) : []), [pkg]);
   const [name, setName] = useState(task.name);
+  const [fpsText, setFpsText] = useState(task.analysis_fps === null ? '' : String(task.analysis_fps));
   const [appIds, setAppIds] = useState<string[]>(task.app_ids);
   const [osd, setOsd] = useState<Required<Osd>>({ ...DEFAULT_OSD, ...task.osd });
   const initialText = useMemo(
@@ -76,16 +79,21 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
     const changedOsd = Object.fromEntries(
       Object.entries(osdUpdate).filter(([key, value]) => initialOsd[key] !== value),
     );
+    const { value: analysisFps, problem: fpsProblem } = analysisFpsOf(fpsText);
     const update = {
       ...(name.trim() !== task.name ? { name: name.trim() } : {}),
+      ...(analysisFps !== undefined && analysisFps !== task.analysis_fps
+        ? { analysis_fps: analysisFps }
+        : {}),
       ...(appIds.join() !== task.app_ids.join() ? { app_ids: appIds } : {}),
       ...(Object.keys(changedOsd).length > 0 ? { osd: changedOsd } : {}),
       ...(configs.length > 0 ? { app_configs: configs } : {}),
     };
     Object.assign(found, Object.keys(update).length > 0 ? schemaErrors(UpdateTaskBody, update) : {});
     if (appIds.length === 0) found.app_ids = { key: 'wizard.chooseApps' };
+    if (fpsProblem) found.analysis_fps = fpsProblem;
     return { body: update, errors: found };
-  }, [name, appIds, texts, osd, initialText, task, candidates]);
+  }, [name, fpsText, appIds, texts, osd, initialText, task, candidates]);
 
   const save = useMutation({
     ...updateTaskMutation(transport, queryClient),
@@ -122,6 +130,15 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
           </span>
           <FieldError id={`${polygonsId}-name-error`} message={errors.name} />
         </div>
+        {task.mode === 'video' && (
+          <AnalysisFpsField
+            id={`${polygonsId}-fps`}
+            value={fpsText}
+            onChange={setFpsText}
+            error={errors.analysis_fps}
+            placeholder={task.analysis_fps === null ? undefined : String(task.analysis_fps)}
+          />
+        )}
         <fieldset>
           <legend>{t('wizard.apps')}</legend>
           {packages.isError && <ErrorNotice error={packages.error} />}

@@ -1,0 +1,42 @@
+/**
+ * The size frames leave ffmpeg at for analysis. The detectors take at most 640x640 and the AI video
+ * is 720p, so more pixels only cost copying: a 4K rgb24 frame is 25 MB, bounded to 1280x720 it is
+ * 2.8 MB. Everything reported stays in the source's pixels; the pipeline maps back once.
+ */
+export const MAX_FRAME_SIDE = 1280;
+
+/** A picture's size in pixels. */
+export interface PixelSize {
+  width: number;
+  height: number;
+}
+
+/** ffmpeg's scale filter to at most MAX_FRAME_SIDE a side, keeping the aspect, never upscaling. */
+export function boundingScaleFilter(): string {
+  const side = MAX_FRAME_SIDE;
+  // fast_bilinear: the cheapest scaler; the detector resizes the frame again to its input anyway.
+  return `scale=w='min(iw,${side})':h='min(ih,${side})':force_original_aspect_ratio=decrease:flags=fast_bilinear`;
+}
+
+/** The size boundingScaleFilter() gives a source of this size (ffmpeg's own arithmetic). */
+export function boundedSize(source: PixelSize): PixelSize {
+  const w = Math.min(source.width, MAX_FRAME_SIDE);
+  const h = Math.min(source.height, MAX_FRAME_SIDE);
+  return {
+    width: Math.min(w, Math.round((h * source.width) / source.height)),
+    height: Math.min(h, Math.round((w * source.height) / source.width)),
+  };
+}
+
+/**
+ * The source size a decoded frame shows: the size ffmpeg described for the input when the frame is
+ * that size bounded; else the frame's own (a frame within the bound was not scaled; a size change
+ * ffmpeg did not describe is taken as it comes).
+ */
+export function sourceSizeOf(frame: PixelSize, described: PixelSize | null): PixelSize {
+  if (described) {
+    const bounded = boundedSize(described);
+    if (bounded.width === frame.width && bounded.height === frame.height) return described;
+  }
+  return { width: frame.width, height: frame.height };
+}
