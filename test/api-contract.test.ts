@@ -194,6 +194,7 @@ const PROTECTED: ReadonlyArray<[string, string, unknown?]> = [
   ['PUT', '/api/auth/password', { password: 'whatever-long' }],
   ['GET', '/api/openapi.json'],
   ['GET', '/api/task/00000000-0000-4000-8000-000000000000/events'],
+  ['GET', '/api/task/00000000-0000-4000-8000-000000000000/counts'],
   ['POST', '/api/events/00000000-0000-4000-8000-000000000000/redeliver'],
   ['GET', '/api/events/backlog'],
   ['GET', '/api/events/stream'],

@@ -360,6 +360,37 @@ describe('effect optimization on a live RTMP source', () => {
     expectOk(await t.call('DELETE', `/api/task/${taskId}`));
   }, 120_000);
 
+  it('takes no near-threshold sample of an app from detections in its masks', async () => {
+    const camera = await startCamera('opt-masked');
+    const whole = [
+      [0, 0],
+      [768, 0],
+      [768, 576],
+      [0, 576],
+    ];
+    const answer = await t.call('POST', '/api/task', {
+      json: {
+        zapk_id: 'coco-yolox-nano',
+        app_ids: ['person'],
+        video_url: camera.url,
+        app_configs: [{ app_id: 'person', polygon: [], masks: [whole] }],
+      },
+    });
+    const taskId = expectOk<{ task_id: string }>(answer).task_id;
+    const { optimization_id: id } = expectOk<{ optimization_id: string }>(
+      await t.call('POST', `/api/task/${taskId}/optimization`, {
+        json: { app_ids: ['person'], duration: 30 },
+      }),
+    );
+    // The unmasked run above found near-threshold persons on the same video within these frames.
+    const seen = await eventually('frames analysed', async () => {
+      const current = await view(taskId, id);
+      return current.frames_analysed >= 100 ? current : undefined;
+    });
+    expect([seen.samples_by_reason.near_threshold, seen.samples_by_reason.counter_toggle]).toEqual([0, 0]);
+    await t.call('DELETE', `/api/task/${taskId}`);
+  });
+
   it('refuses bad input with the envelope and changes nothing', async () => {
     const camera = await startCamera('opt-bad');
     const taskId = await startTask(camera, ['person']);

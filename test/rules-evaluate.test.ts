@@ -1,7 +1,7 @@
 // Over 400 lines on purpose: every rule kind on hand-made tracks, each compared whole.
 import { describe, expect, it } from 'vitest';
 import { type AppRuleContext, AppRuleState, type FrameInfo, type RuleFiring } from '../engine/rules/evaluate';
-import type { ClassEntry, Counter, Rule } from '../engine/rules/schema';
+import type { ClassEntry, Counter, Inertia, Rule } from '../engine/rules/schema';
 import { FORGET_TRACK_AFTER_MS } from '../engine/rules/time-series';
 import type { Polygon } from '../engine/tasks/schema';
 import type { TrackedObject } from '../engine/tracking/byte-tracker';
@@ -51,8 +51,11 @@ const frame = (seconds: number): FrameInfo => ({
   height: 1080,
 });
 
+/** Every sighting counts at once: the cases below are about one or two frames; inertia has its own. */
+const instant: Inertia = { hits: 1, frames: 1 };
+
 function app(rule: Rule, over: Partial<AppRuleContext> = {}): AppRuleContext {
-  return { appId: 'app', appType: 1, rule, polygon: [], ...over };
+  return { appId: 'app', appType: 1, rule: { inertia: instant, ...rule }, polygon: [], ...over };
 }
 
 const square: Polygon = [
@@ -343,11 +346,17 @@ describe('line crossing (type 3, 2-point polygon)', () => {
     expect(state.evaluate(frame(0), [obj('a', [300, 400])]).firings).toEqual([]);
     const down = state.evaluate(frame(1), [obj('a', [320, 600])]).firings;
     expect(down).toEqual([
-      { id: 'app:0', class_id: '0', objects: [expect.objectContaining({ track_id: 'a', direction: 'in' })] },
+      {
+        id: 'app:0',
+        class_id: '0',
+        objects: [expect.objectContaining({ track_id: 'a', direction: 'in' })],
+        counts: { in: 1, out: 0 },
+      },
     ]);
     expect(state.evaluate(frame(2), [obj('a', [330, 650])]).firings).toEqual([]);
     const up = state.evaluate(frame(3), [obj('a', [340, 420])]).firings;
     expect(up[0]?.objects).toEqual([expect.objectContaining({ track_id: 'a', direction: 'out' })]);
+    expect(up[0]?.counts).toEqual({ in: 1, out: 1 });
   });
 
   it('does not fire when the movement passes beside the end of the line', () => {
@@ -380,7 +389,7 @@ describe('line crossing (type 3, 2-point polygon)', () => {
     expect(state.evaluate(frame(2), [obj('ghost', [300, 650])]).firings).toEqual([]);
   });
 
-  it('counts crossings since the start per direction on the counter', () => {
+  it('counts crossings since the start per class and direction on the class rules and the counter', () => {
     const state = lineApp({ classes: [person(), car()], counter: counter({ min_count: 3 }) });
     state.evaluate(frame(0), [
       obj('a', [100, 400]),
@@ -393,14 +402,41 @@ describe('line crossing (type 3, 2-point polygon)', () => {
       obj('c', [300, 600], { classIndex: 1 }),
     ]);
     expect(ids(two.firings)).toEqual(['app:0']);
+    expect(two.firings[0]?.counts).toEqual({ in: 2, out: 0 });
     const three = state.evaluate(frame(2), [obj('c', [300, 400], { classIndex: 1 })]);
     expect(ids(three.firings)).toEqual(['app:1', 'app:counter']);
-    expect(three.firings[1]).toMatchObject({ class_id: '0,1', count: 3, counts: { in: 2, out: 1 } });
+    expect(three.firings[0]?.counts).toEqual({ in: 0, out: 1 });
+    const byClass = { '0': { in: 2, out: 0 }, '1': { in: 0, out: 1 } };
+    expect(three.firings[1]).toMatchObject({
+      class_id: '0,1',
+      count: 3,
+      counts: { in: 2, out: 1 },
+      counts_by_class: byClass,
+    });
     expect(tracks(three.firings[1])).toEqual(['c']);
     // Still in range with nobody crossing: the count alarm holds, with no objects.
     expect(state.evaluate(frame(3), []).firings).toEqual([
-      { id: 'app:counter', class_id: '0,1', objects: [], count: 3, counts: { in: 2, out: 1 } },
+      {
+        id: 'app:counter',
+        class_id: '0,1',
+        objects: [],
+        count: 3,
+        counts: { in: 2, out: 1 },
+        counts_by_class: byClass,
+      },
     ]);
+    expect(state.lineCounts()).toEqual({ in: 2, out: 1, classes: byClass });
+  });
+
+  it('answers line counts per class entry with zeros before any crossing, and none without a line', () => {
+    expect(lineApp({ classes: [person(), car()] }).lineCounts()).toEqual({
+      in: 0,
+      out: 0,
+      classes: { '0': { in: 0, out: 0 }, '1': { in: 0, out: 0 } },
+    });
+    expect(new AppRuleState(app({ classes: [person()] }, { appType: 3, polygon: square })).lineCounts()).toBe(
+      null,
+    );
   });
 
   it('forgets a track unseen for longer than FORGET_TRACK_AFTER_MS, and not before', () => {

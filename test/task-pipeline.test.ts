@@ -40,6 +40,9 @@ const entry = (class_id: string, name: string, color: string): ClassEntry => ({
   max_pixel: 0,
 });
 
+/** Every sighting fires at once: these scenarios are about frames, not inertia (rules-inertia.test.ts). */
+const INSTANT = { hits: 1, frames: 1 };
+
 /** Two weight-free models so that adding and removing apps also adds and removes detectors. */
 const MANIFEST: Manifest = {
   format: 1,
@@ -68,7 +71,7 @@ const MANIFEST: Manifest = {
       name: 'Person',
       type: 1,
       model: 'objects',
-      rule: { interval: 0, classes: [entry('0', 'person', PERSON)] },
+      rule: { interval: 0, inertia: INSTANT, classes: [entry('0', 'person', PERSON)] },
       license_expire: 0,
       perpetual: true,
     },
@@ -77,7 +80,7 @@ const MANIFEST: Manifest = {
       name: 'Car',
       type: 1,
       model: 'objects',
-      rule: { interval: 0, classes: [entry('1', 'car', '#0000ff')] },
+      rule: { interval: 0, inertia: INSTANT, classes: [entry('1', 'car', '#0000ff')] },
       license_expire: 0,
       perpetual: true,
     },
@@ -86,7 +89,7 @@ const MANIFEST: Manifest = {
       name: 'Thing',
       type: 1,
       model: 'things',
-      rule: { interval: 0, classes: [entry('0', 'thing', '#00ff00')] },
+      rule: { interval: 0, inertia: INSTANT, classes: [entry('0', 'thing', '#00ff00')] },
       license_expire: 0,
       perpetual: true,
     },
@@ -639,6 +642,36 @@ describe('polygon rescale', () => {
       [{ width: 768, height: 576, id: 2 }, [[160, 180]]],
       [{ width: 384, height: 288, id: 3 }, [[80, 90]]],
       [{ width: 384, height: 288, id: 4 }, [[80, 90]]],
+    ]);
+  });
+
+  it('applies zones and masks scaled from polygon_frame like the polygon', async () => {
+    const task = taskOf(['person'], {
+      app_configs: [
+        {
+          app_id: 'person',
+          polygon: [],
+          zones: [{ name: 'drawn', polygon: DRAWN }],
+          masks: [
+            [
+              [400, 0],
+              [768, 0],
+              [768, 576],
+              [400, 576],
+            ],
+          ],
+        },
+      ],
+      polygon_frame: { width: 768, height: 576 },
+    });
+    const h = harness(task);
+    // On 384x288: foot (80, 90) in the scaled zone, (150, 200) in no zone, (250, 200) in the scaled mask.
+    h.respond = () => [box(70, 40, 90, 90), box(140, 150, 160, 200), box(240, 150, 260, 200)];
+    await h.step({ width: 384, height: 288 });
+    await eventsSettled(h, 1);
+    expect(h.messages()[0]?.data.rules[0]?.objects.map((o) => [o.x, o.y + o.h / 2, o.zones])).toEqual([
+      [80, 90, ['drawn']],
+      [150, 200, []],
     ]);
   });
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskHealth } from '../engine/contract/health';
 import { CallbackBody } from '../engine/events/schema';
 import { pointInPolygon } from '../engine/rules/geometry';
+import type { Rule } from '../engine/rules/schema';
 import { compileCheck } from '../engine/schema/ajv';
 import { renderDump } from '../engine/tasks/health-view';
 import type { TaskView } from '../engine/tasks/schema';
@@ -71,10 +72,8 @@ function processesWith(text: string): string[] {
     .filter((line) => line.length > 0);
 }
 
-async function setRuleInterval(appId: string, seconds: number): Promise<void> {
-  const answer = await t.call('PUT', `/api/zapk/builtin/app/${appId}`, {
-    json: { rule: { interval: seconds } },
-  });
+async function setRule(appId: string, rule: Rule): Promise<void> {
+  const answer = await t.call('PUT', `/api/zapk/builtin/app/${appId}`, { json: { rule } });
   expect(answer.body.code).toBe(0);
 }
 
@@ -83,8 +82,10 @@ describe('built-in motion apps on a local video file', () => {
     // Fresh: the built-in package only, no model installed.
     const listing = await t.call('GET', '/api/zapk');
     expect((listing.body.data as Array<{ zapk_id: string }>).map((p) => p.zapk_id)).toEqual(['builtin']);
-    await setRuleInterval('motion', 0);
-    await setRuleInterval('intrusion', 2);
+    // Motion reports every sighting at once (no inertia), so its callbacks show each frame a track
+    // was seen in; loitering keeps the default inertia.
+    await setRule('motion', { interval: 0, inertia: { hits: 1, frames: 1 } });
+    await setRule('intrusion', { interval: 2 });
 
     const started = await t.call('POST', '/api/task', {
       json: {

@@ -1,4 +1,5 @@
 import { type Static, type TProperties, Type } from '@sinclair/typebox';
+import { DirectionCounts } from '../rules/counts';
 
 /**
  * The callback body of part 6 with the units and extensions fixed by api-decisions.md.
@@ -19,6 +20,9 @@ export const ReportedObject = Type.Object(
     area: Type.Optional(
       Type.Integer({ minimum: 0, description: 'Changed pixels of a change region, source-frame pixels' }),
     ),
+    zones: Type.Optional(
+      Type.Array(Type.String(), { description: "Names of the app's zones the foot point stands in" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -33,11 +37,16 @@ export const FiredRule = Type.Object(
     image: Type.String({ description: 'Annotated frame, base64 JPEG without a data: prefix' }),
     objects: Type.Array(ReportedObject),
     count: Type.Optional(Type.Integer({ minimum: 0 })),
-    counts: Type.Optional(
-      Type.Object(
-        { in: Type.Integer({ minimum: 0 }), out: Type.Integer({ minimum: 0 }) },
-        { additionalProperties: false },
-      ),
+    counts: Type.Optional(DirectionCounts),
+    counts_by_class: Type.Optional(
+      Type.Record(Type.String(), DirectionCounts, {
+        description: "Extension: a line counter's crossings since the start per class_id of its rule",
+      }),
+    ),
+    zone_counts: Type.Optional(
+      Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+        description: "Extension: a counter's count per zone name of its app",
+      }),
     ),
   },
   { additionalProperties: false },

@@ -12,7 +12,7 @@ import type { TaskDetector } from '../pipeline/detectors';
 import type { DeliveryTarget } from '../pipeline/task-pipeline';
 import { type AppRuleContext, AppRuleState } from '../rules/evaluate';
 import type { TaskRegistry } from '../tasks/registry';
-import { DEFAULT_OSD, type TaskView } from '../tasks/schema';
+import { type AppAreas, DEFAULT_OSD, type TaskView } from '../tasks/schema';
 import type { TrackedObject } from '../tracking/byte-tracker';
 import { type DecodeOptions, decodeImage, type EncodedImage } from './decode';
 import { imageError } from './image-error';
@@ -180,8 +180,9 @@ export class ImageAnalysis {
     };
     const rules: FiredRule[] = [];
     for (const app of apps) {
-      const polygon = task.app_configs.find((c) => c.app_id === app.app_id)?.polygon ?? [];
-      const result = this.ruleState(state, app, polygon).evaluate(
+      const areas = task.app_configs.find((c) => c.app_id === app.app_id) ?? { polygon: [] };
+      const polygon = areas.polygon;
+      const result = this.ruleState(state, app, areas).evaluate(
         info,
         asObjects(detections.get(app.model.key) ?? []),
       );
@@ -228,13 +229,16 @@ export class ImageAnalysis {
     });
   }
 
-  /** The app's rule state with the current rule and polygon; counters and interval timers carry over. */
-  private ruleState(state: TaskState, app: InstalledApp, polygon: AppRuleContext['polygon']): AppRuleState {
+  /** The app's rule state with the current rule and areas; counters and interval timers carry over. */
+  private ruleState(state: TaskState, app: InstalledApp, areas: AppAreas): AppRuleState {
+    const { polygon, zones, masks } = areas;
     const context: AppRuleContext = {
       appId: app.app_id,
       appType: app.type,
       rule: app.rule,
       polygon,
+      ...(zones && { zones }),
+      ...(masks && { masks }),
       perImage: true,
     };
     let rules = state.rules.get(app.app_id);

@@ -5,7 +5,8 @@ import type { AnalysedFrame } from '../pipeline/task-pipeline';
 import { AppRuleState } from '../rules/evaluate';
 import { type Pt, pointInPolygon } from '../rules/geometry';
 import type { ClassEntry } from '../rules/schema';
-import type { Polygon } from '../tasks/schema';
+import { masked } from '../rules/zones';
+import type { AppAreas } from '../tasks/schema';
 import type { TrackedObject } from '../tracking/byte-tracker';
 import { OPTIMIZATION_LIMITS } from './limits';
 import type { Annotation, SampleReason } from './schema';
@@ -36,7 +37,7 @@ interface RunApp {
   classes: Map<string, ClassEntry>;
   /** The app's counter judged every frame (interval 0), to see when the rule switches on or off. */
   shadow: AppRuleState | null;
-  shadowPolygon: Polygon | null;
+  shadowAreas: AppAreas | null;
   holds: boolean | undefined;
   lastSampleMs: Map<SampleReason, number>;
 }
@@ -142,15 +143,15 @@ export class Collector {
         app,
         classes: new Map(),
         shadow: null,
-        shadowPolygon: null,
+        shadowAreas: null,
         holds: undefined,
         lastSampleMs: new Map(),
       };
       runApp.app = app;
       runApp.classes = new Map((app.rule.classes ?? []).map((entry) => [entry.class_id, entry]));
       if (!app.rule.counter) runApp.shadow = null;
-      // The polygon is set on the next frame, from that frame's overlay.
-      runApp.shadowPolygon = null;
+      // The areas are set on the next frame, from that frame's result.
+      runApp.shadowAreas = null;
       this.apps.push(runApp);
     }
   }
@@ -183,16 +184,16 @@ export class Collector {
     if (!entry) return undefined;
     const longer = Math.max(detection.x2 - detection.x1, detection.y2 - detection.y1);
     if (longer < entry.min_pixel || (entry.max_pixel > 0 && longer > entry.max_pixel)) return undefined;
-    const zone = this.zoneOf(app, frame);
-    if (zone.length >= 3) {
-      const foot: Pt = [(detection.x1 + detection.x2) / 2, detection.y2];
-      if (!pointInPolygon(foot, zone as unknown as Pt[])) return undefined;
-    }
+    const { polygon, masks = [] } = this.areasOf(app, frame);
+    const foot: Pt = [(detection.x1 + detection.x2) / 2, detection.y2];
+    if (polygon.length >= 3 && !pointInPolygon(foot, polygon as unknown as Pt[])) return undefined;
+    // Detections in a mask never count for the app, so they are no hard samples of it either.
+    if (masked(foot, masks)) return undefined;
     return entry;
   }
 
-  private zoneOf(app: RunApp, frame: AnalysedFrame): Polygon {
-    return frame.overlays.find((o) => o.appId === app.app.app_id)?.zone.points ?? [];
+  private areasOf(app: RunApp, frame: AnalysedFrame): AppAreas {
+    return frame.results.find((r) => r.appId === app.app.app_id)?.areas ?? { polygon: [] };
   }
 
   /** Near-threshold detections and counter toggles of one app on the newest frame. */
@@ -233,19 +234,19 @@ export class Collector {
 
   private counterHolds(app: RunApp, frame: AnalysedFrame, tracked: readonly TrackedObject[]): boolean {
     const appId = app.app.app_id;
-    const zone = this.zoneOf(app, frame);
+    const areas = this.areasOf(app, frame);
     const context = {
       appId,
       appType: app.app.type,
       rule: { ...app.app.rule, interval: 0 },
-      polygon: zone,
+      ...areas,
     };
     if (!app.shadow) {
       app.shadow = new AppRuleState(context);
-      app.shadowPolygon = zone;
-    } else if (app.shadowPolygon !== zone) {
+      app.shadowAreas = areas;
+    } else if (app.shadowAreas !== areas) {
       app.shadow.setContext(context);
-      app.shadowPolygon = zone;
+      app.shadowAreas = areas;
     }
     const info = { id: frame.frameId, timestampMs: frame.timestampMs, ...frame.size };
     return app.shadow.evaluate(info, tracked).firings.some((f) => f.id === `${appId}:counter`);

@@ -1,6 +1,6 @@
 import type { InstalledApp } from '../packages/registry';
 import { type AppRuleContext, AppRuleState } from '../rules/evaluate';
-import type { Polygon } from '../tasks/schema';
+import type { AppAreas, Polygon } from '../tasks/schema';
 
 export interface FrameSize {
   width: number;
@@ -15,6 +15,16 @@ export function scalePolygon(polygon: Polygon, from: FrameSize | null, to: Frame
   return polygon.map(([x = 0, y = 0]) => [x * sx, y * sy]);
 }
 
+/** The polygon, zones and masks of an app, all rescaled alike. */
+export function scaleAreas(areas: AppAreas, from: FrameSize | null, to: FrameSize): AppAreas {
+  const scale = (polygon: Polygon) => scalePolygon(polygon, from, to);
+  return {
+    polygon: scale(areas.polygon),
+    ...(areas.zones && { zones: areas.zones.map((zone) => ({ ...zone, polygon: scale(zone.polygon) })) }),
+    ...(areas.masks && { masks: areas.masks.map(scale) }),
+  };
+}
+
 /** The colour a zone is drawn in: the rule's class_area colour, else its first class colour. */
 export function zoneColor(app: InstalledApp): string {
   return app.rule.class_area?.color ?? app.rule.classes?.[0]?.color ?? '#00c8ff';
@@ -23,40 +33,40 @@ export function zoneColor(app: InstalledApp): string {
 /** One application of a running task: its rule state and where its zone lies on the current frame. */
 export class AppRuntime {
   readonly state: AppRuleState;
-  polygon: Polygon;
+  /** The areas on the current frame. */
+  areas: AppAreas;
   color: string;
 
   constructor(
     public app: InstalledApp,
-    private drawnPolygon: Polygon,
+    private drawn: AppAreas,
     private drawnOn: FrameSize | null,
     frame: FrameSize,
   ) {
-    this.polygon = scalePolygon(drawnPolygon, drawnOn, frame);
+    this.areas = scaleAreas(drawn, drawnOn, frame);
     this.color = zoneColor(app);
     this.state = new AppRuleState(this.context());
   }
 
-  /** A live change (rule edit, new polygon, new frame size) keeps counters and interval timers. */
-  reconfigure(app: InstalledApp, drawnPolygon: Polygon, drawnOn: FrameSize | null, frame: FrameSize): void {
+  get polygon(): Polygon {
+    return this.areas.polygon;
+  }
+
+  /** A live change (rule edit, new areas, new frame size) keeps counters and interval timers. */
+  reconfigure(app: InstalledApp, drawn: AppAreas, drawnOn: FrameSize | null, frame: FrameSize): void {
     this.app = app;
-    this.drawnPolygon = drawnPolygon;
+    this.drawn = drawn;
     this.drawnOn = drawnOn;
-    this.polygon = scalePolygon(drawnPolygon, drawnOn, frame);
+    this.areas = scaleAreas(drawn, drawnOn, frame);
     this.color = zoneColor(app);
     this.state.setContext(this.context());
   }
 
   resize(frame: FrameSize): void {
-    this.reconfigure(this.app, this.drawnPolygon, this.drawnOn, frame);
+    this.reconfigure(this.app, this.drawn, this.drawnOn, frame);
   }
 
   private context(): AppRuleContext {
-    return {
-      appId: this.app.app_id,
-      appType: this.app.type,
-      rule: this.app.rule,
-      polygon: this.polygon,
-    };
+    return { appId: this.app.app_id, appType: this.app.type, rule: this.app.rule, ...this.areas };
   }
 }

@@ -6,8 +6,9 @@ import type { StreamWatchdog, WatchdogFrame } from '../media/stream-watchdog';
 import type { OverlayZone } from '../osd/overlay';
 import { appSnapshot } from '../osd/snapshot';
 import type { InstalledApp, PackageRegistry } from '../packages/registry';
+import type { LineCounts } from '../rules/counts';
 import type { FrameInfo, RuleResult, ShownObject } from '../rules/evaluate';
-import type { AppConfig, Osd } from '../tasks/schema';
+import type { AppAreas, AppConfig, Osd } from '../tasks/schema';
 import { ByteTracker, type TrackedObject } from '../tracking/byte-tracker';
 import { AppRuntime, type FrameSize } from './app-runtime';
 import type { TaskDetector } from './detectors';
@@ -78,8 +79,8 @@ export interface AnalysedFrame {
   frame: Frame | null;
   /** Per model key: what the model found (above its score_threshold) and the tracks after this frame. */
   models: Map<string, { detections: Detection[]; tracked: TrackedObject[] }>;
-  /** Per app, in the task's order: its rule's verdict on this frame. */
-  results: Array<{ appId: string; modelKey: string; result: RuleResult }>;
+  /** Per app, in the task's order: its rule's verdict on this frame, and its areas on this frame. */
+  results: Array<{ appId: string; modelKey: string; result: RuleResult; areas: AppAreas }>;
   overlays: AppOverlay[];
 }
 
@@ -287,7 +288,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     for (const runtime of this.apps.values()) {
       const modelKey = runtime.app.model.key;
       const result = runtime.state.evaluate(info, models.get(modelKey)?.tracked ?? []);
-      results.push({ appId: runtime.app.app_id, modelKey, result });
+      results.push({ appId: runtime.app.app_id, modelKey, result, areas: runtime.areas });
       overlays.push({
         appId: runtime.app.app_id,
         zone: { points: runtime.polygon, color: runtime.color, occupied: result.zoneOccupied },
@@ -376,6 +377,11 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     return floor;
   }
 
+  /** Each app's counting-line crossings since analysis started; null for an app without a line. */
+  lineCounts(): Map<string, LineCounts | null> {
+    return new Map([...this.apps].map(([appId, runtime]) => [appId, runtime.state.lineCounts()]));
+  }
+
   /** Applies task updates, rule edits and a new frame size before the next frame is analysed. */
   private refresh(size: FrameSize): void {
     const resized = !this.size || this.size.width !== size.width || this.size.height !== size.height;
@@ -390,10 +396,10 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     for (const appId of this.apps.keys()) if (!wanted.has(appId)) this.apps.delete(appId);
     for (const appId of this.task.app_ids) {
       const app = this.deps.packages.app(this.task.zapk_id, appId);
-      const polygon = this.task.app_configs.find((c) => c.app_id === appId)?.polygon ?? [];
+      const areas = this.task.app_configs.find((c) => c.app_id === appId) ?? { polygon: [] };
       const runtime = this.apps.get(appId);
-      if (runtime) runtime.reconfigure(app, polygon, this.task.polygon_frame, size);
-      else this.apps.set(appId, new AppRuntime(app, polygon, this.task.polygon_frame, size));
+      if (runtime) runtime.reconfigure(app, areas, this.task.polygon_frame, size);
+      else this.apps.set(appId, new AppRuntime(app, areas, this.task.polygon_frame, size));
     }
     const models = new Map([...this.apps.values()].map((r) => [r.app.model.key, r.app]));
     for (const key of this.detectors.keys()) {

@@ -4,6 +4,7 @@ import { type LiveDeps, TaskLive } from '../live/task-live';
 import type { PixelSize } from '../media/analysis-size';
 import type { SourceUrl } from '../media/source-url';
 import type { StreamWatchdog } from '../media/stream-watchdog';
+import type { LineCounts } from '../rules/counts';
 import { type AnalysedFrame, type PipelineDeps, type PipelineTask, TaskPipeline } from './task-pipeline';
 
 export interface VideoAnalysisDeps extends PipelineDeps {
@@ -118,6 +119,11 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
 
   async stopAll(): Promise<void> {
     await Promise.all([...this.running.keys()].map((taskId) => this.stop(taskId)));
+  }
+
+  /** Per app of a running task, its line crossings since analysis started; undefined when not running. */
+  lineCounts(taskId: string): Map<string, LineCounts | null> | undefined {
+    return this.running.get(taskId)?.pipeline.lineCounts();
   }
 
   /** The typed health of a running task: stream, analysis and AI video figures; undefined when not running. */

@@ -1,8 +1,11 @@
-import type { Polygon } from '../tasks/schema';
+import type { Polygon, Zone } from '../tasks/schema';
 import type { TrackedObject } from '../tracking/byte-tracker';
+import type { DirectionCounts, LineCounts } from './counts';
 import { type Pt, pointInPolygon } from './geometry';
+import { DEFAULT_INERTIA, TrackInertia } from './inertia';
 import { APP_TYPE, type ClassEntry, type Counter, type Rule } from './schema';
 import { CrossingTally, type Direction, FlowTally, LineCrossings, LoiteringVisits } from './time-series';
+import { countPerZone, masked, ZoneCrossings, ZoneFlow, zonesAt } from './zones';
 
 /**
  * Applies one application's rule to the tracked objects of each analysed frame
@@ -15,6 +18,10 @@ export interface AppRuleContext {
   rule: Rule;
   /** Source pixels of the current frame size; [] the whole frame, 2 points a counting line (type 3). */
   polygon: Polygon;
+  /** Named zones (extension): reported objects name theirs, counters count per zone. */
+  zones?: Zone[];
+  /** Exclusion masks (extension): an object whose foot point lies in one counts for no rule. */
+  masks?: Polygon[];
   /** Images without tracks (image and diff tasks): flow counting counts the distinct objects of each image. */
   perImage?: boolean;
 }
@@ -37,6 +44,8 @@ export interface ReportedObject {
   name: string;
   direction?: Direction;
   area?: number;
+  /** Names of the zones the foot point stands in, when the app has zones. */
+  zones?: string[];
 }
 
 export interface RuleFiring {
@@ -44,7 +53,12 @@ export interface RuleFiring {
   class_id: string;
   objects: ReportedObject[];
   count?: number;
-  counts?: { in: number; out: number };
+  /** Line crossings since the start: of the firing's class on a class rule, of all classes on the counter. */
+  counts?: DirectionCounts;
+  /** The counter's crossings per class entry (class_id keyed). */
+  counts_by_class?: Record<string, DirectionCounts>;
+  /** The counter's count per zone name, when the app has zones. */
+  zone_counts?: Record<string, number>;
 }
 
 export interface ShownObject extends ReportedObject {
@@ -65,6 +79,10 @@ interface Match {
   foot: Pt;
   /** Foot point inside the region; always true without a region (whole frame or counting line). */
   inRegion: boolean;
+  /** Zones of the foot point; undefined when the app has none. */
+  zones?: string[];
+  /** The track meets the rule's inertia (always true per image): only then may the object fire. */
+  steady: boolean;
 }
 
 /** What a counter counted in this frame. */
@@ -72,6 +90,7 @@ interface Tally {
   objects: ReportedObject[];
   count: number;
   countOf(classId: string): number;
+  zoneCounts?: Record<string, number>;
 }
 
 const withinBounds = (value: number, min: number, max: number) => value >= min && (max === 0 || value <= max);
@@ -81,7 +100,7 @@ function entryMatches(entry: ClassEntry, o: TrackedObject): boolean {
   return o.score >= entry.threshold && withinBounds(longerSide, entry.min_pixel, entry.max_pixel);
 }
 
-function report({ object, entry }: Match, direction?: Direction): ReportedObject {
+function report({ object, entry, zones }: Match, direction?: Direction): ReportedObject {
   return {
     track_id: object.trackId,
     x: Math.round((object.x1 + object.x2) / 2),
@@ -93,6 +112,7 @@ function report({ object, entry }: Match, direction?: Direction): ReportedObject
     name: entry.name,
     ...(direction && { direction }),
     ...(object.area !== undefined && { area: Math.round(object.area) }),
+    ...(zones && { zones }),
   };
 }
 
@@ -122,6 +142,12 @@ function countPerClass(objects: readonly ReportedObject[]) {
   return (classId: string) => objects.filter((o) => o.class_id === classId).length;
 }
 
+/**
+ * Time-series rules follow every sighting (a visit's start, the side of the line) but count only
+ * confirmed tracks that meet the inertia.
+ */
+const countable = (m: Match) => m.object.confirmed && m.steady;
+
 /** Class entries by class_id, in rule order (class ids are unique, validate.ts checks). */
 const entriesOf = (rule: Rule) => new Map((rule.classes ?? []).map((entry) => [entry.class_id, entry]));
 
@@ -134,6 +160,9 @@ export class AppRuleState {
   private visits = new LoiteringVisits();
   private crossings = new LineCrossings();
   private crossed = new CrossingTally();
+  private inertia = new TrackInertia();
+  private zoneFlow = new ZoneFlow();
+  private zoneCrossings = new ZoneCrossings();
 
   constructor(ctx: AppRuleContext) {
     this.ctx = ctx;
@@ -149,6 +178,9 @@ export class AppRuleState {
       this.visits = new LoiteringVisits();
       this.crossings = new LineCrossings();
       this.crossed = new CrossingTally();
+      this.inertia = new TrackInertia();
+      this.zoneFlow = new ZoneFlow();
+      this.zoneCrossings = new ZoneCrossings();
     } else if (JSON.stringify(previous.polygon) !== JSON.stringify(ctx.polygon)) {
       // A visit is a stay inside one shape. Crossing sides stay valid: scaling keeps the sign of the
       // cross product, and a track's stored side corrects itself on its next sighting after a move.
@@ -158,9 +190,16 @@ export class AppRuleState {
     this.entries = entriesOf(ctx.rule);
   }
 
+  /** The crossings of the counting line since the start; null when the app counts on no line. */
+  lineCounts(): LineCounts | null {
+    if (this.ctx.appType !== APP_TYPE.timeSeries || !this.countingLine) return null;
+    const classes = Object.fromEntries([...this.entries.keys()].map((c) => [c, this.crossed.of(c)]));
+    return { ...this.crossed.totals, classes };
+  }
+
   evaluate(frame: FrameInfo, objects: readonly TrackedObject[]): RuleResult {
     const matches = this.match(objects);
-    const present = matches.filter((m) => m.inRegion);
+    const present = matches.filter((m) => m.inRegion && m.steady);
     const firings =
       this.ctx.appType === APP_TYPE.timeSeries
         ? this.timeSeriesFirings(frame, matches, present)
@@ -177,18 +216,39 @@ export class AppRuleState {
     return this.ctx.polygon.length === 2 ? (this.ctx.polygon as unknown as [Pt, Pt]) : null;
   }
 
+  /** The app's zones; empty when it has none. */
+  private get zones(): Zone[] {
+    return this.ctx.zones ?? [];
+  }
+
   private get intervalMs(): number {
     return (this.ctx.rule.interval ?? 0) * 1000;
   }
 
   private match(objects: readonly TrackedObject[]): Match[] {
     const region = this.region;
+    const steady = this.ctx.perImage
+      ? null
+      : this.inertia.update(
+          objects.map((o) => o.trackId),
+          this.ctx.rule.inertia ?? DEFAULT_INERTIA,
+        );
+    const zones = this.zones;
+    const masks = this.ctx.masks ?? [];
     const matches: Match[] = [];
     for (const object of objects) {
       const entry = this.entries.get(String(object.classIndex));
       if (!entry || !entryMatches(entry, object)) continue;
       const foot: Pt = [(object.x1 + object.x2) / 2, object.y2];
-      matches.push({ object, entry, foot, inRegion: region === null || pointInPolygon(foot, region) });
+      if (masked(foot, masks)) continue;
+      matches.push({
+        object,
+        entry,
+        foot,
+        ...(zones.length > 0 && { zones: zonesAt(foot, zones) }),
+        inRegion: region === null || pointInPolygon(foot, region),
+        steady: steady === null || steady.has(object.trackId),
+      });
     }
     return matches;
   }
@@ -220,7 +280,7 @@ export class AppRuleState {
     frame: FrameInfo,
     counter: Counter,
     tally: Tally,
-    counts?: RuleFiring['counts'],
+    lineCounts?: Pick<RuleFiring, 'counts' | 'counts_by_class'>,
   ): RuleFiring[] {
     const holds =
       withinBounds(tally.count, counter.min_count, counter.max_count) &&
@@ -230,16 +290,20 @@ export class AppRuleState {
     const id = `${this.ctx.appId}:counter`;
     if (!holds || !this.tryFire(id, frame)) return [];
     const classIds = [...this.entries.keys()].join(',');
+    const zoneCounts = tally.zoneCounts && { zone_counts: tally.zoneCounts };
     return [
-      { id, class_id: classIds, objects: tally.objects, count: tally.count, ...(counts && { counts }) },
+      { id, class_id: classIds, objects: tally.objects, count: tally.count, ...lineCounts, ...zoneCounts },
     ];
   }
 
   /** Counted objects: present now (optionally the largest crowd), or distinct confirmed tracks (flow). */
   private objectTally(frame: FrameInfo, counter: Counter, candidates: readonly Match[]): Tally {
+    const zones = this.zones;
+    const perZone = (objects: readonly ReportedObject[]) =>
+      zones.length > 0 ? { zoneCounts: countPerZone(zones, objects) } : {};
     if (counter.numeric_type === 1 && this.ctx.perImage) {
       const objects = candidates.map((m) => report(m));
-      return { objects, count: objects.length, countOf: countPerClass(objects) };
+      return { objects, count: objects.length, countOf: countPerClass(objects), ...perZone(objects) };
     }
     if (counter.numeric_type === 1) {
       const confirmed = candidates.filter((m) => m.object.confirmed);
@@ -247,15 +311,17 @@ export class AppRuleState {
         frame.timestampMs,
         confirmed.map((m) => ({ trackId: m.object.trackId, classId: m.entry.class_id })),
       );
+      const tracks = confirmed.map((m) => ({ trackId: m.object.trackId, zones: m.zones }));
       return {
         objects: confirmed.map((m) => report(m)),
         count: this.flow.total,
         countOf: (c) => this.flow.countOf(c),
+        ...(zones.length > 0 && { zoneCounts: this.zoneFlow.add(frame.timestampMs, zones, tracks) }),
       };
     }
     const counted = counter.distance > 0 ? largestGroup(candidates, counter.distance) : candidates;
     const objects = counted.map((m) => report(m));
-    return { objects, count: objects.length, countOf: countPerClass(objects) };
+    return { objects, count: objects.length, countOf: countPerClass(objects), ...perZone(objects) };
   }
 
   /** Types 1 and 2: a counter, when present, fires alone; the class entries only say what it counts. */
@@ -282,7 +348,7 @@ export class AppRuleState {
     const loitering = this.visits.update(
       frame.timestampMs,
       this.intervalMs,
-      matches.map((m) => ({ trackId: m.object.trackId, inside: m.inRegion, confirmed: m.object.confirmed })),
+      matches.map((m) => ({ trackId: m.object.trackId, inside: m.inRegion, confirmed: countable(m) })),
     );
     const firings = this.classFirings(
       matches.filter((m) => loitering.has(m.object.trackId)).map((m) => report(m)),
@@ -302,7 +368,7 @@ export class AppRuleState {
     const directions = this.crossings.update(
       frame.timestampMs,
       line,
-      matches.map((m) => ({ trackId: m.object.trackId, foot: m.foot, confirmed: m.object.confirmed })),
+      matches.map((m) => ({ trackId: m.object.trackId, foot: m.foot, confirmed: countable(m) })),
     );
     const crossers: ReportedObject[] = [];
     for (const m of matches) {
@@ -311,15 +377,20 @@ export class AppRuleState {
       crossers.push(report(m, direction));
       this.crossed.add(m.entry.class_id, direction);
     }
-    const firings = this.classFirings(crossers, () => true);
+    this.zoneCrossings.add(crossers);
+    const firings = this.classFirings(crossers, () => true).map((firing) => ({
+      ...firing,
+      counts: this.crossed.of(firing.class_id),
+    }));
     const counter = this.ctx.rule.counter;
     if (!counter) return firings;
-    const counts = this.crossed.totals;
+    const { classes, ...counts } = this.lineCounts() as LineCounts;
     const tally = {
       objects: crossers,
       count: counts.in + counts.out,
       countOf: (c: string) => this.crossed.countOf(c),
+      ...(this.zones.length > 0 && { zoneCounts: this.zoneCrossings.of(this.zones) }),
     };
-    return [...firings, ...this.counterFiring(frame, counter, tally, counts)];
+    return [...firings, ...this.counterFiring(frame, counter, tally, { counts, counts_by_class: classes })];
   }
 }

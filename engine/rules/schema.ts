@@ -69,6 +69,19 @@ export const LengthReference = Type.Object(
   { additionalProperties: false },
 );
 
+export const Inertia = Type.Object(
+  {
+    hits: Type.Integer({ minimum: 1, maximum: 30, description: 'Analysed frames the track was matched in' }),
+    frames: Type.Integer({ minimum: 1, maximum: 30, description: 'Of this many latest analysed frames' }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Extension: an object counts only once its track was matched in `hits` of the last `frames` analysed frames (video tasks); default 3 of 5',
+  },
+);
+export type Inertia = Static<typeof Inertia>;
+
 const Interval = Type.Number({
   minimum: 0,
   maximum: 86_400,
@@ -82,6 +95,7 @@ export const Rule = Type.Object(
     class_area: Type.Optional(ClassArea),
     classes: Type.Optional(Type.Array(ClassEntry, { maxItems: 1000 })),
     counter: Type.Optional(Counter),
+    inertia: Type.Optional(Inertia),
   },
   { additionalProperties: false },
 );
@@ -93,6 +107,7 @@ export const ListedRule = Type.Object({
   class_area: Type.Optional(ClassArea),
   classes: Type.Optional(Type.Record(Type.String(), ClassEntry)),
   counter: Type.Optional(Counter),
+  inertia: Type.Optional(Inertia),
   length_reference: Type.Optional(LengthReference),
 });
 export type ListedRule = Static<typeof ListedRule>;

@@ -1,3 +1,4 @@
+import type { DirectionCounts } from './counts';
 import { type Pt, segmentsIntersect } from './geometry';
 
 /**
@@ -51,7 +52,7 @@ export class FlowTally {
 
 /** Line crossings per class and direction since the task started. */
 export class CrossingTally {
-  private readonly perClass = new Map<string, { in: number; out: number }>();
+  private readonly perClass = new Map<string, DirectionCounts>();
 
   add(classId: string, direction: Direction): void {
     const counts = this.perClass.get(classId) ?? { in: 0, out: 0 };
@@ -64,7 +65,12 @@ export class CrossingTally {
     return counts ? counts.in + counts.out : 0;
   }
 
-  get totals(): { in: number; out: number } {
+  /** A copy of one class's counts, zero before its first crossing. */
+  of(classId: string): DirectionCounts {
+    return { in: 0, out: 0, ...this.perClass.get(classId) };
+  }
+
+  get totals(): DirectionCounts {
     const totals = { in: 0, out: 0 };
     for (const counts of this.perClass.values()) {
       totals.in += counts.in;

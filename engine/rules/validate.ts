@@ -37,5 +37,9 @@ export function ruleProblems(rule: Rule, knownClassIds: ReadonlySet<string> | nu
       }
     });
   }
+  const inertia = rule.inertia;
+  if (inertia && inertia.hits > inertia.frames) {
+    problems.push(`rule.inertia: hits ${inertia.hits} is greater than frames ${inertia.frames}`);
+  }
   return problems;
 }

@@ -7,7 +7,7 @@ import { ReconnectBackoff } from '../media/reconnect-policy';
 import { SourceTooLargeError } from '../media/source-limits';
 import { parseSourceUrl, type SourceUrl } from '../media/source-url';
 import type { PackageRegistry } from '../packages/registry';
-import { type FrameSize, scalePolygon } from '../pipeline/app-runtime';
+import { type FrameSize, scaleAreas } from '../pipeline/app-runtime';
 import type { PipelineTask } from '../pipeline/task-pipeline';
 import { DISK_RETRY_MS, isDiskFull, SpaceWaiter, writeUnlessFull } from '../store/disk-full';
 import type { SettingsRepository } from '../store/settings-repository';
@@ -281,10 +281,12 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const configs = new Map<string, AppConfig>();
     for (const config of JSON.parse(row.app_configs) as AppConfig[]) {
       if (!appIds.includes(config.app_id)) continue;
-      const polygon = frame ? scalePolygon(config.polygon, storedFrame, frame) : config.polygon;
-      configs.set(config.app_id, { ...config, polygon });
+      configs.set(config.app_id, frame ? { ...config, ...scaleAreas(config, storedFrame, frame) } : config);
     }
-    for (const config of checkAppConfigs(body.app_configs ?? [], apps)) configs.set(config.app_id, config);
+    // A given config replaces the fields it carries: zones and masks it leaves out are kept.
+    for (const config of checkAppConfigs(body.app_configs ?? [], apps)) {
+      configs.set(config.app_id, { ...configs.get(config.app_id), ...config });
+    }
     const osd = { ...(JSON.parse(row.osd) as Osd), ...body.osd };
     this.store.change({
       task_id: taskId,

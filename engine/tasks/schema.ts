@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { TaskHealth } from '../contract/health';
+import { LineCounts } from '../rules/counts';
 import { oneOf } from '../schema/ajv';
 
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
@@ -55,8 +56,30 @@ export const Point = Type.Array(Coordinate, { minItems: 2, maxItems: 2 });
 export const Polygon = Type.Array(Point, { maxItems: 256 });
 export type Polygon = Static<typeof Polygon>;
 
+/** A named region of an app (extension): objects name the zones they stand in, counters count per zone. */
+export const Zone = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 64 }), polygon: Polygon },
+  { additionalProperties: false },
+);
+export type Zone = Static<typeof Zone>;
+
+/** Where an app looks: the contract's polygon, and the extensions' named zones and exclusion masks. */
+export const AppAreas = Type.Object({
+  polygon: Polygon,
+  zones: Type.Optional(
+    Type.Array(Zone, { maxItems: 32, description: 'Extension: named regions (3+ points), names unique' }),
+  ),
+  masks: Type.Optional(
+    Type.Array(Polygon, {
+      maxItems: 32,
+      description: 'Extension: regions (3+ points) where nothing counts for any rule of the app',
+    }),
+  ),
+});
+export type AppAreas = Static<typeof AppAreas>;
+
 export const AppConfig = Type.Object(
-  { app_id: Id('Application the polygon belongs to'), polygon: Polygon },
+  { app_id: Id('Application the polygon belongs to'), ...AppAreas.properties },
   { additionalProperties: false },
 );
 export type AppConfig = Static<typeof AppConfig>;
@@ -148,6 +171,20 @@ export const TaskView = Type.Object({
   closed_at: Type.Union([Type.Integer(), Type.Null()]),
 });
 export type TaskView = Static<typeof TaskView>;
+
+/** GET /api/task/{task_id}/counts (extension): each app's counting line, null without one. */
+export const TaskCounts = Type.Object({
+  task_id: Type.String({ format: 'uuid' }),
+  apps: Type.Array(
+    Type.Object({
+      app_id: Type.String(),
+      line: Type.Union([LineCounts, Type.Null()], {
+        description: 'Crossings since analysis started; null for an app without a counting line',
+      }),
+    }),
+  ),
+});
+export type TaskCounts = Static<typeof TaskCounts>;
 
 export const CLOSE_CODE = {
   running: 0,

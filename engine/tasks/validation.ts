@@ -2,7 +2,7 @@ import type { InstalledApp, PackageRegistry } from '../packages/registry';
 import { APP_TYPE } from '../rules/schema';
 import { TASK_LIMITS } from './limits';
 import { polygonProblem } from './polygon';
-import type { AppConfig, TaskMode } from './schema';
+import type { AppConfig, Polygon, TaskMode } from './schema';
 import { taskError } from './task-error';
 import type { TaskRow } from './task-repository';
 
@@ -73,8 +73,38 @@ export function checkAppConfigs(configs: readonly AppConfig[], apps: readonly In
     seen.add(config.app_id);
     const problem = polygonProblem(config.polygon, app.type);
     if (problem) throw taskError('task.invalid', `${at}.polygon: ${problem}`, `${field}.polygon`);
+    checkAreas(config, field);
   });
-  return configs.map((config) => ({ app_id: config.app_id, polygon: config.polygon }));
+  return configs.map(({ app_id, polygon, zones, masks }) => ({
+    app_id,
+    polygon,
+    ...(zones && { zones }),
+    ...(masks && { masks }),
+  }));
+}
+
+/** Zones and masks (extensions): each a region like a detection app's polygon; zone names unique. */
+function checkAreas(config: AppConfig, field: string): void {
+  const refuse = (path: string, problem: string) =>
+    taskError('task.invalid', `body.${path}: ${problem}`, path);
+  const names = new Set<string>();
+  config.zones?.forEach((zone, j) => {
+    const at = `${field}.zones[${j}]`;
+    if (names.has(zone.name)) throw refuse(`${at}.name`, `duplicate zone name "${zone.name}"`);
+    names.add(zone.name);
+    const problem = regionProblem(zone.polygon);
+    if (problem) throw refuse(`${at}.polygon`, problem);
+  });
+  config.masks?.forEach((mask, k) => {
+    const problem = regionProblem(mask);
+    if (problem) throw refuse(`${field}.masks[${k}]`, problem);
+  });
+}
+
+/** A zone or mask needs an area: 3+ points, no line, no whole frame. */
+function regionProblem(polygon: Polygon): string | null {
+  if (polygon.length < 3) return 'a zone or mask needs at least 3 points';
+  return polygonProblem(polygon, APP_TYPE.detection);
 }
 
 /** The callback URL: empty, or absolute http(s). */

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { SNAPSHOT_WIDTHS } from '../../pipeline/frame-snapshots';
-import { CLOSE_CODE, StartTaskBody, TaskView, UpdateTaskBody } from '../../tasks/schema';
+import { CLOSE_CODE, StartTaskBody, TaskCounts, TaskView, UpdateTaskBody } from '../../tasks/schema';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
@@ -87,6 +87,27 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
       const jpeg = await ctx.snapshots.jpeg(taskId, request.query.width ?? SNAPSHOT_WIDTHS.default);
       if (!jpeg) throw new ApiError('STREAM_UNAVAILABLE', `task ${taskId} gave no frame within 5 s`);
       return reply.header('content-type', 'image/jpeg').header('cache-control', 'no-store').send(jpeg);
+    },
+  );
+
+  app.get(
+    '/api/task/:task_id/counts',
+    {
+      schema: {
+        tags: ['tasks'],
+        summary:
+          "Extension: a running video task's counting-line crossings per app, class and direction since its analysis started",
+        params: TaskParams,
+        response: { 200: Envelope(TaskCounts) },
+      },
+    },
+    async (request) => {
+      const task = ctx.tasks.liveTask(request.params.task_id, 'video');
+      const counts = ctx.video.lineCounts(task.task_id);
+      return ok({
+        task_id: task.task_id,
+        apps: task.app_ids.map((app_id) => ({ app_id, line: counts?.get(app_id) ?? null })),
+      });
     },
   );
 

@@ -1,0 +1,70 @@
+import type { Polygon, Zone } from '../tasks/schema';
+import { type Pt, pointInPolygon } from './geometry';
+import { FlowTally } from './time-series';
+
+/**
+ * Named zones and exclusion masks of an app (extensions of app_configs): which zones a foot point
+ * stands in, whether a mask hides it, and counts split per zone.
+ */
+
+const points = (polygon: Polygon) => polygon as unknown as Pt[];
+
+/** True when the foot point lies in one of the masks: the object then counts for no rule of the app. */
+export function masked(foot: Pt, masks: readonly Polygon[]): boolean {
+  return masks.some((mask) => pointInPolygon(foot, points(mask)));
+}
+
+/** Names of the zones the foot point stands in, in configuration order. */
+export function zonesAt(foot: Pt, zones: readonly Zone[]): string[] {
+  return zones.filter((zone) => pointInPolygon(foot, points(zone.polygon))).map((zone) => zone.name);
+}
+
+/** How many of the objects stand in each zone; every zone is listed, zeros included. */
+export function countPerZone(
+  zones: readonly Zone[],
+  objects: readonly { zones?: readonly string[] }[],
+): Record<string, number> {
+  return Object.fromEntries(
+    zones.map((zone) => [zone.name, objects.filter((o) => o.zones?.includes(zone.name)).length]),
+  );
+}
+
+/** Distinct tracks per zone since the task started: a flow counter's count split by zone. */
+export class ZoneFlow {
+  private readonly perZone = new Map<string, FlowTally>();
+
+  /** Adds this frame's counted tracks; returns the distinct tracks of every zone so far. */
+  add(
+    nowMs: number,
+    zones: readonly Zone[],
+    tracks: readonly { trackId: string; zones?: readonly string[] }[],
+  ): Record<string, number> {
+    return Object.fromEntries(
+      zones.map((zone) => {
+        const tally = this.perZone.get(zone.name) ?? new FlowTally();
+        this.perZone.set(zone.name, tally);
+        const inside = tracks.filter((t) => t.zones?.includes(zone.name));
+        tally.add(
+          nowMs,
+          inside.map((t) => ({ trackId: t.trackId, classId: '' })),
+        );
+        return [zone.name, tally.total];
+      }),
+    );
+  }
+}
+
+/** Line crossings per zone since the task started (by the crossing object's foot point after it). */
+export class ZoneCrossings {
+  private readonly perZone = new Map<string, number>();
+
+  add(objects: readonly { zones?: readonly string[] }[]): void {
+    for (const zone of objects.flatMap((o) => o.zones ?? [])) {
+      this.perZone.set(zone, (this.perZone.get(zone) ?? 0) + 1);
+    }
+  }
+
+  of(zones: readonly Zone[]): Record<string, number> {
+    return Object.fromEntries(zones.map((zone) => [zone.name, this.perZone.get(zone.name) ?? 0]));
+  }
+}
