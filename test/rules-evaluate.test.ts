@@ -112,7 +112,10 @@ describe('matching a class entry', () => {
       confirmed: false,
     };
     const { firings, shown } = state.evaluate(frame(0), [box]);
-    const reported = { track_id: 't1', x: 21, y: 41, w: 21, h: 41, score: 0.877, class_id: '1', name: 'car' };
+    const reported = {
+      ...{ track_id: 't1', x: 21, y: 41, w: 21, h: 41, score: 0.877, class_id: '1', name: 'car' },
+      ...{ dwell: 0, state: 'moving' },
+    };
     expect(firings).toEqual([{ id: 'app:1', class_id: '1', objects: [reported] }]);
     expect(shown).toEqual([{ ...reported, color: '#0000ff' }]);
   });

@@ -138,3 +138,66 @@ describe('inertia on the fixture video', () => {
     expect(flickers({ classes: [person] })).toEqual([]);
   });
 });
+
+/**
+ * The man in black who stops on the right of the walkway, measured by eye on ffmpeg crops of every
+ * frame 536-547 and 614-625 with SPOT drawn on them (and every 2nd frame 530-632): his feet enter SPOT
+ * in frame 542, he stops in frame 546, takes his first step in frame 616 and has left SPOT by 621
+ * (last inside: 620).
+ */
+const SPOT = [
+  [625, 390],
+  [685, 390],
+  [685, 430],
+  [625, 430],
+];
+const HAND = { enters: 542, stops: 546, walks: 616, leaves: 620 } as const;
+/** 1 s at the video's 10 fps. */
+const ONE_SECOND = 10;
+
+describe('dwell, loitering and stationary objects on the fixture video', () => {
+  /** Each frame's reported objects of an app firing on every frame (interval 0). */
+  function reports(ctx: Partial<AppRuleContext> & { rule: Rule }) {
+    return fire(ctx).flatMap(({ frame, firing }) => firing.objects.map((object) => ({ frame, object })));
+  }
+  const man = () => {
+    const inSpot = reports({ rule: { classes: [person] }, polygon: SPOT });
+    const id = inSpot.find(({ frame }) => frame === HAND.stops + ONE_SECOND)?.object.track_id;
+    return inSpot.filter(({ object }) => object.track_id === id);
+  };
+
+  it('reports the time in the region as the hand measurement, within 1 s', () => {
+    const dwell = Math.max(...man().map(({ object }) => object.dwell ?? -1));
+    expect(Math.abs(dwell - (HAND.leaves - HAND.enters) / 10)).toBeLessThanOrEqual(1);
+  });
+
+  it('fires loitering once, for him, 5 s after he entered within 1 s', () => {
+    const loitering = fire({ appType: 3, rule: { classes: [person], interval: 5 }, polygon: SPOT });
+    expect(loitering.map(({ firing }) => firing.objects.map((o) => [o.track_id, o.dwell]))).toEqual([
+      [[man()[0]?.object.track_id, 5]],
+    ]);
+    const at = loitering[0]?.frame ?? -1;
+    expect(Math.abs(at - (HAND.enters + 5 * ONE_SECOND))).toBeLessThanOrEqual(ONE_SECOND);
+  });
+
+  it('calls him stationary from 3 s after he stopped until he walks on, within 1 s', () => {
+    const still = man()
+      .filter(({ object }) => object.state === 'stationary')
+      .map(({ frame }) => frame);
+    expect(Math.abs((still[0] ?? -1) - (HAND.stops + 3 * ONE_SECOND))).toBeLessThanOrEqual(ONE_SECOND);
+    expect(Math.abs((still.at(-1) ?? -1) - HAND.walks)).toBeLessThanOrEqual(ONE_SECOND);
+  });
+
+  it('lets each parked car alarm once with stationary "once", every interval without', () => {
+    const carTracks = (rule: Rule) =>
+      fire({ rule }).flatMap(({ firing }) => firing.objects.map((o) => o.track_id));
+    const always = carTracks({ classes: [car], interval: 10 });
+    const once = carTracks({ classes: [car], interval: 10, stationary: 'once' });
+    const parked = [...new Set(always)];
+    // The two cars of the top right stay the whole 79.5 s: 8 alarms each every 10 s, but for a frame
+    // where a car's score dips below the threshold.
+    const alarms = parked.map((id) => always.filter((t) => t === id).length);
+    expect(alarms.map((n) => n >= 7 && n <= 8)).toEqual([true, true]);
+    expect(once).toEqual(parked);
+  });
+});

@@ -27,8 +27,14 @@ const obj = (trackId: string, foot: [number, number]): TrackedObject => ({
   confirmed: true,
 });
 
-/** What the events report of an object standing on `foot`, with its zones. */
-const reported = (trackId: string, foot: [number, number], zones: string[], direction?: 'in' | 'out') => ({
+/** What the events report of a moving object standing on `foot`, with its zones, in each of them `dwell` s. */
+const reported = (
+  trackId: string,
+  foot: [number, number],
+  zones: string[],
+  direction?: 'in' | 'out',
+  dwell = 0,
+) => ({
   track_id: trackId,
   x: foot[0],
   y: foot[1] - 20,
@@ -39,6 +45,9 @@ const reported = (trackId: string, foot: [number, number], zones: string[], dire
   name: 'person',
   ...(direction && { direction }),
   zones,
+  dwell,
+  zone_dwell: Object.fromEntries(zones.map((zone) => [zone, dwell])),
+  state: 'moving',
 });
 
 const frame = (n: number): FrameInfo => ({ id: n, timestampMs: n * 100, width: 1000, height: 1000 });
@@ -134,10 +143,14 @@ describe('zones', () => {
     state.evaluate(frame(0), [obj('a', [100, 200]), obj('b', [950, 200])]);
     const crossed = state.evaluate(frame(1), [obj('a', [100, 400]), obj('b', [950, 400])]).firings;
     expect(crossed.map((f) => [f.id, f.objects, f.zone_counts])).toEqual([
-      ['app:0', [reported('a', [100, 400], ['west'], 'in'), reported('b', [950, 400], [], 'in')], undefined],
+      [
+        'app:0',
+        [reported('a', [100, 400], ['west'], 'in', 0.1), reported('b', [950, 400], [], 'in', 0.1)],
+        undefined,
+      ],
       [
         'app:counter',
-        [reported('a', [100, 400], ['west'], 'in'), reported('b', [950, 400], [], 'in')],
+        [reported('a', [100, 400], ['west'], 'in', 0.1), reported('b', [950, 400], [], 'in', 0.1)],
         { west: 1, east: 0 },
       ],
     ]);

@@ -23,6 +23,23 @@ export const ReportedObject = Type.Object(
     zones: Type.Optional(
       Type.Array(Type.String(), { description: "Names of the app's zones the foot point stands in" }),
     ),
+    dwell: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        description: "Seconds the track has stood in the app's region (video tasks)",
+      }),
+    ),
+    zone_dwell: Type.Optional(
+      Type.Record(Type.String(), Type.Number({ minimum: 0 }), {
+        description:
+          'Seconds the track has stood in each zone it stands in now (video tasks, apps with zones)',
+      }),
+    ),
+    state: Type.Optional(
+      Type.Union([Type.Literal('stationary'), Type.Literal('moving')], {
+        description: 'stationary: the foot point stayed within 10% of the box size for 3 s (video tasks)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

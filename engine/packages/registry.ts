@@ -351,6 +351,7 @@ function listedRule(rule: Rule, lengthReference: ListedRule['length_reference'])
   if (rule.classes) listed.classes = Object.fromEntries(rule.classes.map((entry) => [entry.class_id, entry]));
   if (rule.counter) listed.counter = rule.counter;
   if (rule.inertia) listed.inertia = rule.inertia;
+  if (rule.stationary) listed.stationary = rule.stationary;
   if (lengthReference) listed.length_reference = lengthReference;
   return listed;
 }

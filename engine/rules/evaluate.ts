@@ -1,9 +1,11 @@
 import type { Polygon, Zone } from '../tasks/schema';
 import type { TrackedObject } from '../tracking/byte-tracker';
 import type { DirectionCounts, LineCounts } from './counts';
+import { AreaDwell, seconds } from './dwell';
 import { type Pt, pointInPolygon } from './geometry';
 import { DEFAULT_INERTIA, TrackInertia } from './inertia';
 import { APP_TYPE, type ClassEntry, type Counter, type Rule } from './schema';
+import { type MotionState, TrackMotion } from './stationary';
 import { CrossingTally, type Direction, FlowTally, LineCrossings, LoiteringVisits } from './time-series';
 import { countPerZone, masked, ZoneCrossings, ZoneFlow, zonesAt } from './zones';
 
@@ -46,6 +48,11 @@ export interface ReportedObject {
   area?: number;
   /** Names of the zones the foot point stands in, when the app has zones. */
   zones?: string[];
+  /** Seconds in the app's region (video tasks). */
+  dwell?: number;
+  /** Seconds in each zone the foot point stands in (video tasks, apps with zones). */
+  zone_dwell?: Record<string, number>;
+  state?: MotionState;
 }
 
 export interface RuleFiring {
@@ -83,6 +90,8 @@ interface Match {
   zones?: string[];
   /** The track meets the rule's inertia (always true per image): only then may the object fire. */
   steady: boolean;
+  /** Video tasks only: images have no tracks to follow. */
+  motion?: { dwellMs: number; zoneDwellMs?: Map<string, number>; state: MotionState };
 }
 
 /** What a counter counted in this frame. */
@@ -100,7 +109,7 @@ function entryMatches(entry: ClassEntry, o: TrackedObject): boolean {
   return o.score >= entry.threshold && withinBounds(longerSide, entry.min_pixel, entry.max_pixel);
 }
 
-function report({ object, entry, zones }: Match, direction?: Direction): ReportedObject {
+function report({ object, entry, zones, motion }: Match, direction?: Direction): ReportedObject {
   return {
     track_id: object.trackId,
     x: Math.round((object.x1 + object.x2) / 2),
@@ -113,6 +122,11 @@ function report({ object, entry, zones }: Match, direction?: Direction): Reporte
     ...(direction && { direction }),
     ...(object.area !== undefined && { area: Math.round(object.area) }),
     ...(zones && { zones }),
+    ...(motion && { dwell: seconds(motion.dwellMs) }),
+    ...(motion?.zoneDwellMs && {
+      zone_dwell: Object.fromEntries([...motion.zoneDwellMs].map(([zone, ms]) => [zone, seconds(ms)])),
+    }),
+    ...(motion && { state: motion.state }),
   };
 }
 
@@ -163,6 +177,9 @@ export class AppRuleState {
   private inertia = new TrackInertia();
   private zoneFlow = new ZoneFlow();
   private zoneCrossings = new ZoneCrossings();
+  private regionDwell = new AreaDwell();
+  private zoneDwell = new AreaDwell();
+  private motion = new TrackMotion();
 
   constructor(ctx: AppRuleContext) {
     this.ctx = ctx;
@@ -181,10 +198,14 @@ export class AppRuleState {
       this.inertia = new TrackInertia();
       this.zoneFlow = new ZoneFlow();
       this.zoneCrossings = new ZoneCrossings();
+      this.zoneDwell = new AreaDwell();
+      this.motion = new TrackMotion();
+      this.regionDwell = new AreaDwell();
     } else if (JSON.stringify(previous.polygon) !== JSON.stringify(ctx.polygon)) {
       // A visit is a stay inside one shape. Crossing sides stay valid: scaling keeps the sign of the
       // cross product, and a track's stored side corrects itself on its next sighting after a move.
       this.visits = new LoiteringVisits();
+      this.regionDwell = new AreaDwell();
     }
     this.ctx = ctx;
     this.entries = entriesOf(ctx.rule);
@@ -199,6 +220,7 @@ export class AppRuleState {
 
   evaluate(frame: FrameInfo, objects: readonly TrackedObject[]): RuleResult {
     const matches = this.match(objects);
+    if (!this.ctx.perImage) this.follow(frame, matches);
     const present = matches.filter((m) => m.inRegion && m.steady);
     const firings =
       this.ctx.appType === APP_TYPE.timeSeries
@@ -251,6 +273,38 @@ export class AppRuleState {
       });
     }
     return matches;
+  }
+
+  /** Dwell times and motion state of each match (video tasks). */
+  private follow(frame: FrameInfo, matches: Match[]): void {
+    const now = frame.timestampMs;
+    const region = this.regionDwell.update(
+      now,
+      matches.map((m) => ({ trackId: m.object.trackId, areas: m.inRegion ? [''] : [] })),
+    );
+    const zones =
+      this.zones.length > 0
+        ? this.zoneDwell.update(
+            now,
+            matches.map((m) => ({ trackId: m.object.trackId, areas: m.zones ?? [] })),
+          )
+        : null;
+    const states = this.motion.update(
+      now,
+      matches.map(({ object: o, foot }) => ({
+        trackId: o.trackId,
+        foot,
+        size: Math.max(o.x2 - o.x1, o.y2 - o.y1),
+      })),
+    );
+    for (const m of matches) {
+      const id = m.object.trackId;
+      m.motion = {
+        dwellMs: region.get(id)?.get('') ?? 0,
+        ...(zones && { zoneDwellMs: zones.get(id) }),
+        state: states.get(id) ?? 'moving',
+      };
+    }
   }
 
   /** True, and the rule's timer restarted, when `interval` has passed since the rule last fired. */
@@ -327,11 +381,19 @@ export class AppRuleState {
   /** Types 1 and 2: a counter, when present, fires alone; the class entries only say what it counts. */
   private detectionFirings(frame: FrameInfo, present: readonly Match[]): RuleFiring[] {
     const counter = this.ctx.rule.counter;
-    if (counter) return this.counterFiring(frame, counter, this.objectTally(frame, counter, present));
-    return this.classFirings(
-      present.map((m) => report(m)),
-      (id) => this.tryFire(id, frame),
-    );
+    // A flow counter counts tracks, not alarms: hiding a still one would count it again once forgotten.
+    const once = this.ctx.rule.stationary === 'once' && !this.ctx.perImage && counter?.numeric_type !== 1;
+    const candidates = once ? present.filter((m) => !this.motion.firedInThisStop(m.object.trackId)) : present;
+    const firings = counter
+      ? this.counterFiring(frame, counter, this.objectTally(frame, counter, candidates))
+      : this.classFirings(
+          candidates.map((m) => report(m)),
+          (id) => this.tryFire(id, frame),
+        );
+    if (once) {
+      for (const o of firings.flatMap((f) => f.objects)) this.motion.reported(o.track_id, frame.timestampMs);
+    }
+    return firings;
   }
 
   /**

@@ -88,6 +88,11 @@ const Interval = Type.Number({
   description: 'Least seconds between two callbacks of one rule; loitering time for type-3 apps',
 });
 
+export const Stationary = oneOf(['always', 'once'], {
+  description:
+    'Extension: "once" lets a tracked object that stands still fire once per stop instead of every interval (a parked car alarms once); default "always"',
+});
+
 /** The rule as stored and as carried by the update body (4.3): classes as an array. */
 export const Rule = Type.Object(
   {
@@ -96,6 +101,7 @@ export const Rule = Type.Object(
     classes: Type.Optional(Type.Array(ClassEntry, { maxItems: 1000 })),
     counter: Type.Optional(Counter),
     inertia: Type.Optional(Inertia),
+    stationary: Type.Optional(Stationary),
   },
   { additionalProperties: false },
 );
@@ -108,6 +114,7 @@ export const ListedRule = Type.Object({
   classes: Type.Optional(Type.Record(Type.String(), ClassEntry)),
   counter: Type.Optional(Counter),
   inertia: Type.Optional(Inertia),
+  stationary: Type.Optional(Stationary),
   length_reference: Type.Optional(LengthReference),
 });
 export type ListedRule = Static<typeof ListedRule>;

@@ -13,7 +13,7 @@ import { type Pt, segmentsIntersect } from './geometry';
 export const FORGET_TRACK_AFTER_MS = 60_000;
 
 /** A loitering visit ends when its track has not been seen for longer than this. */
-const VISIT_GAP_MS = 2_000;
+export const VISIT_GAP_MS = 2_000;
 
 export type Direction = 'in' | 'out';
 
