@@ -20,6 +20,7 @@ const CONTRACT_MODULES = [
   'engine/events/schema.ts',
   'engine/optimization/schema.ts',
   'engine/osd/label-placement.ts',
+  'engine/rules/counts.ts',
   'engine/rules/geometry.ts',
   'engine/rules/schema.ts',
   'engine/rules/validate.ts',
