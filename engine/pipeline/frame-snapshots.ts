@@ -31,7 +31,7 @@ export class FrameSnapshots {
     const kept = this.kept.get(taskId);
     const now = performance.now();
     if (kept && kept.width === width && now - kept.at < REUSE_MS) return kept.jpeg;
-    const jpeg = this.capture(taskId).then((frame) =>
+    const jpeg = this.nextFrame(taskId).then((frame) =>
       frame
         ? sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: 3 } })
             .resize({ width: Math.min(width, frame.width) })
@@ -57,7 +57,8 @@ export class FrameSnapshots {
     if (this.kept.get(taskId)?.jpeg === jpeg) this.kept.delete(taskId);
   }
 
-  private capture(taskId: string): Promise<{ data: Buffer; width: number; height: number } | null> {
+  /** A copy of the task's next analysed frame (RGB); null when none comes within 5 s. */
+  nextFrame(taskId: string): Promise<{ data: Buffer; width: number; height: number } | null> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         unwatch();

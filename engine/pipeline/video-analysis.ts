@@ -5,6 +5,7 @@ import type { PixelSize } from '../media/analysis-size';
 import type { SourceUrl } from '../media/source-url';
 import type { StreamWatchdog } from '../media/stream-watchdog';
 import type { LineCounts } from '../rules/counts';
+import { HeatGrid } from './heat-grid';
 import { type AnalysedFrame, type PipelineDeps, type PipelineTask, TaskPipeline } from './task-pipeline';
 
 export interface VideoAnalysisDeps extends PipelineDeps {
@@ -20,6 +21,7 @@ interface Running {
   task: PipelineTask;
   /** The task's AI videos, from the first request for one. */
   live: TaskLive | null;
+  heat: HeatGrid;
 }
 
 /** A task's stream broke (it reconnects on its own) or came back: the task registry keeps the books. */
@@ -70,7 +72,9 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
       () => (this.running.get(task.task_id)?.task ?? task).analysis_fps,
     );
     const pipeline = new TaskPipeline(task, stream, this.deps);
+    const heat = new HeatGrid();
     pipeline.on('analysed', (frame) => {
+      heat.addFrame(frame);
       for (const listener of this.watchers.get(task.task_id) ?? []) listener(frame);
     });
     const onAbort = () => void stream.close();
@@ -80,7 +84,7 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
       if (signal?.aborted) throw new Error('the task was closed while its source was opening');
       stream.on('lost', ({ reason }) => this.emit('lost', task.task_id, reason));
       stream.on('restored', (restored) => this.emit('restored', task.task_id, restored.source));
-      this.running.set(task.task_id, { stream, pipeline, task, live: null });
+      this.running.set(task.task_id, { stream, pipeline, task, live: null, heat });
       return info.source;
     } catch (error) {
       pipeline.stop();
@@ -124,6 +128,11 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
   /** Per app of a running task, its line crossings since analysis started; undefined when not running. */
   lineCounts(taskId: string): Map<string, LineCounts | null> | undefined {
     return this.running.get(taskId)?.pipeline.lineCounts();
+  }
+
+  /** Where a running task's objects stood since its analysis started (or the last reset); undefined when not running. */
+  heatmap(taskId: string): HeatGrid | undefined {
+    return this.running.get(taskId)?.heat;
   }
 
   /** The typed health of a running task: stream, analysis and AI video figures; undefined when not running. */

@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
+import { heatmapPng } from '../../osd/heatmap';
 import { SNAPSHOT_WIDTHS } from '../../pipeline/frame-snapshots';
+import { HEAT_COLUMNS, HEAT_ROWS } from '../../pipeline/heat-grid';
 import { CLOSE_CODE, StartTaskBody, TaskCounts, TaskView, UpdateTaskBody } from '../../tasks/schema';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
@@ -7,25 +9,37 @@ import { Envelope, ok } from '../envelope';
 import { ApiError } from '../errors';
 import { TaskParams } from '../schemas';
 
-const SnapshotQuery = Type.Object(
-  {
-    width: Type.Optional(
-      Type.Integer({
-        minimum: SNAPSHOT_WIDTHS.min,
-        maximum: SNAPSHOT_WIDTHS.max,
-        description: `Pixels wide (never more than the source); default ${SNAPSHOT_WIDTHS.default}`,
-      }),
-    ),
-    refresh: Type.Optional(
-      Type.Integer({
-        minimum: 0,
-        description: 'Ignored: a counter that gives each picture of an <img> its own address',
-      }),
-    ),
-    token: Type.Optional(Type.String({ maxLength: 512 })),
-  },
-  { additionalProperties: false },
-);
+const pictureQuery = (defaultWidth: number) =>
+  Type.Object(
+    {
+      width: Type.Optional(
+        Type.Integer({
+          minimum: SNAPSHOT_WIDTHS.min,
+          maximum: SNAPSHOT_WIDTHS.max,
+          description: `Pixels wide (never more than the source); default ${defaultWidth}`,
+        }),
+      ),
+      refresh: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          description: 'Ignored: a counter that gives each picture of an <img> its own address',
+        }),
+      ),
+      token: Type.Optional(Type.String({ maxLength: 512 })),
+    },
+    { additionalProperties: false },
+  );
+const HeatGridData = Type.Object({
+  task_id: Type.String(),
+  columns: Type.Integer({ description: `${HEAT_COLUMNS} cells across the frame` }),
+  rows: Type.Integer({ description: `${HEAT_ROWS} cells down the frame` }),
+  cells: Type.Array(Type.Number({ minimum: 0 }), {
+    description: 'Row by row from the top left: object-frames whose foot point fell in the cell',
+  }),
+});
+
+/** A heatmap is looked at on its own, larger than a wall's tile. */
+const HEATMAP_WIDTH = 640;
 
 export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.post(
@@ -78,7 +92,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
         summary:
           "Extension: a running video task's next analysed frame as a small JPEG; token in Authorization or ?token=",
         params: TaskParams,
-        querystring: SnapshotQuery,
+        querystring: pictureQuery(SNAPSHOT_WIDTHS.default),
       },
     },
     async (request, reply) => {
@@ -87,6 +101,65 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
       const jpeg = await ctx.snapshots.jpeg(taskId, request.query.width ?? SNAPSHOT_WIDTHS.default);
       if (!jpeg) throw new ApiError('STREAM_UNAVAILABLE', `task ${taskId} gave no frame within 5 s`);
       return reply.header('content-type', 'image/jpeg').header('cache-control', 'no-store').send(jpeg);
+    },
+  );
+
+  app.get(
+    '/api/task/:task_id/heatmap',
+    {
+      config: { queryToken: true },
+      schema: {
+        tags: ['tasks'],
+        summary:
+          "Extension: where a running video task's objects stood (foot points) as heat over its next analysed frame, PNG; token in Authorization or ?token=",
+        params: TaskParams,
+        querystring: pictureQuery(HEATMAP_WIDTH),
+      },
+    },
+    async (request, reply) => {
+      const taskId = request.params.task_id;
+      ctx.tasks.liveTask(taskId, 'video');
+      const frame = await ctx.snapshots.nextFrame(taskId);
+      const grid = ctx.video.heatmap(taskId);
+      if (!frame || !grid)
+        throw new ApiError('STREAM_UNAVAILABLE', `task ${taskId} gave no frame within 5 s`);
+      const png = await heatmapPng(frame, grid, request.query.width ?? HEATMAP_WIDTH);
+      return reply.header('content-type', 'image/png').header('cache-control', 'no-store').send(png);
+    },
+  );
+
+  app.get(
+    '/api/task/:task_id/heatmap/grid',
+    {
+      schema: {
+        tags: ['tasks'],
+        summary: "Extension: a running video task's heatmap as counts per cell, for drawing it elsewhere",
+        params: TaskParams,
+        response: { 200: Envelope(HeatGridData) },
+      },
+    },
+    async (request) => {
+      const task = ctx.tasks.liveTask(request.params.task_id, 'video');
+      const grid = ctx.video.heatmap(task.task_id);
+      if (!grid) throw new ApiError('STREAM_UNAVAILABLE', `task ${task.task_id} is not analysed now`);
+      return ok({ task_id: task.task_id, columns: HEAT_COLUMNS, rows: HEAT_ROWS, cells: [...grid.cells] });
+    },
+  );
+
+  app.delete(
+    '/api/task/:task_id/heatmap',
+    {
+      schema: {
+        tags: ['tasks'],
+        summary: "Extension: starts a running video task's heatmap again",
+        params: TaskParams,
+        response: { 200: Envelope(Type.Object({ task_id: Type.String() })) },
+      },
+    },
+    async (request) => {
+      const task = ctx.tasks.liveTask(request.params.task_id, 'video');
+      ctx.video.heatmap(task.task_id)?.reset();
+      return ok({ task_id: task.task_id });
     },
   );
 
