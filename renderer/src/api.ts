@@ -123,6 +123,13 @@ export async function closeTask(transport: Transport, taskId: string): Promise<v
   await transport.request<unknown>('DELETE', apiPath`/api/task/${taskId}`);
 }
 
+/** The heatmap of a running video task (extension E.13b) as PNG: for an <img>, through engineLink. */
+export const heatmapPath = (taskId: string): string => apiPath`/api/task/${taskId}/heatmap`;
+
+export async function resetHeatmap(transport: Transport, taskId: string): Promise<void> {
+  await transport.request('DELETE', apiPath`/api/task/${taskId}/heatmap`);
+}
+
 /** data of 4.10 (api-decisions.md). */
 export interface AiLive {
   stream: string;

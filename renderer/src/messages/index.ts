@@ -6,6 +6,7 @@
 import * as account from './account';
 import * as cameras from './cameras';
 import * as defects from './defects';
+import * as heatmap from './heatmap';
 import * as review from './review';
 import * as system from './system';
 import * as wall from './wall';
@@ -14,6 +15,14 @@ import * as wall from './wall';
 export type Translation<English> = Record<keyof English, string>;
 
 export const featureMessages = {
-  en: { ...account.en, ...cameras.en, ...defects.en, ...review.en, ...system.en, ...wall.en },
-  zhCN: { ...account.zhCN, ...cameras.zhCN, ...defects.zhCN, ...review.zhCN, ...system.zhCN, ...wall.zhCN },
+  en: { ...account.en, ...cameras.en, ...defects.en, ...heatmap.en, ...review.en, ...system.en, ...wall.en },
+  zhCN: {
+    ...account.zhCN,
+    ...cameras.zhCN,
+    ...defects.zhCN,
+    ...heatmap.zhCN,
+    ...review.zhCN,
+    ...system.zhCN,
+    ...wall.zhCN,
+  },
 };

@@ -2,9 +2,10 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { pointInPolygon } from '../../../engine/contract';
-import { type AppConfig, aiVideoSocket, appsOf, isRunning, type Task } from '../api';
+import { type AppConfig, aiVideoSocket, appsOf, isRunning, resetHeatmap, type Task } from '../api';
 import { appColor } from '../colors';
 import { ErrorNotice } from '../components/ErrorNotice';
+import { HeatmapImage } from '../components/HeatmapImage';
 import type { VideoState } from '../components/HlsVideo';
 import { LiveVideo } from '../components/LiveVideo';
 import type { StageApp } from '../components/PolygonStage';
@@ -125,6 +126,13 @@ function LiveTask({ taskId }: { taskId: string }) {
     return () => clearTimeout(timer);
   }, [videoState, renew]);
   const [videoSize, setVideoSize] = useState<Size | null>(null);
+  // The heatmap replaces the video while shown; each reset asks for a fresh picture at once.
+  const [heatShown, setHeatShown] = useState(false);
+  const [heatEpoch, setHeatEpoch] = useState(0);
+  const reset = useMutation({
+    mutationFn: () => resetHeatmap(transport, taskId),
+    onSuccess: () => setHeatEpoch((value) => value + 1),
+  });
 
   // What the feed says about this task: the latest frame (size, snapshot) and recent objects.
   const items = useFeed((state) => state.items);
@@ -239,7 +247,9 @@ function LiveTask({ taskId }: { taskId: string }) {
 
   const videoUnavailable = live.isError || videoState?.kind === 'error';
   const frame =
-    live.data && !videoUnavailable ? (
+    heatShown && running ? (
+      <HeatmapImage taskId={taskId} name={taskTitle(data)} epoch={heatEpoch} />
+    ) : live.data && !videoUnavailable ? (
       <LiveVideo
         socketPath={aiVideoSocket(taskId, live.data.stream)}
         hlsUrl={live.data.hls_url}
@@ -262,7 +272,24 @@ function LiveTask({ taskId }: { taskId: string }) {
         <span>{data.video_url}</span>
         {source && <span>{t('live.sourceSize', { width: source.width, height: source.height })}</span>}
         <span className="dump">{data.dump}</span>
+        {running && (
+          <label className="heatmap-toggle">
+            <input
+              type="checkbox"
+              checked={heatShown}
+              onChange={(event) => setHeatShown(event.target.checked)}
+            />
+            {t('heatmap.toggle')}
+          </label>
+        )}
+        {running && heatShown && (
+          <button type="button" onClick={() => reset.mutate()} disabled={reset.isPending}>
+            {t('heatmap.reset')}
+          </button>
+        )}
       </p>
+      {running && heatShown && <p className="hint">{t('heatmap.hint')}</p>}
+      {reset.isError && <ErrorNotice error={reset.error} />}
       {!running && <p className="notice">{t('live.closed')}</p>}
       <RegionEditor
         apps={apps}
