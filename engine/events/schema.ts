@@ -40,6 +40,19 @@ export const ReportedObject = Type.Object(
         description: 'stationary: the foot point stayed within 10% of the box size for 3 s (video tasks)',
       }),
     ),
+    speed: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        description: 'm/s on the ground (apps with a calibration or length_reference)',
+      }),
+    ),
+    heading: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 360,
+        description: "Direction of travel, degrees from the ground's +x towards +y",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -23,6 +23,8 @@ export interface InstalledApp {
   /** Label of each class id ("0", "1", ...) of the app's model. */
   labels: string[];
   model: InstalledModel;
+  /** The manifest's distance reference: pixels per metre where the app has no calibration. */
+  length_reference?: { pixels: number; meters: number };
 }
 
 /** The model an app runs, with its weights file resolved inside the unpacked package. */
@@ -206,7 +208,8 @@ export class PackageRegistry {
       );
     const manifest = JSON.parse(pkg.manifest) as Manifest;
     const labelsByModel = JSON.parse(pkg.labels) as Record<string, string[]>;
-    const modelId = manifest.apps.find((a) => a.app_id === appId)?.model ?? '';
+    const appSpec = manifest.apps.find((a) => a.app_id === appId);
+    const modelId = appSpec?.model ?? '';
     const spec = manifest.models[modelId];
     if (!spec) throw new Error(`package "${zapkId}" lists no model "${modelId}" for "${appId}"`);
     return {
@@ -218,6 +221,7 @@ export class PackageRegistry {
       license_expire: row.license_expire,
       perpetual: row.perpetual === 1,
       labels: labelsByModel[modelId] ?? [],
+      ...(appSpec?.length_reference && { length_reference: appSpec.length_reference }),
       model: {
         key: `${pkg.dir}#${modelId}`,
         name: `${zapkId}/${modelId}`,
@@ -352,6 +356,7 @@ function listedRule(rule: Rule, lengthReference: ListedRule['length_reference'])
   if (rule.counter) listed.counter = rule.counter;
   if (rule.inertia) listed.inertia = rule.inertia;
   if (rule.stationary) listed.stationary = rule.stationary;
+  if (rule.speed) listed.speed = rule.speed;
   if (lengthReference) listed.length_reference = lengthReference;
   return listed;
 }

@@ -1,5 +1,6 @@
 import type { InstalledApp } from '../packages/registry';
 import { type AppRuleContext, AppRuleState } from '../rules/evaluate';
+import { groundMap } from '../rules/ground';
 import type { AppAreas, Polygon } from '../tasks/schema';
 
 export interface FrameSize {
@@ -22,6 +23,9 @@ export function scaleAreas(areas: AppAreas, from: FrameSize | null, to: FrameSiz
     polygon: scale(areas.polygon),
     ...(areas.zones && { zones: areas.zones.map((zone) => ({ ...zone, polygon: scale(zone.polygon) })) }),
     ...(areas.masks && { masks: areas.masks.map(scale) }),
+    ...(areas.calibration && {
+      calibration: { ...areas.calibration, image: scale(areas.calibration.image) },
+    }),
   };
 }
 
@@ -67,6 +71,14 @@ export class AppRuntime {
   }
 
   private context(): AppRuleContext {
-    return { appId: this.app.app_id, appType: this.app.type, rule: this.app.rule, ...this.areas };
+    const { calibration, ...areas } = this.areas;
+    const ground = groundMap(calibration, this.app.length_reference);
+    return {
+      appId: this.app.app_id,
+      appType: this.app.type,
+      rule: this.app.rule,
+      ...areas,
+      ...(ground && { ground }),
+    };
   }
 }

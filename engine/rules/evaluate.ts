@@ -3,8 +3,10 @@ import type { TrackedObject } from '../tracking/byte-tracker';
 import type { DirectionCounts, LineCounts } from './counts';
 import { AreaDwell, seconds } from './dwell';
 import { type Pt, pointInPolygon } from './geometry';
+import type { GroundMap } from './ground';
 import { DEFAULT_INERTIA, TrackInertia } from './inertia';
 import { APP_TYPE, type ClassEntry, type Counter, type Rule } from './schema';
+import { TrackSpeeds, type Velocity } from './speed';
 import { type MotionState, TrackMotion } from './stationary';
 import { CrossingTally, type Direction, FlowTally, LineCrossings, LoiteringVisits } from './time-series';
 import { countPerZone, masked, ZoneCrossings, ZoneFlow, zonesAt } from './zones';
@@ -26,6 +28,8 @@ export interface AppRuleContext {
   masks?: Polygon[];
   /** Images without tracks (image and diff tasks): flow counting counts the distinct objects of each image. */
   perImage?: boolean;
+  /** Image pixels to ground metres (calibration or length_reference): objects then carry a speed. */
+  ground?: GroundMap;
 }
 
 export interface FrameInfo {
@@ -53,6 +57,10 @@ export interface ReportedObject {
   /** Seconds in each zone the foot point stands in (video tasks, apps with zones). */
   zone_dwell?: Record<string, number>;
   state?: MotionState;
+  /** m/s on the ground, when the app is calibrated and the track was seen long enough. */
+  speed?: number;
+  /** Direction of travel, degrees from the ground's +x axis towards its +y axis. */
+  heading?: number;
 }
 
 export interface RuleFiring {
@@ -91,7 +99,7 @@ interface Match {
   /** The track meets the rule's inertia (always true per image): only then may the object fire. */
   steady: boolean;
   /** Video tasks only: images have no tracks to follow. */
-  motion?: { dwellMs: number; zoneDwellMs?: Map<string, number>; state: MotionState };
+  motion?: { dwellMs: number; zoneDwellMs?: Map<string, number>; state: MotionState; velocity?: Velocity };
 }
 
 /** What a counter counted in this frame. */
@@ -127,6 +135,10 @@ function report({ object, entry, zones, motion }: Match, direction?: Direction):
       zone_dwell: Object.fromEntries([...motion.zoneDwellMs].map(([zone, ms]) => [zone, seconds(ms)])),
     }),
     ...(motion && { state: motion.state }),
+    ...(motion?.velocity && {
+      speed: Math.round(motion.velocity.speed * 100) / 100,
+      heading: Math.round(motion.velocity.heading) % 360,
+    }),
   };
 }
 
@@ -180,6 +192,7 @@ export class AppRuleState {
   private regionDwell = new AreaDwell();
   private zoneDwell = new AreaDwell();
   private motion = new TrackMotion();
+  private speeds = new TrackSpeeds();
 
   constructor(ctx: AppRuleContext) {
     this.ctx = ctx;
@@ -201,6 +214,7 @@ export class AppRuleState {
       this.zoneDwell = new AreaDwell();
       this.motion = new TrackMotion();
       this.regionDwell = new AreaDwell();
+      this.speeds = new TrackSpeeds();
     } else if (JSON.stringify(previous.polygon) !== JSON.stringify(ctx.polygon)) {
       // A visit is a stay inside one shape. Crossing sides stay valid: scaling keeps the sign of the
       // cross product, and a track's stored side corrects itself on its next sighting after a move.
@@ -222,10 +236,12 @@ export class AppRuleState {
     const matches = this.match(objects);
     if (!this.ctx.perImage) this.follow(frame, matches);
     const present = matches.filter((m) => m.inRegion && m.steady);
-    const firings =
-      this.ctx.appType === APP_TYPE.timeSeries
+    const firings = [
+      ...(this.ctx.appType === APP_TYPE.timeSeries
         ? this.timeSeriesFirings(frame, matches, present)
-        : this.detectionFirings(frame, present);
+        : this.detectionFirings(frame, present)),
+      ...this.speedFirings(frame, present),
+    ];
     const shown = present.map((m) => ({ ...report(m), color: m.entry.color }));
     return { firings, shown, zoneOccupied: shown.length > 0 };
   }
@@ -297,12 +313,21 @@ export class AppRuleState {
         size: Math.max(o.x2 - o.x1, o.y2 - o.y1),
       })),
     );
+    const ground = this.ctx.ground;
+    const velocities =
+      ground &&
+      this.speeds.update(
+        now,
+        matches.map((m) => ({ trackId: m.object.trackId, ground: ground(m.foot) })),
+      );
     for (const m of matches) {
       const id = m.object.trackId;
+      const velocity = velocities?.get(id);
       m.motion = {
         dwellMs: region.get(id)?.get('') ?? 0,
         ...(zones && { zoneDwellMs: zones.get(id) }),
         state: states.get(id) ?? 'moving',
+        ...(velocity && { velocity }),
       };
     }
   }
@@ -376,6 +401,31 @@ export class AppRuleState {
     const counted = counter.distance > 0 ? largestGroup(candidates, counter.distance) : candidates;
     const objects = counted.map((m) => report(m));
     return { objects, count: objects.length, countOf: countPerClass(objects), ...perZone(objects) };
+  }
+
+  /**
+   * The speed rule: per limit, the confirmed objects of its class whose speed is within its bounds,
+   * under the rule's interval; besides the app's other rules.
+   */
+  private speedFirings(frame: FrameInfo, present: readonly Match[]): RuleFiring[] {
+    const firings: RuleFiring[] = [];
+    for (const limit of this.ctx.rule.speed ?? []) {
+      const objects = present
+        .filter((m) => {
+          const speed = m.motion?.velocity?.speed;
+          return (
+            m.entry.class_id === limit.class_id &&
+            m.object.confirmed &&
+            speed !== undefined &&
+            withinBounds(speed, limit.min_speed, limit.max_speed)
+          );
+        })
+        .map((m) => report(m));
+      const id = `${this.ctx.appId}:speed:${limit.class_id}`;
+      if (objects.length > 0 && this.tryFire(id, frame))
+        firings.push({ id, class_id: limit.class_id, objects });
+    }
+    return firings;
   }
 
   /** Types 1 and 2: a counter, when present, fires alone; the class entries only say what it counts. */

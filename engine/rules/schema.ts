@@ -93,6 +93,22 @@ export const Stationary = oneOf(['always', 'once'], {
     'Extension: "once" lets a tracked object that stands still fire once per stop instead of every interval (a parked car alarms once); default "always"',
 });
 
+export const SpeedLimit = Type.Object(
+  {
+    class_id: Type.String({ minLength: 1, maxLength: 64 }),
+    min_speed: Type.Number({ minimum: 0, maximum: 1000, description: 'm/s' }),
+    max_speed: Type.Number({ minimum: 0, maximum: 1000, description: 'm/s; 0 = no upper bound' }),
+  },
+  { additionalProperties: false },
+);
+export type SpeedLimit = Static<typeof SpeedLimit>;
+
+const Speed = Type.Array(SpeedLimit, {
+  maxItems: 100,
+  description:
+    'Extension: fires for objects of the class moving at a speed within [min_speed, max_speed] (video tasks with a calibration or length_reference)',
+});
+
 /** The rule as stored and as carried by the update body (4.3): classes as an array. */
 export const Rule = Type.Object(
   {
@@ -102,6 +118,7 @@ export const Rule = Type.Object(
     counter: Type.Optional(Counter),
     inertia: Type.Optional(Inertia),
     stationary: Type.Optional(Stationary),
+    speed: Type.Optional(Speed),
   },
   { additionalProperties: false },
 );
@@ -115,6 +132,7 @@ export const ListedRule = Type.Object({
   counter: Type.Optional(Counter),
   inertia: Type.Optional(Inertia),
   stationary: Type.Optional(Stationary),
+  speed: Type.Optional(Speed),
   length_reference: Type.Optional(LengthReference),
 });
 export type ListedRule = Static<typeof ListedRule>;

@@ -37,6 +37,16 @@ export function ruleProblems(rule: Rule, knownClassIds: ReadonlySet<string> | nu
       }
     });
   }
+  const limited = new Set<string>();
+  rule.speed?.forEach((limit, i) => {
+    const at = `rule.speed[${i}]`;
+    if (limited.has(limit.class_id)) problems.push(`${at}.class_id: duplicate class_id "${limit.class_id}"`);
+    limited.add(limit.class_id);
+    if (!knows(limit.class_id)) problems.push(`${at}.class_id: the model has no class "${limit.class_id}"`);
+    if (limit.max_speed > 0 && limit.min_speed > limit.max_speed) {
+      problems.push(`${at}: min_speed ${limit.min_speed} is greater than max_speed ${limit.max_speed}`);
+    }
+  });
   const inertia = rule.inertia;
   if (inertia && inertia.hits > inertia.frames) {
     problems.push(`rule.inertia: hits ${inertia.hits} is greater than frames ${inertia.frames}`);

@@ -63,6 +63,23 @@ export const Zone = Type.Object(
 );
 export type Zone = Static<typeof Zone>;
 
+/** Four image points (source pixels) and where each lies on the ground, in metres: speeds and distances. */
+export const Calibration = Type.Object(
+  {
+    image: Type.Array(Point, { minItems: 4, maxItems: 4 }),
+    ground: Type.Array(
+      Type.Array(Type.Number({ minimum: -100_000, maximum: 100_000 }), { minItems: 2, maxItems: 2 }),
+      { minItems: 4, maxItems: 4, description: '[x, y] metres on the ground plane, in the order of image' },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Extension: ground-plane calibration (a homography); no three points of either set collinear',
+  },
+);
+export type Calibration = Static<typeof Calibration>;
+
 /** Where an app looks: the contract's polygon, and the extensions' named zones and exclusion masks. */
 export const AppAreas = Type.Object({
   polygon: Polygon,
@@ -75,6 +92,7 @@ export const AppAreas = Type.Object({
       description: 'Extension: regions (3+ points) where nothing counts for any rule of the app',
     }),
   ),
+  calibration: Type.Optional(Calibration),
 });
 export type AppAreas = Static<typeof AppAreas>;
 

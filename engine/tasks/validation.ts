@@ -1,4 +1,6 @@
 import type { InstalledApp, PackageRegistry } from '../packages/registry';
+import type { Pt } from '../rules/geometry';
+import { homography } from '../rules/ground';
 import { APP_TYPE } from '../rules/schema';
 import { TASK_LIMITS } from './limits';
 import { polygonProblem } from './polygon';
@@ -75,11 +77,12 @@ export function checkAppConfigs(configs: readonly AppConfig[], apps: readonly In
     if (problem) throw taskError('task.invalid', `${at}.polygon: ${problem}`, `${field}.polygon`);
     checkAreas(config, field);
   });
-  return configs.map(({ app_id, polygon, zones, masks }) => ({
+  return configs.map(({ app_id, polygon, zones, masks, calibration }) => ({
     app_id,
     polygon,
     ...(zones && { zones }),
     ...(masks && { masks }),
+    ...(calibration && { calibration }),
   }));
 }
 
@@ -99,6 +102,13 @@ function checkAreas(config: AppConfig, field: string): void {
     const problem = regionProblem(mask);
     if (problem) throw refuse(`${field}.masks[${k}]`, problem);
   });
+  const calibration = config.calibration;
+  if (
+    calibration &&
+    !homography(calibration.image as unknown as Pt[], calibration.ground as unknown as Pt[])
+  ) {
+    throw refuse(`${field}.calibration`, 'three of the four points (image or ground) lie on one line');
+  }
 }
 
 /** A zone or mask needs an area: 3+ points, no line, no whole frame. */
