@@ -5,6 +5,7 @@ import { messageEvent } from '../events/message';
 import type { FiredRule, ImageResult, NewEvent } from '../events/schema';
 import { isOnnxFamily } from '../inference/families';
 import type { Detection, Frame } from '../inference/types';
+import { areaZones } from '../osd/overlay';
 import { appSnapshot } from '../osd/snapshot';
 import type { InstalledApp, InstalledModel, PackageRegistry } from '../packages/registry';
 import { zoneColor } from '../pipeline/app-runtime';
@@ -188,7 +189,7 @@ export class ImageAnalysis {
       );
       if (result.firings.length === 0) continue;
       const zone = { points: polygon, color: zoneColor(app), occupied: result.zoneOccupied };
-      const image = await appSnapshot(frame, osd, zone, result.shown);
+      const image = await appSnapshot(frame, osd, [zone, ...areaZones(areas, zone.color)], result.shown);
       const event = messageEvent({
         task,
         appId: app.app_id,
