@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { detectChanges } from '../engine/change/detect';
+import { loadOpenCv, type OpenCv } from '../engine/change/opencv';
+import { NotRegisteredError } from '../engine/change/register';
 import type { Box, Frame } from '../engine/inference/types';
 import { type ChangePair, changePairs, fixtureFrame, score } from './helpers/change-pairs';
 import { FIXTURES } from './helpers/fixtures';
@@ -27,9 +29,10 @@ const boxOf = ({ x1, y1, x2, y2 }: Box): Box => ({ x1, y1, x2, y2 });
 
 describe('the generated change benchmark', () => {
   let pairs: ChangePair[];
+  let cv: OpenCv;
 
   beforeAll(async () => {
-    pairs = await changePairs(SET);
+    [pairs, cv] = await Promise.all([changePairs(SET), loadOpenCv()]);
   });
 
   it('is the same for a seed, with every truth box inside its image', async () => {
@@ -54,10 +57,23 @@ describe('the generated change benchmark', () => {
     expect(pairs.filter((p) => p.truth.length === 0)).toHaveLength(SET.unchanged);
   });
 
-  // Failing first (issue 19): before it, precision 0.063, recall 0.58, 179 regions on 10 unchanged pairs.
+  // Failing first (issue 19): before it, precision 0.063, recall 0.58, 179 regions on 10 unchanged pairs;
+  // with OpenCV's registration, precision 0.56, recall 0.89, none on unchanged pairs.
   it.fails('finds the pasted objects with precision and recall >= 0.95 at IoU >= 0.5, and nothing on unchanged pairs', () => {
-    const figures = score(pairs.map((p) => ({ truth: p.truth, regions: detectChanges(p.before, p.after) })));
-    console.info('change benchmark:', JSON.stringify(figures));
+    let unregistered = 0;
+    const regionsOf = (p: ChangePair) => {
+      try {
+        return detectChanges(cv, p.before, p.after);
+      } catch (error) {
+        // The engine answers 42208 for such a pair: it reports no region.
+        if (!(error instanceof NotRegisteredError)) throw error;
+        unregistered++;
+        return [];
+      }
+    };
+    const figures = score(pairs.map((p) => ({ truth: p.truth, regions: regionsOf(p) })));
+    console.info('change benchmark:', JSON.stringify({ ...figures, unregistered }));
+    expect(unregistered).toBeLessThanOrEqual(1);
     expect(figures.precision).toBeGreaterThanOrEqual(0.95);
     expect(figures.recall).toBeGreaterThanOrEqual(0.95);
     expect(figures.falseOnUnchanged).toBe(0);
@@ -83,7 +99,7 @@ describe('the generated change benchmark', () => {
       .composite([{ input: object, left: patch.x1, top: patch.y1 }])
       .jpeg({ quality: 90 })
       .toBuffer();
-    const regions = detectChanges(await fixtureFrame('leuvenB.jpg'), await frameOf(after));
+    const regions = detectChanges(cv, await fixtureFrame('leuvenB.jpg'), await frameOf(after));
     expect(regions.map(boxOf)).toHaveLength(1);
     const [found] = regions.map(boxOf) as [Box];
     for (const side of ['x1', 'y1', 'x2', 'y2'] as const)

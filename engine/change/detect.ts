@@ -1,7 +1,8 @@
 import { type Blob, blobsOf, type WorkGrid } from '../inference/blobs';
 import { openClose } from '../inference/morphology';
 import type { Frame } from '../inference/types';
-import { estimateShift, type Shift } from './align';
+import type { OpenCv } from './opencv';
+import { type Homography, register } from './register';
 import { toWorking, type WorkingImage, workGrid } from './working';
 
 // Typed-array reads below are in bounds by construction; `as number` only answers noUncheckedIndexedAccess.
@@ -9,8 +10,6 @@ import { toWorking, type WorkingImage, workGrid } from './working';
 export interface ChangeOptions {
   /** Both images are area-averaged by a whole factor to a grid at least this wide. */
   workWidth: number;
-  /** The largest camera shift looked for, as a share of the width. */
-  maxShiftFraction: number;
   /** A pixel changed when its colour departs by more than this many levels (0..255)... */
   minDifference: number;
   /** ...and by more than this many times the median difference of the pair (its noise). */
@@ -23,7 +22,6 @@ export interface ChangeOptions {
 
 export const CHANGE_DEFAULTS: Readonly<ChangeOptions> = {
   workWidth: 400,
-  maxShiftFraction: 0.05,
   minDifference: 24,
   noiseFactor: 5,
   minAreaFraction: 0.0005,
@@ -44,36 +42,28 @@ export function changeImage(frame: Frame, options: Partial<ChangeOptions> = {}):
 
 /**
  * The regions where `current` differs from `reference`, in pixels of `current`. The reference is
- * registered onto the current image first (a small camera shift), its tones are mapped onto the
- * current image's per channel (exposure, gain, gamma: any global monotone change), and a pixel
- * counts as changed only if it lies outside the reference's range around its place (what sub-pixel
- * registration and resampling leave at edges). The mask is opened and closed, and each connected
- * region becomes one changed region. Either image may come as its changeImage.
+ * registered onto the current image first (engine/change/register.ts: camera rotation, zoom, shift;
+ * images of different sizes), its tones are mapped onto the current image's per channel (exposure,
+ * white balance, gamma: any global monotone change), and a pixel counts as changed only if it lies
+ * outside the reference's range around its place (what sub-pixel registration and resampling leave
+ * at edges). The mask is opened and closed, and each connected region becomes one changed region.
+ * Either image may come as its changeImage. Throws NotRegisteredError for two images that do not
+ * show enough of one scene.
  */
 export function detectChanges(
+  cv: OpenCv,
   reference: Frame | WorkingImage,
   current: Frame | WorkingImage,
   options: Partial<ChangeOptions> = {},
 ): ChangedRegion[] {
   const o = { ...CHANGE_DEFAULTS, ...options };
-  if (reference.width !== current.width || reference.height !== current.height) {
-    throw new RangeError(
-      `the images differ in size: ${reference.width}x${reference.height} and ${current.width}x${current.height}`,
-    );
-  }
   const grid = workGrid(current.width, current.height, o.workWidth);
   const { cols, rows } = grid;
   const n = cols * rows;
   const now = onGrid(current, grid);
-  const before = onGrid(reference, grid);
-  const shift = estimateShift(
-    now.gray,
-    before.gray,
-    cols,
-    rows,
-    Math.max(1, Math.round(o.maxShiftFraction * cols)),
-  );
-  const { warped, valid } = warp(before.rgb, cols, rows, shift);
+  const before = onGrid(reference, workGrid(reference.width, reference.height, o.workWidth));
+  const { homography } = register(cv, before, now);
+  const { warped, valid } = warp(cv, before, grid, homography);
   for (let plane = 0; plane < 3; plane++) {
     matchTones(
       warped.subarray(plane * n, (plane + 1) * n),
@@ -109,42 +99,43 @@ function onGrid(image: Frame | WorkingImage, grid: WorkGrid): WorkingImage {
 }
 
 /**
- * The reference's planes resampled (bilinear) at (x + dx, y + dy): the reference as the current
- * camera position sees it. `valid` marks pixels whose sample lies inside the reference.
+ * The reference's planes resampled (bilinear) onto the current grid through the homography: the
+ * reference as the current camera sees it. `valid` marks pixels whose whole sample lies inside the
+ * reference.
  */
-function warp(planes: Float32Array, cols: number, rows: number, shift: Shift) {
+function warp(cv: OpenCv, reference: WorkingImage, grid: WorkGrid, homography: Homography) {
+  const { cols, rows } = grid;
   const n = cols * rows;
   const warped = new Float32Array(3 * n);
   const valid = new Uint8Array(n);
-  const fx = Math.floor(shift.dx);
-  const fy = Math.floor(shift.dy);
-  const ax = shift.dx - fx;
-  const ay = shift.dy - fy;
-  // Weights of the four neighbours; an integer shift reads one pixel (and may reach the last row or column).
-  const w00 = (1 - ax) * (1 - ay);
-  const w10 = ax * (1 - ay);
-  const w01 = (1 - ax) * ay;
-  const w11 = ax * ay;
-  const needX = ax > 0 ? 1 : 0;
-  const needY = ay > 0 ? 1 : 0;
-  for (let y = 0; y < rows; y++) {
-    const sy = y + fy;
-    if (sy < 0 || sy + needY > rows - 1) continue;
-    for (let x = 0; x < cols; x++) {
-      const sx = x + fx;
-      if (sx < 0 || sx + needX > cols - 1) continue;
-      const i = y * cols + x;
-      const s = sy * cols + sx;
-      valid[i] = 1;
-      for (let plane = 0; plane < 3; plane++) {
-        const p = plane * n + s;
-        warped[plane * n + i] =
-          w00 * (planes[p] as number) +
-          (needX ? w10 * (planes[p + 1] as number) : 0) +
-          (needY ? w01 * (planes[p + cols] as number) : 0) +
-          (needX && needY ? w11 * (planes[p + cols + 1] as number) : 0);
-      }
+  const size = new cv.Size(cols, rows);
+  const flags = cv.INTER_LINEAR + cv.WARP_INVERSE_MAP;
+  const zero = new cv.Scalar(0, 0, 0, 0);
+  const h = cv.matFromArray(3, 3, cv.CV_64FC1, homography);
+  const target = new cv.Mat();
+  const planeSize = reference.cols * reference.rows;
+  try {
+    for (let plane = 0; plane < 3; plane++) {
+      const source = cv.matFromArray(
+        reference.rows,
+        reference.cols,
+        cv.CV_32FC1,
+        reference.rgb.subarray(plane * planeSize, (plane + 1) * planeSize),
+      );
+      cv.warpPerspective(source, target, h, size, flags, cv.BORDER_CONSTANT, zero);
+      source.delete();
+      warped.set(target.data32F, plane * n);
     }
+    // A sample that reaches past the reference's border blends in the border value: not valid.
+    const ones = new cv.Mat(reference.rows, reference.cols, cv.CV_8UC1);
+    ones.data.fill(255);
+    cv.warpPerspective(ones, target, h, size, flags, cv.BORDER_CONSTANT, zero);
+    ones.delete();
+    const covered = target.data;
+    for (let i = 0; i < n; i++) valid[i] = covered[i] === 255 ? 1 : 0;
+  } finally {
+    h.delete();
+    target.delete();
   }
   return { warped, valid };
 }

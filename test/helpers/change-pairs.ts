@@ -20,6 +20,8 @@ export interface ChangePair {
   after: Frame;
   /** The pasted objects; empty for an unchanged pair. */
   truth: Box[];
+  /** The true registration: a 3 x 3 row-major homography from `after`'s pixels to `before`'s. */
+  motion: number[];
 }
 
 export interface PairOptions {
@@ -106,9 +108,28 @@ export async function changePairs(options: PairOptions): Promise<ChangePair[]> {
       before: await jpeg(before, qualities[0]),
       after: await jpeg(after, qualities[1]),
       truth,
+      motion: motionOf(pose, width, height),
     });
   }
   return pairs;
+}
+
+/** after(x, y) shows the world where before(u, v) does: (u, v) = H (x, y), the before view at the identity pose. */
+function motionOf(pose: Pose, width: number, height: number): number[] {
+  const cos = Math.cos(pose.angle) * pose.scale;
+  const sin = Math.sin(pose.angle) * pose.scale;
+  const [cx, cy] = [width / 2, height / 2];
+  return [
+    cos,
+    -sin,
+    cx + pose.dx - cos * cx + sin * cy,
+    sin,
+    cos,
+    cy + pose.dy - sin * cx - cos * cy,
+    0,
+    0,
+    1,
+  ];
 }
 
 /** The world as a camera at this pose sees it, sampled bilinearly. */
