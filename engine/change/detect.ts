@@ -3,6 +3,7 @@ import { openClose } from '../inference/morphology';
 import type { Frame } from '../inference/types';
 import type { OpenCv } from './opencv';
 import { type Homography, register } from './register';
+import { matchTones } from './tones';
 import { toWorking, type WorkingImage, workGrid } from './working';
 
 // Typed-array reads below are in bounds by construction; `as number` only answers noUncheckedIndexedAccess.
@@ -85,7 +86,23 @@ export function detectChanges(
   }
   const mask = new Uint8Array(n);
   openClose(foreground, mask, new Uint8Array(n), new Uint8Array(n), cols, rows, o.closeRadius);
-  return blobsOf(mask, ratio, grid, o.minAreaFraction * n, new Uint8Array(n), new Int32Array(n));
+  return withoutNested(
+    blobsOf(mask, ratio, grid, o.minAreaFraction * n, new Uint8Array(n), new Int32Array(n)),
+  );
+}
+
+/**
+ * A region whose box lies inside another region's box is a part of that object that the closing did
+ * not join (an object with a stretch that resembles what it covers): its area goes to the outer one.
+ */
+function withoutNested(regions: ChangedRegion[]): ChangedRegion[] {
+  const inside = (a: ChangedRegion, b: ChangedRegion) =>
+    a !== b && a.x1 >= b.x1 && a.y1 >= b.y1 && a.x2 <= b.x2 && a.y2 <= b.y2;
+  const kept = regions.filter((r) => !regions.some((outer) => inside(r, outer)));
+  return kept.map((outer) => ({
+    ...outer,
+    area: regions.reduce((sum, r) => (inside(r, outer) ? sum + r.area : sum), outer.area),
+  }));
 }
 
 /** The image on the grid: a frame is area-averaged onto it; a working image must already be on it. */
@@ -138,49 +155,6 @@ function warp(cv: OpenCv, reference: WorkingImage, grid: WorkGrid, homography: H
     target.delete();
   }
   return { warped, valid };
-}
-
-/**
- * Maps `source`'s tones in place so that its histogram over the valid pixels matches `target`'s
- * (histogram specification): any global monotone tone change between the shots cancels out.
- */
-function matchTones(source: Float32Array, target: Float32Array, valid: Uint8Array): void {
-  const cdfSource = cumulative(source, valid);
-  const cdfTarget = cumulative(target, valid);
-  const lut = new Float32Array(256);
-  let t = 0;
-  for (let v = 0; v < 256; v++) {
-    // The middle of the source bin's share of pixels, found on the target's distribution.
-    const share = ((v > 0 ? (cdfSource[v - 1] as number) : 0) + (cdfSource[v] as number)) / 2;
-    while (t < 255 && (cdfTarget[t] as number) < share) t++;
-    lut[v] = t;
-  }
-  for (let i = 0; i < source.length; i++) {
-    if (valid[i] === 0) continue;
-    const value = Math.min(255, Math.max(0, source[i] as number));
-    const low = Math.floor(value);
-    const high = Math.min(255, low + 1);
-    const fraction = value - low;
-    source[i] = (lut[low] as number) * (1 - fraction) + (lut[high] as number) * fraction;
-  }
-}
-
-/** Cumulative share of valid pixels at or below each level 0..255. */
-function cumulative(plane: Float32Array, valid: Uint8Array): Float64Array {
-  const cdf = new Float64Array(256);
-  let count = 0;
-  for (let i = 0; i < plane.length; i++) {
-    if (valid[i] === 0) continue;
-    const bin = Math.min(255, Math.max(0, Math.round(plane[i] as number)));
-    cdf[bin] = (cdf[bin] as number) + 1;
-    count++;
-  }
-  let sum = 0;
-  for (let v = 0; v < 256; v++) {
-    sum += cdf[v] as number;
-    cdf[v] = count > 0 ? sum / count : 0;
-  }
-  return cdf;
 }
 
 /**
