@@ -194,7 +194,7 @@ function ecc(
       reference,
       warp,
       cv.MOTION_HOMOGRAPHY,
-      new cv.TermCriteria(cv.TermCriteria_COUNT + cv.TermCriteria_EPS, 50, 1e-5),
+      new cv.TermCriteria(cv.TermCriteria_COUNT + cv.TermCriteria_EPS, 20, 1e-4),
       mask ?? keep(new cv.Mat()),
       5,
     );
