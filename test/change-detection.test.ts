@@ -149,6 +149,10 @@ describe('the change algorithm', () => {
     const left = await frameOf(sharp(LEUVEN).extract({ left: 0, top: 0, width: 300, height: 400 }));
     const right = await frameOf(sharp(LEUVEN).extract({ left: 451, top: 0, width: 300, height: 400 }));
     expect(() => detectChanges(cv, left, right)).toThrow(NotRegisteredError);
+    // Registered, but they share only a third of the view.
+    const west = await frameOf(sharp(LEUVEN).extract({ left: 0, top: 0, width: 400, height: 400 }));
+    const east = await frameOf(sharp(LEUVEN).extract({ left: 260, top: 0, width: 400, height: 400 }));
+    expect(() => detectChanges(cv, west, east)).toThrow(/image_a covers 3\d% of image_b once registered/);
     const [leuven, basketball] = [await frameOf(LEUVEN), await frameOf(BASKETBALL)];
     expect(() => detectChanges(cv, leuven, basketball)).toThrow('cannot be registered');
   });
