@@ -33,13 +33,15 @@ export default defineConfig({
       // Dependencies stay in node_modules (electron-builder ships production dependencies).
       externalizeDeps: true,
       lib: {
-        // The headless engine (npm run engine) is an entry of its own, as are the inference host and
-        // the BMP decoder, which the engine starts (a process, a thread) by file name beside the bundle.
+        // The headless engine (npm run engine) is an entry of its own, as are the inference host, the
+        // BMP decoder and the change detector, which the engine starts (a process, threads) by file
+        // name beside the bundle.
         entry: {
           index: resolve(root, 'main/index.ts'),
           engine: resolve(root, 'engine/cli.ts'),
           'inference-worker': resolve(root, 'engine/inference/worker.ts'),
           'bmp-worker': resolve(root, 'engine/images/bmp-worker.ts'),
+          'change-worker': resolve(root, 'engine/change/change-worker.ts'),
         },
         formats: ['es'],
         fileName: (_format, entryName) => `${entryName}.js`,

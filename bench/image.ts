@@ -6,8 +6,9 @@ import { buildZapk } from '../engine/packages/zapk';
 import { FIXTURES, startTestEngine, type TestEngine } from '../test/helpers/engine';
 
 /**
- * Image and diff uploads, upload to response over loopback HTTP: 1080p JPEGs of the fixtures through
- * decoding, the analysis, the rules, the snapshot of each fired rule and the outbox commit. The engine
+ * Image and diff uploads, upload to response over loopback HTTP: 1080p JPEGs of the fixtures (diff
+ * pairs also at 4000x3000) through decoding, the analysis, the rules, the snapshot of each fired rule
+ * and the outbox commit. The engine
  * runs in this process on a manual clock moved 1 s before each upload, so the 1 s rule of part 3
  * never throttles what is measured; each client has its own task.
  */
@@ -22,6 +23,8 @@ interface Scenario {
   query: string;
   clients: number;
   uploads: number;
+  /** Diff pairs: which of the pairs of images(). */
+  pair?: '1080p' | '12mp';
 }
 
 const SCENARIOS: Scenario[] = [
@@ -60,6 +63,7 @@ const SCENARIOS: Scenario[] = [
     query: '',
     clients: 1,
     uploads: 30,
+    pair: '1080p',
   },
   {
     name: 'diff pair, built-in change, 2 clients',
@@ -69,6 +73,17 @@ const SCENARIOS: Scenario[] = [
     query: '',
     clients: 2,
     uploads: 30,
+    pair: '1080p',
+  },
+  {
+    name: 'diff pair 4000x3000, built-in change, 1 client',
+    mode: 'diff',
+    zapk: 'builtin',
+    app: 'change',
+    query: '',
+    clients: 1,
+    uploads: 10,
+    pair: '12mp',
   },
 ];
 
@@ -81,20 +96,43 @@ interface Row {
   'MB per upload': number;
 }
 
-/** 1080p JPEGs: the basketball scene (two persons) and a street pair where one object appeared. */
+/**
+ * 1080p JPEGs: the basketball scene (two persons); street pairs at 1920x1080 and 4000x3000 where one
+ * object appeared and the camera turned by 2 degrees.
+ */
 async function images() {
   const hd = (file: string) => sharp(join(FIXTURES, 'media', file)).resize(1920, 1080, { fit: 'fill' });
   const person = await hd('basketball1.png').jpeg({ quality: 90 }).toBuffer();
-  const before = await hd('leuvenB.jpg').jpeg({ quality: 90 }).toBuffer();
-  const object = await hd('basketball1.png')
-    .extract({ left: 200, top: 250, width: 300, height: 260 })
+  const pairs = {
+    '1080p': await streetPair(1920, 1080),
+    '12mp': await streetPair(4000, 3000),
+  };
+  return { person, pairs };
+}
+
+async function streetPair(width: number, height: number) {
+  const scene = () => sharp(join(FIXTURES, 'media', 'leuvenB.jpg')).resize(width, height, { fit: 'fill' });
+  const before = await scene().jpeg({ quality: 90 }).toBuffer();
+  const object = await sharp(join(FIXTURES, 'media', 'basketball1.png'))
+    .resize(Math.round(width / 6), Math.round(height / 4), { fit: 'fill' })
+    .toColourspace('srgb')
+    .png()
     .toBuffer();
-  const after = await sharp(before)
+  // Turned by 2 degrees about the centre and zoomed in by 10 % (so that no corner leaves the scene).
+  const turned = await scene().rotate(2).png().toBuffer();
+  const { width: tw = width, height: th = height } = await sharp(turned).metadata();
+  const [cw, ch] = [Math.round(width * 0.9), Math.round(height * 0.9)];
+  const framed = await sharp(turned)
+    .extract({ left: Math.floor((tw - cw) / 2), top: Math.floor((th - ch) / 2), width: cw, height: ch })
+    .resize(width, height)
+    .png()
+    .toBuffer();
+  const after = await sharp(framed)
     .linear(1.1, 8)
-    .composite([{ input: object, left: 1100, top: 600 }])
+    .composite([{ input: object, left: Math.round(width * 0.55), top: Math.round(height * 0.5) }])
     .jpeg({ quality: 90 })
     .toBuffer();
-  return { person, before, after };
+  return { before, after };
 }
 
 async function run(
@@ -111,9 +149,10 @@ async function run(
   }
   const body = () => {
     const form = new FormData();
-    if (scenario.mode === 'diff') {
-      form.append('image_a', new Blob([new Uint8Array(data.before)]), 'a.jpg');
-      form.append('image_b', new Blob([new Uint8Array(data.after)]), 'b.jpg');
+    if (scenario.pair) {
+      const { before, after } = data.pairs[scenario.pair];
+      form.append('image_a', new Blob([new Uint8Array(before)]), 'a.jpg');
+      form.append('image_b', new Blob([new Uint8Array(after)]), 'b.jpg');
     }
     return scenario.mode === 'diff'
       ? { raw: { type: '', body: form } }
@@ -146,7 +185,8 @@ async function run(
   latencies.sort((a, b) => a - b);
   const at = (q: number) =>
     Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
-  const bytes = scenario.mode === 'diff' ? data.before.length + data.after.length : data.person.length;
+  const pair = scenario.pair && data.pairs[scenario.pair];
+  const bytes = pair ? pair.before.length + pair.after.length : data.person.length;
   return {
     scenario: scenario.name,
     uploads: latencies.length,
@@ -157,7 +197,8 @@ async function run(
   };
 }
 
-export async function benchImage(): Promise<Row[]> {
+/** `only`: run the scenarios whose name contains it (`npm run bench:image -- diff`). */
+export async function benchImage(only = ''): Promise<Row[]> {
   const work = mkdtempSync(join(tmpdir(), 'vc-bench-image-'));
   const t = await startTestEngine(join(work, 'data'));
   try {
@@ -170,7 +211,8 @@ export async function benchImage(): Promise<Row[]> {
     await t.call('PUT', '/api/zapk/coco-yolox-nano/app/person', { json: { rule: { interval: 0 } } });
     const data = await images();
     const rows: Row[] = [];
-    for (const scenario of SCENARIOS) rows.push(await run(t, scenario, data));
+    for (const scenario of SCENARIOS.filter((s) => s.name.includes(only)))
+      rows.push(await run(t, scenario, data));
     return rows;
   } finally {
     await t.stop();
@@ -179,7 +221,7 @@ export async function benchImage(): Promise<Row[]> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const rows = await benchImage();
-  console.log('\nImage and diff uploads: 1080p JPEG, upload to response over loopback HTTP');
+  const rows = await benchImage(process.argv[2]);
+  console.log('\nImage and diff uploads: JPEG, upload to response over loopback HTTP');
   console.table(rows);
 }

@@ -118,12 +118,14 @@ describe('live overlay', () => {
         {
           appId: 'person',
           zone: { points: [], color: '#ff3b30', occupied: withPerson },
+          areas: [],
           objects: withPerson ? [shown] : [],
         },
         // Another app of the task, not in this video: never drawn.
         {
           appId: 'vehicle',
           zone: { points: [], color: '#007aff', occupied: true },
+          areas: [],
           objects: [{ ...shown, track_id: '9', x: 250, color: '#007aff' }],
         },
       ],
@@ -178,6 +180,7 @@ describe('live overlay', () => {
         {
           appId: 'person',
           zone: { points: [], color: '#ff3b30', occupied: true },
+          areas: [],
           objects: [{ ...person, color: '#ff3b30' }],
         },
       ],

@@ -6,6 +6,7 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import type { Frame } from '../engine/inference/types';
 import {
+  areaZones,
   buildOverlay,
   type OverlayInput,
   type OverlayObject,
@@ -394,6 +395,37 @@ describe('zones', () => {
     const free = await draw(frame, { zones: [triangle] });
     expect(pixel(free, frame.width, 100, 60)).toEqual(GREY);
   });
+
+  it("draws an app's named zones dashed with their name, and shades its masks (issue 18)", async () => {
+    const frame = greyFrame();
+    const [zone, mask] = areaZones(
+      {
+        polygon: [],
+        zones: [{ name: 'gate', polygon: triangle.points }],
+        masks: [
+          [
+            [150, 100],
+            [195, 100],
+            [195, 145],
+            [150, 145],
+          ],
+        ],
+      },
+      '#0000ff',
+    ) as [OverlayZone, OverlayZone];
+    expect([zone.kind, zone.name, mask.kind]).toEqual(['zone', 'gate', 'mask']);
+    const svg = buildOverlay({ ...emptyInput(), zones: [zone, mask] })?.svg ?? '';
+    expect(svg).toContain('>gate</text>');
+    expect(svg.match(/stroke-dasharray/g)).toHaveLength(2);
+    const shown = await draw(frame, { zones: [zone, mask] });
+    // The top edge is dashed: blue and grey alternate along it.
+    const edge = Array.from({ length: 80 }, (_, i) => bluish(pixel(shown, frame.width, 60 + i, 20)));
+    expect(edge.filter(Boolean).length).toBeGreaterThan(20);
+    expect(edge.filter((blue) => !blue).length).toBeGreaterThan(10);
+    // The mask's inside is darkened (45 % black over grey 128), its outside untouched.
+    expect(isColor(pixel(shown, frame.width, 172, 122), [70, 70, 70], 2)).toBe(true);
+    expect(pixel(shown, frame.width, 120, 122)).toEqual(GREY);
+  });
 });
 
 describe('rendering', () => {
@@ -518,7 +550,9 @@ describe('a real frame', () => {
     );
     // Twice: the second one blends the kept zone layer.
     for (let round = 0; round < 2; round++) {
-      const layered = await decode(Buffer.from(await appSnapshot(frame, DEFAULT_OSD, zone, shown), 'base64'));
+      const layered = await decode(
+        Buffer.from(await appSnapshot(frame, DEFAULT_OSD, [zone], shown), 'base64'),
+      );
       let total = 0;
       let worst = 0;
       for (let i = 0; i < layered.length; i++) {

@@ -673,6 +673,14 @@ describe('polygon rescale', () => {
       [80, 90, ['drawn']],
       [150, 200, []],
     ]);
+    // The snapshot shows the mask shaded (grey 128 frame: darker inside it, as it was outside).
+    const image = h.messages()[0]?.data.rules[0]?.image ?? '';
+    const { data, info } = await sharp(Buffer.from(image, 'base64'))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const grey = (x: number, y: number) => data[(y * info.width + x) * info.channels] as number;
+    expect(grey(300, 250)).toBeLessThan(90);
+    expect(grey(150, 250)).toBeGreaterThan(115);
   });
 
   it('without polygon_frame the polygon is taken as drawn on the current frame', async () => {

@@ -32,7 +32,7 @@ const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'image.busy': 'IMAGES_BUSY',
   'image.too_soon': 'IMAGE_TOO_SOON',
   'image.no_reference': 'NO_REFERENCE_IMAGE',
-  'image.size_mismatch': 'IMAGE_SIZE_MISMATCH',
+  'image.not_registered': 'IMAGES_NOT_REGISTERED',
   'image.model_not_supported': 'MODEL_NOT_SUPPORTED',
   'auth.bad_credentials': 'BAD_CREDENTIALS',
   'auth.too_many_logins': 'TOO_MANY_LOGINS',

@@ -126,11 +126,6 @@ export const ERRORS = {
     status: 422,
     meaning: 'A change-detection application (type 2) may only run in a diff task',
   },
-  IMAGE_SIZE_MISMATCH: {
-    code: 42204,
-    status: 422,
-    meaning: 'The two images of a change-detection pair differ in size',
-  },
   NO_REFERENCE_IMAGE: {
     code: 42205,
     status: 422,
@@ -145,6 +140,12 @@ export const ERRORS = {
     code: 42207,
     status: 422,
     meaning: "The video source's frames have more pixels than the engine accepts (default 4096x2160)",
+  },
+  IMAGES_NOT_REGISTERED: {
+    code: 42208,
+    status: 422,
+    meaning:
+      'The two images of a change-detection pair cannot be registered: they do not show enough of one scene (too little overlap)',
   },
   IMAGE_TOO_SOON: {
     code: 42901,

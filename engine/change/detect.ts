@@ -1,7 +1,9 @@
 import { type Blob, blobsOf, type WorkGrid } from '../inference/blobs';
 import { openClose } from '../inference/morphology';
 import type { Frame } from '../inference/types';
-import { estimateShift, type Shift } from './align';
+import type { OpenCv } from './opencv';
+import { type Homography, register } from './register';
+import { matchTones } from './tones';
 import { toWorking, type WorkingImage, workGrid } from './working';
 
 // Typed-array reads below are in bounds by construction; `as number` only answers noUncheckedIndexedAccess.
@@ -9,8 +11,6 @@ import { toWorking, type WorkingImage, workGrid } from './working';
 export interface ChangeOptions {
   /** Both images are area-averaged by a whole factor to a grid at least this wide. */
   workWidth: number;
-  /** The largest camera shift looked for, as a share of the width. */
-  maxShiftFraction: number;
   /** A pixel changed when its colour departs by more than this many levels (0..255)... */
   minDifference: number;
   /** ...and by more than this many times the median difference of the pair (its noise). */
@@ -23,7 +23,6 @@ export interface ChangeOptions {
 
 export const CHANGE_DEFAULTS: Readonly<ChangeOptions> = {
   workWidth: 400,
-  maxShiftFraction: 0.05,
   minDifference: 24,
   noiseFactor: 5,
   minAreaFraction: 0.0005,
@@ -44,36 +43,28 @@ export function changeImage(frame: Frame, options: Partial<ChangeOptions> = {}):
 
 /**
  * The regions where `current` differs from `reference`, in pixels of `current`. The reference is
- * registered onto the current image first (a small camera shift), its tones are mapped onto the
- * current image's per channel (exposure, gain, gamma: any global monotone change), and a pixel
- * counts as changed only if it lies outside the reference's range around its place (what sub-pixel
- * registration and resampling leave at edges). The mask is opened and closed, and each connected
- * region becomes one changed region. Either image may come as its changeImage.
+ * registered onto the current image first (engine/change/register.ts: camera rotation, zoom, shift;
+ * images of different sizes), its tones are mapped onto the current image's per channel (exposure,
+ * white balance, gamma: any global monotone change), and a pixel counts as changed only if it lies
+ * outside the reference's range around its place (what sub-pixel registration and resampling leave
+ * at edges). The mask is opened and closed, and each connected region becomes one changed region.
+ * Either image may come as its changeImage. Throws NotRegisteredError for two images that do not
+ * show enough of one scene.
  */
 export function detectChanges(
+  cv: OpenCv,
   reference: Frame | WorkingImage,
   current: Frame | WorkingImage,
   options: Partial<ChangeOptions> = {},
 ): ChangedRegion[] {
   const o = { ...CHANGE_DEFAULTS, ...options };
-  if (reference.width !== current.width || reference.height !== current.height) {
-    throw new RangeError(
-      `the images differ in size: ${reference.width}x${reference.height} and ${current.width}x${current.height}`,
-    );
-  }
   const grid = workGrid(current.width, current.height, o.workWidth);
   const { cols, rows } = grid;
   const n = cols * rows;
   const now = onGrid(current, grid);
-  const before = onGrid(reference, grid);
-  const shift = estimateShift(
-    now.gray,
-    before.gray,
-    cols,
-    rows,
-    Math.max(1, Math.round(o.maxShiftFraction * cols)),
-  );
-  const { warped, valid } = warp(before.rgb, cols, rows, shift);
+  const before = onGrid(reference, workGrid(reference.width, reference.height, o.workWidth));
+  const { homography } = register(cv, before, now);
+  const { warped, valid } = warp(cv, before, grid, homography);
   for (let plane = 0; plane < 3; plane++) {
     matchTones(
       warped.subarray(plane * n, (plane + 1) * n),
@@ -95,7 +86,23 @@ export function detectChanges(
   }
   const mask = new Uint8Array(n);
   openClose(foreground, mask, new Uint8Array(n), new Uint8Array(n), cols, rows, o.closeRadius);
-  return blobsOf(mask, ratio, grid, o.minAreaFraction * n, new Uint8Array(n), new Int32Array(n));
+  return withoutNested(
+    blobsOf(mask, ratio, grid, o.minAreaFraction * n, new Uint8Array(n), new Int32Array(n)),
+  );
+}
+
+/**
+ * A region whose box lies inside another region's box is a part of that object that the closing did
+ * not join (an object with a stretch that resembles what it covers): its area goes to the outer one.
+ */
+function withoutNested(regions: ChangedRegion[]): ChangedRegion[] {
+  const inside = (a: ChangedRegion, b: ChangedRegion) =>
+    a !== b && a.x1 >= b.x1 && a.y1 >= b.y1 && a.x2 <= b.x2 && a.y2 <= b.y2;
+  const kept = regions.filter((r) => !regions.some((outer) => inside(r, outer)));
+  return kept.map((outer) => ({
+    ...outer,
+    area: regions.reduce((sum, r) => (inside(r, outer) ? sum + r.area : sum), outer.area),
+  }));
 }
 
 /** The image on the grid: a frame is area-averaged onto it; a working image must already be on it. */
@@ -109,87 +116,45 @@ function onGrid(image: Frame | WorkingImage, grid: WorkGrid): WorkingImage {
 }
 
 /**
- * The reference's planes resampled (bilinear) at (x + dx, y + dy): the reference as the current
- * camera position sees it. `valid` marks pixels whose sample lies inside the reference.
+ * The reference's planes resampled (bilinear) onto the current grid through the homography: the
+ * reference as the current camera sees it. `valid` marks pixels whose whole sample lies inside the
+ * reference.
  */
-function warp(planes: Float32Array, cols: number, rows: number, shift: Shift) {
+function warp(cv: OpenCv, reference: WorkingImage, grid: WorkGrid, homography: Homography) {
+  const { cols, rows } = grid;
   const n = cols * rows;
   const warped = new Float32Array(3 * n);
   const valid = new Uint8Array(n);
-  const fx = Math.floor(shift.dx);
-  const fy = Math.floor(shift.dy);
-  const ax = shift.dx - fx;
-  const ay = shift.dy - fy;
-  // Weights of the four neighbours; an integer shift reads one pixel (and may reach the last row or column).
-  const w00 = (1 - ax) * (1 - ay);
-  const w10 = ax * (1 - ay);
-  const w01 = (1 - ax) * ay;
-  const w11 = ax * ay;
-  const needX = ax > 0 ? 1 : 0;
-  const needY = ay > 0 ? 1 : 0;
-  for (let y = 0; y < rows; y++) {
-    const sy = y + fy;
-    if (sy < 0 || sy + needY > rows - 1) continue;
-    for (let x = 0; x < cols; x++) {
-      const sx = x + fx;
-      if (sx < 0 || sx + needX > cols - 1) continue;
-      const i = y * cols + x;
-      const s = sy * cols + sx;
-      valid[i] = 1;
-      for (let plane = 0; plane < 3; plane++) {
-        const p = plane * n + s;
-        warped[plane * n + i] =
-          w00 * (planes[p] as number) +
-          (needX ? w10 * (planes[p + 1] as number) : 0) +
-          (needY ? w01 * (planes[p + cols] as number) : 0) +
-          (needX && needY ? w11 * (planes[p + cols + 1] as number) : 0);
-      }
+  const size = new cv.Size(cols, rows);
+  const flags = cv.INTER_LINEAR + cv.WARP_INVERSE_MAP;
+  const zero = new cv.Scalar(0, 0, 0, 0);
+  const h = cv.matFromArray(3, 3, cv.CV_64FC1, homography);
+  const target = new cv.Mat();
+  const planeSize = reference.cols * reference.rows;
+  try {
+    for (let plane = 0; plane < 3; plane++) {
+      const source = cv.matFromArray(
+        reference.rows,
+        reference.cols,
+        cv.CV_32FC1,
+        reference.rgb.subarray(plane * planeSize, (plane + 1) * planeSize),
+      );
+      cv.warpPerspective(source, target, h, size, flags, cv.BORDER_CONSTANT, zero);
+      source.delete();
+      warped.set(target.data32F, plane * n);
     }
+    // A sample that reaches past the reference's border blends in the border value: not valid.
+    const ones = new cv.Mat(reference.rows, reference.cols, cv.CV_8UC1);
+    ones.data.fill(255);
+    cv.warpPerspective(ones, target, h, size, flags, cv.BORDER_CONSTANT, zero);
+    ones.delete();
+    const covered = target.data;
+    for (let i = 0; i < n; i++) valid[i] = covered[i] === 255 ? 1 : 0;
+  } finally {
+    h.delete();
+    target.delete();
   }
   return { warped, valid };
-}
-
-/**
- * Maps `source`'s tones in place so that its histogram over the valid pixels matches `target`'s
- * (histogram specification): any global monotone tone change between the shots cancels out.
- */
-function matchTones(source: Float32Array, target: Float32Array, valid: Uint8Array): void {
-  const cdfSource = cumulative(source, valid);
-  const cdfTarget = cumulative(target, valid);
-  const lut = new Float32Array(256);
-  let t = 0;
-  for (let v = 0; v < 256; v++) {
-    // The middle of the source bin's share of pixels, found on the target's distribution.
-    const share = ((v > 0 ? (cdfSource[v - 1] as number) : 0) + (cdfSource[v] as number)) / 2;
-    while (t < 255 && (cdfTarget[t] as number) < share) t++;
-    lut[v] = t;
-  }
-  for (let i = 0; i < source.length; i++) {
-    if (valid[i] === 0) continue;
-    const value = Math.min(255, Math.max(0, source[i] as number));
-    const low = Math.floor(value);
-    const high = Math.min(255, low + 1);
-    const fraction = value - low;
-    source[i] = (lut[low] as number) * (1 - fraction) + (lut[high] as number) * fraction;
-  }
-}
-
-/** Cumulative share of valid pixels at or below each level 0..255. */
-function cumulative(plane: Float32Array, valid: Uint8Array): Float64Array {
-  const cdf = new Float64Array(256);
-  let count = 0;
-  for (let i = 0; i < plane.length; i++) {
-    if (valid[i] === 0) continue;
-    const bin = Math.min(255, Math.max(0, Math.round(plane[i] as number)));
-    cdf[bin] = (cdf[bin] as number) + 1;
-    count++;
-  }
-  let sum = 0;
-  for (let v = 0; v < 256; v++) {
-    sum += cdf[v] as number;
-    cdf[v] = count > 0 ? sum / count : 0;
-  }
-  return cdf;
 }
 
 /**

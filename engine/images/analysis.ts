@@ -1,10 +1,13 @@
-import { changeImage, detectChanges } from '../change/detect';
+import { ChangeThread } from '../change/change-thread';
+import { changeImage } from '../change/detect';
+import { NotRegisteredError } from '../change/register';
 import type { WorkingImage } from '../change/working';
 import type { Clock } from '../clock';
 import { messageEvent } from '../events/message';
 import type { FiredRule, ImageResult, NewEvent } from '../events/schema';
 import { isOnnxFamily } from '../inference/families';
 import type { Detection, Frame } from '../inference/types';
+import { areaZones } from '../osd/overlay';
 import { appSnapshot } from '../osd/snapshot';
 import type { InstalledApp, InstalledModel, PackageRegistry } from '../packages/registry';
 import { zoneColor } from '../pipeline/app-runtime';
@@ -98,7 +101,7 @@ export class ImageAnalysis {
             detections.set(
               key,
               previous && current && sameSize(previous, current)
-                ? changesAbove(previous, current, spec.score_threshold)
+                ? await changesAbove(previous, current, spec.score_threshold)
                 : [],
             );
           } else {
@@ -126,19 +129,12 @@ export class ImageAnalysis {
     return this.gate.run(taskId, 'diff', pixels, async (admitted) => {
       const [before, after] = await decodePair(encodedBefore, encodedAfter, options);
       const state = this.stateOf(taskId);
-      const reference = before ?? state.previous;
+      const reference = before ? changeImage(before) : state.previous;
       if (!reference) {
         throw imageError(
           'image.no_reference',
           'body.image_a: is required: the task has no earlier image_b to compare image_b with',
           'body.image_a',
-        );
-      }
-      if (!sameSize(reference, after)) {
-        throw imageError(
-          'image.size_mismatch',
-          `body.image_b: is ${after.width}x${after.height} but ${before ? 'image_a' : "the task's previous image_b"} is ${reference.width}x${reference.height}; the pair must be the same size`,
-          'body.image_b',
         );
       }
       this.deps.tasks.admitImage(taskId, 'diff');
@@ -150,7 +146,10 @@ export class ImageAnalysis {
         const thresholds = new Map(apps.map((app) => [app.model.key, app.model.spec.score_threshold]));
         const detections = new Map<string, Detection[]>();
         // One algorithm for every weight-free change model: run it once, filter per model.
-        const regions = detectChanges(reference, current);
+        const regions = await changeThread.detect(reference, current).catch((error: unknown) => {
+          if (!(error instanceof NotRegisteredError)) throw error;
+          throw imageError('image.not_registered', `body.image_b: ${error.message}`, 'body.image_b');
+        });
         for (const [key, floor] of thresholds)
           detections.set(
             key,
@@ -188,7 +187,7 @@ export class ImageAnalysis {
       );
       if (result.firings.length === 0) continue;
       const zone = { points: polygon, color: zoneColor(app), occupied: result.zoneOccupied };
-      const image = await appSnapshot(frame, osd, zone, result.shown);
+      const image = await appSnapshot(frame, osd, [zone, ...areaZones(areas, zone.color)], result.shown);
       const event = messageEvent({
         task,
         appId: app.app_id,
@@ -300,8 +299,21 @@ async function decodePair(
   return [a.value, b.value];
 }
 
-function changesAbove(reference: WorkingImage, current: WorkingImage, floor: number): Detection[] {
-  return detectChanges(reference, current).filter((region) => region.score >= floor);
+/** The registration, tone matching and change map of every pair, off the event loop. */
+const changeThread = new ChangeThread();
+
+/** Motion between two images of one camera; two that cannot be registered show no motion. */
+async function changesAbove(
+  reference: WorkingImage,
+  current: WorkingImage,
+  floor: number,
+): Promise<Detection[]> {
+  try {
+    return (await changeThread.detect(reference, current)).filter((region) => region.score >= floor);
+  } catch (error) {
+    if (error instanceof NotRegisteredError) return [];
+    throw error;
+  }
 }
 
 /** Each detection of an image is an object of its own, numbered in the image from "1". */

@@ -1,7 +1,5 @@
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../worker-thread';
 
 export interface BmpRequest {
   id: number;
@@ -44,7 +42,7 @@ export class BmpDecoder {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const worker = startWorker();
+    const worker = startWorker(import.meta.url, 'bmp-worker');
     worker.unref();
     worker.on('message', (reply: BmpReply) => {
       const waiting = this.pending.get(reply.id);
@@ -66,19 +64,4 @@ export class BmpDecoder {
     for (const waiting of this.pending.values()) waiting.reject(error);
     this.pending.clear();
   }
-}
-
-/**
- * From the source tree (tsx, vitest) the worker is TypeScript, loaded through tsx's API; a bundled
- * host ships it compiled as bmp-worker.js beside the bundle.
- */
-function startWorker(): Worker {
-  const self = import.meta.url;
-  if (!self.endsWith('.ts')) return new Worker(new URL('./bmp-worker.js', self));
-  // The ESM build of tsx's API: require.resolve would pick its CommonJS twin, which cannot tsImport.
-  const tsxDir = dirname(createRequire(self).resolve('tsx/package.json'));
-  const tsxApi = pathToFileURL(join(tsxDir, 'dist', 'esm', 'api', 'index.mjs')).href;
-  const entry = new URL('./bmp-worker.ts', self).href;
-  const boot = `import(${JSON.stringify(tsxApi)}).then(({ tsImport }) => tsImport(${JSON.stringify(entry)}, ${JSON.stringify(self)}))`;
-  return new Worker(boot, { eval: true });
 }

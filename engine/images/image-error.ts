@@ -8,7 +8,7 @@ export type ImageErrorKind =
   | 'image.busy'
   | 'image.too_soon'
   | 'image.no_reference'
-  | 'image.size_mismatch'
+  | 'image.not_registered'
   | 'image.model_not_supported';
 
 /**

@@ -79,7 +79,7 @@ export class LiveOverlay {
     const place = (zones: OverlayZone[], objects: OverlayObject[]) =>
       onFrame({ zones, objects }, frame.size, frame.frameSize);
     this.zones = place(
-      mine.map((overlay) => overlay.zone),
+      mine.flatMap((overlay) => [overlay.zone, ...overlay.areas]),
       [],
     ).zones;
     const seen = new Set<string>();

@@ -1,13 +1,34 @@
-import type { Osd, Polygon } from '../tasks/schema';
+import type { AppAreas, Osd, Polygon } from '../tasks/schema';
 import { type PixelBox, placeLabels } from './label-placement';
 
-/** An app's zone: [] the whole frame (nothing drawn), 3+ points a region, 2 points a counting line. */
+/**
+ * An app's area: [] the whole frame (nothing drawn), 3+ points a region, 2 points a counting line.
+ * Its region is drawn solid; a named zone dashed with its name; a mask shaded, as nothing in it counts.
+ */
 export interface OverlayZone {
   points: Polygon;
   /** '#rrggbb' */
   color: string;
   /** An object is inside: the region is filled semi-transparently. */
   occupied: boolean;
+  /** Default 'region' (the contract's polygon). */
+  kind?: 'region' | 'zone' | 'mask';
+  /** A zone's name, written at its top left. */
+  name?: string;
+}
+
+/** An app's named zones and masks as drawn beside its region (the region is drawn from `polygon`). */
+export function areaZones(areas: AppAreas, color: string): OverlayZone[] {
+  return [
+    ...(areas.zones ?? []).map((zone) => ({
+      points: zone.polygon,
+      color,
+      occupied: false,
+      kind: 'zone' as const,
+      name: zone.name,
+    })),
+    ...(areas.masks ?? []).map((points) => ({ points, color, occupied: false, kind: 'mask' as const })),
+  ];
 }
 
 /** A detected object in source-frame pixels. */
@@ -51,7 +72,9 @@ const OCCUPIED_FILL_OPACITY = 0.35;
  */
 export function buildOverlay(input: OverlayInput): Overlay | null {
   const { width, height, osd } = input;
-  const zones = osd.display_polygon ? input.zones.map((zone) => zoneDrawing(zone, osd.border_size)) : [];
+  const zones = osd.display_polygon
+    ? input.zones.flatMap((zone) => zoneDrawings(zone, osd, width, height))
+    : [];
   const boxes: Drawing[] = [];
   const labels: Drawing[] = [];
   for (const layout of objectLayouts(input.objects, osd, width, height)) {
@@ -168,10 +191,29 @@ function boxDrawing(box: PixelBox, inset: number, color: string): Drawing {
   return { markup: `<path d="${outer}${inner}" fill="${color}" fill-rule="evenodd"/>`, extent: box };
 }
 
+/** A zone's outline, and a named zone's tag with its name at the top left. */
+function zoneDrawings(zone: OverlayZone, osd: Required<Osd>, width: number, height: number): Drawing[] {
+  const outline = zoneDrawing(zone, osd.border_size);
+  if (!outline) return [];
+  if (zone.kind !== 'zone' || !zone.name) return [outline];
+  const text = xmlSafe(zone.name).trim();
+  const tag = labelLayout(outline.extent, text, hexColor(zone.color), osd.font_size, width, height);
+  return [outline, labelDrawing(tag)];
+}
+
+/** Masks are shaded grey whatever the app's colour: they are where the app does not look. */
+const MASK_COLOR = '#000000';
+const MASK_FILL_OPACITY = 0.45;
+const MASK_STROKE = '#9e9e9e';
+
 function zoneDrawing(zone: OverlayZone, borderSize: number): Drawing | null {
-  const color = hexColor(zone.color).hex;
+  const color = zone.kind === 'mask' ? MASK_STROKE : hexColor(zone.color).hex;
   const strokeWidth = Math.round(borderSize);
-  const stroke = `stroke="${color}" stroke-width="${strokeWidth}"`;
+  const dashes =
+    zone.kind === 'zone' || zone.kind === 'mask'
+      ? ` stroke-dasharray="${strokeWidth * 4} ${strokeWidth * 3}"`
+      : '';
+  const stroke = `stroke="${color}" stroke-width="${strokeWidth}"${dashes}`;
   const points = zone.points.map(([x = 0, y = 0]) => [Math.round(x), Math.round(y)] as const);
   const xs = points.map(([x]) => x);
   const ys = points.map(([, y]) => y);
@@ -191,7 +233,12 @@ function zoneDrawing(zone: OverlayZone, borderSize: number): Drawing | null {
     };
   }
   if (points.length < 3) return null;
-  const fill = zone.occupied ? `fill="${color}" fill-opacity="${OCCUPIED_FILL_OPACITY}"` : 'fill="none"';
+  const fill =
+    zone.kind === 'mask'
+      ? `fill="${MASK_COLOR}" fill-opacity="${MASK_FILL_OPACITY}"`
+      : zone.occupied
+        ? `fill="${color}" fill-opacity="${OCCUPIED_FILL_OPACITY}"`
+        : 'fill="none"';
   const list = points.map(([x, y]) => `${x},${y}`).join(' ');
   return { markup: `<polygon points="${list}" ${fill} ${stroke} stroke-linejoin="round"/>`, extent };
 }

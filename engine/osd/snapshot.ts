@@ -20,13 +20,13 @@ const zoneLayers = new RecentPromises<RasterOverlay>(32);
 export async function appSnapshot(
   frame: Frame,
   osd: Required<Osd>,
-  zone: OverlayZone,
+  zones: readonly OverlayZone[],
   objects: readonly ShownObject[],
   source: { width: number; height: number } = frame,
 ): Promise<string> {
   const { width, height } = frame;
-  const placed = onFrame({ zones: [zone], objects: objects.map(toOverlayObject) }, source, frame);
-  const pixels = drawLayers(frame, [await zoneLayer(width, height, osd, placed.zones[0] ?? zone)]);
+  const placed = onFrame({ zones, objects: objects.map(toOverlayObject) }, source, frame);
+  const pixels = drawLayers(frame, [await zoneLayer(width, height, osd, placed.zones)]);
   await paintObjects(pixels, width, height, placed.objects, osd);
   return (await encodeJpeg(pixels, width, height)).toString('base64');
 }
@@ -35,9 +35,9 @@ function zoneLayer(
   width: number,
   height: number,
   osd: Required<Osd>,
-  zone: OverlayZone,
+  zones: readonly OverlayZone[],
 ): Promise<RasterOverlay> | null {
-  const overlay = buildOverlay({ width, height, osd, zones: [zone], objects: [] });
+  const overlay = buildOverlay({ width, height, osd, zones, objects: [] });
   if (!overlay) return null;
   return zoneLayers.get(`${width}x${height} ${overlay.svg}`, () => rasterise(overlay, width, height));
 }

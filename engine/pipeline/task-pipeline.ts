@@ -3,7 +3,7 @@ import { messageEvent } from '../events/message';
 import type { NewEvent } from '../events/schema';
 import type { Detection, Frame } from '../inference/types';
 import type { StreamWatchdog, WatchdogFrame } from '../media/stream-watchdog';
-import type { OverlayZone } from '../osd/overlay';
+import { areaZones, type OverlayZone } from '../osd/overlay';
 import { appSnapshot } from '../osd/snapshot';
 import type { InstalledApp, PackageRegistry } from '../packages/registry';
 import type { LineCounts } from '../rules/counts';
@@ -61,6 +61,8 @@ export interface PipelineDeps {
 export interface AppOverlay {
   appId: string;
   zone: OverlayZone;
+  /** Its named zones and masks (extensions), drawn beside the zone. */
+  areas: OverlayZone[];
   objects: ShownObject[];
 }
 
@@ -292,6 +294,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       overlays.push({
         appId: runtime.app.app_id,
         zone: { points: runtime.polygon, color: runtime.color, occupied: result.zoneOccupied },
+        areas: areaZones(runtime.areas, runtime.color),
         objects: result.shown,
       });
       if (result.firings.length > 0) fired.push({ runtime, result });
@@ -339,7 +342,8 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     for (const { runtime, result } of fired) {
       const overlay = overlays.find((o) => o.appId === runtime.app.app_id);
       if (!overlay) continue;
-      const image = await appSnapshot(frame, task.osd, overlay.zone, overlay.objects, info);
+      const zones = [overlay.zone, ...overlay.areas];
+      const image = await appSnapshot(frame, task.osd, zones, overlay.objects, info);
       this.deps.sink.enqueue(
         { task_id: task.task_id, report_url: task.report_url, report_secret: task.report_secret },
         messageEvent({
