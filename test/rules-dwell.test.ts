@@ -5,22 +5,12 @@ import { Rule } from '../engine/rules/schema';
 import { STILL_AFTER_MS, TrackMotion } from '../engine/rules/stationary';
 import { compileCheck } from '../engine/schema/ajv';
 import type { TrackedObject } from '../engine/tracking/byte-tracker';
+import { standing } from './helpers/rule-tracks';
 
 /** Frames 100 ms apart (10 fps). */
 const frame = (n: number): FrameInfo => ({ id: n, timestampMs: n * 100, width: 1000, height: 1000 });
 
-/** A 20x40 box of class `classIndex` standing on `foot`. */
-const obj = (trackId: string, foot: [number, number], classIndex = 0): TrackedObject => ({
-  trackId,
-  x1: foot[0] - 10,
-  y1: foot[1] - 40,
-  x2: foot[0] + 10,
-  y2: foot[1],
-  score: 0.9,
-  classIndex,
-  hits: 5,
-  confirmed: true,
-});
+const obj = standing;
 
 const entry = (classId: string, name: string) => ({
   class_id: classId,

@@ -1,31 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { type AppRuleContext, AppRuleState, type FrameInfo } from '../engine/rules/evaluate';
 import { DEFAULT_INERTIA, TrackInertia } from '../engine/rules/inertia';
-import type { ClassEntry, Rule } from '../engine/rules/schema';
+import type { Rule } from '../engine/rules/schema';
 import { ruleProblems } from '../engine/rules/validate';
 import type { TrackedObject } from '../engine/tracking/byte-tracker';
+import { PERSON, standing } from './helpers/rule-tracks';
 
-const person: ClassEntry = {
-  class_id: '0',
-  name: 'person',
-  color: '#00ff00',
-  threshold: 0.5,
-  min_pixel: 0,
-  max_pixel: 0,
-};
+const person = PERSON;
 
-/** A 20x40 box standing on `foot`. */
-const obj = (trackId: string, foot: [number, number]): TrackedObject => ({
-  trackId,
-  x1: foot[0] - 10,
-  y1: foot[1] - 40,
-  x2: foot[0] + 10,
-  y2: foot[1],
-  score: 0.9,
-  classIndex: 0,
-  hits: 5,
-  confirmed: true,
-});
+const obj = standing;
 
 const frame = (n: number): FrameInfo => ({ id: n, timestampMs: n * 100, width: 1920, height: 1080 });
 

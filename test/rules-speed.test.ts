@@ -5,7 +5,7 @@ import { applyHomography, groundMap, homography } from '../engine/rules/ground';
 import type { Rule } from '../engine/rules/schema';
 import { TrackSpeeds } from '../engine/rules/speed';
 import { ruleProblems } from '../engine/rules/validate';
-import type { TrackedObject } from '../engine/tracking/byte-tracker';
+import { standing } from './helpers/rule-tracks';
 
 const near = (a: readonly number[], b: readonly number[], eps = 1e-6) =>
   a.every((v, i) => Math.abs(v - (b[i] ?? NaN)) < eps);
@@ -73,18 +73,7 @@ describe('TrackSpeeds', () => {
 });
 
 describe('speed on reported objects and the speed rule', () => {
-  /** A 20x40 box of class `classIndex` standing on `foot`. */
-  const obj = (trackId: string, foot: Pt, classIndex: number): TrackedObject => ({
-    trackId,
-    x1: foot[0] - 10,
-    y1: foot[1] - 40,
-    x2: foot[0] + 10,
-    y2: foot[1],
-    score: 0.9,
-    classIndex,
-    hits: 5,
-    confirmed: true,
-  });
+  const obj = standing;
   const entry = (classId: string) => ({
     class_id: classId,
     name: classId === '0' ? 'person' : 'car',

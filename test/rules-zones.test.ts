@@ -1,31 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { scaleAreas } from '../engine/pipeline/app-runtime';
 import { type AppRuleContext, AppRuleState, type FrameInfo } from '../engine/rules/evaluate';
-import type { ClassEntry, Counter, Rule } from '../engine/rules/schema';
+import type { Counter, Rule } from '../engine/rules/schema';
 import type { Polygon, Zone } from '../engine/tasks/schema';
-import type { TrackedObject } from '../engine/tracking/byte-tracker';
+import { PERSON, standing } from './helpers/rule-tracks';
 
-const person: ClassEntry = {
-  class_id: '0',
-  name: 'person',
-  color: '#00ff00',
-  threshold: 0.5,
-  min_pixel: 0,
-  max_pixel: 0,
-};
+const person = PERSON;
 
-/** A 20x40 box standing on `foot`, score 0.9. */
-const obj = (trackId: string, foot: [number, number]): TrackedObject => ({
-  trackId,
-  x1: foot[0] - 10,
-  y1: foot[1] - 40,
-  x2: foot[0] + 10,
-  y2: foot[1],
-  score: 0.9,
-  classIndex: 0,
-  hits: 5,
-  confirmed: true,
-});
+const obj = standing;
 
 /** What the events report of a moving object standing on `foot`, with its zones, in each of them `dwell` s. */
 const reported = (
