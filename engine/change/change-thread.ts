@@ -1,5 +1,4 @@
-import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../worker-thread';
+import { ThreadCalls } from '../worker-thread';
 import type { ChangedRegion } from './detect';
 import { NotRegisteredError } from './register';
 import type { WorkingImage } from './working';
@@ -20,47 +19,20 @@ export type ChangeReply =
  * to it (a few MB): the caller keeps its image_b as the next reference.
  */
 export class ChangeThread {
-  private worker?: Worker;
-  private readonly pending = new Map<
-    number,
-    { resolve: (regions: ChangedRegion[]) => void; reject: (e: Error) => void }
-  >();
-  private nextId = 1;
+  private readonly thread = new ThreadCalls<Omit<ChangeRequest, 'id'>, ChangeReply, ChangedRegion[]>(
+    import.meta.url,
+    'change-worker',
+    'the change detector',
+    (reply) =>
+      'regions' in reply
+        ? reply.regions
+        : reply.notRegistered
+          ? new NotRegisteredError(reply.error)
+          : new Error(reply.error),
+  );
 
   /** Rejects with NotRegisteredError for two images that do not show enough of one scene. */
   detect(reference: WorkingImage, current: WorkingImage): Promise<ChangedRegion[]> {
-    const worker = this.start();
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, reference, current } satisfies ChangeRequest);
-    });
-  }
-
-  private start(): Worker {
-    if (this.worker) return this.worker;
-    const worker = startWorker(import.meta.url, 'change-worker');
-    worker.on('message', (reply: ChangeReply) => {
-      const waiting = this.pending.get(reply.id);
-      this.pending.delete(reply.id);
-      if (!waiting) return;
-      if ('regions' in reply) waiting.resolve(reply.regions);
-      else waiting.reject(reply.notRegistered ? new NotRegisteredError(reply.error) : new Error(reply.error));
-    });
-    // A thread that died fails what it held; the next pair starts a new one.
-    worker.on('error', (error) => this.fail(worker, error));
-    worker.on('exit', (code) =>
-      this.fail(worker, new Error(`the change detector stopped (exit code ${code})`)),
-    );
-    worker.unref();
-    this.worker = worker;
-    return worker;
-  }
-
-  private fail(worker: Worker, error: Error): void {
-    if (this.worker !== worker) return;
-    this.worker = undefined;
-    for (const waiting of this.pending.values()) waiting.reject(error);
-    this.pending.clear();
+    return this.thread.call({ reference, current });
   }
 }

@@ -1,5 +1,4 @@
-import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../worker-thread';
+import { ThreadCalls } from '../worker-thread';
 
 export interface BmpRequest {
   id: number;
@@ -24,44 +23,17 @@ export interface RgbaImage {
  * by the caller's decode budget.
  */
 export class BmpDecoder {
-  private worker?: Worker;
-  private readonly pending = new Map<
-    number,
-    { resolve: (image: RgbaImage) => void; reject: (e: Error) => void }
-  >();
-  private nextId = 1;
+  private readonly thread = new ThreadCalls<Omit<BmpRequest, 'id'>, BmpReply, RgbaImage>(
+    import.meta.url,
+    'bmp-worker',
+    'the BMP decoder',
+    (reply) =>
+      'error' in reply
+        ? new Error(reply.error)
+        : { width: reply.width, height: reply.height, data: reply.data },
+  );
 
   decode(bytes: Uint8Array): Promise<RgbaImage> {
-    const worker = this.start();
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, bytes } satisfies BmpRequest);
-    });
-  }
-
-  private start(): Worker {
-    if (this.worker) return this.worker;
-    const worker = startWorker(import.meta.url, 'bmp-worker');
-    worker.unref();
-    worker.on('message', (reply: BmpReply) => {
-      const waiting = this.pending.get(reply.id);
-      this.pending.delete(reply.id);
-      if (!waiting) return;
-      if ('error' in reply) waiting.reject(new Error(reply.error));
-      else waiting.resolve({ width: reply.width, height: reply.height, data: reply.data });
-    });
-    // A thread that died fails what it held; the next BMP starts a new one.
-    worker.on('error', (error) => this.fail(worker, error));
-    worker.on('exit', (code) => this.fail(worker, new Error(`the BMP decoder stopped (exit code ${code})`)));
-    this.worker = worker;
-    return worker;
-  }
-
-  private fail(worker: Worker, error: Error): void {
-    if (this.worker !== worker) return;
-    this.worker = undefined;
-    for (const waiting of this.pending.values()) waiting.reject(error);
-    this.pending.clear();
+    return this.thread.call({ bytes });
   }
 }
