@@ -96,7 +96,7 @@ export class DecodePath {
   private current: Hwaccel;
   private reason: string | null;
 
-  constructor(private readonly resolved: ResolvedHwaccel) {
+  constructor(resolved: ResolvedHwaccel) {
     this.current = resolved.hwaccel;
     this.reason = resolved.fallback;
   }
@@ -119,9 +119,5 @@ export class DecodePath {
     this.reason = `${this.current} failed (${lastError || 'device error'}); software decoding`;
     this.current = 'none';
     return true;
-  }
-
-  get setting(): HwaccelSetting {
-    return this.resolved.setting;
   }
 }

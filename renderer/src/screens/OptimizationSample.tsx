@@ -109,7 +109,8 @@ export function OptimizationSample({
     setPending(null);
     setDrawing(false);
   };
-  const dragBox = drag ? shownBox(drag.from, drag.to) : null;
+  /** The box being dragged, else the one waiting for its class. */
+  const outline = (drag ? shownBox(drag.from, drag.to) : null) ?? pending;
 
   const counts = detectionCounts(sample);
   const size = labelSize(sample.width);
@@ -204,13 +205,13 @@ export function OptimizationSample({
                   </text>
                 </g>
               ))}
-              {(dragBox ?? pending) && (
+              {outline && (
                 <g className="box box-missed box-pending">
                   <rect
-                    x={(dragBox ?? pending)?.[0]}
-                    y={(dragBox ?? pending)?.[1]}
-                    width={(dragBox ?? pending)?.[2]}
-                    height={(dragBox ?? pending)?.[3]}
+                    x={outline[0]}
+                    y={outline[1]}
+                    width={outline[2]}
+                    height={outline[3]}
                     vectorEffect="non-scaling-stroke"
                   />
                 </g>
