@@ -1,13 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { findFfmpeg } from '../engine/media/ffmpeg';
 import { buildZapk } from '../engine/packages/zapk';
 import { cpuSeconds, engineChildren } from '../engine/system/process-stats';
 import { callApi } from '../test/helpers/engine-process';
-import { VIDEO } from '../test/helpers/fixtures';
 import { RtmpSource } from '../test/helpers/rtmp-source';
+import { camera1080p, decodeCost } from './decode';
 import { type EngineUnderTest, engineWith, rawParallel } from './video';
 
 /**
@@ -21,43 +19,6 @@ const EXAMPLE = resolve(import.meta.dirname, '../examples/coco-yolox-nano/manife
 const RATE = 5;
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
 const WINDOW_S = Number(process.env.BENCH_WINDOW_S ?? 20);
-const ffmpeg = findFfmpeg();
-/** The fixture's frames, and so the camera's: 31.8 s at 25 fps. */
-const FRAMES = 795;
-
-/**
- * The fixture's 795 frames as a 1080p25 camera: played 2.5x faster so that every frame is a new
- * picture (duplicated frames would decode for almost nothing), 2 s keyframe interval. Made once.
- */
-function camera1080p(): string {
-  const dir = join(tmpdir(), 'vc-fixture-cache');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, 'vtest-1080p25.flv');
-  if (!existsSync(file)) {
-    const partial = `${file}.partial.flv`;
-    execFileSync(ffmpeg, [
-      ...['-hide_banner', '-loglevel', 'error', '-y', '-i', VIDEO],
-      ...['-vf', 'setpts=PTS/2.5,scale=1920:1080', '-r', '25'],
-      ...['-c:v', 'libx264', '-preset', 'veryfast', '-g', '50', '-pix_fmt', 'yuv420p', '-an', partial],
-    ]);
-    execFileSync('mv', [partial, file]);
-  }
-  return file;
-}
-
-/** Cores that software decoding of one such camera takes: ffmpeg decoding the file to nothing. */
-function decodeCost(file: string): number {
-  const started = cpuOfChildren();
-  execFileSync(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'null', '-']);
-  return (cpuOfChildren() - started) / (FRAMES / 25);
-}
-
-/** CPU seconds of this process's waited-for children (cutime + cstime in /proc). */
-function cpuOfChildren(): number {
-  const fields = readFileSync(`/proc/${process.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[13]) + Number(fields[14])) / 100;
-}
-
 interface Row {
   cameras: number;
   'slowest fps': number;
