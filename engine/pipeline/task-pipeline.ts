@@ -289,7 +289,8 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     const fired: Array<{ runtime: AppRuntime; result: RuleResult }> = [];
     for (const runtime of this.apps.values()) {
       const modelKey = runtime.app.model.key;
-      const result = runtime.state.evaluate(info, models.get(modelKey)?.tracked ?? []);
+      const picture = input.synthetic ? undefined : frame;
+      const result = runtime.state.evaluate(info, models.get(modelKey)?.tracked ?? [], picture);
       results.push({ appId: runtime.app.app_id, modelKey, result, areas: runtime.areas });
       overlays.push({
         appId: runtime.app.app_id,
