@@ -6,7 +6,7 @@ import type { StreamWatchdog, WatchdogFrame } from '../media/stream-watchdog';
 import { areaZones, type OverlayZone } from '../osd/overlay';
 import { appSnapshot } from '../osd/snapshot';
 import type { InstalledApp, PackageRegistry } from '../packages/registry';
-import type { LineCounts } from '../rules/counts';
+import type { AppCounts } from '../rules/counts';
 import type { FrameInfo, RuleResult, ShownObject } from '../rules/evaluate';
 import type { AppAreas, AppConfig, Osd } from '../tasks/schema';
 import { ByteTracker, type TrackedObject } from '../tracking/byte-tracker';
@@ -382,9 +382,9 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     return floor;
   }
 
-  /** Each app's counting-line crossings since analysis started; null for an app without a line. */
-  lineCounts(): Map<string, LineCounts | null> {
-    return new Map([...this.apps].map(([appId, runtime]) => [appId, runtime.state.lineCounts()]));
+  /** Each app's counting-line crossings since analysis started and its zones' occupancy now. */
+  counts(): Map<string, AppCounts> {
+    return new Map([...this.apps].map(([appId, runtime]) => [appId, runtime.state.counts()]));
   }
 
   /** Applies task updates, rule edits and a new frame size before the next frame is analysed. */

@@ -1,7 +1,7 @@
 import type { Frame } from '../inference/types';
 import type { Polygon, Zone } from '../tasks/schema';
 import type { TrackedObject } from '../tracking/byte-tracker';
-import type { DirectionCounts, LineCounts } from './counts';
+import type { AppCounts, DirectionCounts, LineCounts, ZoneOccupancy } from './counts';
 import { AreaDwell, seconds } from './dwell';
 import { type Pt, pointInPolygon } from './geometry';
 import type { GroundMap } from './ground';
@@ -12,7 +12,7 @@ import { APP_TYPE, type ClassEntry, type Counter, type LeftObject, type Rule } f
 import { TrackSpeeds, type Velocity } from './speed';
 import { type MotionState, TrackMotion } from './stationary';
 import { CrossingTally, type Direction, FlowTally, LineCrossings, LoiteringVisits } from './time-series';
-import { countPerZone, masked, ZoneCrossings, ZoneFlow, zonesAt } from './zones';
+import { countPerZone, masked, occupancy, ZoneCrossings, ZoneFlow, zonesAt } from './zones';
 
 /**
  * Applies one application's rule to the tracked objects of each analysed frame
@@ -202,6 +202,8 @@ export class AppRuleState {
   private speeds = new TrackSpeeds();
   private left = new LeftObjects();
   private removed = new RemovedObjects();
+  /** The zones' occupancy after the last frame; null before it and for an app without zones. */
+  private occupied: ZoneOccupancy | null = null;
 
   constructor(ctx: AppRuleContext) {
     this.ctx = ctx;
@@ -236,6 +238,11 @@ export class AppRuleState {
     this.entries = entriesOf(ctx.rule);
   }
 
+  /** Its line's crossings since the start and its zones' occupancy after the last frame. */
+  counts(): AppCounts {
+    return { line: this.lineCounts(), zones: this.occupied };
+  }
+
   /** The crossings of the counting line since the start; null when the app counts on no line. */
   lineCounts(): LineCounts | null {
     if (this.ctx.appType !== APP_TYPE.timeSeries || !this.countingLine) return null;
@@ -256,6 +263,7 @@ export class AppRuleState {
       ...this.removedFirings(frame, objects, picture),
     ];
     const shown = present.map((m) => ({ ...report(m), color: m.entry.color }));
+    this.occupied = this.zones.length > 0 ? occupancy(this.zones, [...this.entries.keys()], shown) : null;
     return { firings, shown, zoneOccupied: shown.length > 0 };
   }
 
