@@ -37,7 +37,13 @@ export interface AppRuleContext {
 
 export interface FrameInfo {
   id: number;
+  /** When the frame arrived (the event's timestamp): `interval` counts between callbacks by it. */
   timestampMs: number;
+  /**
+   * The frame's time on the media's clock (video tasks), which stays, loitering, speed and stops are
+   * timed by, so they hold whatever rate the source delivers at; timestampMs when absent.
+   */
+  mediaMs?: number;
   width: number;
   height: number;
 }
@@ -93,6 +99,8 @@ export interface RuleResult {
   shown: ShownObject[];
   zoneOccupied: boolean;
 }
+
+const mediaTime = (frame: FrameInfo) => frame.mediaMs ?? frame.timestampMs;
 
 /** An object that meets its class entry's criteria in this frame. */
 interface Match {
@@ -314,7 +322,7 @@ export class AppRuleState {
 
   /** Dwell times and motion state of each match (video tasks). */
   private follow(frame: FrameInfo, matches: Match[]): void {
-    const now = frame.timestampMs;
+    const now = mediaTime(frame);
     const region = this.regionDwell.update(
       now,
       matches.map((m) => ({ trackId: m.object.trackId, areas: m.inRegion ? [''] : [] })),
@@ -408,7 +416,7 @@ export class AppRuleState {
     if (counter.numeric_type === 1) {
       const confirmed = candidates.filter((m) => m.object.confirmed);
       this.flow.add(
-        frame.timestampMs,
+        mediaTime(frame),
         confirmed.map((m) => ({ trackId: m.object.trackId, classId: m.entry.class_id })),
       );
       const tracks = confirmed.map((m) => ({ trackId: m.object.trackId, zones: m.zones }));
@@ -416,7 +424,7 @@ export class AppRuleState {
         objects: confirmed.map((m) => report(m)),
         count: this.flow.total,
         countOf: (c) => this.flow.countOf(c),
-        ...(zones.length > 0 && { zoneCounts: this.zoneFlow.add(frame.timestampMs, zones, tracks) }),
+        ...(zones.length > 0 && { zoneCounts: this.zoneFlow.add(mediaTime(frame), zones, tracks) }),
       };
     }
     const counted = counter.distance > 0 ? largestGroup(candidates, counter.distance) : candidates;
@@ -462,7 +470,7 @@ export class AppRuleState {
           (id) => this.tryFire(id, frame),
         );
     if (once) {
-      for (const o of firings.flatMap((f) => f.objects)) this.motion.reported(o.track_id, frame.timestampMs);
+      for (const o of firings.flatMap((f) => f.objects)) this.motion.reported(o.track_id, mediaTime(frame));
     }
     return firings;
   }
@@ -491,7 +499,7 @@ export class AppRuleState {
 
   private loiteringFirings(frame: FrameInfo, matches: readonly Match[]): RuleFiring[] {
     const loitering = this.visits.update(
-      frame.timestampMs,
+      mediaTime(frame),
       this.intervalMs,
       matches.map((m) => ({ trackId: m.object.trackId, inside: m.inRegion, confirmed: countable(m) })),
     );
@@ -524,7 +532,7 @@ export class AppRuleState {
           ? apart(ground(foot), ground(p.foot)) <= rule.meters
           : apart(foot, p.foot) <= rule.radius * p.height,
       );
-    const now = frame.timestampMs;
+    const now = mediaTime(frame);
     const inside = matches.filter((m) => m.inRegion);
     const { leftMs, firing } = this.left.update(
       now,
@@ -556,7 +564,7 @@ export class AppRuleState {
       this.zones.length > 0
         ? this.zones.map((zone) => ({ name: zone.name, polygon: zone.polygon as unknown as Pt[] }))
         : [{ name: '', polygon: this.region }];
-    const removed = this.removed.update(frame.timestampMs, picture, frame, areas, people, rule);
+    const removed = this.removed.update(mediaTime(frame), picture, frame, areas, people, rule);
     if (removed.length === 0) return [];
     const reported = removed.map(({ name, box, fraction, area, sinceMs }) => ({
       track_id: '',
@@ -569,7 +577,7 @@ export class AppRuleState {
       name: name || 'removed',
       area,
       ...(name && { zones: [name] }),
-      removed: seconds(frame.timestampMs - sinceMs),
+      removed: seconds(mediaTime(frame) - sinceMs),
     }));
     return [{ id: `${this.ctx.appId}:removed`, class_id: 'removed', objects: reported }];
   }
@@ -580,7 +588,7 @@ export class AppRuleState {
     matches: readonly Match[],
   ): RuleFiring[] {
     const directions = this.crossings.update(
-      frame.timestampMs,
+      mediaTime(frame),
       line,
       matches.map((m) => ({ trackId: m.object.trackId, foot: m.foot, confirmed: countable(m) })),
     );
