@@ -178,6 +178,34 @@ describe('removed objects', () => {
     expect(run(app(rule, { zones: [shelf] }), 150, () => [], pictures).map((f) => f.frame)).toEqual([50]);
   });
 
+  it('starts the wait again for a zone edited away and back', () => {
+    const context = (zones: (typeof shelf)[]) => ({
+      appId: 'watch',
+      appType: 3 as const,
+      rule: { classes: [BACKPACK], ...rule },
+      polygon: [],
+      zones,
+    });
+    const watch = new AppRuleState(context([shelf]));
+    const other = {
+      name: 'other',
+      polygon: [
+        [0, 0],
+        [50, 0],
+        [50, 50],
+        [0, 50],
+      ],
+    };
+    const fired: number[] = [];
+    for (let n = 0; n <= 100; n++) {
+      if (n === 30) watch.setContext(context([other]));
+      if (n === 35) watch.setContext(context([shelf]));
+      if (watch.evaluate(frame(n), [], n < 20 ? withBox : gone).firings.length > 0) fired.push(n);
+    }
+    // Taken at frame 20, but the zone is back only from frame 35: 3 s later.
+    expect(fired).toEqual([65]);
+  });
+
   it('does not fire for a change shorter than the wait', () => {
     const watch = app(rule);
     expect(

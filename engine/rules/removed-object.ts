@@ -80,6 +80,14 @@ export class RemovedObjects {
     const bg = this.backgroundFor(grid, source, nowMs, gray);
     if (!bg) return [];
     const hidden = this.peopleCells(bg, people);
+    // Areas edited away take their cells and waits with them, so live edits do not pile them up.
+    const current = new Set(areas.map(keyOf));
+    for (const key of bg.cells.keys()) {
+      if (!current.has(key)) {
+        bg.cells.delete(key);
+        bg.states.delete(key);
+      }
+    }
     const fired: RemovedArea[] = [];
     for (const area of areas) {
       const key = keyOf(area);
