@@ -44,6 +44,12 @@ export interface EngineOptions {
    */
   maxSourcePixels?: number;
   /**
+   * File sources play at this multiple of real time (default 1), for tests and benchmarks of
+   * sources that deliver faster or slower than their pictures were taken: rules time frames by the
+   * media's clock either way.
+   */
+  fileReadRate?: number;
+  /**
    * Video decoding (default none: software): an ffmpeg hwaccel, or auto for the first of the
    * platform's whose device opens. A stream whose hardware path fails decodes in software.
    */

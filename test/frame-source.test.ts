@@ -296,6 +296,31 @@ describe('FrameSource', () => {
     expect(isAlive(full.pid)).toBe(false);
   });
 
+  it('stamps each frame with its place on the media clock, however fast the file is read', async () => {
+    const source = new FrameSource(
+      { kind: 'file', input: VIDEO },
+      { ffmpeg: FFMPEG, outputFps: 5, readRate: 4 },
+    );
+    expect(source.args().join(' ')).toContain(`-readrate 4 -stream_loop -1 -i ${VIDEO}`);
+    const frames: Array<{ receivedAt: number; mediaAt: number }> = [];
+    source.on('frame', ({ receivedAt, mediaAt, release }) => {
+      frames.push({ receivedAt, mediaAt });
+      release();
+    });
+    cleanups.push(() => source.stop());
+    source.start();
+    while (frames.length < 21) await once(source, 'frame');
+    await source.stop();
+    const first = frames[0] as { receivedAt: number; mediaAt: number };
+    const last = frames[20] as { receivedAt: number; mediaAt: number };
+    // 20 frames of 5 fps are 4 s of the video, read in about 1 s.
+    expect(first.mediaAt).toBe(first.receivedAt);
+    expect(frames.map((f, i) => Math.round(f.mediaAt - first.mediaAt - i * 200))).toEqual(
+      frames.map(() => 0),
+    );
+    expect(last.receivedAt - first.receivedAt).toBeLessThan(2_000);
+  });
+
   it('gives the same frames through its socket as through a stdout pipe, in recycled buffers', async () => {
     const firstFrames = async (readInPlace: boolean) => {
       const source = new FrameSource({ kind: 'file', input: VIDEO }, { ffmpeg: FFMPEG, readInPlace });

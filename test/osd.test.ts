@@ -15,7 +15,7 @@ import {
 } from '../engine/osd/overlay';
 import { paintObjects } from '../engine/osd/paint';
 import { renderOverlay, renderSnapshot } from '../engine/osd/render';
-import { appSnapshot } from '../engine/osd/snapshot';
+import { appSnapshot, toOverlayObject } from '../engine/osd/snapshot';
 import type { ShownObject } from '../engine/rules/evaluate';
 import { DEFAULT_OSD, type Osd } from '../engine/tasks/schema';
 import { FIXTURES } from './helpers/fixtures';
@@ -210,6 +210,58 @@ describe('labels', () => {
     expect(pixel(image, frame.width, 42, 31)).toEqual(RED);
     expect(pixel(image, frame.width, 42, 32)).toEqual(GREY);
     expect(pixel(image, frame.width, 42, 9)).toEqual(GREY);
+  });
+
+  it('writes the speed of a calibrated object after its name and track id, to one decimal', () => {
+    const texts = (osd: Required<Osd>) =>
+      objectLayouts(
+        [
+          redBox({ speed: 1.456 }),
+          redBox({ x1: 130, x2: 190, trackId: '8' }),
+          redBox({ trackId: '9', speed: 0 }),
+        ],
+        osd,
+        640,
+        480,
+      ).map((layout) => layout.label?.text ?? null);
+    expect(texts(DEFAULT_OSD)).toEqual(['person #7 1.5 m/s', 'person #8', 'person #9 0.0 m/s']);
+    expect(texts({ ...NO_LABELS, display_name: true })).toEqual([
+      'person 1.5 m/s',
+      'person',
+      'person 0.0 m/s',
+    ]);
+    expect(texts({ ...NO_LABELS, display_track: true })).toEqual(['#7 1.5 m/s', '#8', '#9 0.0 m/s']);
+    expect(texts(NO_LABELS)).toEqual([null, null, null]);
+  });
+
+  it('carries a reported speed onto the box the snapshots and the AI video draw, and draws it in the tag', async () => {
+    const shown: ShownObject = {
+      track_id: '7',
+      x: 80,
+      y: 80,
+      w: 80,
+      h: 60,
+      score: 0.9,
+      class_id: '0',
+      name: 'person',
+      color: '#ff0000',
+      speed: 1.46,
+      heading: 90,
+    };
+    expect(toOverlayObject(shown)).toEqual(redBox({ speed: 1.46 }));
+    expect(toOverlayObject({ ...shown, speed: undefined })).toEqual(redBox());
+    // The tag with the speed reaches further right than the one without: its text is drawn.
+    const frame = greyFrame(300, 150);
+    const tagEnd = (speed?: number) => {
+      const [layout] = objectLayouts([redBox({ speed })], DEFAULT_OSD, 300, 150);
+      return (layout?.label?.x ?? 0) + (layout?.label?.width ?? 0);
+    };
+    const [plain, withSpeed] = [tagEnd(), tagEnd(1.46)];
+    expect(withSpeed).toBeGreaterThan(plain + 30);
+    const painted = Buffer.from(frame.data);
+    await paintObjects(painted, 300, 150, [redBox({ speed: 1.46 })], DEFAULT_OSD);
+    expect(pixel(painted, 300, withSpeed - 1, 30)).toEqual(RED);
+    expect(pixel(painted, 300, withSpeed, 30)).toEqual(GREY);
   });
 
   it('keeps the tag inside the frame at the right edge', async () => {

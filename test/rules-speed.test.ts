@@ -120,6 +120,29 @@ describe('speed on reported objects and the speed rule', () => {
     ]);
   });
 
+  it('times speed and dwell by the media clock and the interval by arrival, for frames delivered at twice their rate', () => {
+    const state = new AppRuleState({
+      appId: 'app',
+      appType: 1,
+      rule,
+      polygon: [],
+      ground: groundMap(undefined, { pixels: 10, meters: 1 }) ?? undefined,
+    });
+    // The same scene, its frames 100 ms apart in the media but arriving 50 ms apart.
+    const doubled = (n: number): FrameInfo => ({ ...frame(n), timestampMs: n * 50, mediaMs: n * 100 });
+    const frames = Array.from({ length: 41 }, (_, n) => state.evaluate(doubled(n), scene(n)).firings);
+    const people = frames.flatMap((firings, n) => {
+      const person = firings.find((f) => f.id === 'app:0')?.objects[0];
+      return person ? [[n, person.speed, person.dwell]] : [];
+    });
+    // The class rule fires a second of arrival apart (20 frames), the person walking 1.4 m/s.
+    expect(people).toEqual([
+      [0, undefined, 0],
+      [20, 1.4, 2],
+      [40, 1.4, 4],
+    ]);
+  });
+
   it('gives no speed and never fires without a calibration or length_reference', () => {
     const state = new AppRuleState({ appId: 'app', appType: 1, rule, polygon: [] });
     const firings = Array.from({ length: 21 }, (_, n) => state.evaluate(frame(n), scene(n)).firings).flat();

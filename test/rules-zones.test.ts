@@ -108,6 +108,28 @@ describe('zones', () => {
     ]);
   });
 
+  it('answer the occupancy of every zone after each frame, in all and per class entry', () => {
+    const car = { ...person, class_id: '2', name: 'car' };
+    const state = app({ classes: [person, car] });
+    expect(state.counts()).toEqual({ line: null, zones: null });
+    state.evaluate(frame(0), [obj('a', [100, 100]), obj('b', [450, 100], 2), obj('none', [950, 950])]);
+    expect(state.counts()).toEqual({
+      line: null,
+      zones: {
+        west: { count: 2, classes: { '0': 1, '2': 1 } },
+        east: { count: 1, classes: { '0': 0, '2': 1 } },
+      },
+    });
+    state.evaluate(frame(1), [obj('a', [600, 100])]);
+    expect(state.counts().zones).toEqual({
+      west: { count: 0, classes: { '0': 0, '2': 0 } },
+      east: { count: 1, classes: { '0': 1, '2': 0 } },
+    });
+    const noZones = app({}, { zones: [] });
+    noZones.evaluate(frame(0), [obj('a', [100, 100])]);
+    expect(noZones.counts()).toEqual({ line: null, zones: null });
+  });
+
   it('split a flow counter per zone: the distinct tracks that have been in each zone', () => {
     const state = app({ counter: counter({ numeric_type: 1 }) });
     state.evaluate(frame(0), [obj('a', [100, 100]), obj('b', [950, 950])]);

@@ -68,8 +68,8 @@ describe('running line counts', () => {
       data: {
         task_id: taskId,
         apps: [
-          { app_id: 'loiter', line: { ...counts, classes: { '0': counts } } },
-          { app_id: 'person', line: null },
+          { app_id: 'loiter', line: { ...counts, classes: { '0': counts } }, zones: null },
+          { app_id: 'person', line: null, zones: null },
         ],
       },
     });

@@ -80,8 +80,9 @@ const RULE = { interval: 0, classes: [motion], speed: [{ class_id: '0', min_spee
 async function measure(
   zapkId: string,
   appConfigs: unknown[],
+  engine = t,
 ): Promise<{ speeds: number[]; headings: number[] }> {
-  const started = await t.call('POST', '/api/task', {
+  const started = await engine.call('POST', '/api/task', {
     json: {
       zapk_id: zapkId,
       app_ids: ['motion'],
@@ -98,7 +99,7 @@ async function measure(
       .filter((b): b is Message => b.event === 'message' && b.task_id === taskId);
   const speeding = () => messages().flatMap((m) => m.data.rules.filter((r) => r.id === 'motion:speed:0'));
   await receiver.waitFor('6 s of the box over its minimum speed', () => speeding().length >= 60, 60_000);
-  await t.call('DELETE', `/api/task/${taskId}`);
+  await engine.call('DELETE', `/api/task/${taskId}`);
   for (const message of messages()) {
     const checked = checkBody(message);
     expect(checked.ok ? 'valid' : checked.error).toBe('valid');
@@ -123,6 +124,25 @@ function expectTrueSpeed(what: string, { speeds, headings }: { speeds: number[];
   expect(off.length).toBeLessThanOrEqual(speeds.length / 10);
   expect(new Set(headings)).toEqual(new Set([0]));
 }
+
+describe('speed on a file read faster or slower than real time', () => {
+  // Rules time frames by the media's clock: timed by arrival, 2x would read 2.92 m/s and 0.5x 0.73.
+  for (const rate of [2, 0.5]) {
+    it(`reports the true speed within 5% when the file plays at ${rate} times real time`, async () => {
+      const other = await startTestEngine(undefined, undefined, { fileReadRate: rate });
+      try {
+        const updated = await other.call('PUT', '/api/zapk/builtin/app/motion', { json: { rule: RULE } });
+        expect(updated.body.code).toBe(0);
+        expectTrueSpeed(
+          `calibration, read at ${rate}x`,
+          await measure('builtin', [{ app_id: 'motion', polygon: [], calibration: CALIBRATION }], other),
+        );
+      } finally {
+        await other.stop();
+      }
+    }, 120_000);
+  }
+});
 
 describe('speed on a calibrated scene', () => {
   it('reports the sliding box at its true speed within 5% through the calibration, and the speed rule fires', async () => {

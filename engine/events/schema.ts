@@ -53,6 +53,15 @@ export const ReportedObject = Type.Object(
         description: "Direction of travel, degrees from the ground's +x towards +y",
       }),
     ),
+    left: Type.Optional(
+      Type.Number({ minimum: 0, description: 'Seconds a left object has stood still with nobody near' }),
+    ),
+    removed: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        description: "Seconds a removed object's area has differed from its background",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

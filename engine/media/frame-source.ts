@@ -26,6 +26,8 @@ export interface FrameSourceOptions {
   outputFps?: number;
   /** Files only: start this many seconds in (a rate switch continues the picture instead of rewinding). */
   seekS?: number;
+  /** Files only: play at this multiple of real time (ffmpeg's -readrate); default 1 (-re). */
+  readRate?: number;
   /** Frames of more pixels are refused by ffmpeg's decoder. Default DEFAULT_MAX_SOURCE_PIXELS. */
   maxPixels?: number;
   /** How long stop() waits after SIGTERM before SIGKILL. Default 1 s. */
@@ -54,6 +56,12 @@ export interface SourceFrame extends PooledFrame {
   index: number;
   /** performance.now() when the frame was fully read. */
   receivedAt: number;
+  /**
+   * The frame's place on the media's own clock, on performance.now()'s scale: the first frame's
+   * receivedAt plus its presentation time since. ffmpeg writes image2pipe at a constant rate
+   * (duplicating or dropping frames to keep it), so frame n presents at n / rate.
+   */
+  mediaAt: number;
 }
 
 export interface SourceExit {
@@ -145,6 +153,11 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private refusal: Error | null = null;
   private frameCount = 0;
   private inputFps: number | null = null;
+  /** The rate ffmpeg writes frames at, from its description of the output. */
+  private outputFps: number | null = null;
+  private describingOutput = false;
+  /** The first emitted frame: later frames' mediaAt counts from its receivedAt. */
+  private clockAnchor: { index: number; at: number } | null = null;
   private inputDurationS: number | null = null;
   /** The input's size as ffmpeg described it (its probe of the stream), before any scaling. */
   private describedSize: PixelSize | null = null;
@@ -317,8 +330,8 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     for (const frame of frames) {
       if (this.terminating) return;
       const source = sourceSizeOf(frame, this.describedSize);
-      const sourceFrame = { ...frame, index: this.frameCount++, receivedAt, source };
-      if (this.sourceInfo) this.emit('frame', sourceFrame);
+      const sourceFrame = { ...frame, index: this.frameCount++, receivedAt, mediaAt: receivedAt, source };
+      if (this.sourceInfo) this.emit('frame', this.onMediaClock(sourceFrame, this.sourceInfo.fps));
       else {
         this.heldFrame?.release();
         this.heldFrame = sourceFrame;
@@ -344,7 +357,17 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     return exited;
   }
 
+  /** Sets the frame's mediaAt from its index and the output rate (the source's rate until ffmpeg names it). */
+  private onMediaClock(frame: SourceFrame, fps: number): SourceFrame {
+    const rate = this.outputFps ?? fps;
+    this.clockAnchor ??= { index: frame.index, at: frame.receivedAt };
+    frame.mediaAt = this.clockAnchor.at + ((frame.index - this.clockAnchor.index) * 1000) / rate;
+    return frame;
+  }
+
   private readStderrLine(line: string): void {
+    if (/^Output #/.test(line.trim())) this.describingOutput = true;
+    else if (this.describingOutput && this.outputFps === null) this.outputFps = videoStreamFps(line);
     if (this.inputFps !== null) return;
     const duration = /^\s*Duration: (\d+):(\d\d):(\d\d(?:\.\d+)?)/.exec(line);
     if (duration) {
@@ -371,7 +394,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     this.sourceInfo = { width: frame.width, height: frame.height, fps, source: frame.source };
     this.heldFrame = null;
     this.emit('info', this.sourceInfo);
-    this.emit('frame', frame);
+    this.emit('frame', this.onMediaClock(frame, fps));
   }
 }
 
@@ -386,7 +409,7 @@ function closeSocket(socket: FrameSocket | null): void {
  */
 export function sourceInputArgs(
   source: SourceUrl,
-  options: Pick<FrameSourceOptions, 'transport' | 'ioTimeoutMs' | 'seekS' | 'maxPixels'> = {},
+  options: Pick<FrameSourceOptions, 'transport' | 'ioTimeoutMs' | 'seekS' | 'maxPixels' | 'readRate'> = {},
   live = true,
 ): string[] {
   const args = [
@@ -401,7 +424,9 @@ export function sourceInputArgs(
   else if (source.kind !== 'file') args.push('-rw_timeout', ioTimeoutUs);
   // Files play as live and loop; http may be a plain MP4 or HLS VOD, which ffmpeg would otherwise
   // decode as fast as it can (live http streams arrive at their own rate anyway).
-  if (live && source.kind === 'file') args.push('-re', '-stream_loop', '-1');
+  const rate = options.readRate ?? 1;
+  if (live && source.kind === 'file') args.push(...(rate === 1 ? ['-re'] : ['-readrate', String(rate)]));
+  if (live && source.kind === 'file') args.push('-stream_loop', '-1');
   if (live && source.kind === 'http') args.push('-re');
   if (source.kind === 'file' && options.seekS) args.push('-ss', options.seekS.toFixed(3));
   args.push('-i', source.input);

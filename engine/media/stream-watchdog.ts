@@ -304,6 +304,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       synthetic: false,
       index: this.emitted++,
       receivedAt: frame.receivedAt,
+      mediaAt: frame.mediaAt,
       release,
     });
   }

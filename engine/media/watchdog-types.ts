@@ -24,6 +24,8 @@ export interface WatchdogFrame extends Frame {
   index: number;
   /** performance.now() when the frame was read or made. */
   receivedAt: number;
+  /** Real frames: where the frame lies on the media's clock, on performance.now()'s scale (SourceFrame). */
+  mediaAt?: number;
   /** Gives the pooled buffer back (frame-pool.ts says who calls it). */
   release?: () => void;
 }

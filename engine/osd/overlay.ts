@@ -41,6 +41,8 @@ export interface OverlayObject {
   color: string;
   name: string;
   trackId: string;
+  /** m/s on the ground, when the app is calibrated: written after the name and track id. */
+  speed?: number;
 }
 
 export interface OverlayInput {
@@ -243,10 +245,15 @@ function zoneDrawing(zone: OverlayZone, borderSize: number): Drawing | null {
   return { markup: `<polygon points="${list}" ${fill} ${stroke} stroke-linejoin="round"/>`, extent };
 }
 
+/**
+ * Name, track id and speed (one decimal, so a tag repeats from frame to frame and its tile is reused);
+ * the speed only with a name or track id: it describes the object the tag names.
+ */
 function labelText(object: OverlayObject, osd: Required<Osd>): string {
   const name = osd.display_name ? xmlSafe(object.name).trim() : '';
   const trackId = osd.display_track ? xmlSafe(object.trackId).trim() : '';
-  return [name, trackId && `#${trackId}`].filter(Boolean).join(' ');
+  const speed = (name || trackId) && object.speed !== undefined ? `${object.speed.toFixed(1)} m/s` : '';
+  return [name, trackId && `#${trackId}`, speed].filter(Boolean).join(' ');
 }
 
 /** A filled tag on the box's top edge, moved inside the box when it would leave the frame. */

@@ -54,5 +54,6 @@ export function toOverlayObject(object: ShownObject): OverlayObject {
     color: object.color,
     name: object.name,
     trackId: object.track_id,
+    ...(object.speed !== undefined && { speed: object.speed }),
   };
 }

@@ -357,6 +357,8 @@ function listedRule(rule: Rule, lengthReference: ListedRule['length_reference'])
   if (rule.inertia) listed.inertia = rule.inertia;
   if (rule.stationary) listed.stationary = rule.stationary;
   if (rule.speed) listed.speed = rule.speed;
+  if (rule.left_object) listed.left_object = rule.left_object;
+  if (rule.removed_object) listed.removed_object = rule.removed_object;
   if (lengthReference) listed.length_reference = lengthReference;
   return listed;
 }

@@ -6,7 +6,7 @@ import type { StreamWatchdog, WatchdogFrame } from '../media/stream-watchdog';
 import { areaZones, type OverlayZone } from '../osd/overlay';
 import { appSnapshot } from '../osd/snapshot';
 import type { InstalledApp, PackageRegistry } from '../packages/registry';
-import type { LineCounts } from '../rules/counts';
+import type { AppCounts } from '../rules/counts';
 import type { FrameInfo, RuleResult, ShownObject } from '../rules/evaluate';
 import type { AppAreas, AppConfig, Osd } from '../tasks/schema';
 import { ByteTracker, type TrackedObject } from '../tracking/byte-tracker';
@@ -273,8 +273,11 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   private async judge(input: NumberedFrame, { task, frame, detections }: Detected): Promise<boolean> {
     if (this.stopped) return false;
     const size = input.source;
-    // The event's time is when its frame left ffmpeg, not when analysis got round to it.
-    const timestamp = Math.round(this.deps.now() - (performance.now() - input.receivedAt));
+    // The event's time is when its frame left ffmpeg, not when analysis got round to it; rules time
+    // frames by the media's clock, so a source that delivers faster or slower than real time, or in
+    // bursts, still measures true speeds and stays.
+    const wallTime = (at: number) => Math.round(this.deps.now() - (performance.now() - at));
+    const timestamp = wallTime(input.receivedAt);
     const models: AnalysedFrame['models'] = new Map();
     for (const key of this.detectors.keys()) {
       const found = detections.get(key);
@@ -284,12 +287,14 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     }
 
     const info = { id: input.frameId, timestampMs: timestamp, width: size.width, height: size.height };
+    const ruleInfo = { ...info, mediaMs: wallTime(input.mediaAt ?? input.receivedAt) };
     const overlays: AppOverlay[] = [];
     const results: AnalysedFrame['results'] = [];
     const fired: Array<{ runtime: AppRuntime; result: RuleResult }> = [];
     for (const runtime of this.apps.values()) {
       const modelKey = runtime.app.model.key;
-      const result = runtime.state.evaluate(info, models.get(modelKey)?.tracked ?? []);
+      const picture = input.synthetic ? undefined : frame;
+      const result = runtime.state.evaluate(ruleInfo, models.get(modelKey)?.tracked ?? [], picture);
       results.push({ appId: runtime.app.app_id, modelKey, result, areas: runtime.areas });
       overlays.push({
         appId: runtime.app.app_id,
@@ -381,9 +386,9 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     return floor;
   }
 
-  /** Each app's counting-line crossings since analysis started; null for an app without a line. */
-  lineCounts(): Map<string, LineCounts | null> {
-    return new Map([...this.apps].map(([appId, runtime]) => [appId, runtime.state.lineCounts()]));
+  /** Each app's counting-line crossings since analysis started and its zones' occupancy now. */
+  counts(): Map<string, AppCounts> {
+    return new Map([...this.apps].map(([appId, runtime]) => [appId, runtime.state.counts()]));
   }
 
   /** Applies task updates, rule edits and a new frame size before the next frame is analysed. */

@@ -4,7 +4,7 @@ import { type LiveDeps, TaskLive } from '../live/task-live';
 import type { PixelSize } from '../media/analysis-size';
 import type { SourceUrl } from '../media/source-url';
 import type { StreamWatchdog } from '../media/stream-watchdog';
-import type { LineCounts } from '../rules/counts';
+import type { AppCounts } from '../rules/counts';
 import { HeatGrid } from './heat-grid';
 import { type AnalysedFrame, type PipelineDeps, type PipelineTask, TaskPipeline } from './task-pipeline';
 
@@ -125,9 +125,9 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     await Promise.all([...this.running.keys()].map((taskId) => this.stop(taskId)));
   }
 
-  /** Per app of a running task, its line crossings since analysis started; undefined when not running. */
-  lineCounts(taskId: string): Map<string, LineCounts | null> | undefined {
-    return this.running.get(taskId)?.pipeline.lineCounts();
+  /** Per app of a running task, its line crossings and zone occupancy; undefined when not running. */
+  counts(taskId: string): Map<string, AppCounts> | undefined {
+    return this.running.get(taskId)?.pipeline.counts();
   }
 
   /** Where a running task's objects stood since its analysis started (or the last reset); undefined when not running. */

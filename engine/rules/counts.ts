@@ -19,3 +19,25 @@ export const LineCounts = Type.Object(
   { additionalProperties: false },
 );
 export type LineCounts = Static<typeof LineCounts>;
+
+/** Objects in each named zone of an app now, all classes and per class entry of its rule. */
+export const ZoneOccupancy = Type.Record(
+  Type.String(),
+  Type.Object(
+    {
+      count: Type.Integer({ minimum: 0 }),
+      classes: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+        description: 'Per class_id of the rule, every class entry (zeros included)',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  { description: 'Per zone name, every zone of the app' },
+);
+export type ZoneOccupancy = Static<typeof ZoneOccupancy>;
+
+/** What an app has counted so far: its counting line's crossings and its zones' occupancy. */
+export interface AppCounts {
+  line: LineCounts | null;
+  zones: ZoneOccupancy | null;
+}

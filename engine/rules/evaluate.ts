@@ -1,15 +1,18 @@
+import type { Frame } from '../inference/types';
 import type { Polygon, Zone } from '../tasks/schema';
 import type { TrackedObject } from '../tracking/byte-tracker';
-import type { DirectionCounts, LineCounts } from './counts';
+import type { AppCounts, DirectionCounts, LineCounts, ZoneOccupancy } from './counts';
 import { AreaDwell, seconds } from './dwell';
 import { type Pt, pointInPolygon } from './geometry';
 import type { GroundMap } from './ground';
 import { DEFAULT_INERTIA, TrackInertia } from './inertia';
-import { APP_TYPE, type ClassEntry, type Counter, type Rule } from './schema';
+import { LeftObjects } from './left-object';
+import { RemovedObjects, type WatchedArea } from './removed-object';
+import { APP_TYPE, type ClassEntry, type Counter, type LeftObject, type Rule } from './schema';
 import { TrackSpeeds, type Velocity } from './speed';
 import { type MotionState, TrackMotion } from './stationary';
 import { CrossingTally, type Direction, FlowTally, LineCrossings, LoiteringVisits } from './time-series';
-import { countPerZone, masked, ZoneCrossings, ZoneFlow, zonesAt } from './zones';
+import { countPerZone, masked, occupancy, ZoneCrossings, ZoneFlow, zonesAt } from './zones';
 
 /**
  * Applies one application's rule to the tracked objects of each analysed frame
@@ -34,7 +37,13 @@ export interface AppRuleContext {
 
 export interface FrameInfo {
   id: number;
+  /** When the frame arrived (the event's timestamp): `interval` counts between callbacks by it. */
   timestampMs: number;
+  /**
+   * The frame's time on the media's clock (video tasks), which stays, loitering, speed and stops are
+   * timed by, so they hold whatever rate the source delivers at; timestampMs when absent.
+   */
+  mediaMs?: number;
   width: number;
   height: number;
 }
@@ -61,6 +70,10 @@ export interface ReportedObject {
   speed?: number;
   /** Direction of travel, degrees from the ground's +x axis towards its +y axis. */
   heading?: number;
+  /** Seconds a left object has stood still with nobody near. */
+  left?: number;
+  /** Seconds a removed object's area has differed from its background. */
+  removed?: number;
 }
 
 export interface RuleFiring {
@@ -86,6 +99,8 @@ export interface RuleResult {
   shown: ShownObject[];
   zoneOccupied: boolean;
 }
+
+const mediaTime = (frame: FrameInfo) => frame.mediaMs ?? frame.timestampMs;
 
 /** An object that meets its class entry's criteria in this frame. */
 interface Match {
@@ -193,6 +208,10 @@ export class AppRuleState {
   private zoneDwell = new AreaDwell();
   private motion = new TrackMotion();
   private speeds = new TrackSpeeds();
+  private left = new LeftObjects();
+  private removed = new RemovedObjects();
+  /** The zones' occupancy after the last frame; null before it and for an app without zones. */
+  private occupied: ZoneOccupancy | null = null;
 
   constructor(ctx: AppRuleContext) {
     this.ctx = ctx;
@@ -215,6 +234,8 @@ export class AppRuleState {
       this.motion = new TrackMotion();
       this.regionDwell = new AreaDwell();
       this.speeds = new TrackSpeeds();
+      this.left = new LeftObjects();
+      this.removed = new RemovedObjects();
     } else if (JSON.stringify(previous.polygon) !== JSON.stringify(ctx.polygon)) {
       // A visit is a stay inside one shape. Crossing sides stay valid: scaling keeps the sign of the
       // cross product, and a track's stored side corrects itself on its next sighting after a move.
@@ -225,6 +246,11 @@ export class AppRuleState {
     this.entries = entriesOf(ctx.rule);
   }
 
+  /** Its line's crossings since the start and its zones' occupancy after the last frame. */
+  counts(): AppCounts {
+    return { line: this.lineCounts(), zones: this.occupied };
+  }
+
   /** The crossings of the counting line since the start; null when the app counts on no line. */
   lineCounts(): LineCounts | null {
     if (this.ctx.appType !== APP_TYPE.timeSeries || !this.countingLine) return null;
@@ -232,17 +258,20 @@ export class AppRuleState {
     return { ...this.crossed.totals, classes };
   }
 
-  evaluate(frame: FrameInfo, objects: readonly TrackedObject[]): RuleResult {
+  /** `picture`: the analysed frame's pixels (any size), for removed objects; absent for a black fill frame. */
+  evaluate(frame: FrameInfo, objects: readonly TrackedObject[], picture?: Frame): RuleResult {
     const matches = this.match(objects);
     if (!this.ctx.perImage) this.follow(frame, matches);
     const present = matches.filter((m) => m.inRegion && m.steady);
     const firings = [
       ...(this.ctx.appType === APP_TYPE.timeSeries
-        ? this.timeSeriesFirings(frame, matches, present)
+        ? this.timeSeriesFirings(frame, matches, present, objects)
         : this.detectionFirings(frame, present)),
       ...this.speedFirings(frame, present),
+      ...this.removedFirings(frame, objects, picture),
     ];
     const shown = present.map((m) => ({ ...report(m), color: m.entry.color }));
+    this.occupied = this.zones.length > 0 ? occupancy(this.zones, [...this.entries.keys()], shown) : null;
     return { firings, shown, zoneOccupied: shown.length > 0 };
   }
 
@@ -293,7 +322,7 @@ export class AppRuleState {
 
   /** Dwell times and motion state of each match (video tasks). */
   private follow(frame: FrameInfo, matches: Match[]): void {
-    const now = frame.timestampMs;
+    const now = mediaTime(frame);
     const region = this.regionDwell.update(
       now,
       matches.map((m) => ({ trackId: m.object.trackId, areas: m.inRegion ? [''] : [] })),
@@ -387,7 +416,7 @@ export class AppRuleState {
     if (counter.numeric_type === 1) {
       const confirmed = candidates.filter((m) => m.object.confirmed);
       this.flow.add(
-        frame.timestampMs,
+        mediaTime(frame),
         confirmed.map((m) => ({ trackId: m.object.trackId, classId: m.entry.class_id })),
       );
       const tracks = confirmed.map((m) => ({ trackId: m.object.trackId, zones: m.zones }));
@@ -395,7 +424,7 @@ export class AppRuleState {
         objects: confirmed.map((m) => report(m)),
         count: this.flow.total,
         countOf: (c) => this.flow.countOf(c),
-        ...(zones.length > 0 && { zoneCounts: this.zoneFlow.add(frame.timestampMs, zones, tracks) }),
+        ...(zones.length > 0 && { zoneCounts: this.zoneFlow.add(mediaTime(frame), zones, tracks) }),
       };
     }
     const counted = counter.distance > 0 ? largestGroup(candidates, counter.distance) : candidates;
@@ -441,7 +470,7 @@ export class AppRuleState {
           (id) => this.tryFire(id, frame),
         );
     if (once) {
-      for (const o of firings.flatMap((f) => f.objects)) this.motion.reported(o.track_id, frame.timestampMs);
+      for (const o of firings.flatMap((f) => f.objects)) this.motion.reported(o.track_id, mediaTime(frame));
     }
     return firings;
   }
@@ -454,22 +483,103 @@ export class AppRuleState {
     frame: FrameInfo,
     matches: readonly Match[],
     present: readonly Match[],
+    objects: readonly TrackedObject[],
   ): RuleFiring[] {
     const line = this.countingLine;
     if (line) return this.crossingFirings(frame, line, matches);
-    const loitering = this.visits.update(
-      frame.timestampMs,
-      this.intervalMs,
-      matches.map((m) => ({ trackId: m.object.trackId, inside: m.inRegion, confirmed: countable(m) })),
-    );
-    const firings = this.classFirings(
-      matches.filter((m) => loitering.has(m.object.trackId)).map((m) => report(m)),
-      () => true,
-    );
+    const leftObject = this.ctx.rule.left_object;
+    const firings = leftObject
+      ? this.leftFirings(frame, matches, objects, leftObject)
+      : this.loiteringFirings(frame, matches);
     const counter = this.ctx.rule.counter;
     if (!counter) return firings;
     const confirmed = present.filter((m) => m.object.confirmed);
     return [...firings, ...this.counterFiring(frame, counter, this.objectTally(frame, counter, confirmed))];
+  }
+
+  private loiteringFirings(frame: FrameInfo, matches: readonly Match[]): RuleFiring[] {
+    const loitering = this.visits.update(
+      mediaTime(frame),
+      this.intervalMs,
+      matches.map((m) => ({ trackId: m.object.trackId, inside: m.inRegion, confirmed: countable(m) })),
+    );
+    return this.classFirings(
+      matches.filter((m) => loitering.has(m.object.trackId)).map((m) => report(m)),
+      () => true,
+    );
+  }
+
+  /**
+   * Left objects: matches in the region, stationary, with no person's foot point near theirs (within
+   * `radius` of that person's box heights, or `meters` on the ground when the app has a ground scale).
+   * A person of a class entry is near itself, so it is never left.
+   */
+  private leftFirings(
+    frame: FrameInfo,
+    matches: readonly Match[],
+    objects: readonly TrackedObject[],
+    rule: LeftObject,
+  ): RuleFiring[] {
+    const personClass = rule.person_class_id ?? '0';
+    const people = objects
+      .filter((o) => String(o.classIndex) === personClass)
+      .map((o): { foot: Pt; height: number } => ({ foot: [(o.x1 + o.x2) / 2, o.y2], height: o.y2 - o.y1 }));
+    const ground = this.ctx.ground;
+    const apart = (a: Pt, b: Pt) => Math.hypot(a[0] - b[0], a[1] - b[1]);
+    const near = (foot: Pt) =>
+      people.some((p) =>
+        ground && rule.meters !== undefined
+          ? apart(ground(foot), ground(p.foot)) <= rule.meters
+          : apart(foot, p.foot) <= rule.radius * p.height,
+      );
+    const now = mediaTime(frame);
+    const inside = matches.filter((m) => m.inRegion);
+    const { leftMs, firing } = this.left.update(
+      now,
+      rule.seconds * 1000,
+      inside.map((m) => ({
+        trackId: m.object.trackId,
+        stillSinceMs: this.motion.stillSince(m.object.trackId, now),
+        attended: near(m.foot),
+        confirmed: countable(m),
+      })),
+    );
+    const left = inside
+      .filter((m) => firing.has(m.object.trackId))
+      .map((m) => ({ ...report(m), left: seconds(leftMs.get(m.object.trackId) ?? 0) }));
+    return this.classFirings(left, () => true);
+  }
+
+  /** Removed objects (rule `removed_object`, type 3): each zone, else the region or the frame, watched. */
+  private removedFirings(
+    frame: FrameInfo,
+    objects: readonly TrackedObject[],
+    picture: Frame | undefined,
+  ): RuleFiring[] {
+    const rule = this.ctx.rule.removed_object;
+    if (!rule || !picture || this.ctx.perImage || this.ctx.appType !== APP_TYPE.timeSeries) return [];
+    const personClass = rule.person_class_id ?? '0';
+    const people = objects.filter((o) => String(o.classIndex) === personClass);
+    const areas: WatchedArea[] =
+      this.zones.length > 0
+        ? this.zones.map((zone) => ({ name: zone.name, polygon: zone.polygon as unknown as Pt[] }))
+        : [{ name: '', polygon: this.region }];
+    const removed = this.removed.update(mediaTime(frame), picture, frame, areas, people, rule);
+    if (removed.length === 0) return [];
+    const reported = removed.map(({ name, box, fraction, area, sinceMs }) => ({
+      track_id: '',
+      x: Math.round((box.x1 + box.x2) / 2),
+      y: Math.round((box.y1 + box.y2) / 2),
+      w: Math.round(box.x2 - box.x1),
+      h: Math.round(box.y2 - box.y1),
+      score: Math.round(fraction * 1000) / 1000,
+      class_id: 'removed',
+      name: name || 'removed',
+      area,
+      ...(name && { zones: [name] }),
+      removed: seconds(mediaTime(frame) - sinceMs),
+    }));
+    return [{ id: `${this.ctx.appId}:removed`, class_id: 'removed', objects: reported }];
   }
 
   private crossingFirings(
@@ -478,7 +588,7 @@ export class AppRuleState {
     matches: readonly Match[],
   ): RuleFiring[] {
     const directions = this.crossings.update(
-      frame.timestampMs,
+      mediaTime(frame),
       line,
       matches.map((m) => ({ trackId: m.object.trackId, foot: m.foot, confirmed: countable(m) })),
     );

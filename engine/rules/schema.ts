@@ -109,6 +109,64 @@ const Speed = Type.Array(SpeedLimit, {
     'Extension: fires for objects of the class moving at a speed within [min_speed, max_speed] (video tasks with a calibration or length_reference)',
 });
 
+const PersonClassId = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'Class id of the people who attend objects or stand in front of the background; default "0"',
+});
+
+export const LeftObject = Type.Object(
+  {
+    seconds: Type.Number({
+      minimum: 3,
+      maximum: 86_400,
+      description:
+        'Seconds an object stands still with nobody near before it is left (3 at least: the stationary state)',
+    }),
+    radius: Type.Number({
+      minimum: 0,
+      maximum: 100,
+      description: "Nobody near: no person's foot point within this many of that person's box heights",
+    }),
+    meters: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 1000,
+        description: 'With a ground scale (calibration or length_reference), the distance in metres instead',
+      }),
+    ),
+    person_class_id: Type.Optional(PersonClassId),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Extension (type-3 apps with a region or the whole frame): the class entries fire as left objects instead of loitering',
+  },
+);
+export type LeftObject = Static<typeof LeftObject>;
+
+export const RemovedObject = Type.Object(
+  {
+    seconds: Type.Number({
+      minimum: 1,
+      maximum: 86_400,
+      description: 'Seconds an area must differ from the learned background before it fires',
+    }),
+    fraction: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 1,
+      description: "Share of the area's pixels (people left out) that must differ from the background",
+    }),
+    person_class_id: Type.Optional(PersonClassId),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Extension (type-3 apps): fires <app_id>:removed once when a zone (or the region, or the frame) differs from its learned background',
+  },
+);
+export type RemovedObject = Static<typeof RemovedObject>;
+
 /** The rule as stored and as carried by the update body (4.3): classes as an array. */
 export const Rule = Type.Object(
   {
@@ -119,6 +177,8 @@ export const Rule = Type.Object(
     inertia: Type.Optional(Inertia),
     stationary: Type.Optional(Stationary),
     speed: Type.Optional(Speed),
+    left_object: Type.Optional(LeftObject),
+    removed_object: Type.Optional(RemovedObject),
   },
   { additionalProperties: false },
 );
@@ -133,6 +193,8 @@ export const ListedRule = Type.Object({
   inertia: Type.Optional(Inertia),
   stationary: Type.Optional(Stationary),
   speed: Type.Optional(Speed),
+  left_object: Type.Optional(LeftObject),
+  removed_object: Type.Optional(RemovedObject),
   length_reference: Type.Optional(LengthReference),
 });
 export type ListedRule = Static<typeof ListedRule>;

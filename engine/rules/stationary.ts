@@ -54,6 +54,12 @@ export class TrackMotion {
     return states;
   }
 
+  /** When the track's current stop began, if it is stationary now; undefined while it moves. */
+  stillSince(trackId: string, nowMs: number): number | undefined {
+    const stop = this.stops.get(trackId);
+    return stop && nowMs - stop.sinceMs >= STILL_AFTER_MS ? stop.sinceMs : undefined;
+  }
+
   /** Notes that the track was part of a firing at this frame time. */
   reported(trackId: string, nowMs: number): void {
     const stop = this.stops.get(trackId);

@@ -47,6 +47,12 @@ export function ruleProblems(rule: Rule, knownClassIds: ReadonlySet<string> | nu
       problems.push(`${at}: min_speed ${limit.min_speed} is greater than max_speed ${limit.max_speed}`);
     }
   });
+  for (const key of ['left_object', 'removed_object'] as const) {
+    const person = rule[key]?.person_class_id;
+    if (person !== undefined && !knows(person)) {
+      problems.push(`rule.${key}.person_class_id: the model has no class "${person}"`);
+    }
+  }
   const inertia = rule.inertia;
   if (inertia && inertia.hits > inertia.frames) {
     problems.push(`rule.inertia: hits ${inertia.hits} is greater than frames ${inertia.frames}`);

@@ -1,4 +1,5 @@
 import type { Polygon, Zone } from '../tasks/schema';
+import type { ZoneOccupancy } from './counts';
 import { type Pt, pointInPolygon } from './geometry';
 import { FlowTally } from './time-series';
 
@@ -26,6 +27,23 @@ export function countPerZone(
 ): Record<string, number> {
   return Object.fromEntries(
     zones.map((zone) => [zone.name, objects.filter((o) => o.zones?.includes(zone.name)).length]),
+  );
+}
+
+/** How many of the objects stand in each zone now, in all and per class id; every zone and class listed. */
+export function occupancy(
+  zones: readonly Zone[],
+  classIds: readonly string[],
+  objects: readonly { class_id: string; zones?: readonly string[] }[],
+): ZoneOccupancy {
+  return Object.fromEntries(
+    zones.map((zone) => {
+      const inside = objects.filter((o) => o.zones?.includes(zone.name));
+      const classes = Object.fromEntries(
+        classIds.map((classId) => [classId, inside.filter((o) => o.class_id === classId).length]),
+      );
+      return [zone.name, { count: inside.length, classes }];
+    }),
   );
 }
 

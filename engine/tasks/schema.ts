@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { TaskHealth } from '../contract/health';
-import { LineCounts } from '../rules/counts';
+import { LineCounts, ZoneOccupancy } from '../rules/counts';
 import { oneOf } from '../schema/ajv';
 
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
@@ -190,7 +190,7 @@ export const TaskView = Type.Object({
 });
 export type TaskView = Static<typeof TaskView>;
 
-/** GET /api/task/{task_id}/counts (extension): each app's counting line, null without one. */
+/** GET /api/task/{task_id}/counts (extension): each app's counting line and zones, null without them. */
 export const TaskCounts = Type.Object({
   task_id: Type.String({ format: 'uuid' }),
   apps: Type.Array(
@@ -198,6 +198,9 @@ export const TaskCounts = Type.Object({
       app_id: Type.String(),
       line: Type.Union([LineCounts, Type.Null()], {
         description: 'Crossings since analysis started; null for an app without a counting line',
+      }),
+      zones: Type.Union([ZoneOccupancy, Type.Null()], {
+        description: 'Objects in each zone after the last analysed frame; null for an app without zones',
       }),
     }),
   ),

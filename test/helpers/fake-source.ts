@@ -45,6 +45,7 @@ export class FakeSource extends EventEmitter<FrameSourceEvents> implements Watch
       source: this.info?.source ?? { width, height },
       index: this.frames++,
       receivedAt,
+      mediaAt: receivedAt,
       release: () => {},
     });
   }

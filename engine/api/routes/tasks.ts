@@ -169,17 +169,21 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
       schema: {
         tags: ['tasks'],
         summary:
-          "Extension: a running video task's counting-line crossings per app, class and direction since its analysis started",
+          "Extension: a running video task's counting-line crossings per app, class and direction since its analysis started, and the objects in each of its zones now",
         params: TaskParams,
         response: { 200: Envelope(TaskCounts) },
       },
     },
     async (request) => {
       const task = ctx.tasks.liveTask(request.params.task_id, 'video');
-      const counts = ctx.video.lineCounts(task.task_id);
+      const counts = ctx.video.counts(task.task_id);
       return ok({
         task_id: task.task_id,
-        apps: task.app_ids.map((app_id) => ({ app_id, line: counts?.get(app_id) ?? null })),
+        apps: task.app_ids.map((app_id) => ({
+          app_id,
+          line: counts?.get(app_id)?.line ?? null,
+          zones: counts?.get(app_id)?.zones ?? null,
+        })),
       });
     },
   );
