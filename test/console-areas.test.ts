@@ -1,0 +1,185 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TaskView } from '../engine/tasks/schema';
+import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine';
+import { VIDEO } from './helpers/fixtures';
+
+/*
+ * The live view's editors of an app's zones, masks and ground calibration, in Chromium against an engine in its own process serving the built console: what is
+ * drawn and typed is what the engine stores, in source pixels.
+ */
+
+const POLL = { timeout: 30_000 };
+/** Where the editors' screenshots go, to be looked at. */
+const SHOTS = process.env.SHOTS_DIR ?? '/tmp/shots-ed';
+/** vtest.avi's frame size: what polygons are in. */
+const SOURCE = { width: 768, height: 576 };
+/** Clicks land on whole display pixels; a source pixel is about 1.2 of them here. */
+const TOLERANCE = 3;
+
+type Pt = [number, number];
+const ENTRANCE: Pt[] = [
+  [60, 80],
+  [330, 80],
+  [330, 420],
+  [60, 420],
+];
+const EXIT: Pt[] = [
+  [420, 90],
+  [700, 90],
+  [700, 400],
+  [420, 400],
+];
+const MASK: Pt[] = [
+  [500, 450],
+  [700, 450],
+  [600, 540],
+];
+const MARKS: Pt[] = [
+  [150, 480],
+  [620, 480],
+  [520, 200],
+  [250, 200],
+];
+const GROUND: Pt[] = [
+  [0, 0],
+  [7, 0],
+  [7, 20],
+  [0, 20],
+];
+
+let c: ConsoleEngine;
+let page: Page;
+let taskId: string;
+
+async function frameBox() {
+  const box = await page.locator('.stage-frame').boundingBox();
+  if (!box) throw new Error('the frame is not on the page');
+  return box;
+}
+
+/** Clicks source pixels on the frame; `close` clicks the first point again (closes a region). */
+async function clickPoints(points: Pt[], close: boolean): Promise<void> {
+  const box = await frameBox();
+  const at = ([x, y]: Pt) => ({
+    x: box.x + (x * box.width) / SOURCE.width,
+    y: box.y + (y * box.height) / SOURCE.height,
+  });
+  for (const point of close ? [...points, points[0] as Pt] : points) {
+    const { x, y } = at(point);
+    await page.mouse.click(x, y);
+  }
+}
+
+/** Whether a stored value is the expected one, numbers within TOLERANCE (source pixels). */
+function near(actual: unknown, expected: unknown): boolean {
+  if (typeof expected === 'number')
+    return typeof actual === 'number' && Math.abs(actual - expected) <= TOLERANCE;
+  if (Array.isArray(expected)) {
+    return (
+      Array.isArray(actual) &&
+      actual.length === expected.length &&
+      expected.every((item, i) => near(actual[i], item))
+    );
+  }
+  if (expected && typeof expected === 'object') {
+    const keys = Object.keys(expected);
+    return (
+      !!actual &&
+      typeof actual === 'object' &&
+      JSON.stringify(Object.keys(actual).sort()) === JSON.stringify([...keys].sort()) &&
+      keys.every((key) =>
+        near((actual as Record<string, unknown>)[key], (expected as Record<string, unknown>)[key]),
+      )
+    );
+  }
+  return actual === expected;
+}
+
+async function storedConfig() {
+  const task = await c.api<TaskView>('GET', `/api/task/${taskId}`);
+  return task.app_configs.find((config) => config.app_id === 'motion');
+}
+
+/** Waits until the engine stores `expected` (within TOLERANCE); fails showing what it stores. */
+async function untilStored(expected: unknown): Promise<void> {
+  try {
+    await expect.poll(async () => near(await storedConfig(), expected), POLL).toBe(true);
+  } catch {
+    await page.screenshot({ path: join(SHOTS, 'failed.png') });
+    expect(await storedConfig()).toEqual(expected);
+  }
+}
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  c = await startConsoleEngine('console-areas', { engineArgs: ['--analysis-fps', '2'] });
+  const body = { name: 'Yard', zapk_id: 'builtin', app_ids: ['motion'], video_url: VIDEO };
+  taskId = (await c.api<{ task_id: string }>('POST', '/api/task', body)).task_id;
+  page = await c.open(`/live/${taskId}`, { width: 1400, height: 1000 });
+}, 120_000);
+
+afterAll(async () => c?.stop());
+
+describe('zones, masks and calibration over the live video', () => {
+  it('draws two named zones and a mask; the engine stores exactly those polygons', async () => {
+    await page.getByLabel('AI video of task Yard').waitFor(POLL);
+    await page.locator('.stage-canvas canvas').first().waitFor(POLL);
+
+    await page.getByRole('button', { name: 'Add zone' }).click();
+    await page.getByRole('textbox', { name: 'Name of zone 1' }).fill('entrance');
+    await clickPoints(ENTRANCE, true);
+    await page.getByRole('button', { name: 'Add zone' }).click();
+    await page.getByRole('textbox', { name: 'Name of zone 2' }).fill('exit');
+    await clickPoints(EXIT, true);
+    await page.getByRole('button', { name: 'Add mask' }).click();
+    await clickPoints(MASK, true);
+
+    await untilStored({
+      app_id: 'motion',
+      polygon: [],
+      zones: [
+        { name: 'entrance', polygon: ENTRANCE },
+        { name: 'exit', polygon: EXIT },
+      ],
+      masks: [MASK],
+    });
+    await page.getByText('Regions saved: the task uses them now.').waitFor(POLL);
+    await page.screenshot({ path: join(SHOTS, 'zones-masks.png') });
+  }, 90_000);
+
+  it('flags a duplicate zone name next to its row and sends nothing', async () => {
+    await page.getByRole('textbox', { name: 'Name of zone 2' }).fill('entrance');
+    await page.getByText('Another zone of this application has this name.').waitFor(POLL);
+    expect((await storedConfig())?.zones?.map((zone) => zone.name)).toEqual(['entrance', 'exit']);
+    await page.getByRole('textbox', { name: 'Name of zone 2' }).fill('exit');
+  }, 30_000);
+
+  it('places four calibration marks with their ground metres; the engine stores them; a segment measures', async () => {
+    await page.getByRole('button', { name: 'Place the four marks' }).click();
+    await clickPoints(MARKS, false);
+    for (const [mark, [x, y]] of GROUND.entries()) {
+      await page.getByRole('textbox', { name: `Mark ${mark + 1}: ground x (m)` }).fill(String(x));
+      await page.getByRole('textbox', { name: `Mark ${mark + 1}: ground y (m)` }).fill(String(y));
+    }
+    await untilStored({
+      app_id: 'motion',
+      polygon: [],
+      zones: [
+        { name: 'entrance', polygon: ENTRANCE },
+        { name: 'exit', polygon: EXIT },
+      ],
+      masks: [MASK],
+      calibration: { image: MARKS, ground: GROUND },
+    });
+    expect((await storedConfig())?.calibration?.ground).toEqual(GROUND);
+
+    // The segment from mark 1 to mark 2 (its ends snap onto the marks) is 7 m on the ground.
+    await page.getByRole('button', { name: 'Measure a distance' }).click();
+    await clickPoints([MARKS[0] as Pt, MARKS[1] as Pt], false);
+    await page.getByRole('status').filter({ hasText: 'Measured: 7.00 m' }).waitFor(POLL);
+    await page.screenshot({ path: join(SHOTS, 'calibration.png') });
+  }, 90_000);
+});
