@@ -7,7 +7,8 @@ import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine
 import { VIDEO } from './helpers/fixtures';
 
 /*
- * The live view's editors of an app's zones, masks and ground calibration, in Chromium against an engine in its own process serving the built console: what is
+ * The live view's editors of an app's zones, masks and ground calibration, and the rule editor's
+ * inertia, in Chromium against an engine in its own process serving the built console: what is
  * drawn and typed is what the engine stores, in source pixels.
  */
 
@@ -182,4 +183,34 @@ describe('zones, masks and calibration over the live video', () => {
     await page.getByRole('status').filter({ hasText: 'Measured: 7.00 m' }).waitFor(POLL);
     await page.screenshot({ path: join(SHOTS, 'calibration.png') });
   }, 90_000);
+});
+
+describe('inertia in the rule editor', () => {
+  it('shows the default, and stores the hits and frames typed', async () => {
+    await page.getByRole('navigation').getByRole('link', { name: 'Packages' }).click();
+    await page.getByRole('button', { name: /Edit the rule of Motion/ }).click();
+    const dialog = page.getByRole('dialog', { name: /Rule of Motion/ });
+    const hits = dialog.getByRole('spinbutton', { name: 'Inertia: matched frames' });
+    const frames = dialog.getByRole('spinbutton', { name: 'Inertia: latest analysed frames' });
+    expect([
+      await hits.inputValue(),
+      await hits.getAttribute('placeholder'),
+      await frames.inputValue(),
+      await frames.getAttribute('placeholder'),
+    ]).toEqual(['', '3', '', '5']);
+    await dialog.getByText('Empty: the default, 3 of 5.').waitFor();
+    await hits.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(SHOTS, 'inertia-default.png') });
+    await hits.fill('4');
+    await frames.fill('6');
+    await hits.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(SHOTS, 'inertia.png') });
+    await dialog.getByRole('button', { name: 'Save rule' }).click();
+    await dialog.waitFor({ state: 'detached', ...POLL });
+    const packages = await c.api<
+      Array<{ zapk_id: string; apps: Record<string, { rule: { inertia?: unknown } }> }>
+    >('GET', '/api/zapk');
+    const rule = packages.find((pkg) => pkg.zapk_id === 'builtin')?.apps.motion?.rule;
+    expect(rule?.inertia).toEqual({ hits: 4, frames: 6 });
+  }, 60_000);
 });
