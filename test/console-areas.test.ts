@@ -7,8 +7,8 @@ import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine
 import { VIDEO } from './helpers/fixtures';
 
 /*
- * The live view's editors of an app's zones, masks and ground calibration, and the rule editor's
- * inertia, in Chromium against an engine in its own process serving the built console: what is
+ * The editors of an app's zones, masks and ground calibration (the task editor's, the live view's),
+ * and the rule editor's inertia, in Chromium against an engine in its own process serving the built console: what is
  * drawn and typed is what the engine stores, in source pixels.
  */
 
@@ -63,6 +63,7 @@ async function frameBox() {
 
 /** Clicks source pixels on the frame; `close` clicks the first point again (closes a region). */
 async function clickPoints(points: Pt[], close: boolean): Promise<void> {
+  await page.locator('.stage').scrollIntoViewIfNeeded();
   const box = await frameBox();
   const at = ([x, y]: Pt) => ({
     x: box.x + (x * box.width) / SOURCE.width,
@@ -119,70 +120,106 @@ beforeAll(async () => {
   c = await startConsoleEngine('console-areas', { engineArgs: ['--analysis-fps', '2'] });
   const body = { name: 'Yard', zapk_id: 'builtin', app_ids: ['motion'], video_url: VIDEO };
   taskId = (await c.api<{ task_id: string }>('POST', '/api/task', body)).task_id;
-  page = await c.open(`/live/${taskId}`, { width: 1400, height: 1000 });
+  page = await c.open('/tasks', { width: 1400, height: 1000 });
 }, 120_000);
 
 afterAll(async () => c?.stop());
 
-describe('zones, masks and calibration over the live video', () => {
-  it('draws two named zones and a mask; the engine stores exactly those polygons', async () => {
-    await page.getByLabel('AI video of task Yard').waitFor(POLL);
-    await page.locator('.stage-canvas canvas').first().waitFor(POLL);
+/** The task editor of the task, opened from its link. */
+async function openTaskEditor() {
+  await page.goto(`${c.engine.url}/#/tasks/${taskId}`);
+  const dialog = page.getByRole('dialog', { name: 'Edit task Yard' });
+  await dialog.getByLabel('AI video of task Yard').waitFor(POLL);
+  return dialog;
+}
 
-    await page.getByRole('button', { name: 'Add zone' }).click();
-    await page.getByRole('textbox', { name: 'Name of zone 1' }).fill('entrance');
+const ZONES = {
+  app_id: 'motion',
+  polygon: [],
+  zones: [
+    { name: 'entrance', polygon: ENTRANCE },
+    { name: 'exit', polygon: EXIT },
+  ],
+  masks: [MASK],
+};
+
+describe('zones, masks and calibration drawn over the task’s video', () => {
+  it('draws two named zones and a mask in the task editor; the engine stores exactly those polygons', async () => {
+    const dialog = await openTaskEditor();
+    await dialog.getByRole('button', { name: 'Add zone' }).click();
+    await dialog.getByRole('textbox', { name: 'Name of zone 1' }).fill('entrance');
     await clickPoints(ENTRANCE, true);
-    await page.getByRole('button', { name: 'Add zone' }).click();
-    await page.getByRole('textbox', { name: 'Name of zone 2' }).fill('exit');
+    await dialog.getByRole('button', { name: 'Add zone' }).click();
+    await dialog.getByRole('textbox', { name: 'Name of zone 2' }).fill('exit');
     await clickPoints(EXIT, true);
-    await page.getByRole('button', { name: 'Add mask' }).click();
+    await dialog.getByRole('button', { name: 'Add mask' }).click();
     await clickPoints(MASK, true);
-
-    await untilStored({
-      app_id: 'motion',
-      polygon: [],
-      zones: [
-        { name: 'entrance', polygon: ENTRANCE },
-        { name: 'exit', polygon: EXIT },
-      ],
-      masks: [MASK],
-    });
-    await page.getByText('Regions saved: the task uses them now.').waitFor(POLL);
+    await dialog.locator('.stage').scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(SHOTS, 'zones-masks.png') });
+
+    // A refusal of the engine lands on the row of the zone it names.
+    const refusal = {
+      code: 40001,
+      msg: 'body.app_configs[0].zones[1].polygon: the polygon crosses itself',
+      field: 'app_configs[0].zones[1].polygon',
+    };
+    const route = `${c.engine.url}/api/task/${taskId}`;
+    await page.route(route, (request) =>
+      request.request().method() === 'PUT'
+        ? request.fulfill({ status: 400, contentType: 'application/json', body: JSON.stringify(refusal) })
+        : request.fallback(),
+    );
+    await dialog.getByRole('button', { name: 'Apply to the running task' }).click();
+    const exitRow = dialog
+      .locator('.area-row')
+      .filter({ has: page.getByRole('textbox', { name: 'Name of zone 2' }) });
+    await exitRow.getByRole('alert').filter({ hasText: refusal.msg }).waitFor(POLL);
+    expect(await dialog.locator('.area-row').getByRole('alert').count()).toBe(1);
+    await page.unroute(route);
+
+    await dialog.getByRole('button', { name: 'Apply to the running task' }).click();
+    await dialog.waitFor({ state: 'detached', ...POLL });
+    await untilStored(ZONES);
   }, 90_000);
 
-  it('flags a duplicate zone name next to its row and sends nothing', async () => {
-    await page.getByRole('textbox', { name: 'Name of zone 2' }).fill('entrance');
-    await page.getByText('Another zone of this application has this name.').waitFor(POLL);
-    expect((await storedConfig())?.zones?.map((zone) => zone.name)).toEqual(['entrance', 'exit']);
-    await page.getByRole('textbox', { name: 'Name of zone 2' }).fill('exit');
-  }, 30_000);
-
-  it('places four calibration marks with their ground metres; the engine stores them; a segment measures', async () => {
-    await page.getByRole('button', { name: 'Place the four marks' }).click();
+  it('places four calibration marks with their ground metres; a segment measures; the engine stores them', async () => {
+    const dialog = await openTaskEditor();
+    // What the engine has is read back.
+    expect([
+      await dialog.getByRole('textbox', { name: 'Name of zone 1' }).inputValue(),
+      await dialog.getByRole('textbox', { name: 'Name of zone 2' }).inputValue(),
+    ]).toEqual(['entrance', 'exit']);
+    await dialog.getByRole('button', { name: 'Place the four marks' }).click();
     await clickPoints(MARKS, false);
     for (const [mark, [x, y]] of GROUND.entries()) {
-      await page.getByRole('textbox', { name: `Mark ${mark + 1}: ground x (m)` }).fill(String(x));
-      await page.getByRole('textbox', { name: `Mark ${mark + 1}: ground y (m)` }).fill(String(y));
+      await dialog.getByRole('textbox', { name: `Mark ${mark + 1}: ground x (m)` }).fill(String(x));
+      await dialog.getByRole('textbox', { name: `Mark ${mark + 1}: ground y (m)` }).fill(String(y));
     }
-    await untilStored({
-      app_id: 'motion',
-      polygon: [],
-      zones: [
-        { name: 'entrance', polygon: ENTRANCE },
-        { name: 'exit', polygon: EXIT },
-      ],
-      masks: [MASK],
-      calibration: { image: MARKS, ground: GROUND },
-    });
-    expect((await storedConfig())?.calibration?.ground).toEqual(GROUND);
-
     // The segment from mark 1 to mark 2 (its ends snap onto the marks) is 7 m on the ground.
-    await page.getByRole('button', { name: 'Measure a distance' }).click();
+    await dialog.getByRole('button', { name: 'Measure a distance' }).click();
     await clickPoints([MARKS[0] as Pt, MARKS[1] as Pt], false);
-    await page.getByRole('status').filter({ hasText: 'Measured: 7.00 m' }).waitFor(POLL);
+    await dialog.getByRole('status').filter({ hasText: 'Measured: 7.00 m' }).waitFor(POLL);
+    await dialog.locator('.stage').scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(SHOTS, 'calibration.png') });
+
+    await dialog.getByRole('button', { name: 'Apply to the running task' }).click();
+    await dialog.waitFor({ state: 'detached', ...POLL });
+    await untilStored({ ...ZONES, calibration: { image: MARKS, ground: GROUND } });
+    expect((await storedConfig())?.calibration?.ground).toEqual(GROUND);
   }, 90_000);
+
+  it('shows them in the live view, which flags a duplicate zone name on its row and sends nothing', async () => {
+    await page.goto(`${c.engine.url}/#/live/${taskId}`);
+    await page.getByLabel('AI video of task Yard').waitFor(POLL);
+    const second = page.getByRole('textbox', { name: 'Name of zone 2' });
+    expect(await second.inputValue()).toBe('exit');
+    await second.fill('entrance');
+    await page.getByText('Another zone of this application has this name.').waitFor(POLL);
+    await page.getByText('Not applied: the region of Motion detection is not valid').waitFor(POLL);
+    await page.screenshot({ path: join(SHOTS, 'live-view.png') });
+    expect((await storedConfig())?.zones?.map((zone) => zone.name)).toEqual(['entrance', 'exit']);
+    await second.fill('exit');
+  }, 60_000);
 });
 
 describe('inertia in the rule editor', () => {

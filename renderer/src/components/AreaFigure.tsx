@@ -1,9 +1,13 @@
+import 'konva/lib/shapes/Label';
 import 'konva/lib/shapes/Line';
 import 'konva/lib/shapes/Text';
-import { Line, Text } from 'react-konva/lib/ReactKonvaCore';
+import { Label, Line, Tag, Text } from 'react-konva/lib/ReactKonvaCore';
 import { rgba } from '../colors';
 import type { Shape, SourcePoint } from '../geometry/editor';
 import { toDisplay, type View } from '../geometry/viewport';
+
+const TAG_FONT = 13;
+const TAG_PADDING = 3;
 
 interface AreaFigureProps {
   shape: Shape;
@@ -44,18 +48,17 @@ export function AreaFigure({ shape, color, active, measure, flat, view }: AreaFi
           listening={false}
         />
         {zone && (
-          <Text
-            x={topLeft.x + 4}
-            y={topLeft.y + 4}
-            text={shape.area?.name ?? ''}
-            fontSize={13}
-            fontStyle="bold"
-            fill={color}
-            shadowColor="#000000"
-            shadowBlur={3}
-            opacity={opacity}
-            listening={false}
-          />
+          // Inside the top-left corner: the AI video's own tag (the OSD's) sits just above it.
+          <Label x={topLeft.x + 2} y={topLeft.y + 2} opacity={active ? 0.95 : 0.8} listening={false}>
+            <Tag fill={color} />
+            <Text
+              text={shape.area?.name ?? ''}
+              fontSize={TAG_FONT}
+              fontStyle="bold"
+              padding={TAG_PADDING}
+              fill="#111111"
+            />
+          </Label>
         )}
       </>
     );

@@ -3,24 +3,15 @@ import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { pointInPolygon } from '../../../engine/contract';
 import { type AppConfig, aiVideoSocket, appsOf, isRunning, resetHeatmap, type Task } from '../api';
-import { appColor } from '../colors';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { HeatmapImage } from '../components/HeatmapImage';
 import type { VideoState } from '../components/HlsVideo';
 import { LiveVideo } from '../components/LiveVideo';
-import type { StageApp } from '../components/PolygonStage';
 import { RegionEditor } from '../components/RegionEditor';
 import { StatusBadge } from '../components/StatusBadge';
 import { useTransport } from '../context';
 import { useFeed } from '../feed/store';
-import {
-  areaKeyOfField,
-  areaProblem,
-  configOf,
-  editorWithAreas,
-  finishedConfigs,
-  lengthReferenceOf,
-} from '../geometry/areas';
+import { areaKeyOfField, areaProblem, configOf, editorWithAreas, finishedConfigs } from '../geometry/areas';
 import { type EditorState, polygonOf, shapeProblem } from '../geometry/editor';
 import type { Size } from '../geometry/viewport';
 import { sourceSize } from '../health';
@@ -30,6 +21,7 @@ import { packagesQuery } from '../queries/packages';
 import { taskKeys, taskQuery, tasksQuery, updateTaskMutation } from '../queries/tasks';
 import { paths } from '../routes';
 import { useT } from '../store';
+import { stageAppsOf } from '../tasks/stage-apps';
 import { taskTitle } from '../tasks/title';
 import { ApiError } from '../transport';
 import { fieldPath } from '../validation/schema-errors';
@@ -103,19 +95,9 @@ function LiveTask({ taskId }: { taskId: string }) {
   const running = data ? isRunning(data) : false;
   const appKey = data?.app_ids.join('\n') ?? '';
 
-  const apps: StageApp[] = useMemo(() => {
+  const apps = useMemo(() => {
     const pkg = packages.data?.find((candidate) => candidate.zapk_id === data?.zapk_id);
-    const listed = pkg ? appsOf(pkg) : [];
-    return (appKey ? appKey.split('\n') : []).map((appId) => {
-      const app = listed.find((candidate) => candidate.app_id === appId);
-      return {
-        app_id: appId,
-        name: app?.name ?? appId,
-        type: app?.type ?? 1,
-        color: appColor(appId, app?.rule),
-        lengthReference: lengthReferenceOf(app?.rule),
-      };
-    });
+    return stageAppsOf(appKey ? appKey.split('\n') : [], pkg ? appsOf(pkg) : []);
   }, [packages.data, data?.zapk_id, appKey]);
 
   // The AI video of all the task's apps while it runs; released when the view closes or the apps change.

@@ -13,7 +13,6 @@ import {
   startPreview,
   type TaskMode,
 } from '../api';
-import { appColor } from '../colors';
 import { AnalysisFpsField } from '../components/AnalysisFpsField';
 import { AppCheckbox } from '../components/AppCheckbox';
 import { areaLabel } from '../components/AreaFields';
@@ -23,21 +22,15 @@ import { errorProps, FieldError } from '../components/FieldError';
 import type { VideoState } from '../components/HlsVideo';
 import { LiveVideo } from '../components/LiveVideo';
 import { OsdFields } from '../components/OsdFields';
-import type { StageApp } from '../components/PolygonStage';
 import { RegionEditor } from '../components/RegionEditor';
 import { useTransport } from '../context';
-import {
-  areaKeyOfField,
-  areaProblem,
-  editorWithAreas,
-  finishedConfigs,
-  lengthReferenceOf,
-} from '../geometry/areas';
+import { areaKeyOfField, areaProblem, editorWithAreas, finishedConfigs } from '../geometry/areas';
 import { createEditor, type EditorState, shapeProblem } from '../geometry/editor';
 import { packagesQuery } from '../queries/packages';
 import { startTaskMutation } from '../queries/tasks';
 import { useT } from '../store';
 import { analysisFpsOf } from '../tasks/analysis-fps';
+import { stageAppsOf } from '../tasks/stage-apps';
 import { ApiError } from '../transport';
 import { type FieldErrors, fieldPath, schemaErrors } from '../validation/schema-errors';
 
@@ -120,24 +113,7 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
   const pkg = packages.data?.find((candidate) => candidate.zapk_id === zapkId);
   const now = Date.now();
   const candidates = useMemo(() => (pkg ? appsOf(pkg) : []), [pkg]);
-  const stageApps: StageApp[] = useMemo(
-    () =>
-      appIds.flatMap((appId) => {
-        const app = candidates.find((candidate) => candidate.app_id === appId);
-        return app
-          ? [
-              {
-                app_id: appId,
-                name: app.name,
-                type: app.type ?? 1,
-                color: appColor(appId, app.rule),
-                lengthReference: lengthReferenceOf(app.rule),
-              },
-            ]
-          : [];
-      }),
-    [appIds, candidates],
-  );
+  const stageApps = useMemo(() => stageAppsOf(appIds, candidates), [appIds, candidates]);
 
   // The shapes follow the chosen apps; those already finished are kept.
   useEffect(() => {
