@@ -215,7 +215,9 @@ describe('zones, masks and calibration drawn over the task’s video', () => {
     expect(await second.inputValue()).toBe('exit');
     await second.fill('entrance');
     await page.getByText('Another zone of this application has this name.').waitFor(POLL);
-    await page.getByText('Not applied: the region of Motion detection is not valid').waitFor(POLL);
+    await page
+      .getByText('Not applied: Zone entrance of Motion detection is not valid; the task keeps what it has.')
+      .waitFor(POLL);
     await page.screenshot({ path: join(SHOTS, 'live-view.png') });
     expect((await storedConfig())?.zones?.map((zone) => zone.name)).toEqual(['entrance', 'exit']);
     await second.fill('exit');

@@ -48,6 +48,7 @@ export const en = {
   'areas.measuredNone': 'Draw the segment (two clicks) once the scale is complete.',
   'areas.stopMeasuring': 'Remove the segment',
   'areas.notSaved': 'Not applied: {what} is not finished or not valid.',
+  'areas.notApplied': 'Not applied: {what} is not valid; the task keeps what it has.',
 } as const;
 
 export const zhCN: Translation<typeof en> = {
@@ -96,4 +97,5 @@ export const zhCN: Translation<typeof en> = {
   'areas.measuredNone': '比例完整后画出线段（点击两次）。',
   'areas.stopMeasuring': '移除线段',
   'areas.notSaved': '未应用：{what} 尚未完成或无效。',
+  'areas.notApplied': '未应用：{what} 无效，任务保持现有设置。',
 };

@@ -3,6 +3,7 @@ import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { pointInPolygon } from '../../../engine/contract';
 import { type AppConfig, aiVideoSocket, appsOf, isRunning, resetHeatmap, type Task } from '../api';
+import { areaLabel } from '../components/AreaFields';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { HeatmapImage } from '../components/HeatmapImage';
 import type { VideoState } from '../components/HlsVideo';
@@ -235,15 +236,21 @@ function LiveTask({ taskId }: { taskId: string }) {
   if (task.isError) return <ErrorNotice error={task.error} />;
   if (!data || !editor) return <p role="status">{t('common.loading')}</p>;
 
-  // A finished shape the engine would refuse is never sent: say the task keeps its last saved one.
-  const refused = apps.find((app) => {
+  // A finished shape the engine would refuse is never sent: say the task keeps what it has.
+  const refusedApp = apps.find((app) => {
     const shape = editor.shapes[app.app_id];
-    if (shape && shapeProblem(shape, app.type)?.kind === 'invalid') return true;
-    return Object.keys(editor.shapes).some((key) => {
-      const problem = editor.shapes[key]?.area?.app === app.app_id ? areaProblem(editor, key) : null;
-      return problem !== null && problem.kind !== 'drawing';
-    });
+    return shape && shapeProblem(shape, app.type)?.kind === 'invalid';
   });
+  const refusedArea = Object.keys(editor.shapes).find((key) => {
+    const problem = areaProblem(editor, key);
+    return problem !== null && problem.kind !== 'drawing';
+  });
+  const refusedAreaApp = apps.find((app) => app.app_id === editor.shapes[refusedArea ?? '']?.area?.app);
+  const refused = refusedApp
+    ? t('live.notApplied', { app: refusedApp.name })
+    : refusedArea && refusedAreaApp
+      ? t('areas.notApplied', { what: areaLabel(t, editor, refusedArea, refusedAreaApp.name) })
+      : null;
 
   const videoUnavailable = live.isError || videoState?.kind === 'error';
   const frame =
@@ -325,7 +332,7 @@ function LiveTask({ taskId }: { taskId: string }) {
             </p>
             <p role="status" className={save.kind === 'error' || refused ? 'field-error' : 'meta'}>
               {refused
-                ? t('live.notApplied', { app: refused.name })
+                ? refused
                 : save.kind === 'saving'
                   ? t('live.saving')
                   : save.kind === 'saved'
