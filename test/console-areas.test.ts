@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskView } from '../engine/tasks/schema';
@@ -222,6 +223,41 @@ describe('zones, masks and calibration drawn over the task’s video', () => {
     expect((await storedConfig())?.zones?.map((zone) => zone.name)).toEqual(['entrance', 'exit']);
     await second.fill('exit');
   }, 60_000);
+});
+
+describe('zones and masks in the start wizard', () => {
+  it('draws a zone and a mask on the raw preview; the started task has them, the region stays whole-frame', async () => {
+    await page.goto(`${c.engine.url}/#/tasks`);
+    await page.getByRole('button', { name: 'New task…' }).click();
+    const wizard = page.getByRole('dialog', { name: 'Start a task' });
+    await wizard.getByRole('textbox', { name: 'Name', exact: true }).fill('Gate');
+    await wizard.getByRole('textbox', { name: 'Source URL' }).fill(pathToFileURL(VIDEO).href);
+    await wizard.getByRole('button', { name: 'Preview' }).click();
+    await wizard.getByText(`Source frame ${SOURCE.width} × ${SOURCE.height}`).waitFor(POLL);
+    await wizard.getByRole('button', { name: 'Next' }).click();
+    await wizard.getByRole('combobox', { name: 'Package' }).selectOption('builtin');
+    await wizard.getByRole('checkbox', { name: /Motion detection/ }).check();
+    await wizard.getByRole('button', { name: 'Next' }).click();
+
+    await wizard.locator('.stage-frame video').waitFor(POLL);
+    await wizard.getByRole('button', { name: 'Add zone' }).click();
+    await wizard.getByRole('textbox', { name: 'Name of zone 1' }).fill('gate');
+    await clickPoints(EXIT, true);
+    await wizard.getByRole('button', { name: 'Add mask' }).click();
+    await clickPoints(MASK, true);
+    await wizard.getByRole('button', { name: 'Next' }).click();
+    await wizard.getByRole('button', { name: 'Start task' }).click();
+    await wizard.waitFor({ state: 'detached', ...POLL });
+
+    const tasks = await c.api<TaskView[]>('GET', '/api/tasks');
+    const started = tasks.find((task) => task.name === 'Gate');
+    expect(
+      near(started?.app_configs, [
+        { app_id: 'motion', polygon: [], zones: [{ name: 'gate', polygon: EXIT }], masks: [MASK] },
+      ]),
+      JSON.stringify(started?.app_configs),
+    ).toBe(true);
+  }, 90_000);
 });
 
 describe('inertia in the rule editor', () => {
