@@ -22,6 +22,8 @@ const CONTRACT_MODULES = [
   'engine/osd/label-placement.ts',
   'engine/rules/counts.ts',
   'engine/rules/geometry.ts',
+  'engine/rules/ground.ts',
+  'engine/rules/inertia.ts',
   'engine/rules/schema.ts',
   'engine/rules/validate.ts',
   'engine/schema/ajv.ts',

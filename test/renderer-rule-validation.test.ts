@@ -141,6 +141,23 @@ describe('rule form', () => {
     expect(drafts.filter((draft) => Object.keys(validateRuleDraft(draft)).length === 0)).toHaveLength(1);
   });
 
+  it('leaves inertia out while both boxes are empty, sends it when typed, refuses more hits than frames', () => {
+    expect(draftFromListing('Crowd gathering', LISTED).inertia).toEqual({ hits: '', frames: '' });
+    expect(bodyOf(edit(() => {})).rule.inertia).toBeUndefined();
+    const listed = draftFromListing('Crowd gathering', { ...LISTED, inertia: { hits: 2, frames: 4 } });
+    expect(listed.inertia).toEqual({ hits: 2, frames: 4 });
+    expect(bodyOf(edit((d) => (d.inertia = { hits: '4', frames: '6' }))).rule.inertia).toEqual({
+      hits: 4,
+      frames: 6,
+    });
+    expect(validateRuleDraft(edit((d) => (d.inertia = { hits: '5', frames: '3' })))).toEqual({
+      'rule.inertia': { key: 'validation.invalid', text: 'hits 5 is greater than frames 3' },
+    });
+    expect(validateRuleDraft(edit((d) => (d.inertia = { hits: '2', frames: '' })))).toEqual({
+      'rule.inertia.frames': { key: 'validation.integer' },
+    });
+  });
+
   it('puts the engine’s own refusal on the field its envelope names', () => {
     const msg = 'body.rule.classes[0].class_id: the model has no class "7"';
     expect(serverFieldError({ field: 'rule.classes[0].class_id', msg })).toEqual({

@@ -24,7 +24,9 @@ export {
 } from '../optimization/schema';
 export { placeLabels } from '../osd/label-placement';
 export { pointInPolygon } from '../rules/geometry';
-export { Rule } from '../rules/schema';
+export { groundMap } from '../rules/ground';
+export { DEFAULT_INERTIA } from '../rules/inertia';
+export { LengthReference, Rule } from '../rules/schema';
 export { ruleProblems } from '../rules/validate';
 export { type Check, compileCheck } from '../schema/ajv';
 export { polygonProblem } from '../tasks/polygon';

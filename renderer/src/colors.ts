@@ -18,3 +18,11 @@ export function appColor(appId: string, rule: unknown): string {
   const color = listed.class_area?.color ?? Object.values(listed.classes ?? {})[0]?.color;
   return color && /^#[0-9a-f]{6}$/i.test(color) ? color : paletteColor(appId);
 }
+
+/** A #rrggbb colour with an alpha, for canvas fills; the default app colour when it is not one. */
+export function rgba(hex: string, alpha: number): string {
+  const match = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(hex);
+  if (!match) return `rgba(255, 204, 0, ${alpha})`;
+  const [r, g, b] = match.slice(1).map((part) => Number.parseInt(part, 16));
+  return `rgba(${r}, ${g}, ${b}, ${alpha})`;
+}

@@ -9,6 +9,7 @@
  * a closed region inserts one, double-click deletes one, right-click undoes, the wheel zooms, middle
  * button or Space + drag pans, Shift turns snapping off. Keys: see SHORTCUTS.
  */
+import type { Static } from '@sinclair/typebox';
 import type Konva from 'konva';
 import 'konva/lib/shapes/Circle';
 import 'konva/lib/shapes/Line';
@@ -16,6 +17,9 @@ import 'konva/lib/shapes/Rect';
 import 'konva/lib/shapes/Text';
 import { type KeyboardEvent, type ReactNode, useEffect, useRef, useState } from 'react';
 import { Circle, Layer, Line, Rect, Stage, Text } from 'react-konva/lib/ReactKonvaCore';
+import type { LengthReference } from '../../../engine/contract';
+import { rgba } from '../colors';
+import { ownerOf } from '../geometry/areas';
 import {
   activeShape,
   addPoint,
@@ -45,12 +49,15 @@ import {
   zoomAt,
 } from '../geometry/viewport';
 import { useElementSize } from '../hooks/useElementSize';
+import { AreaFigure } from './AreaFigure';
 
 export interface StageApp {
   app_id: string;
   name: string;
   type: number;
   color: string;
+  /** The package's ground scale for the app, when its manifest gives one. */
+  lengthReference?: Static<typeof LengthReference>;
 }
 
 interface PolygonStageProps {
@@ -66,6 +73,8 @@ interface PolygonStageProps {
   describedBy?: string;
   /** The frame: laid over exactly the area the source occupies, zoom and pan included. */
   children?: ReactNode;
+  /** Text drawn by the active app's measure segment (its ground length). */
+  measure?: string;
 }
 
 /** Distances in canvas pixels, whatever the zoom. */
@@ -73,13 +82,6 @@ const SNAP_PX = 8;
 const CLOSE_PX = 10;
 const EDGE_PX = 8;
 const ZOOM_STEP = 1.2;
-
-function rgba(hex: string, alpha: number): string {
-  const match = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(hex);
-  if (!match) return `rgba(255, 204, 0, ${alpha})`;
-  const [r, g, b] = match.slice(1).map((part) => Number.parseInt(part, 16));
-  return `rgba(${r}, ${g}, ${b}, ${alpha})`;
-}
 
 function validSize(size: Size): boolean {
   return size.width > 0 && size.height > 0;
@@ -111,7 +113,7 @@ export function PolygonStage(props: PolygonStageProps) {
   }, [size, source]);
 
   const shape = activeShape(editor);
-  const activeApp = apps.find((app) => app.app_id === editor.active);
+  const activeApp = apps.find((app) => app.app_id === ownerOf(editor, editor.active));
   useEffect(() => {
     // The selection belongs to one shape: switching apps or editing elsewhere clears it.
     if (selected !== null && (!shape || selected >= shape.points.length)) setSelected(null);
@@ -226,7 +228,7 @@ export function PolygonStage(props: PolygonStageProps) {
     else if (/^[1-9]$/.test(key) && !mod) {
       const app = apps[Number(key) - 1];
       if (app) onChange(setActive(editor, app.app_id));
-    } else if (key.toLowerCase() === 'l' && !mod && activeApp?.type === 3 && shape) {
+    } else if (key.toLowerCase() === 'l' && !mod && activeApp?.type === 3 && shape && !shape.area) {
       onChange(setKind(editor, shape.kind === 'line' ? 'region' : 'line'));
     } else if ((key === '[' || key === ']') && shape && shape.points.length > 0) {
       const count = shape.points.length;
@@ -350,6 +352,29 @@ export function PolygonStage(props: PolygonStageProps) {
                 />
               );
             })}
+            {Object.entries(editor.shapes).map(([key, areaShape]) => {
+              const area = areaShape.area;
+              const app = area && apps.find((candidate) => candidate.app_id === area.app);
+              if (!area || !app || areaShape.points.length === 0) return null;
+              return (
+                <AreaFigure
+                  key={`area-${key}`}
+                  shape={
+                    key === editor.active && preview
+                      ? {
+                          ...areaShape,
+                          points: areaShape.points.map((p, i) => (i === preview.index ? preview.point : p)),
+                        }
+                      : areaShape
+                  }
+                  color={app.color}
+                  active={key === editor.active}
+                  measure={props.measure}
+                  flat={flat}
+                  view={view}
+                />
+              );
+            })}
             {shape && !shape.closed && cursor && shape.points.length > 0 && (
               <Line
                 points={flat([shape.points[shape.points.length - 1] as SourcePoint, cursor])}
@@ -367,6 +392,7 @@ export function PolygonStage(props: PolygonStageProps) {
                 const at = toDisplay({ x: point[0], y: point[1] }, view);
                 const isSelected = index === selected;
                 const isFirst = index === 0 && !shape.closed && shape.kind === 'region';
+                const numbered = shape.kind === 'marks';
                 return (
                   <Circle
                     // biome-ignore lint/suspicious/noArrayIndexKey: a vertex is its index in the shape.
@@ -374,7 +400,7 @@ export function PolygonStage(props: PolygonStageProps) {
                     name="vertex"
                     x={at.x}
                     y={at.y}
-                    radius={isSelected || isFirst ? 7 : 5}
+                    radius={isSelected || isFirst || numbered ? 7 : 5}
                     fill={isSelected ? (activeApp?.color ?? '#ffcc00') : '#ffffff'}
                     stroke={activeApp?.color ?? '#ffcc00'}
                     strokeWidth={2}

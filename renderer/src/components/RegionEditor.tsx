@@ -1,4 +1,5 @@
 import { type ReactNode, useEffect, useId, useState } from 'react';
+import { areaKeys, areaProblem, measuredMetres, ownerOf } from '../geometry/areas';
 import {
   activeShape,
   clearShape,
@@ -15,6 +16,8 @@ import {
 } from '../geometry/editor';
 import type { Size } from '../geometry/viewport';
 import { useT } from '../store';
+import { AreaFields } from './AreaFields';
+import { CalibrationFields } from './CalibrationFields';
 import { PolygonStage, type StageApp } from './PolygonStage';
 
 interface RegionEditorProps {
@@ -28,15 +31,22 @@ interface RegionEditorProps {
   lit?: ReadonlySet<string>;
   /** Shown under the tools: save state, video state. */
   status?: ReactNode;
+  /** The engine's refusals of zones, masks and calibrations, by shape key (../geometry/areas). */
+  areaErrors?: Readonly<Record<string, string>>;
+  /** Apps whose calibration the running task has, which an update cannot remove (4.7). */
+  savedCalibrations?: ReadonlySet<string>;
 }
 
 /** The polygon editor with its side panel: apps, tools, typed coordinates, problems, shortcuts. */
-export function RegionEditor({ apps, editor, onChange, source, frame, lit, status }: RegionEditorProps) {
+export function RegionEditor(props: RegionEditorProps) {
+  const { apps, editor, onChange, source, frame, lit, status, areaErrors, savedCalibrations } = props;
   const t = useT();
   const helpId = useId();
   const textId = useId();
   const shape = activeShape(editor);
-  const activeApp = apps.find((app) => app.app_id === editor.active);
+  const owner = ownerOf(editor, editor.active);
+  const activeApp = apps.find((app) => app.app_id === owner);
+  const area = shape?.area;
   const [text, setText] = useState('');
   const [textError, setTextError] = useState(false);
   useEffect(() => {
@@ -61,7 +71,24 @@ export function RegionEditor({ apps, editor, onChange, source, frame, lit, statu
         : t('regions.ok', { count: appShape.points.length });
     return problem.kind === 'drawing' ? t('regions.drawing') : problem.message;
   };
-  const activeProblem = shape && activeApp ? shapeProblem(shape, activeApp.type) : null;
+  const activeProblem =
+    shape && activeApp
+      ? area
+        ? areaProblem(editor, editor.active)
+        : shapeProblem(shape, activeApp.type)
+      : null;
+  const toolsTitle = () => {
+    const app = activeApp?.name ?? '';
+    if (area?.role === 'zone') return t('areas.toolsZone', { name: area.name ?? '', app });
+    if (area?.role === 'mask') {
+      const n = areaKeys(editor, owner, 'mask').indexOf(editor.active) + 1;
+      return t('areas.toolsMask', { n, app });
+    }
+    if (area?.role === 'calibration') return t('areas.toolsCalibration', { app });
+    if (area?.role === 'measure') return t('areas.toolsMeasure', { app });
+    return t('regions.tools', { app });
+  };
+  const metres = activeApp ? measuredMetres(editor, activeApp.app_id, activeApp.lengthReference) : null;
 
   return (
     <div className="region-editor">
@@ -75,6 +102,7 @@ export function RegionEditor({ apps, editor, onChange, source, frame, lit, statu
             lit={lit}
             label={t('regions.canvasLabel', { app: activeApp?.name ?? '' })}
             describedBy={helpId}
+            measure={metres === null ? undefined : `${metres.toFixed(2)} m`}
           >
             {frame}
           </PolygonStage>
@@ -93,11 +121,11 @@ export function RegionEditor({ apps, editor, onChange, source, frame, lit, statu
               const problem = appShape ? shapeProblem(appShape, app.type) : null;
               return (
                 <li key={app.app_id}>
-                  <label className={app.app_id === editor.active ? 'app-choice active' : 'app-choice'}>
+                  <label className={app.app_id === owner ? 'app-choice active' : 'app-choice'}>
                     <input
                       type="radio"
                       name={`${helpId}-app`}
-                      checked={app.app_id === editor.active}
+                      checked={app.app_id === owner}
                       onChange={() => onChange(setActive(editor, app.app_id))}
                     />
                     <span className="swatch" style={{ background: app.color }} aria-hidden="true" />
@@ -120,8 +148,8 @@ export function RegionEditor({ apps, editor, onChange, source, frame, lit, statu
         </fieldset>
         {shape && activeApp && (
           <fieldset>
-            <legend>{t('regions.tools', { app: activeApp.name })}</legend>
-            {activeApp.type === 3 && (
+            <legend>{toolsTitle()}</legend>
+            {activeApp.type === 3 && !area && (
               <div className="segmented" role="radiogroup" aria-label={t('regions.kind')}>
                 {(['region', 'line'] as const).map((kind) => (
                   <label key={kind}>
@@ -197,6 +225,26 @@ export function RegionEditor({ apps, editor, onChange, source, frame, lit, statu
               </p>
             )}
           </fieldset>
+        )}
+        {activeApp && (
+          <>
+            <AreaFields
+              appId={activeApp.app_id}
+              appName={activeApp.name}
+              editor={editor}
+              onChange={onChange}
+              errors={areaErrors}
+            />
+            <CalibrationFields
+              appId={activeApp.app_id}
+              appName={activeApp.name}
+              editor={editor}
+              onChange={onChange}
+              lengthReference={activeApp.lengthReference}
+              error={areaErrors?.[areaKeys(editor, activeApp.app_id, 'calibration')[0] ?? '']}
+              saved={savedCalibrations?.has(activeApp.app_id)}
+            />
+          </>
         )}
         {status}
         <details className="shortcuts">

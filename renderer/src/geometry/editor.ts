@@ -1,21 +1,40 @@
 /**
  * The polygon editor's model: one shape per application of a task, in source-frame pixels, with
  * undo/redo. Pure functions from state to state; the canvas only turns mouse and keys into them.
- * A region is finished once closed (3+ points); a counting line (time-series apps) once it has 2.
+ * A region is finished once closed (3+ points); a counting line (time-series apps) once it has 2;
+ * the marks of a calibration once there are 4. An app's zones, masks and calibration are further
+ * shapes of the same state, tagged with their app (./areas).
  */
 
 import type { AppConfig, Polygon } from '../../../engine/contract';
 import { polygonProblem } from '../../../engine/contract';
 
 export type SourcePoint = [number, number];
-export type ShapeKind = 'region' | 'line';
+export type ShapeKind = 'region' | 'line' | 'marks';
+
+/** What a shape other than an app's own polygon is: one of the app's zones, masks, calibration. */
+export interface AreaTag {
+  app: string;
+  role: 'zone' | 'mask' | 'calibration' | 'measure';
+  /** A zone's name. */
+  name?: string;
+  /** The calibration's ground position of each mark, in metres, as typed: [x, y] texts. */
+  ground?: ReadonlyArray<readonly [string, string]>;
+}
 
 export interface Shape {
   kind: ShapeKind;
   points: SourcePoint[];
-  /** A region that was closed, or a line with both ends: a polygon the engine can take. */
+  /** A region that was closed, a line with both ends, all 4 marks: what the engine can take. */
   closed: boolean;
+  /** Absent for an app's own polygon (keyed by its app_id). */
+  area?: AreaTag;
 }
+
+/** How many points finish a shape of a kind that needs a fixed number. */
+const FIXED_POINTS: Partial<Record<ShapeKind, number>> = { line: 2, marks: 4 };
+/** Fewest points of a finished shape. */
+const leastPoints = (kind: ShapeKind) => FIXED_POINTS[kind] ?? 3;
 
 export interface EditorApp {
   app_id: string;
@@ -50,11 +69,16 @@ export function createEditor(apps: readonly EditorApp[], configs: readonly AppCo
   return { shapes, active: apps[0]?.app_id ?? '', past: [], future: [] };
 }
 
-/** Replaces the active app's shape, recording the previous state for undo. */
-function commit(state: EditorState, shape: Shape, appId = state.active): EditorState {
-  if (!(appId in state.shapes)) return state;
+/** Replaces the shapes, recording the previous state for undo. */
+export function commitShapes(state: EditorState, shapes: Readonly<Record<string, Shape>>): EditorState {
   const past = [...state.past, { shapes: state.shapes }].slice(-HISTORY_LIMIT);
-  return { ...state, shapes: { ...state.shapes, [appId]: shape }, past, future: [] };
+  return { ...state, shapes, past, future: [] };
+}
+
+/** Replaces the active shape, recording the previous state for undo. */
+function commit(state: EditorState, shape: Shape, key = state.active): EditorState {
+  if (!(key in state.shapes)) return state;
+  return commitShapes(state, { ...state.shapes, [key]: shape });
 }
 
 export function activeShape(state: EditorState): Shape | undefined {
@@ -82,7 +106,7 @@ export function addPoint(state: EditorState, point: SourcePoint, closeRadius = 0
     return commit(state, { ...shape, closed: true });
   }
   const points = [...shape.points, point];
-  return commit(state, { ...shape, points, closed: shape.kind === 'line' && points.length === 2 });
+  return commit(state, { ...shape, points, closed: points.length === FIXED_POINTS[shape.kind] });
 }
 
 /** Closes the region being drawn (Enter, or a click on its first point). */
@@ -114,7 +138,7 @@ export function deleteVertex(state: EditorState, index: number): EditorState {
   const shape = activeShape(state);
   if (!shape || index < 0 || index >= shape.points.length) return state;
   const points = shape.points.filter((_, i) => i !== index);
-  const closed = shape.closed && points.length >= (shape.kind === 'line' ? 2 : 3);
+  const closed = shape.closed && points.length >= leastPoints(shape.kind);
   return commit(state, { ...shape, points, closed });
 }
 
@@ -128,7 +152,7 @@ export function clearShape(state: EditorState): EditorState {
 /** Switches a time-series app between a region (loitering) and a counting line; starts afresh. */
 export function setKind(state: EditorState, kind: ShapeKind): EditorState {
   const shape = activeShape(state);
-  if (!shape || shape.kind === kind) return state;
+  if (!shape || shape.area || shape.kind === kind) return state;
   return commit(state, { kind, points: [], closed: false });
 }
 
@@ -136,8 +160,9 @@ export function setKind(state: EditorState, kind: ShapeKind): EditorState {
 export function setPoints(state: EditorState, points: SourcePoint[]): EditorState {
   const shape = activeShape(state);
   if (!shape) return state;
-  const closed = points.length >= (shape.kind === 'line' ? 2 : 3);
-  const kept = shape.kind === 'line' ? points.slice(0, 2) : points;
+  const closed = points.length >= leastPoints(shape.kind);
+  const fixed = FIXED_POINTS[shape.kind];
+  const kept = fixed ? points.slice(0, fixed) : points;
   return commit(state, { ...shape, points: kept, closed });
 }
 
@@ -186,7 +211,7 @@ export interface SnapOptions {
   /** Snap distance in source pixels. */
   radius: number;
   frame: { width: number; height: number };
-  /** The vertex being dragged, which must not snap to itself. */
+  /** The vertex being dragged (its shape's key), which must not snap to itself. */
   exclude?: { appId: string; index: number };
 }
 

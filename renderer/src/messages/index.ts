@@ -4,6 +4,7 @@
  * import and one spread per feature, so the key types stay exact.
  */
 import * as account from './account';
+import * as areas from './areas';
 import * as cameras from './cameras';
 import * as defects from './defects';
 import * as heatmap from './heatmap';
@@ -15,9 +16,19 @@ import * as wall from './wall';
 export type Translation<English> = Record<keyof English, string>;
 
 export const featureMessages = {
-  en: { ...account.en, ...cameras.en, ...defects.en, ...heatmap.en, ...review.en, ...system.en, ...wall.en },
+  en: {
+    ...account.en,
+    ...areas.en,
+    ...cameras.en,
+    ...defects.en,
+    ...heatmap.en,
+    ...review.en,
+    ...system.en,
+    ...wall.en,
+  },
   zhCN: {
     ...account.zhCN,
+    ...areas.zhCN,
     ...cameras.zhCN,
     ...defects.zhCN,
     ...heatmap.zhCN,

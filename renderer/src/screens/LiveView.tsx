@@ -3,17 +3,17 @@ import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { pointInPolygon } from '../../../engine/contract';
 import { type AppConfig, aiVideoSocket, appsOf, isRunning, resetHeatmap, type Task } from '../api';
-import { appColor } from '../colors';
+import { areaLabel } from '../components/AreaFields';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { HeatmapImage } from '../components/HeatmapImage';
 import type { VideoState } from '../components/HlsVideo';
 import { LiveVideo } from '../components/LiveVideo';
-import type { StageApp } from '../components/PolygonStage';
 import { RegionEditor } from '../components/RegionEditor';
 import { StatusBadge } from '../components/StatusBadge';
 import { useTransport } from '../context';
 import { useFeed } from '../feed/store';
-import { createEditor, type EditorState, polygonOf, shapeProblem } from '../geometry/editor';
+import { areaKeyOfField, areaProblem, configOf, editorWithAreas, finishedConfigs } from '../geometry/areas';
+import { type EditorState, polygonOf, shapeProblem } from '../geometry/editor';
 import type { Size } from '../geometry/viewport';
 import { sourceSize } from '../health';
 import { useAiLive } from '../hooks/useAiLive';
@@ -22,8 +22,10 @@ import { packagesQuery } from '../queries/packages';
 import { taskKeys, taskQuery, tasksQuery, updateTaskMutation } from '../queries/tasks';
 import { paths } from '../routes';
 import { useT } from '../store';
+import { stageAppsOf } from '../tasks/stage-apps';
 import { taskTitle } from '../tasks/title';
 import { ApiError } from '../transport';
+import { fieldPath } from '../validation/schema-errors';
 
 /** How long an AI video error shows before the view asks for the video again. */
 const VIDEO_RENEW_MS = 2_000;
@@ -37,13 +39,10 @@ type SaveState =
   | { kind: 'saved'; at: number }
   | { kind: 'error'; msg: string };
 
-const samePolygon = (a: AppConfig['polygon'] | undefined, b: AppConfig['polygon']) =>
-  JSON.stringify(a ?? []) === JSON.stringify(b);
-
 /**
- * A video task's AI video (4.10) with the polygon editor over it. Finished, valid shapes are saved
- * at once through 4.7, so the running analysis follows the drawing; zones light up while the feed
- * reports objects inside them.
+ * A video task's AI video (4.10) with the polygon editor over it: each app's region, zones, masks and
+ * calibration. An app's finished, valid shapes are saved at once through 4.7, so the running
+ * analysis follows the drawing; regions light up while the feed reports objects inside them.
  */
 export function LiveView({ taskId }: { taskId: string | null }) {
   const t = useT();
@@ -97,18 +96,9 @@ function LiveTask({ taskId }: { taskId: string }) {
   const running = data ? isRunning(data) : false;
   const appKey = data?.app_ids.join('\n') ?? '';
 
-  const apps: StageApp[] = useMemo(() => {
+  const apps = useMemo(() => {
     const pkg = packages.data?.find((candidate) => candidate.zapk_id === data?.zapk_id);
-    const listed = pkg ? appsOf(pkg) : [];
-    return (appKey ? appKey.split('\n') : []).map((appId) => {
-      const app = listed.find((candidate) => candidate.app_id === appId);
-      return {
-        app_id: appId,
-        name: app?.name ?? appId,
-        type: app?.type ?? 1,
-        color: appColor(appId, app?.rule),
-      };
-    });
+    return stageAppsOf(appKey ? appKey.split('\n') : [], pkg ? appsOf(pkg) : []);
   }, [packages.data, data?.zapk_id, appKey]);
 
   // The AI video of all the task's apps while it runs; released when the view closes or the apps change.
@@ -148,50 +138,49 @@ function LiveTask({ taskId }: { taskId: string }) {
     (latestFrame ? { width: latestFrame.width, height: latestFrame.height } : null) ??
     videoSize;
 
-  // The editor starts from the engine's polygons, and follows a change of the task's apps.
+  // The editor starts from what the engine has, and follows a change of the task's apps.
   const [editor, setEditor] = useState<EditorState | null>(null);
-  const saved = useRef<Record<string, AppConfig['polygon']>>({});
+  /** Each app's config as last sent (JSON), to send only what changed. */
+  const saved = useRef<Record<string, string>>({});
   useEffect(() => {
     if (!data || apps.length === 0) return;
     setEditor((current) => {
-      const configs = data.app_configs;
       if (!current) {
-        saved.current = Object.fromEntries(configs.map((config) => [config.app_id, config.polygon]));
-        return createEditor(apps, configs);
+        const first = editorWithAreas(apps, data.app_configs);
+        saved.current = Object.fromEntries(
+          apps.map((app) => [app.app_id, JSON.stringify(configOf(first, app))]),
+        );
+        return first;
       }
-      const same =
-        apps.every((app) => app.app_id in current.shapes) &&
-        Object.keys(current.shapes).length === apps.length;
+      const owned = Object.entries(current.shapes).filter(([, shape]) => !shape.area);
+      const same = apps.every((app) => app.app_id in current.shapes) && owned.length === apps.length;
       if (same) return current;
-      const kept = Object.entries(current.shapes).flatMap(([app_id, shape]) => {
-        const polygon = polygonOf(shape);
-        return polygon ? [{ app_id, polygon }] : [];
-      });
       return {
-        ...createEditor(apps, kept),
+        ...editorWithAreas(apps, finishedConfigs(current, apps)),
         active: current.active in current.shapes ? current.active : (apps[0]?.app_id ?? ''),
       };
     });
   }, [data, apps]);
 
-  // Finished, valid shapes that differ from what the engine has are saved live (4.7).
+  // Each app's finished, valid shapes that differ from what the engine has are saved live (4.7).
   const [save, setSave] = useState<SaveState>({ kind: 'idle' });
+  const [areaErrors, setAreaErrors] = useState<Record<string, string>>({});
   useEffect(() => {
     if (!editor || !running) return;
     const changed: AppConfig[] = [];
     for (const app of apps) {
-      const shape = editor.shapes[app.app_id];
-      if (!shape || shapeProblem(shape, app.type)) continue;
-      const polygon = polygonOf(shape) ?? [];
-      if (!samePolygon(saved.current[app.app_id], polygon)) changed.push({ app_id: app.app_id, polygon });
+      const config = configOf(editor, app);
+      if (config && saved.current[app.app_id] !== JSON.stringify(config)) changed.push(config);
     }
     if (changed.length === 0) return;
     const timer = setTimeout(() => {
       setSave({ kind: 'saving' });
+      setAreaErrors({});
       // Counted as saved when sent: an edit made while this is under way (an undo, a redo) is
       // compared with what the engine is about to have, not with what it had.
-      const before = changed.map((config) => [config.app_id, saved.current[config.app_id]] as const);
-      for (const config of changed) saved.current[config.app_id] = config.polygon;
+      const sent = changed.map((config) => [config.app_id, JSON.stringify(config)] as const);
+      const before = sent.map(([appId]) => [appId, saved.current[appId]] as const);
+      for (const [appId, json] of sent) saved.current[appId] = json;
       saveConfigs({ taskId, body: { app_configs: changed } })
         .then((updated: Task) => {
           queryClient.setQueryData(taskKeys.one(taskId), updated);
@@ -199,13 +188,22 @@ function LiveTask({ taskId }: { taskId: string }) {
         })
         .catch((error: unknown) => {
           // Unsent after all: what the engine has is what it had, unless a later save replaced it.
-          for (const [appId, polygon] of before) {
-            const sent = changed.find((config) => config.app_id === appId)?.polygon;
-            if (saved.current[appId] !== sent) continue;
-            if (polygon === undefined) delete saved.current[appId];
-            else saved.current[appId] = polygon;
+          for (const [appId, json] of before) {
+            if (saved.current[appId] !== sent.find(([id]) => id === appId)?.[1]) continue;
+            if (json === undefined) delete saved.current[appId];
+            else saved.current[appId] = json;
           }
-          setSave({ kind: 'error', msg: error instanceof ApiError ? error.msg : String(error) });
+          const msg = error instanceof ApiError ? error.msg : String(error);
+          const key =
+            error instanceof ApiError && error.field !== undefined
+              ? areaKeyOfField(
+                  editor,
+                  changed.map((config) => config.app_id),
+                  fieldPath(error.field),
+                )
+              : null;
+          if (key) setAreaErrors({ [key]: msg });
+          setSave({ kind: 'error', msg });
         });
     }, SAVE_DELAY_MS);
     return () => clearTimeout(timer);
@@ -238,12 +236,21 @@ function LiveTask({ taskId }: { taskId: string }) {
   if (task.isError) return <ErrorNotice error={task.error} />;
   if (!data || !editor) return <p role="status">{t('common.loading')}</p>;
 
-  // A finished shape the engine would refuse is never sent: say the task keeps its last saved one.
-  const refused = apps.find((app) => {
+  // A finished shape the engine would refuse is never sent: say the task keeps what it has.
+  const refusedApp = apps.find((app) => {
     const shape = editor.shapes[app.app_id];
-    if (!shape || shapeProblem(shape, app.type)?.kind !== 'invalid') return false;
-    return !samePolygon(saved.current[app.app_id], polygonOf(shape) ?? []);
+    return shape && shapeProblem(shape, app.type)?.kind === 'invalid';
   });
+  const refusedArea = Object.keys(editor.shapes).find((key) => {
+    const problem = areaProblem(editor, key);
+    return problem !== null && problem.kind !== 'drawing';
+  });
+  const refusedAreaApp = apps.find((app) => app.app_id === editor.shapes[refusedArea ?? '']?.area?.app);
+  const refused = refusedApp
+    ? t('live.notApplied', { app: refusedApp.name })
+    : refusedArea && refusedAreaApp
+      ? t('areas.notApplied', { what: areaLabel(t, editor, refusedArea, refusedAreaApp.name) })
+      : null;
 
   const videoUnavailable = live.isError || videoState?.kind === 'error';
   const frame =
@@ -298,6 +305,10 @@ function LiveTask({ taskId }: { taskId: string }) {
         source={source}
         frame={frame}
         lit={lit}
+        areaErrors={areaErrors}
+        savedCalibrations={
+          new Set(data.app_configs.flatMap((config) => (config.calibration ? [config.app_id] : [])))
+        }
         status={
           <div className="live-status">
             <p role="status" className="meta">
@@ -321,7 +332,7 @@ function LiveTask({ taskId }: { taskId: string }) {
             </p>
             <p role="status" className={save.kind === 'error' || refused ? 'field-error' : 'meta'}>
               {refused
-                ? t('live.notApplied', { app: refused.name })
+                ? refused
                 : save.kind === 'saving'
                   ? t('live.saving')
                   : save.kind === 'saved'

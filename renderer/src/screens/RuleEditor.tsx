@@ -7,6 +7,7 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { errorProps, FieldError } from '../components/FieldError';
+import { InertiaFields } from '../components/InertiaFields';
 import { useTransport } from '../context';
 import type { MessageKey } from '../i18n';
 import { updateAppMutation } from '../queries/packages';
@@ -327,6 +328,11 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
               {t('rule.removeAreaColor')}
             </button>
           )}
+          <InertiaFields
+            value={draft.inertia}
+            errors={errors}
+            onChange={(inertia) => update((d) => ({ ...d, inertia }))}
+          />
           {stored.length_reference && (
             <p className="meta">
               {t('rule.lengthReference', {

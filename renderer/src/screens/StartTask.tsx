@@ -13,23 +13,24 @@ import {
   startPreview,
   type TaskMode,
 } from '../api';
-import { appColor } from '../colors';
 import { AnalysisFpsField } from '../components/AnalysisFpsField';
 import { AppCheckbox } from '../components/AppCheckbox';
+import { areaLabel } from '../components/AreaFields';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { errorProps, FieldError } from '../components/FieldError';
 import type { VideoState } from '../components/HlsVideo';
 import { LiveVideo } from '../components/LiveVideo';
 import { OsdFields } from '../components/OsdFields';
-import type { StageApp } from '../components/PolygonStage';
 import { RegionEditor } from '../components/RegionEditor';
 import { useTransport } from '../context';
-import { createEditor, type EditorState, polygonOf, shapeProblem } from '../geometry/editor';
+import { areaKeyOfField, areaProblem, editorWithAreas, finishedConfigs } from '../geometry/areas';
+import { createEditor, type EditorState, shapeProblem } from '../geometry/editor';
 import { packagesQuery } from '../queries/packages';
 import { startTaskMutation } from '../queries/tasks';
 import { useT } from '../store';
 import { analysisFpsOf } from '../tasks/analysis-fps';
+import { stageAppsOf } from '../tasks/stage-apps';
 import { ApiError } from '../transport';
 import { type FieldErrors, fieldPath, schemaErrors } from '../validation/schema-errors';
 
@@ -40,22 +41,28 @@ type Step = (typeof STEPS)[number];
 function stepOf(path: string): Step {
   if (path === 'mode' || path === 'name' || path.startsWith('video_url')) return 'source';
   if (path.startsWith('zapk_id') || path.startsWith('app_ids')) return 'apps';
-  if (path.startsWith('app_configs') || path.startsWith('polygon')) return 'regions';
+  if (path.startsWith('app_configs') || path.startsWith('polygon') || path.startsWith('area.'))
+    return 'regions';
   return 'output';
 }
 
 /**
  * Where the wizard shows the engine's refusal: the field its envelope names (a polygon on its app's
- * region), the source for a stream that would not open; null when it concerns no field.
+ * region, a zone, mask or calibration on its row: `area.<shape key>`), the source for a stream that
+ * would not open; null when it concerns no field.
  */
 export function formPathOf(
   error: ApiError,
   body: { app_configs?: Array<{ app_id: string }> },
+  editor?: EditorState,
 ): string | null {
   if (error.field === undefined) {
     return error.code === errorCode('STREAM_UNAVAILABLE') ? 'video_url' : null;
   }
   const path = fieldPath(error.field);
+  const appIds = (body.app_configs ?? []).map((config) => config.app_id);
+  const area = editor ? areaKeyOfField(editor, appIds, path) : null;
+  if (area) return `area.${area}`;
   const polygon = /^app_configs\.(\d+)\.polygon/.exec(path);
   const appId = polygon ? body.app_configs?.[Number(polygon[1])]?.app_id : undefined;
   return appId === undefined ? path || 'general' : `polygon.${appId}`;
@@ -106,28 +113,11 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
   const pkg = packages.data?.find((candidate) => candidate.zapk_id === zapkId);
   const now = Date.now();
   const candidates = useMemo(() => (pkg ? appsOf(pkg) : []), [pkg]);
-  const stageApps: StageApp[] = useMemo(
-    () =>
-      appIds.flatMap((appId) => {
-        const app = candidates.find((candidate) => candidate.app_id === appId);
-        return app
-          ? [{ app_id: appId, name: app.name, type: app.type ?? 1, color: appColor(appId, app.rule) }]
-          : [];
-      }),
-    [appIds, candidates],
-  );
+  const stageApps = useMemo(() => stageAppsOf(appIds, candidates), [appIds, candidates]);
 
-  // The polygons follow the chosen apps; those already drawn are kept.
+  // The shapes follow the chosen apps; those already finished are kept.
   useEffect(() => {
-    setEditor((current) =>
-      createEditor(
-        stageApps,
-        Object.entries(current.shapes).flatMap(([app_id, shape]) => {
-          const polygon = polygonOf(shape);
-          return polygon ? [{ app_id, polygon }] : [];
-        }),
-      ),
-    );
+    setEditor((current) => editorWithAreas(stageApps, finishedConfigs(current, stageApps)));
   }, [stageApps]);
 
   // A preview stream is released when it is replaced or the wizard closes.
@@ -150,10 +140,12 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
   });
 
   const body = useMemo(() => {
-    const appConfigs = Object.entries(editor.shapes).flatMap(([app_id, shape]) => {
-      const polygon = polygonOf(shape);
-      return polygon && polygon.length > 0 ? [{ app_id, polygon }] : [];
-    });
+    // Apps with nothing drawn send nothing; the errors below hold back unfinished ones.
+    const appConfigs = finishedConfigs(editor, stageApps).flatMap(({ zones, masks, ...config }) =>
+      config.polygon.length > 0 || zones?.length || masks?.length || config.calibration
+        ? [{ ...config, ...(zones?.length ? { zones } : {}), ...(masks?.length ? { masks } : {}) }]
+        : [],
+    );
     const analysisFps = mode === 'video' ? analysisFpsOf(fpsText).value : undefined;
     return {
       mode,
@@ -168,7 +160,20 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
       ...(name.trim() ? { name: name.trim() } : {}),
       ...(analysisFps !== undefined ? { analysis_fps: analysisFps } : {}),
     };
-  }, [mode, zapkId, appIds, videoUrl, osd, editor, reportUrl, businessId, deviceId, name, fpsText]);
+  }, [
+    mode,
+    zapkId,
+    appIds,
+    videoUrl,
+    osd,
+    editor,
+    stageApps,
+    reportUrl,
+    businessId,
+    deviceId,
+    name,
+    fpsText,
+  ]);
 
   const errors = useMemo(() => {
     const found: FieldErrors = { ...schemaErrors(StartTaskBody, body) };
@@ -186,15 +191,22 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
             : { key: 'validation.invalid', text: `${app.name}: ${problem.message}` };
       }
     }
+    for (const key of Object.keys(editor.shapes)) {
+      const app = stageApps.find((candidate) => candidate.app_id === editor.shapes[key]?.area?.app);
+      if (app && areaProblem(editor, key)) {
+        const what = areaLabel(t, editor, key, app.name);
+        found[`area.${key}`] = { key: 'areas.notSaved', params: { what } };
+      }
+    }
     return { ...found, ...serverErrors };
-  }, [body, mode, videoUrl, appIds, fpsText, stageApps, editor, serverErrors]);
+  }, [body, mode, videoUrl, appIds, fpsText, stageApps, editor, serverErrors, t]);
   const errorsOf = (of: Step) => Object.entries(errors).filter(([path]) => stepOf(path) === of);
 
   const start = useMutation({
     ...startTaskMutation(transport, queryClient),
     onSuccess: (taskId) => onStarted(taskId, mode),
     onError: (error) => {
-      const path = error instanceof ApiError ? formPathOf(error, body) : null;
+      const path = error instanceof ApiError ? formPathOf(error, body, editor) : null;
       if (path === null || !(error instanceof ApiError)) return;
       setServerErrors({ [path]: { key: 'validation.invalid', text: error.msg } });
       setStep(stepOf(path));
@@ -370,7 +382,15 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
             <RegionEditor
               apps={stageApps}
               editor={editor}
-              onChange={setEditor}
+              onChange={(next) => {
+                setEditor(next);
+                setServerErrors({});
+              }}
+              areaErrors={Object.fromEntries(
+                Object.entries(serverErrors).flatMap(([path, message]) =>
+                  path.startsWith('area.') ? [[path.slice('area.'.length), message.text ?? '']] : [],
+                ),
+              )}
               source={preview ? { width: preview.width, height: preview.height } : null}
               frame={
                 preview ? (
@@ -447,7 +467,7 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
               </p>
             )}
             {start.isError &&
-              !(start.error instanceof ApiError && formPathOf(start.error, body) !== null) && (
+              !(start.error instanceof ApiError && formPathOf(start.error, body, editor) !== null) && (
                 <ErrorNotice error={start.error} />
               )}
           </>

@@ -1,23 +1,29 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useId, useMemo, useState } from 'react';
-import { DEFAULT_OSD, UpdateTaskBody } from '../../../engine/contract';
-import { appsOf, modesOfType, type Osd, type Task } from '../api';
+import { type FormEvent, useEffect, useId, useMemo, useState } from 'react';
+import { type AppConfig, DEFAULT_OSD, UpdateTaskBody } from '../../../engine/contract';
+import { aiVideoSocket, appsOf, isRunning, modesOfType, type Osd, type Task } from '../api';
 import { AnalysisFpsField } from '../components/AnalysisFpsField';
 import { AppCheckbox } from '../components/AppCheckbox';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { FieldError } from '../components/FieldError';
 import { HealthDetails } from '../components/HealthDetails';
+import { LiveVideo } from '../components/LiveVideo';
 import { OsdFields } from '../components/OsdFields';
+import { RegionEditor } from '../components/RegionEditor';
 import { useTransport } from '../context';
-import { createEditor, formatPoints, parsePoints, setPoints, shapeProblem } from '../geometry/editor';
+import { areaKeyOfField, configOf, editorWithAreas, finishedConfigs } from '../geometry/areas';
+import type { EditorState } from '../geometry/editor';
+import { sourceSize } from '../health';
+import { useAiLive } from '../hooks/useAiLive';
 import { packagesQuery } from '../queries/packages';
 import { updateTaskMutation } from '../queries/tasks';
 import { useT } from '../store';
 import { analysisFpsOf } from '../tasks/analysis-fps';
+import { stageAppsOf } from '../tasks/stage-apps';
 import { taskTitle } from '../tasks/title';
 import { ApiError } from '../transport';
-import { type FieldErrors, schemaErrors } from '../validation/schema-errors';
+import { type FieldErrors, fieldPath, schemaErrors } from '../validation/schema-errors';
 
 interface TaskEditorProps {
   task: Task;
@@ -26,9 +32,9 @@ interface TaskEditorProps {
 }
 
 /**
- * Update of a running task (4.7): its applications, its drawing options and, as typed coordinates,
- * its polygons (the live view draws them on the video). Checked with the engine's UpdateTaskBody
- * schema and polygon check.
+ * Update of a running task (4.7): its applications, its drawing options, and each app's region,
+ * zones, masks and ground calibration, drawn over the task's AI video (or typed as coordinates).
+ * Checked with the engine's UpdateTaskBody schema and its polygon, zone and calibration checks.
  */
 export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
   const t = useT();
@@ -42,38 +48,42 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
   const [fpsText, setFpsText] = useState(task.analysis_fps === null ? '' : String(task.analysis_fps));
   const [appIds, setAppIds] = useState<string[]>(task.app_ids);
   const [osd, setOsd] = useState<Required<Osd>>({ ...DEFAULT_OSD, ...task.osd });
-  const initialText = useMemo(
-    () =>
-      Object.fromEntries(
-        task.app_ids.map((appId) => [
-          appId,
-          formatPoints(task.app_configs?.find((config) => config.app_id === appId)?.polygon ?? []),
-        ]),
-      ),
-    [task],
-  );
-  const [texts, setTexts] = useState<Record<string, string>>(initialText);
   const [serverError, setServerError] = useState<string | null>(null);
+  const [areaErrors, setAreaErrors] = useState<Record<string, string>>({});
+
+  // The apps being edited, named and typed from the package once it is listed.
+  const stageApps = useMemo(() => stageAppsOf(appIds, candidates), [appIds, candidates]);
+  const [editor, setEditor] = useState<EditorState>(() =>
+    editorWithAreas(
+      task.app_ids.map((app_id) => ({ app_id, type: 1 })),
+      task.app_configs,
+    ),
+  );
+  // The shapes follow the chosen apps; finished ones are kept.
+  useEffect(() => {
+    setEditor((current) => {
+      const owned = Object.values(current.shapes).filter((shape) => !shape.area).length;
+      if (owned === stageApps.length && stageApps.every((app) => app.app_id in current.shapes))
+        return current;
+      const next = editorWithAreas(stageApps, finishedConfigs(current, stageApps));
+      return { ...next, active: current.active in next.shapes ? current.active : next.active };
+    });
+  }, [stageApps]);
+  /** Each app's config as the engine has it, to send only those that change. */
+  const initialConfigs = useMemo(() => {
+    const initial = editorWithAreas(stageApps, task.app_configs);
+    return Object.fromEntries(stageApps.map((app) => [app.app_id, JSON.stringify(configOf(initial, app))]));
+  }, [stageApps, task]);
 
   const { body, errors } = useMemo(() => {
-    const typeOf = (appId: string) => candidates.find((app) => app.app_id === appId)?.type ?? 1;
     const initialOsd: Record<string, unknown> = { ...DEFAULT_OSD, ...task.osd };
     const found: FieldErrors = {};
-    const configs: Array<{ app_id: string; polygon: number[][] }> = [];
-    for (const appId of appIds) {
-      const text = texts[appId] ?? '';
-      if (text === (initialText[appId] ?? '')) continue;
-      const points = parsePoints(text);
-      if (points === null) {
-        found[`polygon.${appId}`] = { key: 'regions.pointsInvalid' };
-        continue;
-      }
-      const editor = setPoints(createEditor([{ app_id: appId, type: typeOf(appId) }], []), points);
-      const shape = editor.shapes[appId];
-      const problem = shape ? shapeProblem(shape, typeOf(appId)) : null;
-      if (problem?.kind === 'invalid')
-        found[`polygon.${appId}`] = { key: 'validation.invalid', text: problem.message };
-      else configs.push({ app_id: appId, polygon: points });
+    const configs: AppConfig[] = [];
+    for (const app of stageApps) {
+      const config = configOf(editor, app);
+      if (config === null)
+        found[`polygon.${app.app_id}`] = { key: 'taskEdit.unfinished', params: { app: app.name } };
+      else if (JSON.stringify(config) !== initialConfigs[app.app_id]) configs.push(config);
     }
     const { display_polygon: _ignored, ...osdUpdate } = osd;
     const changedOsd = Object.fromEntries(
@@ -93,19 +103,29 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
     if (appIds.length === 0) found.app_ids = { key: 'wizard.chooseApps' };
     if (fpsProblem) found.analysis_fps = fpsProblem;
     return { body: update, errors: found };
-  }, [name, fpsText, appIds, texts, osd, initialText, task, candidates]);
+  }, [name, fpsText, appIds, osd, task, stageApps, editor, initialConfigs]);
+
+  // The running video task's AI video under the drawing surface, released when the dialog closes.
+  const video = task.mode === 'video' && isRunning(task);
+  const live = useAiLive(transport, task.task_id, video ? task.app_ids : []);
 
   const save = useMutation({
     ...updateTaskMutation(transport, queryClient),
     onSuccess: onClose,
     onError: (error) => {
-      if (error instanceof ApiError) setServerError(error.msg);
+      if (!(error instanceof ApiError)) return;
+      const appIdsSent = (body.app_configs ?? []).map((config) => config.app_id);
+      const key =
+        error.field === undefined ? null : areaKeyOfField(editor, appIdsSent, fieldPath(error.field));
+      if (key) setAreaErrors({ [key]: error.msg });
+      else setServerError(error.msg);
     },
   });
 
   function submit(event: FormEvent) {
     event.preventDefault();
     setServerError(null);
+    setAreaErrors({});
     if (Object.keys(errors).length === 0 && Object.keys(body).length > 0)
       save.mutate({ taskId: task.task_id, body });
   }
@@ -154,27 +174,36 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
         <OsdFields osd={osd} onChange={setOsd} errors={errors} path="osd" withPolygonSwitch={false} />
         <fieldset>
           <legend>{t('taskEdit.polygons')}</legend>
-          <p className="hint">{t('regions.pointsHint')}</p>
-          {appIds.map((appId) => {
-            const id = `${polygonsId}-${appId}`;
-            const error = errors[`polygon.${appId}`];
-            return (
-              <div className="field" key={appId}>
-                <label htmlFor={id}>{candidates.find((app) => app.app_id === appId)?.name ?? appId}</label>
-                <input
-                  id={id}
-                  value={texts[appId] ?? ''}
-                  spellCheck={false}
-                  placeholder={t('regions.wholeFrame')}
-                  onChange={(event) => setTexts((current) => ({ ...current, [appId]: event.target.value }))}
-                  aria-invalid={error ? true : undefined}
-                  aria-describedby={error ? `${id}-error` : undefined}
+          <RegionEditor
+            apps={stageApps}
+            editor={editor}
+            onChange={(next) => {
+              setEditor(next);
+              setAreaErrors({});
+            }}
+            source={sourceSize(task.health)}
+            frame={
+              live.data ? (
+                <LiveVideo
+                  socketPath={aiVideoSocket(task.task_id, live.data.stream)}
+                  hlsUrl={live.data.hls_url}
+                  label={t('live.videoLabel', { id: taskTitle(task) })}
                 />
-                <FieldError id={`${id}-error`} message={error} />
-              </div>
-            );
-          })}
-          {task.mode === 'video' && (
+              ) : undefined
+            }
+            areaErrors={areaErrors}
+            savedCalibrations={
+              new Set(task.app_configs.flatMap((config) => (config.calibration ? [config.app_id] : [])))
+            }
+          />
+          {appIds.map((appId) => (
+            <FieldError
+              key={appId}
+              id={`${polygonsId}-${appId}-error`}
+              message={errors[`polygon.${appId}`]}
+            />
+          ))}
+          {video && (
             <button type="button" onClick={onEditRegions}>
               {t('taskEdit.drawOnVideo')}
             </button>

@@ -43,6 +43,8 @@ export interface RuleDraft {
   classes: ClassDraft[];
   /** null: no counter. */
   counter: CounterDraft | null;
+  /** Both '' while the rule has none: the engine's default (3 of 5) applies. */
+  inertia: { hits: NumberInput; frames: NumberInput };
 }
 
 /** The listing's rule (classes keyed by class_id) as an editable form. */
@@ -52,6 +54,7 @@ export function draftFromListing(name: string, listed: unknown): RuleDraft {
     class_area?: { color: string };
     classes?: Record<string, ClassDraft> | ClassDraft[];
     counter?: CounterDraft;
+    inertia?: { hits: number; frames: number };
   };
   const classes = Array.isArray(rule.classes) ? rule.classes : Object.values(rule.classes ?? {});
   return {
@@ -62,6 +65,7 @@ export function draftFromListing(name: string, listed: unknown): RuleDraft {
     counter: rule.counter
       ? { ...rule.counter, class_counts: rule.counter.class_counts.map((count) => ({ ...count })) }
       : null,
+    inertia: rule.inertia ? { ...rule.inertia } : { hits: '', frames: '' },
   };
 }
 
@@ -100,6 +104,10 @@ export function bodyOf(draft: RuleDraft): { name: string; rule: Rule } {
       })),
     };
   }
+  const { hits, frames } = draft.inertia;
+  // Left out while both are empty: the engine keeps what it has (its default 3 of 5 when nothing).
+  if (String(hits).trim() !== '' || String(frames).trim() !== '')
+    rule.inertia = { hits: toNumber(hits), frames: toNumber(frames) };
   return { name: draft.name, rule: rule as Rule };
 }
 
