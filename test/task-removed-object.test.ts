@@ -1,14 +1,13 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallbackBody } from '../engine/events/schema';
-import { findFfmpeg } from '../engine/media/ffmpeg';
 import { compileCheck } from '../engine/schema/ajv';
 import { startTestEngine, type TestEngine } from './helpers/engine';
 import { installExamplePackage } from './helpers/example-package';
 import { Receiver } from './helpers/receiver';
+import { drawnClip } from './helpers/synthetic-clip';
 
 /**
  * Removed objects end to end on a synthetic clip: a grey 640x360 scene at 10 fps where a white box
@@ -35,16 +34,13 @@ let clip: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vc-removed-'));
   clip = join(dir, 'shelf.mp4');
-  execFileSync(findFfmpeg(), [
-    ...['-hide_banner', '-loglevel', 'error', '-y'],
-    ...['-f', 'lavfi', '-i', `color=c=0x808080:s=640x360:r=${FPS}:d=14`],
-    ...[
-      '-vf',
-      "drawbox=x=100:y=100:w=120:h=120:color=white:t=fill:enable='lt(t,3)'," +
-        "drawbox=x=400:y=100:w=120:h=120:color=white:t=fill:enable='gte(t,6)'",
-    ],
-    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '10', clip],
-  ]);
+  drawnClip(
+    clip,
+    14,
+    FPS,
+    "drawbox=x=100:y=100:w=120:h=120:color=white:t=fill:enable='lt(t,3)'," +
+      "drawbox=x=400:y=100:w=120:h=120:color=white:t=fill:enable='gte(t,6)'",
+  );
   t = await startTestEngine();
   receiver = await Receiver.start();
   expect(await installExamplePackage(t)).toBe(200);

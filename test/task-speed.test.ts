@@ -1,15 +1,14 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallbackBody } from '../engine/events/schema';
-import { findFfmpeg } from '../engine/media/ffmpeg';
 import { buildZapk } from '../engine/packages/zapk';
 import { compileCheck } from '../engine/schema/ajv';
 import { startTestEngine, type TestEngine } from './helpers/engine';
 import { BUILTIN_PACKAGE_DIR } from './helpers/fixtures';
 import { Receiver } from './helpers/receiver';
+import { slidingBoxClip } from './helpers/synthetic-clip';
 
 /**
  * Speed on a synthetic clip: a white 30x60 box slides right at 50 px/s (its foot on row 310) over a
@@ -48,13 +47,7 @@ let clip: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vc-speed-'));
   clip = join(dir, 'slide.mp4');
-  execFileSync(findFfmpeg(), [
-    ...['-hide_banner', '-loglevel', 'error', '-y'],
-    ...['-f', 'lavfi', '-i', 'color=c=0x808080:s=640x360:r=10:d=12'],
-    ...['-f', 'lavfi', '-i', 'color=c=white:s=30x60:r=10:d=12'],
-    ...['-filter_complex', "[0][1]overlay=x='20+50*t':y=250:shortest=1"],
-    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '10', clip],
-  ]);
+  slidingBoxClip(clip, '20+50*t');
   t = await startTestEngine();
   receiver = await Receiver.start();
 }, 60_000);

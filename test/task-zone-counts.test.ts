@@ -1,13 +1,12 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallbackBody } from '../engine/events/schema';
-import { findFfmpeg } from '../engine/media/ffmpeg';
 import type { TaskCounts } from '../engine/tasks/schema';
 import { startTestEngine, type TestEngine } from './helpers/engine';
 import { Receiver } from './helpers/receiver';
+import { slidingBoxClip } from './helpers/synthetic-clip';
 
 /**
  * Zone occupancy in GET /api/task/{task_id}/counts: a white 30x60 box enters a grey 640x360 scene
@@ -26,13 +25,7 @@ let clip: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vc-zone-counts-'));
   clip = join(dir, 'slide.mp4');
-  execFileSync(findFfmpeg(), [
-    ...['-hide_banner', '-loglevel', 'error', '-y'],
-    ...['-f', 'lavfi', '-i', 'color=c=0x808080:s=640x360:r=10:d=12'],
-    ...['-f', 'lavfi', '-i', 'color=c=white:s=30x60:r=10:d=12'],
-    ...['-filter_complex', "[0][1]overlay=x='60*t-60':y=250:shortest=1"],
-    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '10', clip],
-  ]);
+  slidingBoxClip(clip, '60*t-60');
   t = await startTestEngine();
   receiver = await Receiver.start();
 }, 60_000);
