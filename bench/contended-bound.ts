@@ -1,0 +1,119 @@
+import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { findFfmpeg } from '../engine/media/ffmpeg';
+import { cpuSeconds } from '../engine/system/process-stats';
+import { FIXTURES } from '../test/helpers/engine';
+
+/**
+ * The bound's work done all at once with nothing of the engine: N ffmpeg decoding a camera in real
+ * time to nothing (one thread each) beside single-thread onnxruntime sessions, one per core, paced to
+ * N x rate inferences a second. On a machine of few cores the decoders and the sessions share its
+ * caches and memory bandwidth, so this costs more than the sum of each measured alone (the bound):
+ * it is what the engine's CPU compares with to tell its own overhead from that contention.
+ */
+
+const MODEL = join(FIXTURES, 'models', 'yolox_nano.onnx');
+
+const PACED_SESSION = `
+  const { parentPort, workerData } = require('node:worker_threads');
+  const ort = require('onnxruntime-node');
+  (async () => {
+    const session = await ort.InferenceSession.create(workerData.model, {
+      intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all' });
+    const input = new ort.Tensor('float32', new Float32Array(3 * 416 * 416).fill(114), [1, 3, 416, 416]);
+    for (let i = 0; i < 5; i++) await session.run({ images: input });
+    parentPort.postMessage('ready');
+    let done = 0;
+    let stop = false;
+    parentPort.on('message', (message) => {
+      if (message === 'count') parentPort.postMessage(done);
+      if (message === 'stop') stop = true;
+    });
+    const interval = 1000 / workerData.perSecond;
+    let next = performance.now();
+    while (!stop) {
+      await session.run({ images: input });
+      done++;
+      next += interval;
+      await new Promise((wake) => setTimeout(wake, Math.max(0, next - performance.now())));
+    }
+    await session.release();
+    parentPort.postMessage('stopped');
+  })();`;
+
+export interface ContendedBound {
+  /** Cores the decoders and the sessions took together. */
+  cores: number;
+  /** Inferences a second the sessions kept (N x rate when the machine keeps up). */
+  inferencesPerSecond: number;
+}
+
+export async function contendedBound(
+  file: string,
+  cameras: number,
+  rate: number,
+  warmupS: number,
+  windowS: number,
+): Promise<ContendedBound> {
+  const decoders = Array.from({ length: cameras }, () =>
+    spawn(
+      findFfmpeg(),
+      [
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-threads',
+        '1',
+        '-re',
+        '-stream_loop',
+        '-1',
+        '-i',
+        file,
+        '-f',
+        'null',
+        '-',
+      ],
+      { stdio: 'ignore' },
+    ),
+  );
+  const threads = availableParallelism();
+  const sessions = Array.from(
+    { length: threads },
+    () =>
+      new Worker(PACED_SESSION, {
+        eval: true,
+        workerData: { model: MODEL, perSecond: (cameras * rate) / threads },
+      }),
+  );
+  const ask = (worker: Worker, message: string) =>
+    new Promise<unknown>((answer) => {
+      worker.once('message', answer);
+      worker.postMessage(message);
+    });
+  try {
+    await Promise.all(sessions.map((worker) => new Promise((ready) => worker.once('message', ready))));
+    await sleep(warmupS);
+    const count = async () =>
+      (await Promise.all(sessions.map((w) => ask(w, 'count')))).reduce<number>((a, n) => a + Number(n), 0);
+    const decoding = () => decoders.reduce((sum, child) => sum + (child.pid ? cpuSeconds(child.pid) : 0), 0);
+    const own = () => {
+      const usage = process.cpuUsage();
+      return (usage.user + usage.system) / 1e6;
+    };
+    const [decodeBefore, ownBefore, countBefore, startedAt] = [decoding(), own(), await count(), Date.now()];
+    await sleep(windowS);
+    const [decodeAfter, ownAfter, countAfter] = [decoding(), own(), await count()];
+    const seconds = (Date.now() - startedAt) / 1000;
+    return {
+      cores: (decodeAfter - decodeBefore + ownAfter - ownBefore) / seconds,
+      inferencesPerSecond: (countAfter - countBefore) / seconds,
+    };
+  } finally {
+    for (const child of decoders) child.kill('SIGKILL');
+    await Promise.all(sessions.map((worker) => ask(worker, 'stop').then(() => worker.terminate())));
+  }
+}
+
+const sleep = (seconds: number) => new Promise((done) => setTimeout(done, seconds * 1000));
