@@ -425,8 +425,8 @@ export function sourceInputArgs(
   // Files play as live and loop; http may be a plain MP4 or HLS VOD, which ffmpeg would otherwise
   // decode as fast as it can (live http streams arrive at their own rate anyway).
   const rate = options.readRate ?? 1;
-  if (live && source.kind === 'file') args.push(...(rate === 1 ? ['-re'] : ['-readrate', String(rate)]));
-  if (live && source.kind === 'file') args.push('-stream_loop', '-1');
+  if (live && source.kind === 'file')
+    args.push(...(rate === 1 ? ['-re'] : ['-readrate', String(rate)]), '-stream_loop', '-1');
   if (live && source.kind === 'http') args.push('-re');
   if (source.kind === 'file' && options.seekS) args.push('-ss', options.seekS.toFixed(3));
   args.push('-i', source.input);
