@@ -223,6 +223,13 @@ describe('zones, masks and calibration drawn over the task’s video', () => {
     expect((await storedConfig())?.zones?.map((zone) => zone.name)).toEqual(['entrance', 'exit']);
     await second.fill('exit');
   }, 60_000);
+
+  it('removes the calibration of the running task from the live view', async () => {
+    await untilStored({ ...ZONES, calibration: { image: MARKS, ground: GROUND } });
+    await page.getByRole('button', { name: 'Remove calibration' }).click();
+    await page.getByRole('button', { name: 'Place the four marks' }).waitFor(POLL);
+    await untilStored(ZONES);
+  }, 60_000);
 });
 
 describe('zones and masks in the start wizard', () => {

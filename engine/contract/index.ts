@@ -32,6 +32,7 @@ export { type Check, compileCheck } from '../schema/ajv';
 export { polygonProblem } from '../tasks/polygon';
 export {
   AppConfig,
+  AppConfigUpdate,
   CLOSE_CODE,
   DEFAULT_OSD,
   Osd,
