@@ -8,7 +8,14 @@ import type { GroundMap } from './ground';
 import { DEFAULT_INERTIA, TrackInertia } from './inertia';
 import { LeftObjects } from './left-object';
 import { RemovedObjects, type WatchedArea } from './removed-object';
-import { APP_TYPE, type ClassEntry, type Counter, type LeftObject, type Rule } from './schema';
+import {
+  APP_TYPE,
+  type ClassEntry,
+  type Counter,
+  DEFAULT_PERSON_CLASS_ID,
+  type LeftObject,
+  type Rule,
+} from './schema';
 import { TrackSpeeds, type Velocity } from './speed';
 import { type MotionState, TrackMotion } from './stationary';
 import { CrossingTally, type Direction, FlowTally, LineCrossings, LoiteringVisits } from './time-series';
@@ -520,7 +527,7 @@ export class AppRuleState {
     objects: readonly TrackedObject[],
     rule: LeftObject,
   ): RuleFiring[] {
-    const personClass = rule.person_class_id ?? '0';
+    const personClass = rule.person_class_id ?? DEFAULT_PERSON_CLASS_ID;
     const people = objects
       .filter((o) => String(o.classIndex) === personClass)
       .map((o): { foot: Pt; height: number } => ({ foot: [(o.x1 + o.x2) / 2, o.y2], height: o.y2 - o.y1 }));
@@ -558,7 +565,7 @@ export class AppRuleState {
   ): RuleFiring[] {
     const rule = this.ctx.rule.removed_object;
     if (!rule || !picture || this.ctx.perImage || this.ctx.appType !== APP_TYPE.timeSeries) return [];
-    const personClass = rule.person_class_id ?? '0';
+    const personClass = rule.person_class_id ?? DEFAULT_PERSON_CLASS_ID;
     const people = objects.filter((o) => String(o.classIndex) === personClass);
     const areas: WatchedArea[] =
       this.zones.length > 0
