@@ -7,7 +7,7 @@ import { type Pt, pointInPolygon } from './geometry';
 import type { GroundMap } from './ground';
 import { DEFAULT_INERTIA, TrackInertia } from './inertia';
 import { LeftObjects } from './left-object';
-import { RemovedObjects, type WatchedArea } from './removed-object';
+import { REMOVED_COLOR, type RemovedArea, RemovedObjects, type WatchedArea } from './removed-object';
 import {
   APP_TYPE,
   type ClassEntry,
@@ -104,10 +104,29 @@ export interface ShownObject extends ReportedObject {
 export interface RuleResult {
   firings: RuleFiring[];
   shown: ShownObject[];
+  /** Removed objects' areas that fired and still differ from their background, to be drawn. */
+  removed: ShownObject[];
   zoneOccupied: boolean;
 }
 
 const mediaTime = (frame: FrameInfo) => frame.mediaMs ?? frame.timestampMs;
+
+/** A removed object's area as reported: its differing box, share and time, under its zone's name. */
+function reportRemoved({ name, box, fraction, area, sinceMs }: RemovedArea, nowMs: number): ReportedObject {
+  return {
+    track_id: '',
+    x: Math.round((box.x1 + box.x2) / 2),
+    y: Math.round((box.y1 + box.y2) / 2),
+    w: Math.round(box.x2 - box.x1),
+    h: Math.round(box.y2 - box.y1),
+    score: Math.round(fraction * 1000) / 1000,
+    class_id: 'removed',
+    name: name || 'removed',
+    area,
+    ...(name && { zones: [name] }),
+    removed: seconds(nowMs - sinceMs),
+  };
+}
 
 /** An object that meets its class entry's criteria in this frame. */
 interface Match {
@@ -270,16 +289,17 @@ export class AppRuleState {
     const matches = this.match(objects);
     if (!this.ctx.perImage) this.follow(frame, matches);
     const present = matches.filter((m) => m.inRegion && m.steady);
+    const removed = this.removedObjects(frame, objects, picture);
     const firings = [
       ...(this.ctx.appType === APP_TYPE.timeSeries
         ? this.timeSeriesFirings(frame, matches, present, objects)
         : this.detectionFirings(frame, present)),
       ...this.speedFirings(frame, present),
-      ...this.removedFirings(frame, objects, picture),
+      ...removed.firings,
     ];
     const shown = present.map((m) => ({ ...report(m), color: m.entry.color }));
     this.occupied = this.zones.length > 0 ? occupancy(this.zones, [...this.entries.keys()], shown) : null;
-    return { firings, shown, zoneOccupied: shown.length > 0 };
+    return { firings, shown, removed: removed.shown, zoneOccupied: shown.length > 0 };
   }
 
   private get region(): Pt[] | null {
@@ -557,36 +577,32 @@ export class AppRuleState {
     return this.classFirings(left, () => true);
   }
 
-  /** Removed objects (rule `removed_object`, type 3): each zone, else the region or the frame, watched. */
-  private removedFirings(
+  /**
+   * Removed objects (rule `removed_object`, type 3): each zone, else the region or the frame, watched;
+   * the firings of this frame, and the areas that fired and still differ, to be drawn.
+   */
+  private removedObjects(
     frame: FrameInfo,
     objects: readonly TrackedObject[],
     picture: Frame | undefined,
-  ): RuleFiring[] {
+  ): { firings: RuleFiring[]; shown: ShownObject[] } {
     const rule = this.ctx.rule.removed_object;
-    if (!rule || !picture || this.ctx.perImage || this.ctx.appType !== APP_TYPE.timeSeries) return [];
+    if (!rule || !picture || this.ctx.perImage || this.ctx.appType !== APP_TYPE.timeSeries)
+      return { firings: [], shown: [] };
     const personClass = rule.person_class_id ?? DEFAULT_PERSON_CLASS_ID;
     const people = objects.filter((o) => String(o.classIndex) === personClass);
     const areas: WatchedArea[] =
       this.zones.length > 0
         ? this.zones.map((zone) => ({ name: zone.name, polygon: zone.polygon as unknown as Pt[] }))
         : [{ name: '', polygon: this.region }];
-    const removed = this.removed.update(mediaTime(frame), picture, frame, areas, people, rule);
-    if (removed.length === 0) return [];
-    const reported = removed.map(({ name, box, fraction, area, sinceMs }) => ({
-      track_id: '',
-      x: Math.round((box.x1 + box.x2) / 2),
-      y: Math.round((box.y1 + box.y2) / 2),
-      w: Math.round(box.x2 - box.x1),
-      h: Math.round(box.y2 - box.y1),
-      score: Math.round(fraction * 1000) / 1000,
-      class_id: 'removed',
-      name: name || 'removed',
-      area,
-      ...(name && { zones: [name] }),
-      removed: seconds(mediaTime(frame) - sinceMs),
-    }));
-    return [{ id: `${this.ctx.appId}:removed`, class_id: 'removed', objects: reported }];
+    const nowMs = mediaTime(frame);
+    const removed = this.removed.update(nowMs, picture, frame, areas, people, rule);
+    const shown = this.removed
+      .showing()
+      .map((area) => ({ ...reportRemoved(area, nowMs), color: REMOVED_COLOR }));
+    if (removed.length === 0) return { firings: [], shown };
+    const reported = removed.map((area) => reportRemoved(area, nowMs));
+    return { firings: [{ id: `${this.ctx.appId}:removed`, class_id: 'removed', objects: reported }], shown };
   }
 
   private crossingFirings(
