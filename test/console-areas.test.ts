@@ -9,8 +9,9 @@ import { VIDEO } from './helpers/fixtures';
 
 /*
  * The editors of an app's zones, masks and ground calibration (the task editor's, the live view's),
- * and the rule editor's inertia, in Chromium against an engine in its own process serving the built console: what is
- * drawn and typed is what the engine stores, in source pixels.
+ * and the rule editor's inertia, left and removed objects, in Chromium against an engine in its own
+ * process serving the built console: what is drawn and typed is what the engine stores, in source
+ * pixels.
  */
 
 const POLL = { timeout: 30_000 };
@@ -223,6 +224,13 @@ describe('zones, masks and calibration drawn over the task’s video', () => {
     expect((await storedConfig())?.zones?.map((zone) => zone.name)).toEqual(['entrance', 'exit']);
     await second.fill('exit');
   }, 60_000);
+
+  it('removes the calibration of the running task from the live view', async () => {
+    await untilStored({ ...ZONES, calibration: { image: MARKS, ground: GROUND } });
+    await page.getByRole('button', { name: 'Remove calibration' }).click();
+    await page.getByRole('button', { name: 'Place the four marks' }).waitFor(POLL);
+    await untilStored(ZONES);
+  }, 60_000);
 });
 
 describe('zones and masks in the start wizard', () => {
@@ -287,5 +295,71 @@ describe('inertia in the rule editor', () => {
     >('GET', '/api/zapk');
     const rule = packages.find((pkg) => pkg.zapk_id === 'builtin')?.apps.motion?.rule;
     expect(rule?.inertia).toEqual({ hits: 4, frames: 6 });
+  }, 60_000);
+});
+
+describe('left and removed objects in the rule editor', () => {
+  it("shows the engine's defaults and refusals on their fields, and stores what is typed", async () => {
+    await page.goto(`${c.engine.url}/#/packages`);
+    await page.getByRole('button', { name: /Edit the rule of Region intrusion/ }).click();
+    const dialog = page.getByRole('dialog', { name: /Rule of Region intrusion/ });
+    await dialog.getByRole('button', { name: 'Watch for left objects' }).click();
+    await dialog.getByRole('button', { name: 'Watch for removed objects' }).click();
+    const left = dialog.getByRole('group', { name: 'Left objects' });
+    const removed = dialog.getByRole('group', { name: 'Removed objects' });
+    const meters = left.getByRole('spinbutton', { name: 'Nobody within (m)' });
+    expect([
+      await meters.inputValue(),
+      await meters.getAttribute('placeholder'),
+      await left.getByRole('combobox', { name: 'Person class' }).inputValue(),
+      await left.getByRole('combobox', { name: 'Person class' }).locator('option:checked').textContent(),
+    ]).toEqual(['', 'person heights', '', 'Default (0 · motion)']);
+
+    // The engine's own schema refuses a left time under 3 s, on that field.
+    const seconds = left.getByRole('spinbutton', { name: 'Left for (s)' });
+    await seconds.fill('2');
+    await left.getByRole('alert').filter({ hasText: 'Must be at least 3.' }).waitFor(POLL);
+    expect(await seconds.getAttribute('aria-invalid')).toBe('true');
+    await seconds.fill('45');
+    await left.getByRole('spinbutton', { name: 'Nobody within (person heights)' }).fill('1.5');
+    await meters.fill('2');
+    await removed.getByRole('spinbutton', { name: 'Differs for (s)' }).fill('8');
+    await removed.getByRole('spinbutton', { name: 'Share that differs' }).fill('0.4');
+    await removed.getByRole('combobox', { name: 'Person class' }).selectOption('0');
+    await left.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(SHOTS, 'left-removed.png') });
+
+    // A refusal of the engine lands on the field it names.
+    const refusal = {
+      code: 40001,
+      msg: 'body.rule.removed_object.fraction: must be <= 1',
+      field: 'rule.removed_object.fraction',
+    };
+    const route = `${c.engine.url}/api/zapk/builtin/app/intrusion`;
+    await page.route(route, (request) =>
+      request.request().method() === 'PUT'
+        ? request.fulfill({ status: 400, contentType: 'application/json', body: JSON.stringify(refusal) })
+        : request.fallback(),
+    );
+    await dialog.getByRole('button', { name: 'Save rule' }).click();
+    await removed.getByRole('alert').filter({ hasText: refusal.msg }).waitFor(POLL);
+    expect(
+      await removed.getByRole('spinbutton', { name: 'Share that differs' }).getAttribute('aria-invalid'),
+    ).toBe('true');
+    await page.unroute(route);
+
+    await dialog.getByRole('button', { name: 'Save rule' }).click();
+    await dialog.waitFor({ state: 'detached', ...POLL });
+    const packages = await c.api<
+      Array<{
+        zapk_id: string;
+        apps: Record<string, { rule: { left_object?: unknown; removed_object?: unknown } }>;
+      }>
+    >('GET', '/api/zapk');
+    const rule = packages.find((pkg) => pkg.zapk_id === 'builtin')?.apps.intrusion?.rule;
+    expect([rule?.left_object, rule?.removed_object]).toEqual([
+      { seconds: 45, radius: 1.5, meters: 2 },
+      { seconds: 8, fraction: 0.4, person_class_id: '0' },
+    ]);
   }, 60_000);
 });

@@ -11,6 +11,7 @@ import { buildOverlay } from '../engine/osd/overlay';
 import { blend, rasterise } from '../engine/osd/raster';
 import { renderOverlay } from '../engine/osd/render';
 import type { AnalysedFrame } from '../engine/pipeline/task-pipeline';
+import { REMOVED_COLOR } from '../engine/rules/removed-object';
 import { DEFAULT_OSD } from '../engine/tasks/schema';
 import { VIDEO } from './helpers/fixtures';
 
@@ -154,6 +155,51 @@ describe('live overlay', () => {
     overlay.setOsd({ ...DEFAULT_OSD, display_box: false, display_name: false, display_track: false });
     expect(await boxDrawn()).toBe(false);
     expect(overlay.rastersFor(640, 480)).toEqual([]);
+  });
+
+  it("draws each zone's removed area, which has no track, dashed in its own colour (issue 18)", async () => {
+    const overlay = new LiveOverlay(['watch'], DEFAULT_OSD);
+    const area = (name: string, x: number) => ({
+      track_id: '',
+      x,
+      y: 120,
+      w: 60,
+      h: 60,
+      score: 0.6,
+      class_id: 'removed',
+      name,
+      zones: [name],
+      removed: 3,
+      color: REMOVED_COLOR,
+    });
+    overlay.onAnalysed({
+      frameId: 1,
+      timestampMs: 0,
+      size: { width: 320, height: 240 },
+      frameSize: { width: 320, height: 240 },
+      frame: null,
+      models: new Map(),
+      results: [],
+      overlays: [
+        {
+          appId: 'watch',
+          zone: { points: [], color: '#ff3b30', occupied: false },
+          areas: [],
+          objects: [area('shelf', 80), area('door', 240)],
+        },
+      ],
+    });
+    await sleep(100);
+    const pixels = new Uint8Array(320 * 240 * 3);
+    for (const raster of overlay.rastersFor(320, 240)) blend(pixels, raster);
+    // The first dash of each box's left side (x 50 and 210), and the gap after it.
+    const rgb = (x: number, y: number) => [...pixels.subarray((y * 320 + x) * 3, (y * 320 + x) * 3 + 3)];
+    expect([rgb(51, 95), rgb(51, 100), rgb(211, 95), rgb(211, 100)]).toEqual([
+      [255, 0, 255],
+      [0, 0, 0],
+      [255, 0, 255],
+      [0, 0, 0],
+    ]);
   });
 
   it('draws results given in source pixels on the video’s frames, which are the source bounded smaller', async () => {

@@ -17,6 +17,7 @@ import { paintObjects } from '../engine/osd/paint';
 import { renderOverlay, renderSnapshot } from '../engine/osd/render';
 import { appSnapshot, toOverlayObject } from '../engine/osd/snapshot';
 import type { ShownObject } from '../engine/rules/evaluate';
+import { REMOVED_COLOR } from '../engine/rules/removed-object';
 import { DEFAULT_OSD, type Osd } from '../engine/tasks/schema';
 import { FIXTURES } from './helpers/fixtures';
 
@@ -140,6 +141,48 @@ describe('boxes', () => {
     expect(buildOverlay({ width: 200, height: 150, osd, zones: [], objects: [redBox()] })).toBeNull();
     const image = await draw(frame, { osd, objects: [redBox()] });
     expect(countPixels(image, frame.width, whole(frame), (rgb) => !isColor(rgb, GREY))).toBe(0);
+  });
+
+  it('draws a removed object\'s area dashed in its own colour, tagged "removed" (issue 18)', async () => {
+    const area: ShownObject = {
+      track_id: '',
+      x: 80,
+      y: 80,
+      w: 80,
+      h: 60,
+      score: 0.6,
+      class_id: 'removed',
+      name: 'shelf',
+      area: 4800,
+      zones: ['shelf'],
+      removed: 3,
+      color: REMOVED_COLOR,
+    };
+    const removed = toOverlayObject(area);
+    expect(removed).toEqual({
+      ...redBox({ color: REMOVED_COLOR, name: 'shelf', trackId: '' }),
+      kind: 'removed',
+    });
+    const [layout] = objectLayouts([removed], DEFAULT_OSD, 200, 150);
+    expect([layout?.dashed, layout?.label?.text]).toEqual([true, 'removed']);
+    expect(objectLayouts([removed], { ...DEFAULT_OSD, display_name: false }, 200, 150)[0]?.label).toBeNull();
+
+    // The top and bottom edges, border 2: dashes of 8 pixels, 6 apart, from the box's left edge;
+    // below the top edge, the first dash of each side.
+    const frame = greyFrame();
+    const image = await draw(frame, { osd: { ...NO_LABELS, border_size: 2 }, objects: [removed] });
+    const MAGENTA: Rgb = [255, 0, 255];
+    const row = (y: number) =>
+      Array.from({ length: 80 }, (_, i) =>
+        isColor(pixel(image, frame.width, 40 + i, y), MAGENTA) ? 'x' : '.',
+      ).join('');
+    const dashes = 'xxxxxxxx......'.repeat(6).slice(0, 80);
+    expect([row(50), row(51), row(52), row(109)]).toEqual([dashes, dashes, `xx${'.'.repeat(76)}xx`, dashes]);
+    // Painted into a frame (snapshots) exactly as the SVG (AI video) draws it, tag included.
+    const painted = Buffer.from(frame.data);
+    await paintObjects(painted, 200, 150, [removed], DEFAULT_OSD);
+    const expected = await draw(frame, { osd: DEFAULT_OSD, objects: [removed] });
+    expect(painted.equals(expected)).toBe(true);
   });
 
   it('limits the overlay to the region with drawings', () => {

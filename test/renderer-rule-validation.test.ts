@@ -141,6 +141,27 @@ describe('rule form', () => {
     expect(drafts.filter((draft) => Object.keys(validateRuleDraft(draft)).length === 0)).toHaveLength(1);
   });
 
+  it('reads and writes left and removed objects, leaving empty optional boxes out for the engine defaults', () => {
+    const left = { seconds: 30, radius: 2, meters: 1.5, person_class_id: '0' };
+    const removed = { seconds: 5, fraction: 0.3 };
+    const listed = draftFromListing('Crowd gathering', {
+      ...LISTED,
+      left_object: left,
+      removed_object: removed,
+    });
+    expect([listed.left_object, listed.removed_object]).toEqual([
+      left,
+      { seconds: 5, fraction: 0.3, person_class_id: '' },
+    ]);
+    const { rule } = bodyOf({ ...listed, left_object: { ...left, meters: ' ', person_class_id: '' } });
+    expect([rule.left_object, rule.removed_object]).toEqual([{ seconds: 30, radius: 2 }, removed]);
+    expect(
+      validateRuleDraft({ ...listed, removed_object: { seconds: '5', fraction: '0', person_class_id: '' } }),
+    ).toEqual({
+      'rule.removed_object.fraction': { key: 'validation.above', params: { min: '0' } },
+    });
+  });
+
   it('leaves inertia out while both boxes are empty, sends it when typed, refuses more hits than frames', () => {
     expect(draftFromListing('Crowd gathering', LISTED).inertia).toEqual({ hits: '', frames: '' });
     expect(bodyOf(edit(() => {})).rule.inertia).toBeUndefined();

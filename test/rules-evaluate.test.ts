@@ -124,7 +124,12 @@ describe('matching a class entry', () => {
     const state = new AppRuleState(app({ classes: [person()] }, { polygon: square }));
     // Centre (150, 190) inside, foot (150, 240) outside.
     const centreInside = obj('centre-inside', [150, 240], { h: 100 });
-    expect(state.evaluate(frame(0), [centreInside])).toEqual({ firings: [], shown: [], zoneOccupied: false });
+    expect(state.evaluate(frame(0), [centreInside])).toEqual({
+      firings: [],
+      shown: [],
+      removed: [],
+      zoneOccupied: false,
+    });
     // Centre (150, 80) outside, foot (150, 120) inside.
     const footInside = obj('foot-inside', [150, 120], { h: 80 });
     const result = state.evaluate(frame(1), [centreInside, footInside]);

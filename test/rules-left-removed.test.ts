@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Frame } from '../engine/inference/types';
 import { type AppRuleContext, AppRuleState, type FrameInfo, type RuleFiring } from '../engine/rules/evaluate';
+import { REMOVED_COLOR } from '../engine/rules/removed-object';
 import type { Rule } from '../engine/rules/schema';
 import { ruleProblems } from '../engine/rules/validate';
 import type { TrackedObject } from '../engine/tracking/byte-tracker';
@@ -165,6 +166,36 @@ describe('removed objects', () => {
             ],
           },
         ],
+      },
+    ]);
+  });
+
+  it('shows the area from its firing on, until the background has learned the change (about 16.6 s)', () => {
+    const watch = app(rule, { zones: [shelf] });
+    const shownAt: number[] = [];
+    let first: unknown;
+    for (let n = 0; n <= 300; n++) {
+      const { removed } = watch.evaluate(frame(n), [], n < 20 ? withBox : gone);
+      if (removed.length === 0) continue;
+      shownAt.push(n);
+      first ??= removed;
+    }
+    // The contrast of 120 levels fades below 30 after 12 s x ln 4 = 16.6 s from frame 20.
+    expect([shownAt[0], shownAt.at(-1), shownAt.length]).toEqual([50, 186, 137]);
+    expect(first).toEqual([
+      {
+        track_id: '',
+        x: 130,
+        y: 130,
+        w: 60,
+        h: 60,
+        score: 0.563,
+        class_id: 'removed',
+        name: 'shelf',
+        area: 3600,
+        zones: ['shelf'],
+        removed: 3,
+        color: REMOVED_COLOR,
       },
     ]);
   });

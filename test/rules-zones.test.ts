@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { onFrame } from '../engine/osd/frame-space';
 import { scaleAreas } from '../engine/pipeline/app-runtime';
 import { type AppRuleContext, AppRuleState, type FrameInfo } from '../engine/rules/evaluate';
 import type { Counter, Rule } from '../engine/rules/schema';
@@ -221,5 +222,25 @@ describe('scaleAreas', () => {
         ],
       ],
     });
+  });
+});
+
+describe('onFrame', () => {
+  it('places zones and boxes given in source pixels on a frame the source was bounded to, as scaleAreas scales', () => {
+    const source = { width: 1000, height: 1000 };
+    const frame = { width: 500, height: 2000 };
+    const zone = { points: square(0, 0, 100), color: '#ff0000', occupied: false };
+    const box = { x1: 10, y1: 10, x2: 20, y2: 30, color: '#ff0000', name: 'person', trackId: '1' };
+    const placed = onFrame({ zones: [zone], objects: [box] }, source, frame);
+    expect(placed).toEqual({
+      zones: [{ ...zone, points: scaleAreas({ polygon: zone.points }, source, frame).polygon }],
+      objects: [{ ...box, x1: 5, y1: 20, x2: 10, y2: 60 }],
+    });
+    expect(placed.zones[0]?.points).toEqual([
+      [0, 0],
+      [50, 0],
+      [50, 200],
+      [0, 200],
+    ]);
   });
 });

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallbackBody } from '../engine/events/schema';
 import { compileCheck } from '../engine/schema/ajv';
@@ -86,7 +87,14 @@ describe('removed objects on a video', () => {
         .flatMap((m) =>
           m.data.rules
             .filter((r) => r.id === 'loiter:removed')
-            .flatMap((r) => r.objects.map((o) => ({ zone: o.name, at: (m.data.frame.id - 1) / FPS, o }))),
+            .flatMap((r) =>
+              r.objects.map((o) => ({
+                zone: o.name,
+                at: (m.data.frame.id - 1) / FPS,
+                o,
+                image: r.image,
+              })),
+            ),
         );
     await receiver.waitFor('both zones', () => removals().length >= 2, 60_000);
     // The clip's first pass ends 5 s after "placed" fires: nothing else of it may fire meanwhile.
@@ -116,5 +124,22 @@ describe('removed objects on a video', () => {
       zones: ['taken'],
       removed: expect.closeTo(3, 0),
     });
+    // The snapshot draws the area where the box was: a dashed magenta border (REMOVED_COLOR), half
+    // of its top row or more, on a frame that is grey there.
+    const o = taken?.o as { x: number; y: number; w: number; h: number };
+    const { data, info } = await sharp(Buffer.from(taken?.image ?? '', 'base64'))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const magentaOnRow = (y: number) => {
+      let count = 0;
+      for (let x = o.x - o.w / 2; x < o.x + o.w / 2; x++) {
+        const i = (y * info.width + Math.round(x)) * info.channels;
+        const [r = 0, g = 0, b = 0] = [data[i], data[i + 1], data[i + 2]];
+        if (r > 190 && g < 80 && b > 190) count++;
+      }
+      return count / o.w;
+    };
+    const top = Math.round(o.y - o.h / 2);
+    expect([magentaOnRow(top) >= 0.5, magentaOnRow(top + 10) < 0.1]).toEqual([true, true]);
   }, 120_000);
 });

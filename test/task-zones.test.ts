@@ -7,8 +7,8 @@ import { FIXTURES, startTestEngine, type TestEngine } from './helpers/engine';
 import { installExamplePackage } from './helpers/example-package';
 
 /**
- * Zones and masks in app_configs (extensions): validated like the polygon, stored with the task, kept
- * by updates that leave them out, and applied to the objects of an image task (basketball1.png,
+ * Zones, masks and calibration in app_configs (extensions): validated like the polygon, stored with
+ * the task, kept by updates that leave them out (a calibration removed by null), and applied to the objects of an image task (basketball1.png,
  * 640x480: one player left of x = 200, one right of x = 420).
  */
 
@@ -129,6 +129,28 @@ describe('zones and masks of app_configs', () => {
       json: { app_configs: [{ app_id: 'person', polygon, zones: [], masks: [] }] },
     });
     expect(await configsOf(taskId)).toEqual([{ app_id: 'person', polygon, zones: [], masks: [] }]);
+  });
+
+  it('keeps the calibration through an update that leaves it out, and removes it on null', async () => {
+    const calibration = {
+      image: rect(100, 100, 500, 400),
+      ground: [
+        [0, 0],
+        [8, 0],
+        [8, 6],
+        [0, 6],
+      ],
+    };
+    const taskId = await started({ polygon: [], calibration });
+    const polygon = rect(0, 0, 600, 480);
+    await t.call('PUT', `/api/task/${taskId}`, { json: { app_configs: [{ app_id: 'person', polygon }] } });
+    expect(await configsOf(taskId)).toEqual([{ app_id: 'person', polygon, calibration }]);
+
+    const cleared = await t.call('PUT', `/api/task/${taskId}`, {
+      json: { app_configs: [{ app_id: 'person', polygon, calibration: null }] },
+    });
+    expect((cleared.body.data as TaskView).app_configs).toEqual([{ app_id: 'person', polygon }]);
+    expect(await configsOf(taskId)).toEqual([{ app_id: 'person', polygon }]);
   });
 
   it('names the zone of each person, and ignores the one standing in a mask', async () => {

@@ -26,12 +26,19 @@ export { placeLabels } from '../osd/label-placement';
 export { pointInPolygon } from '../rules/geometry';
 export { groundMap } from '../rules/ground';
 export { DEFAULT_INERTIA } from '../rules/inertia';
-export { LengthReference, Rule } from '../rules/schema';
+export {
+  DEFAULT_PERSON_CLASS_ID,
+  LeftObject,
+  LengthReference,
+  RemovedObject,
+  Rule,
+} from '../rules/schema';
 export { ruleProblems } from '../rules/validate';
 export { type Check, compileCheck } from '../schema/ajv';
 export { polygonProblem } from '../tasks/polygon';
 export {
   AppConfig,
+  AppConfigUpdate,
   CLOSE_CODE,
   DEFAULT_OSD,
   Osd,

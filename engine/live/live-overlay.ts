@@ -86,7 +86,8 @@ export class LiveOverlay {
     for (const overlay of mine) {
       const placed = place([], overlay.objects.map(toOverlayObject)).objects;
       overlay.objects.forEach((object, i) => {
-        const key = `${overlay.appId}\u0000${object.track_id}`;
+        // A removed object's area has no track: its zone's name tells it apart.
+        const key = `${overlay.appId}\u0000${object.track_id || `removed\u0000${object.name}`}`;
         seen.add(key);
         this.objects.set(key, { object: placed[i] as OverlayObject, missed: 0 });
       });

@@ -1,4 +1,5 @@
 import type { PixelSize } from '../media/analysis-size';
+import { scalePolygon } from '../rules/geometry';
 import type { OverlayObject, OverlayZone } from './overlay';
 
 /**
@@ -14,10 +15,7 @@ export function onFrame(
   const sy = frame.height / source.height;
   if (sx === 1 && sy === 1) return { zones: [...drawings.zones], objects: [...drawings.objects] };
   return {
-    zones: drawings.zones.map((zone) => ({
-      ...zone,
-      points: zone.points.map(([x = 0, y = 0]) => [x * sx, y * sy]),
-    })),
+    zones: drawings.zones.map((zone) => ({ ...zone, points: scalePolygon(zone.points, source, frame) })),
     objects: drawings.objects.map((object) => ({
       ...object,
       x1: object.x1 * sx,

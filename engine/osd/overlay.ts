@@ -43,6 +43,8 @@ export interface OverlayObject {
   trackId: string;
   /** m/s on the ground, when the app is calibrated: written after the name and track id. */
   speed?: number;
+  /** A removed object's changed area: a dashed box tagged "removed" instead of a name and track id. */
+  kind?: 'removed';
 }
 
 export interface OverlayInput {
@@ -80,7 +82,7 @@ export function buildOverlay(input: OverlayInput): Overlay | null {
   const boxes: Drawing[] = [];
   const labels: Drawing[] = [];
   for (const layout of objectLayouts(input.objects, osd, width, height)) {
-    if (layout.box) boxes.push(boxDrawing(layout.box, layout.border, layout.color.hex));
+    if (layout.box) boxes.push(boxDrawing(layout.box, layout.border, layout.dashed, layout.color.hex));
     if (layout.label) labels.push(labelDrawing(layout.label));
   }
   const drawings = [...zones, ...boxes, ...labels].filter((drawing) => drawing !== null);
@@ -108,6 +110,8 @@ export interface ObjectLayout {
   box: PixelBox | null;
   /** Border width in whole pixels, drawn inside the box. */
   border: number;
+  /** The border in dashes (a removed object's area), else whole. */
+  dashed: boolean;
   color: Rgb;
   label: LabelLayout | null;
 }
@@ -138,6 +142,7 @@ export function objectLayout(
   return {
     box: osd.display_box ? box : null,
     border: Math.round(osd.border_size),
+    dashed: object.kind === 'removed',
     color,
     label: text ? labelLayout(box, text, color, osd.font_size, width, height) : null,
   };
@@ -184,13 +189,44 @@ function clampBox(object: OverlayObject, width: number, height: number): PixelBo
   return x2 > x1 && y2 > y1 ? { x1, y1, x2, y2 } : null;
 }
 
-/** The border as a filled ring inside the box: integer edges stay crisp, unlike a centred stroke. */
-function boxDrawing(box: PixelBox, inset: number, color: string): Drawing {
+/**
+ * The border as a filled ring inside the box: integer edges stay crisp, unlike a centred stroke. A
+ * dashed one is its dashes, whole-pixel rectangles that paint.ts fills alike.
+ */
+function boxDrawing(box: PixelBox, inset: number, dashed: boolean, color: string): Drawing {
+  if (dashed) {
+    const d = dashRects(box, inset)
+      .map(({ x1, y1, x2, y2 }) => `M${x1} ${y1}H${x2}V${y2}H${x1}Z`)
+      .join('');
+    return { markup: `<path d="${d}" fill="${color}"/>`, extent: box };
+  }
   const { x1, y1, x2, y2 } = box;
   const outer = `M${x1} ${y1}H${x2}V${y2}H${x1}Z`;
   const hasHole = x2 - x1 > 2 * inset && y2 - y1 > 2 * inset;
   const inner = hasHole ? `M${x1 + inset} ${y1 + inset}V${y2 - inset}H${x2 - inset}V${y1 + inset}Z` : '';
   return { markup: `<path d="${outer}${inner}" fill="${color}" fill-rule="evenodd"/>`, extent: box };
+}
+
+/**
+ * A dashed border's dashes: 4 border widths long, 3 apart, along each side inside the box, the top and
+ * bottom sides full width and the left and right ones between them; a box with no room for a hole is
+ * filled whole, as a solid one is.
+ */
+export function dashRects(box: PixelBox, inset: number): PixelBox[] {
+  const { x1, y1, x2, y2 } = box;
+  if (x2 - x1 <= 2 * inset || y2 - y1 <= 2 * inset) return [box];
+  const dash = 4 * Math.max(1, inset);
+  const step = dash + 3 * Math.max(1, inset);
+  const rects: PixelBox[] = [];
+  for (let x = x1; x < x2; x += step) {
+    const end = Math.min(x + dash, x2);
+    rects.push({ x1: x, y1, x2: end, y2: y1 + inset }, { x1: x, y1: y2 - inset, x2: end, y2 });
+  }
+  for (let y = y1 + inset; y < y2 - inset; y += step) {
+    const end = Math.min(y + dash, y2 - inset);
+    rects.push({ x1, y1: y, x2: x1 + inset, y2: end }, { x1: x2 - inset, y1: y, x2, y2: end });
+  }
+  return rects;
 }
 
 /** A zone's outline, and a named zone's tag with its name at the top left. */
@@ -245,11 +281,15 @@ function zoneDrawing(zone: OverlayZone, borderSize: number): Drawing | null {
   return { markup: `<polygon points="${list}" ${fill} ${stroke} stroke-linejoin="round"/>`, extent };
 }
 
+/** What a removed object's area is tagged with, in place of its name. */
+export const REMOVED_TAG = 'removed';
+
 /**
  * Name, track id and speed (one decimal, so a tag repeats from frame to frame and its tile is reused);
  * the speed only with a name or track id: it describes the object the tag names.
  */
 function labelText(object: OverlayObject, osd: Required<Osd>): string {
+  if (object.kind === 'removed') return osd.display_name ? REMOVED_TAG : '';
   const name = osd.display_name ? xmlSafe(object.name).trim() : '';
   const trackId = osd.display_track ? xmlSafe(object.trackId).trim() : '';
   const speed = (name || trackId) && object.speed !== undefined ? `${object.speed.toFixed(1)} m/s` : '';

@@ -1,7 +1,14 @@
 import sharp from 'sharp';
 import type { Osd } from '../tasks/schema';
 import type { PixelBox } from './label-placement';
-import { type LabelLayout, labelSvg, type OverlayObject, objectLayouts, type Rgb } from './overlay';
+import {
+  dashRects,
+  type LabelLayout,
+  labelSvg,
+  type OverlayObject,
+  objectLayouts,
+  type Rgb,
+} from './overlay';
 import { RecentPromises } from './recent';
 
 /**
@@ -22,7 +29,13 @@ export async function paintObjects(
   const labels = layouts.map((layout) => layout.label).filter((label) => label !== null);
   const tiles = await Promise.all(labels.map(labelTile));
   // Tags go over every box, as in the SVG.
-  for (const { box, border, color } of layouts) if (box) paintRing(pixels, width, box, border, color);
+  for (const { box, border, dashed, color } of layouts) {
+    if (!box) continue;
+    if (!dashed) paintRing(pixels, width, box, border, color);
+    else
+      for (const dash of dashRects(box, border))
+        fillRect(pixels, width, dash.x1, dash.y1, dash.x2, dash.y2, color);
+  }
   for (const [i, label] of labels.entries()) paintTile(pixels, width, height, label, tiles[i] as Uint8Array);
 }
 

@@ -55,5 +55,6 @@ export function toOverlayObject(object: ShownObject): OverlayObject {
     name: object.name,
     trackId: object.track_id,
     ...(object.speed !== undefined && { speed: object.speed }),
+    ...(object.removed !== undefined && { kind: 'removed' as const }),
   };
 }

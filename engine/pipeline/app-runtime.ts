@@ -1,5 +1,6 @@
 import type { InstalledApp } from '../packages/registry';
 import { type AppRuleContext, AppRuleState } from '../rules/evaluate';
+import { scalePolygon } from '../rules/geometry';
 import { groundMap } from '../rules/ground';
 import type { AppAreas, Polygon } from '../tasks/schema';
 
@@ -8,15 +9,10 @@ export interface FrameSize {
   height: number;
 }
 
-/** Polygons are stored in pixels of the frame they were drawn on; a new source size rescales them. */
-export function scalePolygon(polygon: Polygon, from: FrameSize | null, to: FrameSize): Polygon {
-  if (!from || (from.width === to.width && from.height === to.height)) return polygon;
-  const sx = to.width / from.width;
-  const sy = to.height / from.height;
-  return polygon.map(([x = 0, y = 0]) => [x * sx, y * sy]);
-}
-
-/** The polygon, zones and masks of an app, all rescaled alike. */
+/**
+ * The polygon, zones, masks and calibration marks of an app, all rescaled alike: they are stored in
+ * pixels of the frame they were drawn on, and a new source size rescales them.
+ */
 export function scaleAreas(areas: AppAreas, from: FrameSize | null, to: FrameSize): AppAreas {
   const scale = (polygon: Polygon) => scalePolygon(polygon, from, to);
   return {

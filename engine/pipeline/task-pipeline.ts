@@ -300,7 +300,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
         appId: runtime.app.app_id,
         zone: { points: runtime.polygon, color: runtime.color, occupied: result.zoneOccupied },
         areas: areaZones(runtime.areas, runtime.color),
-        objects: result.shown,
+        objects: [...result.shown, ...result.removed],
       });
       if (result.firings.length > 0) fired.push({ runtime, result });
     }

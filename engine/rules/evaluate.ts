@@ -7,8 +7,15 @@ import { type Pt, pointInPolygon } from './geometry';
 import type { GroundMap } from './ground';
 import { DEFAULT_INERTIA, TrackInertia } from './inertia';
 import { LeftObjects } from './left-object';
-import { RemovedObjects, type WatchedArea } from './removed-object';
-import { APP_TYPE, type ClassEntry, type Counter, type LeftObject, type Rule } from './schema';
+import { REMOVED_COLOR, type RemovedArea, RemovedObjects, type WatchedArea } from './removed-object';
+import {
+  APP_TYPE,
+  type ClassEntry,
+  type Counter,
+  DEFAULT_PERSON_CLASS_ID,
+  type LeftObject,
+  type Rule,
+} from './schema';
 import { TrackSpeeds, type Velocity } from './speed';
 import { type MotionState, TrackMotion } from './stationary';
 import { CrossingTally, type Direction, FlowTally, LineCrossings, LoiteringVisits } from './time-series';
@@ -97,10 +104,29 @@ export interface ShownObject extends ReportedObject {
 export interface RuleResult {
   firings: RuleFiring[];
   shown: ShownObject[];
+  /** Removed objects' areas that fired and still differ from their background, to be drawn. */
+  removed: ShownObject[];
   zoneOccupied: boolean;
 }
 
 const mediaTime = (frame: FrameInfo) => frame.mediaMs ?? frame.timestampMs;
+
+/** A removed object's area as reported: its differing box, share and time, under its zone's name. */
+function reportRemoved({ name, box, fraction, area, sinceMs }: RemovedArea, nowMs: number): ReportedObject {
+  return {
+    track_id: '',
+    x: Math.round((box.x1 + box.x2) / 2),
+    y: Math.round((box.y1 + box.y2) / 2),
+    w: Math.round(box.x2 - box.x1),
+    h: Math.round(box.y2 - box.y1),
+    score: Math.round(fraction * 1000) / 1000,
+    class_id: 'removed',
+    name: name || 'removed',
+    area,
+    ...(name && { zones: [name] }),
+    removed: seconds(nowMs - sinceMs),
+  };
+}
 
 /** An object that meets its class entry's criteria in this frame. */
 interface Match {
@@ -192,24 +218,34 @@ const countable = (m: Match) => m.object.confirmed && m.steady;
 /** Class entries by class_id, in rule order (class ids are unique, validate.ts checks). */
 const entriesOf = (rule: Rule) => new Map((rule.classes ?? []).map((entry) => [entry.class_id, entry]));
 
+/**
+ * What an app's rules keep of past frames (fire times, tallies, per-track state): one set, started
+ * over whole when the task's app changes.
+ */
+function newBooks() {
+  return {
+    lastFiredMs: new Map<string, number>(),
+    flow: new FlowTally(),
+    visits: new LoiteringVisits(),
+    crossings: new LineCrossings(),
+    crossed: new CrossingTally(),
+    inertia: new TrackInertia(),
+    zoneFlow: new ZoneFlow(),
+    zoneCrossings: new ZoneCrossings(),
+    regionDwell: new AreaDwell(),
+    zoneDwell: new AreaDwell(),
+    motion: new TrackMotion(),
+    speeds: new TrackSpeeds(),
+    left: new LeftObjects(),
+    removed: new RemovedObjects(),
+  };
+}
+
 /** Rule state of one application within one task; feed it every analysed frame in order. */
 export class AppRuleState {
   private ctx: AppRuleContext;
   private entries: Map<string, ClassEntry>;
-  private lastFiredMs = new Map<string, number>();
-  private flow = new FlowTally();
-  private visits = new LoiteringVisits();
-  private crossings = new LineCrossings();
-  private crossed = new CrossingTally();
-  private inertia = new TrackInertia();
-  private zoneFlow = new ZoneFlow();
-  private zoneCrossings = new ZoneCrossings();
-  private regionDwell = new AreaDwell();
-  private zoneDwell = new AreaDwell();
-  private motion = new TrackMotion();
-  private speeds = new TrackSpeeds();
-  private left = new LeftObjects();
-  private removed = new RemovedObjects();
+  private books = newBooks();
   /** The zones' occupancy after the last frame; null before it and for an app without zones. */
   private occupied: ZoneOccupancy | null = null;
 
@@ -222,25 +258,12 @@ export class AppRuleState {
   setContext(ctx: AppRuleContext): void {
     const previous = this.ctx;
     if (previous.appId !== ctx.appId || previous.appType !== ctx.appType) {
-      this.lastFiredMs = new Map();
-      this.flow = new FlowTally();
-      this.visits = new LoiteringVisits();
-      this.crossings = new LineCrossings();
-      this.crossed = new CrossingTally();
-      this.inertia = new TrackInertia();
-      this.zoneFlow = new ZoneFlow();
-      this.zoneCrossings = new ZoneCrossings();
-      this.zoneDwell = new AreaDwell();
-      this.motion = new TrackMotion();
-      this.regionDwell = new AreaDwell();
-      this.speeds = new TrackSpeeds();
-      this.left = new LeftObjects();
-      this.removed = new RemovedObjects();
+      this.books = newBooks();
     } else if (JSON.stringify(previous.polygon) !== JSON.stringify(ctx.polygon)) {
       // A visit is a stay inside one shape. Crossing sides stay valid: scaling keeps the sign of the
       // cross product, and a track's stored side corrects itself on its next sighting after a move.
-      this.visits = new LoiteringVisits();
-      this.regionDwell = new AreaDwell();
+      this.books.visits = new LoiteringVisits();
+      this.books.regionDwell = new AreaDwell();
     }
     this.ctx = ctx;
     this.entries = entriesOf(ctx.rule);
@@ -254,8 +277,8 @@ export class AppRuleState {
   /** The crossings of the counting line since the start; null when the app counts on no line. */
   lineCounts(): LineCounts | null {
     if (this.ctx.appType !== APP_TYPE.timeSeries || !this.countingLine) return null;
-    const classes = Object.fromEntries([...this.entries.keys()].map((c) => [c, this.crossed.of(c)]));
-    return { ...this.crossed.totals, classes };
+    const classes = Object.fromEntries([...this.entries.keys()].map((c) => [c, this.books.crossed.of(c)]));
+    return { ...this.books.crossed.totals, classes };
   }
 
   /** `picture`: the analysed frame's pixels (any size), for removed objects; absent for a black fill frame. */
@@ -263,16 +286,17 @@ export class AppRuleState {
     const matches = this.match(objects);
     if (!this.ctx.perImage) this.follow(frame, matches);
     const present = matches.filter((m) => m.inRegion && m.steady);
+    const removed = this.removedObjects(frame, objects, picture);
     const firings = [
       ...(this.ctx.appType === APP_TYPE.timeSeries
         ? this.timeSeriesFirings(frame, matches, present, objects)
         : this.detectionFirings(frame, present)),
       ...this.speedFirings(frame, present),
-      ...this.removedFirings(frame, objects, picture),
+      ...removed.firings,
     ];
     const shown = present.map((m) => ({ ...report(m), color: m.entry.color }));
     this.occupied = this.zones.length > 0 ? occupancy(this.zones, [...this.entries.keys()], shown) : null;
-    return { firings, shown, zoneOccupied: shown.length > 0 };
+    return { firings, shown, removed: removed.shown, zoneOccupied: shown.length > 0 };
   }
 
   private get region(): Pt[] | null {
@@ -296,7 +320,7 @@ export class AppRuleState {
     const region = this.region;
     const steady = this.ctx.perImage
       ? null
-      : this.inertia.update(
+      : this.books.inertia.update(
           objects.map((o) => o.trackId),
           this.ctx.rule.inertia ?? DEFAULT_INERTIA,
         );
@@ -323,18 +347,18 @@ export class AppRuleState {
   /** Dwell times and motion state of each match (video tasks). */
   private follow(frame: FrameInfo, matches: Match[]): void {
     const now = mediaTime(frame);
-    const region = this.regionDwell.update(
+    const region = this.books.regionDwell.update(
       now,
       matches.map((m) => ({ trackId: m.object.trackId, areas: m.inRegion ? [''] : [] })),
     );
     const zones =
       this.zones.length > 0
-        ? this.zoneDwell.update(
+        ? this.books.zoneDwell.update(
             now,
             matches.map((m) => ({ trackId: m.object.trackId, areas: m.zones ?? [] })),
           )
         : null;
-    const states = this.motion.update(
+    const states = this.books.motion.update(
       now,
       matches.map(({ object: o, foot }) => ({
         trackId: o.trackId,
@@ -345,7 +369,7 @@ export class AppRuleState {
     const ground = this.ctx.ground;
     const velocities =
       ground &&
-      this.speeds.update(
+      this.books.speeds.update(
         now,
         matches.map((m) => ({ trackId: m.object.trackId, ground: ground(m.foot) })),
       );
@@ -363,10 +387,10 @@ export class AppRuleState {
 
   /** True, and the rule's timer restarted, when `interval` has passed since the rule last fired. */
   private tryFire(ruleId: string, frame: FrameInfo): boolean {
-    const last = this.lastFiredMs.get(ruleId);
+    const last = this.books.lastFiredMs.get(ruleId);
     // Frame time running backwards (a restarted stream) must not silence the rule until it catches up.
     const due = last === undefined || frame.timestampMs < last || frame.timestampMs - last >= this.intervalMs;
-    if (due) this.lastFiredMs.set(ruleId, frame.timestampMs);
+    if (due) this.books.lastFiredMs.set(ruleId, frame.timestampMs);
     return due;
   }
 
@@ -415,16 +439,16 @@ export class AppRuleState {
     }
     if (counter.numeric_type === 1) {
       const confirmed = candidates.filter((m) => m.object.confirmed);
-      this.flow.add(
+      this.books.flow.add(
         mediaTime(frame),
         confirmed.map((m) => ({ trackId: m.object.trackId, classId: m.entry.class_id })),
       );
       const tracks = confirmed.map((m) => ({ trackId: m.object.trackId, zones: m.zones }));
       return {
         objects: confirmed.map((m) => report(m)),
-        count: this.flow.total,
-        countOf: (c) => this.flow.countOf(c),
-        ...(zones.length > 0 && { zoneCounts: this.zoneFlow.add(mediaTime(frame), zones, tracks) }),
+        count: this.books.flow.total,
+        countOf: (c) => this.books.flow.countOf(c),
+        ...(zones.length > 0 && { zoneCounts: this.books.zoneFlow.add(mediaTime(frame), zones, tracks) }),
       };
     }
     const counted = counter.distance > 0 ? largestGroup(candidates, counter.distance) : candidates;
@@ -462,7 +486,9 @@ export class AppRuleState {
     const counter = this.ctx.rule.counter;
     // A flow counter counts tracks, not alarms: hiding a still one would count it again once forgotten.
     const once = this.ctx.rule.stationary === 'once' && !this.ctx.perImage && counter?.numeric_type !== 1;
-    const candidates = once ? present.filter((m) => !this.motion.firedInThisStop(m.object.trackId)) : present;
+    const candidates = once
+      ? present.filter((m) => !this.books.motion.firedInThisStop(m.object.trackId))
+      : present;
     const firings = counter
       ? this.counterFiring(frame, counter, this.objectTally(frame, counter, candidates))
       : this.classFirings(
@@ -470,7 +496,8 @@ export class AppRuleState {
           (id) => this.tryFire(id, frame),
         );
     if (once) {
-      for (const o of firings.flatMap((f) => f.objects)) this.motion.reported(o.track_id, mediaTime(frame));
+      for (const o of firings.flatMap((f) => f.objects))
+        this.books.motion.reported(o.track_id, mediaTime(frame));
     }
     return firings;
   }
@@ -498,7 +525,7 @@ export class AppRuleState {
   }
 
   private loiteringFirings(frame: FrameInfo, matches: readonly Match[]): RuleFiring[] {
-    const loitering = this.visits.update(
+    const loitering = this.books.visits.update(
       mediaTime(frame),
       this.intervalMs,
       matches.map((m) => ({ trackId: m.object.trackId, inside: m.inRegion, confirmed: countable(m) })),
@@ -520,7 +547,7 @@ export class AppRuleState {
     objects: readonly TrackedObject[],
     rule: LeftObject,
   ): RuleFiring[] {
-    const personClass = rule.person_class_id ?? '0';
+    const personClass = rule.person_class_id ?? DEFAULT_PERSON_CLASS_ID;
     const people = objects
       .filter((o) => String(o.classIndex) === personClass)
       .map((o): { foot: Pt; height: number } => ({ foot: [(o.x1 + o.x2) / 2, o.y2], height: o.y2 - o.y1 }));
@@ -534,12 +561,12 @@ export class AppRuleState {
       );
     const now = mediaTime(frame);
     const inside = matches.filter((m) => m.inRegion);
-    const { leftMs, firing } = this.left.update(
+    const { leftMs, firing } = this.books.left.update(
       now,
       rule.seconds * 1000,
       inside.map((m) => ({
         trackId: m.object.trackId,
-        stillSinceMs: this.motion.stillSince(m.object.trackId, now),
+        stillSinceMs: this.books.motion.stillSince(m.object.trackId, now),
         attended: near(m.foot),
         confirmed: countable(m),
       })),
@@ -550,36 +577,32 @@ export class AppRuleState {
     return this.classFirings(left, () => true);
   }
 
-  /** Removed objects (rule `removed_object`, type 3): each zone, else the region or the frame, watched. */
-  private removedFirings(
+  /**
+   * Removed objects (rule `removed_object`, type 3): each zone, else the region or the frame, watched;
+   * the firings of this frame, and the areas that fired and still differ, to be drawn.
+   */
+  private removedObjects(
     frame: FrameInfo,
     objects: readonly TrackedObject[],
     picture: Frame | undefined,
-  ): RuleFiring[] {
+  ): { firings: RuleFiring[]; shown: ShownObject[] } {
     const rule = this.ctx.rule.removed_object;
-    if (!rule || !picture || this.ctx.perImage || this.ctx.appType !== APP_TYPE.timeSeries) return [];
-    const personClass = rule.person_class_id ?? '0';
+    if (!rule || !picture || this.ctx.perImage || this.ctx.appType !== APP_TYPE.timeSeries)
+      return { firings: [], shown: [] };
+    const personClass = rule.person_class_id ?? DEFAULT_PERSON_CLASS_ID;
     const people = objects.filter((o) => String(o.classIndex) === personClass);
     const areas: WatchedArea[] =
       this.zones.length > 0
         ? this.zones.map((zone) => ({ name: zone.name, polygon: zone.polygon as unknown as Pt[] }))
         : [{ name: '', polygon: this.region }];
-    const removed = this.removed.update(mediaTime(frame), picture, frame, areas, people, rule);
-    if (removed.length === 0) return [];
-    const reported = removed.map(({ name, box, fraction, area, sinceMs }) => ({
-      track_id: '',
-      x: Math.round((box.x1 + box.x2) / 2),
-      y: Math.round((box.y1 + box.y2) / 2),
-      w: Math.round(box.x2 - box.x1),
-      h: Math.round(box.y2 - box.y1),
-      score: Math.round(fraction * 1000) / 1000,
-      class_id: 'removed',
-      name: name || 'removed',
-      area,
-      ...(name && { zones: [name] }),
-      removed: seconds(mediaTime(frame) - sinceMs),
-    }));
-    return [{ id: `${this.ctx.appId}:removed`, class_id: 'removed', objects: reported }];
+    const nowMs = mediaTime(frame);
+    const removed = this.books.removed.update(nowMs, picture, frame, areas, people, rule);
+    const shown = this.books.removed
+      .showing()
+      .map((area) => ({ ...reportRemoved(area, nowMs), color: REMOVED_COLOR }));
+    if (removed.length === 0) return { firings: [], shown };
+    const reported = removed.map((area) => reportRemoved(area, nowMs));
+    return { firings: [{ id: `${this.ctx.appId}:removed`, class_id: 'removed', objects: reported }], shown };
   }
 
   private crossingFirings(
@@ -587,7 +610,7 @@ export class AppRuleState {
     line: readonly [Pt, Pt],
     matches: readonly Match[],
   ): RuleFiring[] {
-    const directions = this.crossings.update(
+    const directions = this.books.crossings.update(
       mediaTime(frame),
       line,
       matches.map((m) => ({ trackId: m.object.trackId, foot: m.foot, confirmed: countable(m) })),
@@ -597,12 +620,12 @@ export class AppRuleState {
       const direction = directions.get(m.object.trackId);
       if (!direction) continue;
       crossers.push(report(m, direction));
-      this.crossed.add(m.entry.class_id, direction);
+      this.books.crossed.add(m.entry.class_id, direction);
     }
-    this.zoneCrossings.add(crossers);
+    this.books.zoneCrossings.add(crossers);
     const firings = this.classFirings(crossers, () => true).map((firing) => ({
       ...firing,
-      counts: this.crossed.of(firing.class_id),
+      counts: this.books.crossed.of(firing.class_id),
     }));
     const counter = this.ctx.rule.counter;
     if (!counter) return firings;
@@ -610,8 +633,8 @@ export class AppRuleState {
     const tally = {
       objects: crossers,
       count: counts.in + counts.out,
-      countOf: (c: string) => this.crossed.countOf(c),
-      ...(this.zones.length > 0 && { zoneCounts: this.zoneCrossings.of(this.zones) }),
+      countOf: (c: string) => this.books.crossed.countOf(c),
+      ...(this.zones.length > 0 && { zoneCounts: this.books.zoneCrossings.of(this.zones) }),
     };
     return [...firings, ...this.counterFiring(frame, counter, tally, { counts, counts_by_class: classes })];
   }

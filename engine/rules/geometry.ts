@@ -1,5 +1,21 @@
 export type Pt = readonly [number, number];
 
+/**
+ * Points in pixels of a frame of size `from` placed on one of size `to`, x and y scaled apart (a
+ * polygon drawn on a source, on a resized source or on the frame it is drawn over); the same points
+ * when the sizes match or `from` is unknown.
+ */
+export function scalePolygon(
+  polygon: number[][],
+  from: { width: number; height: number } | null,
+  to: { width: number; height: number },
+): number[][] {
+  if (!from || (from.width === to.width && from.height === to.height)) return polygon;
+  const sx = to.width / from.width;
+  const sy = to.height / from.height;
+  return polygon.map(([x = 0, y = 0]) => [x * sx, y * sy]);
+}
+
 const cross = (o: Pt, a: Pt, b: Pt) => (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
 
 const onSegment = (p: Pt, a: Pt, b: Pt) =>

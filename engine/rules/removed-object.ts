@@ -22,6 +22,8 @@ export const CHANGED_LEVELS = 30;
  * change is learned before it could fire.
  */
 const LEARNING_TIME_FACTOR = 4;
+/** What a removed area is drawn in (OSD), whatever the app's colours: no class entry of its own. */
+export const REMOVED_COLOR = '#ff00ff';
 
 export interface WatchedArea {
   /** The zone's name; '' for the region or the whole frame. */
@@ -45,6 +47,8 @@ export interface RemovedArea {
 interface AreaState {
   sinceMs?: number;
   fired: boolean;
+  /** Once fired, the area as last compared, while it still differs. */
+  shown?: RemovedArea;
 }
 
 interface Background {
@@ -100,16 +104,26 @@ export class RemovedObjects {
       if (diff.fraction < rule.fraction || (state.sinceMs !== undefined && state.sinceMs > nowMs)) {
         state.sinceMs = undefined;
         state.fired = false;
+        state.shown = undefined;
         continue;
       }
       state.sinceMs ??= nowMs;
+      const now = { name: area.name, ...diff, sinceMs: state.sinceMs };
       if (!state.fired && nowMs - state.sinceMs >= rule.seconds * 1000) {
         state.fired = true;
-        fired.push({ name: area.name, ...diff, sinceMs: state.sinceMs });
+        fired.push(now);
       }
+      if (state.fired) state.shown = now;
     }
     this.learn(bg, gray, hidden, nowMs, rule.seconds * 1000 * LEARNING_TIME_FACTOR);
     return fired;
+  }
+
+  /** The areas that fired and still differ from their background, as last compared: drawn until they match it. */
+  showing(): RemovedArea[] {
+    return [...(this.background?.states.values() ?? [])].flatMap((state) =>
+      state.shown ? [state.shown] : [],
+    );
   }
 
   /** The background for this picture size, started from the picture itself on the first frame (null then). */

@@ -109,10 +109,13 @@ const Speed = Type.Array(SpeedLimit, {
     'Extension: fires for objects of the class moving at a speed within [min_speed, max_speed] (video tasks with a calibration or length_reference)',
 });
 
+/** COCO's person: who attends objects (left_object) and stands in front of the background (removed_object). */
+export const DEFAULT_PERSON_CLASS_ID = '0';
+
 const PersonClassId = Type.String({
   minLength: 1,
   maxLength: 64,
-  description: 'Class id of the people who attend objects or stand in front of the background; default "0"',
+  description: `Class id of the people who attend objects or stand in front of the background; default "${DEFAULT_PERSON_CLASS_ID}"`,
 });
 
 export const LeftObject = Type.Object(

@@ -30,7 +30,7 @@ import { taskError } from './task-error';
 import { normaliseTaskName } from './task-name';
 import type { TaskRepository, TaskRow } from './task-repository';
 import { analysisFpsOf, pipelineTask, polygonFrameOf, toView } from './task-view';
-import { checkAppConfigs, checkApps, checkReportUrl, refuseTooSoon } from './validation';
+import { applyAppConfig, checkAppConfigs, checkApps, checkReportUrl, refuseTooSoon } from './validation';
 
 /** Runs the analysis of video tasks; the registry decides when, the runner does the work. */
 export interface VideoRunner {
@@ -283,9 +283,8 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       if (!appIds.includes(config.app_id)) continue;
       configs.set(config.app_id, frame ? { ...config, ...scaleAreas(config, storedFrame, frame) } : config);
     }
-    // A given config replaces the fields it carries: zones and masks it leaves out are kept.
     for (const config of checkAppConfigs(body.app_configs ?? [], apps)) {
-      configs.set(config.app_id, { ...configs.get(config.app_id), ...config });
+      configs.set(config.app_id, applyAppConfig(configs.get(config.app_id), config));
     }
     const osd = { ...(JSON.parse(row.osd) as Osd), ...body.osd };
     this.store.change({

@@ -102,6 +102,20 @@ export const AppConfig = Type.Object(
 );
 export type AppConfig = Static<typeof AppConfig>;
 
+/** An app's areas in an update (4.7): as at start, where calibration null removes the one it has. */
+export const AppConfigUpdate = Type.Object(
+  {
+    ...AppConfig.properties,
+    calibration: Type.Optional(
+      Type.Union([Calibration, Type.Null()], {
+        description: 'Extension: null removes the calibration; left out, the one the app has is kept',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type AppConfigUpdate = Static<typeof AppConfigUpdate>;
+
 const AppIds = Type.Array(Id('Application id'), { minItems: 1, maxItems: 64, uniqueItems: true });
 const AppConfigs = Type.Array(AppConfig, { maxItems: 64 });
 
@@ -147,7 +161,7 @@ export const UpdateTaskBody = Type.Object(
     ),
     app_ids: Type.Optional(AppIds),
     osd: Type.Optional(OsdUpdate),
-    app_configs: Type.Optional(AppConfigs),
+    app_configs: Type.Optional(Type.Array(AppConfigUpdate, { maxItems: 64 })),
   },
   { additionalProperties: false, minProperties: 1 },
 );

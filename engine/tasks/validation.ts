@@ -4,7 +4,7 @@ import { homography } from '../rules/ground';
 import { APP_TYPE } from '../rules/schema';
 import { TASK_LIMITS } from './limits';
 import { polygonProblem } from './polygon';
-import type { AppConfig, Polygon, TaskMode } from './schema';
+import type { AppConfig, AppConfigUpdate, Polygon, TaskMode } from './schema';
 import { taskError } from './task-error';
 import type { TaskRow } from './task-repository';
 
@@ -54,7 +54,10 @@ export function checkApps(
 }
 
 /** The polygons of the task's apps: each for one of its apps, once, and a valid shape for its type. */
-export function checkAppConfigs(configs: readonly AppConfig[], apps: readonly InstalledApp[]): AppConfig[] {
+export function checkAppConfigs(
+  configs: readonly AppConfigUpdate[],
+  apps: readonly InstalledApp[],
+): AppConfigUpdate[] {
   const seen = new Set<string>();
   configs.forEach((config, i) => {
     const field = `app_configs[${i}]`;
@@ -82,12 +85,18 @@ export function checkAppConfigs(configs: readonly AppConfig[], apps: readonly In
     polygon,
     ...(zones && { zones }),
     ...(masks && { masks }),
-    ...(calibration && { calibration }),
+    ...(calibration !== undefined && { calibration }),
   }));
 }
 
+/** A given config over the stored one: the fields it leaves out are kept, calibration null removes it. */
+export function applyAppConfig(stored: AppConfig | undefined, given: AppConfigUpdate): AppConfig {
+  const { calibration, ...areas } = { ...stored, ...given };
+  return { ...areas, ...(calibration && { calibration }) };
+}
+
 /** Zones and masks (extensions): each a region like a detection app's polygon; zone names unique. */
-function checkAreas(config: AppConfig, field: string): void {
+function checkAreas(config: AppConfigUpdate, field: string): void {
   const refuse = (path: string, problem: string) =>
     taskError('task.invalid', `body.${path}: ${problem}`, path);
   const names = new Set<string>();

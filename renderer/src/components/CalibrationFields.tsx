@@ -14,8 +14,6 @@ interface CalibrationFieldsProps {
   lengthReference: Static<typeof LengthReference> | undefined;
   /** The engine's refusal of the calibration, shown under it. */
   error?: string;
-  /** The running task has this calibration: an update can change it but not remove it (4.7). */
-  saved?: boolean;
 }
 
 /**
@@ -23,7 +21,7 @@ interface CalibrationFieldsProps {
  * and a measure segment whose ground length shows at once, so the operator can check the scale.
  */
 export function CalibrationFields(props: CalibrationFieldsProps) {
-  const { appId, appName, editor, onChange, lengthReference, error, saved } = props;
+  const { appId, appName, editor, onChange, lengthReference, error } = props;
   const t = useT();
   const key = areaKeys(editor, appId, 'calibration')[0];
   const shape = key ? editor.shapes[key] : undefined;
@@ -97,13 +95,10 @@ export function CalibrationFields(props: CalibrationFieldsProps) {
             >
               {t('areas.redraw')}
             </button>
-            {!saved && (
-              <button type="button" onClick={() => onChange(removeArea(editor, key))}>
-                {t('areas.removeCalibration')}
-              </button>
-            )}
+            <button type="button" onClick={() => onChange(removeArea(editor, key))}>
+              {t('areas.removeCalibration')}
+            </button>
           </div>
-          {saved && <p className="hint">{t('areas.calibrationKept')}</p>}
         </>
       )}
       {!key && !lengthReference && <p className="hint">{t('areas.noScale')}</p>}

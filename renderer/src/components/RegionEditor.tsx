@@ -33,13 +33,11 @@ interface RegionEditorProps {
   status?: ReactNode;
   /** The engine's refusals of zones, masks and calibrations, by shape key (../geometry/areas). */
   areaErrors?: Readonly<Record<string, string>>;
-  /** Apps whose calibration the running task has, which an update cannot remove (4.7). */
-  savedCalibrations?: ReadonlySet<string>;
 }
 
 /** The polygon editor with its side panel: apps, tools, typed coordinates, problems, shortcuts. */
 export function RegionEditor(props: RegionEditorProps) {
-  const { apps, editor, onChange, source, frame, lit, status, areaErrors, savedCalibrations } = props;
+  const { apps, editor, onChange, source, frame, lit, status, areaErrors } = props;
   const t = useT();
   const helpId = useId();
   const textId = useId();
@@ -242,7 +240,6 @@ export function RegionEditor(props: RegionEditorProps) {
               onChange={onChange}
               lengthReference={activeApp.lengthReference}
               error={areaErrors?.[areaKeys(editor, activeApp.app_id, 'calibration')[0] ?? '']}
-              saved={savedCalibrations?.has(activeApp.app_id)}
             />
           </>
         )}

@@ -7,7 +7,7 @@
 
 import type { Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import type { AppConfig } from '../../../engine/contract';
+import type { AppConfig, AppConfigUpdate } from '../../../engine/contract';
 import { groundMap, LengthReference, polygonProblem } from '../../../engine/contract';
 import {
   type AreaTag,
@@ -190,6 +190,14 @@ export function configOf(state: EditorState, app: EditorApp): AppConfig | null {
     masks,
     ...(calibration ? { calibration } : {}),
   };
+}
+
+/**
+ * The config as an update (4.7), which carries all of the app's areas: a calibration the editor has
+ * not is sent as null, so that one the task has is removed.
+ */
+export function updateOf(config: AppConfig): AppConfigUpdate {
+  return config.calibration ? config : { ...config, calibration: null };
 }
 
 /** The editor for a task's apps with everything the engine has: polygons, zones, masks, calibration. */

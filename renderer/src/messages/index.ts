@@ -11,6 +11,7 @@ import * as heatmap from './heatmap';
 import * as review from './review';
 import * as system from './system';
 import * as wall from './wall';
+import * as watch from './watch';
 
 /** A feature's table in another language: every key of its English table. */
 export type Translation<English> = Record<keyof English, string>;
@@ -25,6 +26,7 @@ export const featureMessages = {
     ...review.en,
     ...system.en,
     ...wall.en,
+    ...watch.en,
   },
   zhCN: {
     ...account.zhCN,
@@ -35,5 +37,6 @@ export const featureMessages = {
     ...review.zhCN,
     ...system.zhCN,
     ...wall.zhCN,
+    ...watch.zhCN,
   },
 };

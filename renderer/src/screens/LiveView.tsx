@@ -12,7 +12,14 @@ import { RegionEditor } from '../components/RegionEditor';
 import { StatusBadge } from '../components/StatusBadge';
 import { useTransport } from '../context';
 import { useFeed } from '../feed/store';
-import { areaKeyOfField, areaProblem, configOf, editorWithAreas, finishedConfigs } from '../geometry/areas';
+import {
+  areaKeyOfField,
+  areaProblem,
+  configOf,
+  editorWithAreas,
+  finishedConfigs,
+  updateOf,
+} from '../geometry/areas';
 import { type EditorState, polygonOf, shapeProblem } from '../geometry/editor';
 import type { Size } from '../geometry/viewport';
 import { sourceSize } from '../health';
@@ -181,7 +188,7 @@ function LiveTask({ taskId }: { taskId: string }) {
       const sent = changed.map((config) => [config.app_id, JSON.stringify(config)] as const);
       const before = sent.map(([appId]) => [appId, saved.current[appId]] as const);
       for (const [appId, json] of sent) saved.current[appId] = json;
-      saveConfigs({ taskId, body: { app_configs: changed } })
+      saveConfigs({ taskId, body: { app_configs: changed.map(updateOf) } })
         .then((updated: Task) => {
           queryClient.setQueryData(taskKeys.one(taskId), updated);
           setSave({ kind: 'saved', at: Date.now() });
@@ -306,9 +313,6 @@ function LiveTask({ taskId }: { taskId: string }) {
         frame={frame}
         lit={lit}
         areaErrors={areaErrors}
-        savedCalibrations={
-          new Set(data.app_configs.flatMap((config) => (config.calibration ? [config.app_id] : [])))
-        }
         status={
           <div className="live-status">
             <p role="status" className="meta">

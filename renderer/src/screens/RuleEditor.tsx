@@ -8,6 +8,8 @@ import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { errorProps, FieldError } from '../components/FieldError';
 import { InertiaFields } from '../components/InertiaFields';
+import { NumberField } from '../components/NumberField';
+import { LeftObjectFields, RemovedObjectFields } from '../components/ObjectWatchFields';
 import { useTransport } from '../context';
 import type { MessageKey } from '../i18n';
 import { updateAppMutation } from '../queries/packages';
@@ -18,86 +20,11 @@ import {
   type ClassDraft,
   type CounterDraft,
   draftFromListing,
-  type NumberInput,
   type RuleDraft,
   serverFieldError,
   validateRuleDraft,
 } from '../validation/rule';
 import type { FieldErrors } from '../validation/schema-errors';
-
-interface NumberFieldProps {
-  label: string;
-  path: string;
-  value: NumberInput;
-  onChange: (value: NumberInput) => void;
-  errors: FieldErrors;
-  min?: number;
-  max?: number;
-  step?: number;
-  /** A slider beside the number box, over this range. */
-  slider?: { min: number; max: number; step: number };
-  hint?: string;
-}
-
-/** A number with its label, optional slider, hint and error; the text is kept while it is not a number. */
-function NumberField({
-  label,
-  path,
-  value,
-  onChange,
-  errors,
-  min,
-  max,
-  step,
-  slider,
-  hint,
-}: NumberFieldProps) {
-  const id = useId();
-  const errorId = `${id}-error`;
-  const hintId = `${id}-hint`;
-  const error = errors[path];
-  const numeric = typeof value === 'number' ? value : Number(value);
-  const described = [hint ? hintId : '', error ? errorId : ''].filter(Boolean).join(' ') || undefined;
-  return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      <div className="field-row">
-        {slider && (
-          <input
-            type="range"
-            aria-label={label}
-            min={slider.min}
-            max={slider.max}
-            step={slider.step}
-            value={
-              Number.isFinite(numeric) ? Math.min(slider.max, Math.max(slider.min, numeric)) : slider.min
-            }
-            onChange={(event) => onChange(Number(event.target.value))}
-          />
-        )}
-        <input
-          id={id}
-          type="number"
-          inputMode="decimal"
-          className="number"
-          min={min}
-          max={max}
-          step={step ?? 'any'}
-          value={String(value)}
-          onChange={(event) => onChange(event.target.value)}
-          {...errorProps(errorId, error)}
-          aria-describedby={described}
-        />
-      </div>
-      {hint && (
-        <span id={hintId} className="hint">
-          {hint}
-        </span>
-      )}
-      <FieldError id={errorId} message={error} />
-    </div>
-  );
-}
 
 function TextField(props: {
   label: string;
@@ -220,6 +147,8 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
   const stored = app.rule as {
     class_area?: unknown;
     counter?: unknown;
+    left_object?: unknown;
+    removed_object?: unknown;
     length_reference?: { pixels: number; meters: number };
   };
   const [draft, setDraft] = useState<RuleDraft>(initial);
@@ -443,6 +372,25 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
             </>
           )}
         </fieldset>
+
+        {(isTimeSeries || draft.left_object) && (
+          <LeftObjectFields
+            value={draft.left_object}
+            onChange={(left_object) => update((d) => ({ ...d, left_object }))}
+            errors={errors}
+            labels={app.labels}
+            removable={stored.left_object === undefined}
+          />
+        )}
+        {(isTimeSeries || draft.removed_object) && (
+          <RemovedObjectFields
+            value={draft.removed_object}
+            onChange={(removed_object) => update((d) => ({ ...d, removed_object }))}
+            errors={errors}
+            labels={app.labels}
+            removable={stored.removed_object === undefined}
+          />
+        )}
 
         {save.isError && !(save.error instanceof ApiError && save.error.code === 40001) && (
           <ErrorNotice error={save.error} />

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useMemo, useState } from 'react';
-import { type AppConfig, DEFAULT_OSD, UpdateTaskBody } from '../../../engine/contract';
+import { type AppConfigUpdate, DEFAULT_OSD, UpdateTaskBody } from '../../../engine/contract';
 import { aiVideoSocket, appsOf, isRunning, modesOfType, type Osd, type Task } from '../api';
 import { AnalysisFpsField } from '../components/AnalysisFpsField';
 import { AppCheckbox } from '../components/AppCheckbox';
@@ -12,7 +12,7 @@ import { LiveVideo } from '../components/LiveVideo';
 import { OsdFields } from '../components/OsdFields';
 import { RegionEditor } from '../components/RegionEditor';
 import { useTransport } from '../context';
-import { areaKeyOfField, configOf, editorWithAreas, finishedConfigs } from '../geometry/areas';
+import { areaKeyOfField, configOf, editorWithAreas, finishedConfigs, updateOf } from '../geometry/areas';
 import type { EditorState } from '../geometry/editor';
 import { sourceSize } from '../health';
 import { useAiLive } from '../hooks/useAiLive';
@@ -78,12 +78,12 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
   const { body, errors } = useMemo(() => {
     const initialOsd: Record<string, unknown> = { ...DEFAULT_OSD, ...task.osd };
     const found: FieldErrors = {};
-    const configs: AppConfig[] = [];
+    const configs: AppConfigUpdate[] = [];
     for (const app of stageApps) {
       const config = configOf(editor, app);
       if (config === null)
         found[`polygon.${app.app_id}`] = { key: 'taskEdit.unfinished', params: { app: app.name } };
-      else if (JSON.stringify(config) !== initialConfigs[app.app_id]) configs.push(config);
+      else if (JSON.stringify(config) !== initialConfigs[app.app_id]) configs.push(updateOf(config));
     }
     const { display_polygon: _ignored, ...osdUpdate } = osd;
     const changedOsd = Object.fromEntries(
@@ -192,9 +192,6 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
               ) : undefined
             }
             areaErrors={areaErrors}
-            savedCalibrations={
-              new Set(task.app_configs.flatMap((config) => (config.calibration ? [config.app_id] : [])))
-            }
           />
           {appIds.map((appId) => (
             <FieldError

@@ -45,6 +45,25 @@ export interface RuleDraft {
   counter: CounterDraft | null;
   /** Both '' while the rule has none: the engine's default (3 of 5) applies. */
   inertia: { hits: NumberInput; frames: NumberInput };
+  /** null: no left-object watch. */
+  left_object: LeftObjectDraft | null;
+  /** null: no removed-object watch. */
+  removed_object: RemovedObjectDraft | null;
+}
+
+/** '' in `meters` and `person_class_id`: left out, so the engine's default applies. */
+export interface LeftObjectDraft {
+  seconds: NumberInput;
+  radius: NumberInput;
+  meters: NumberInput;
+  person_class_id: string;
+}
+
+/** '' in `person_class_id`: left out, so the engine's default applies. */
+export interface RemovedObjectDraft {
+  seconds: NumberInput;
+  fraction: NumberInput;
+  person_class_id: string;
 }
 
 /** The listing's rule (classes keyed by class_id) as an editable form. */
@@ -55,7 +74,11 @@ export function draftFromListing(name: string, listed: unknown): RuleDraft {
     classes?: Record<string, ClassDraft> | ClassDraft[];
     counter?: CounterDraft;
     inertia?: { hits: number; frames: number };
+    left_object?: Partial<LeftObjectDraft>;
+    removed_object?: Partial<RemovedObjectDraft>;
   };
+  const left = rule.left_object;
+  const removed = rule.removed_object;
   const classes = Array.isArray(rule.classes) ? rule.classes : Object.values(rule.classes ?? {});
   return {
     name,
@@ -66,6 +89,21 @@ export function draftFromListing(name: string, listed: unknown): RuleDraft {
       ? { ...rule.counter, class_counts: rule.counter.class_counts.map((count) => ({ ...count })) }
       : null,
     inertia: rule.inertia ? { ...rule.inertia } : { hits: '', frames: '' },
+    left_object: left
+      ? {
+          seconds: left.seconds ?? '',
+          radius: left.radius ?? '',
+          meters: left.meters ?? '',
+          person_class_id: left.person_class_id ?? '',
+        }
+      : null,
+    removed_object: removed
+      ? {
+          seconds: removed.seconds ?? '',
+          fraction: removed.fraction ?? '',
+          person_class_id: removed.person_class_id ?? '',
+        }
+      : null,
   };
 }
 
@@ -108,6 +146,24 @@ export function bodyOf(draft: RuleDraft): { name: string; rule: Rule } {
   // Left out while both are empty: the engine keeps what it has (its default 3 of 5 when nothing).
   if (String(hits).trim() !== '' || String(frames).trim() !== '')
     rule.inertia = { hits: toNumber(hits), frames: toNumber(frames) };
+  const person = (id: string) => (id.trim() === '' ? {} : { person_class_id: id.trim() });
+  const left = draft.left_object;
+  if (left) {
+    rule.left_object = {
+      seconds: toNumber(left.seconds),
+      radius: toNumber(left.radius),
+      ...(String(left.meters).trim() === '' ? {} : { meters: toNumber(left.meters) }),
+      ...person(left.person_class_id),
+    };
+  }
+  const removed = draft.removed_object;
+  if (removed) {
+    rule.removed_object = {
+      seconds: toNumber(removed.seconds),
+      fraction: toNumber(removed.fraction),
+      ...person(removed.person_class_id),
+    };
+  }
   return { name: draft.name, rule: rule as Rule };
 }
 
