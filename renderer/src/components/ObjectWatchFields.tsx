@@ -1,4 +1,4 @@
-import { useId } from 'react';
+import { type ReactNode, useId } from 'react';
 import { DEFAULT_PERSON_CLASS_ID, LeftObject, RemovedObject } from '../../../engine/contract';
 import { useT } from '../store';
 import type { LeftObjectDraft, RemovedObjectDraft } from '../validation/rule';
@@ -27,6 +27,43 @@ interface WatchProps<Draft> {
   removable: boolean;
 }
 
+/**
+ * A rule part that is there or not: its fields once added, an Add button otherwise, and a Remove
+ * link where the rule allows taking it out.
+ */
+function OptionalSection(props: {
+  legend: string;
+  hint: string;
+  present: boolean;
+  removable: boolean;
+  addLabel: string;
+  removeLabel: string;
+  onAdd: () => void;
+  onRemove: () => void;
+  children: ReactNode;
+}) {
+  return (
+    <fieldset>
+      <legend>{props.legend}</legend>
+      <p className="hint">{props.hint}</p>
+      {props.present ? (
+        <>
+          <div className="field-grid">{props.children}</div>
+          {props.removable && (
+            <button type="button" className="link" onClick={props.onRemove}>
+              {props.removeLabel}
+            </button>
+          )}
+        </>
+      ) : (
+        <button type="button" onClick={props.onAdd}>
+          {props.addLabel}
+        </button>
+      )}
+    </fieldset>
+  );
+}
+
 /** Left objects: how long an object stands with nobody near, and how near is near. */
 export function LeftObjectFields({
   value,
@@ -39,58 +76,54 @@ export function LeftObjectFields({
   const set = (patch: Partial<LeftObjectDraft>) => value && onChange({ ...value, ...patch });
   const { seconds, radius, meters } = LeftObject.properties;
   return (
-    <fieldset>
-      <legend>{t('watch.left')}</legend>
-      <p className="hint">{t('watch.leftHint')}</p>
-      {value ? (
+    <OptionalSection
+      legend={t('watch.left')}
+      hint={t('watch.leftHint')}
+      present={value !== null}
+      removable={removable}
+      addLabel={t('watch.addLeft')}
+      removeLabel={t('watch.removeLeft')}
+      onAdd={() => onChange(NEW_LEFT)}
+      onRemove={() => onChange(null)}
+    >
+      {value && (
         <>
-          <div className="field-grid">
-            <NumberField
-              label={t('watch.leftSeconds')}
-              path="rule.left_object.seconds"
-              value={value.seconds}
-              errors={errors}
-              {...range(seconds)}
-              onChange={(next) => set({ seconds: next })}
-            />
-            <NumberField
-              label={t('watch.radius')}
-              path="rule.left_object.radius"
-              value={value.radius}
-              errors={errors}
-              {...range(radius)}
-              onChange={(next) => set({ radius: next })}
-            />
-            <NumberField
-              label={t('watch.meters')}
-              hint={t('watch.metersHint')}
-              placeholder={t('watch.metersDefault')}
-              path="rule.left_object.meters"
-              value={value.meters}
-              errors={errors}
-              {...range(meters)}
-              onChange={(next) => set({ meters: next })}
-            />
-            <PersonClassField
-              path="rule.left_object.person_class_id"
-              value={value.person_class_id}
-              errors={errors}
-              labels={labels}
-              onChange={(next) => set({ person_class_id: next })}
-            />
-          </div>
-          {removable && (
-            <button type="button" className="link" onClick={() => onChange(null)}>
-              {t('watch.removeLeft')}
-            </button>
-          )}
+          <NumberField
+            label={t('watch.leftSeconds')}
+            path="rule.left_object.seconds"
+            value={value.seconds}
+            errors={errors}
+            {...range(seconds)}
+            onChange={(next) => set({ seconds: next })}
+          />
+          <NumberField
+            label={t('watch.radius')}
+            path="rule.left_object.radius"
+            value={value.radius}
+            errors={errors}
+            {...range(radius)}
+            onChange={(next) => set({ radius: next })}
+          />
+          <NumberField
+            label={t('watch.meters')}
+            hint={t('watch.metersHint')}
+            placeholder={t('watch.metersDefault')}
+            path="rule.left_object.meters"
+            value={value.meters}
+            errors={errors}
+            {...range(meters)}
+            onChange={(next) => set({ meters: next })}
+          />
+          <PersonClassField
+            path="rule.left_object.person_class_id"
+            value={value.person_class_id}
+            errors={errors}
+            labels={labels}
+            onChange={(next) => set({ person_class_id: next })}
+          />
         </>
-      ) : (
-        <button type="button" onClick={() => onChange(NEW_LEFT)}>
-          {t('watch.addLeft')}
-        </button>
       )}
-    </fieldset>
+    </OptionalSection>
   );
 }
 
@@ -106,50 +139,46 @@ export function RemovedObjectFields({
   const set = (patch: Partial<RemovedObjectDraft>) => value && onChange({ ...value, ...patch });
   const { seconds, fraction } = RemovedObject.properties;
   return (
-    <fieldset>
-      <legend>{t('watch.removed')}</legend>
-      <p className="hint">{t('watch.removedHint')}</p>
-      {value ? (
+    <OptionalSection
+      legend={t('watch.removed')}
+      hint={t('watch.removedHint')}
+      present={value !== null}
+      removable={removable}
+      addLabel={t('watch.addRemoved')}
+      removeLabel={t('watch.removeRemoved')}
+      onAdd={() => onChange(NEW_REMOVED)}
+      onRemove={() => onChange(null)}
+    >
+      {value && (
         <>
-          <div className="field-grid">
-            <NumberField
-              label={t('watch.removedSeconds')}
-              path="rule.removed_object.seconds"
-              value={value.seconds}
-              errors={errors}
-              {...range(seconds)}
-              onChange={(next) => set({ seconds: next })}
-            />
-            <NumberField
-              label={t('watch.fraction')}
-              hint={t('watch.fractionHint')}
-              path="rule.removed_object.fraction"
-              value={value.fraction}
-              errors={errors}
-              {...range(fraction)}
-              step={0.05}
-              onChange={(next) => set({ fraction: next })}
-            />
-            <PersonClassField
-              path="rule.removed_object.person_class_id"
-              value={value.person_class_id}
-              errors={errors}
-              labels={labels}
-              onChange={(next) => set({ person_class_id: next })}
-            />
-          </div>
-          {removable && (
-            <button type="button" className="link" onClick={() => onChange(null)}>
-              {t('watch.removeRemoved')}
-            </button>
-          )}
+          <NumberField
+            label={t('watch.removedSeconds')}
+            path="rule.removed_object.seconds"
+            value={value.seconds}
+            errors={errors}
+            {...range(seconds)}
+            onChange={(next) => set({ seconds: next })}
+          />
+          <NumberField
+            label={t('watch.fraction')}
+            hint={t('watch.fractionHint')}
+            path="rule.removed_object.fraction"
+            value={value.fraction}
+            errors={errors}
+            {...range(fraction)}
+            step={0.05}
+            onChange={(next) => set({ fraction: next })}
+          />
+          <PersonClassField
+            path="rule.removed_object.person_class_id"
+            value={value.person_class_id}
+            errors={errors}
+            labels={labels}
+            onChange={(next) => set({ person_class_id: next })}
+          />
         </>
-      ) : (
-        <button type="button" onClick={() => onChange(NEW_REMOVED)}>
-          {t('watch.addRemoved')}
-        </button>
       )}
-    </fieldset>
+    </OptionalSection>
   );
 }
 
