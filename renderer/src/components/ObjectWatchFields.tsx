@@ -3,6 +3,7 @@ import { DEFAULT_PERSON_CLASS_ID, LeftObject, RemovedObject } from '../../../eng
 import { useT } from '../store';
 import type { LeftObjectDraft, RemovedObjectDraft } from '../validation/rule';
 import type { FieldErrors } from '../validation/schema-errors';
+import { ClassSelect } from './ClassSelect';
 import { errorProps, FieldError } from './FieldError';
 import { NumberField } from './NumberField';
 
@@ -203,23 +204,14 @@ function PersonClassField(props: {
     <div className="field">
       <label htmlFor={id}>{t('watch.person')}</label>
       {labels && labels.length > 0 ? (
-        <select
+        <ClassSelect
           id={id}
           value={value}
-          onChange={(event) => props.onChange(event.target.value)}
+          onChange={props.onChange}
+          labels={labels}
+          emptyText={defaultText}
           {...errorProps(errorId, error)}
-        >
-          <option value="">{defaultText}</option>
-          {value !== '' && !labels.some((_, index) => String(index) === value) && (
-            <option value={value}>{value}</option>
-          )}
-          {labels.map((label, index) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: a label is known by its index (its class_id).
-            <option key={index} value={String(index)}>
-              {index} · {label}
-            </option>
-          ))}
-        </select>
+        />
       ) : (
         <input
           id={id}

@@ -3,6 +3,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useMemo, useState } from 'react';
 import { errorCode } from '../../../engine/contract';
 import type { ZapkApp } from '../api';
+import { ClassSelect } from '../components/ClassSelect';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
@@ -44,22 +45,13 @@ function TextField(props: {
     <div className="field">
       <label htmlFor={id}>{props.label}</label>
       {labels && labels.length > 0 ? (
-        <select
+        <ClassSelect
           id={id}
           value={props.value}
-          onChange={(event) => props.onChange(event.target.value)}
+          onChange={props.onChange}
+          labels={labels}
           {...errorProps(errorId, error)}
-        >
-          {!labels.some((_, index) => String(index) === props.value) && (
-            <option value={props.value}>{props.value}</option>
-          )}
-          {labels.map((label, index) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: a label is known by its index (its class_id).
-            <option key={index} value={String(index)}>
-              {index} · {label}
-            </option>
-          ))}
-        </select>
+        />
       ) : (
         <input
           id={id}
