@@ -150,10 +150,12 @@ describe('built-in motion apps on a local video file', () => {
       const sightings = upToLoitering.filter((m) =>
         m.data.rules.some((r) => r.objects.some((o) => o.track_id === object.track_id)),
       );
-      // Confirmed: seen in at least 3 analysed frames, and for at least the 2 s loitering time.
-      expect(new Set(sightings.map((m) => m.data.frame.id)).size).toBeGreaterThanOrEqual(3);
-      const firstSeen = Math.min(...sightings.map((m) => m.timestamp));
-      expect(first.timestamp - firstSeen).toBeGreaterThanOrEqual(2_000);
+      // Confirmed: seen in at least 3 analysed frames, and for at least the 2 s loitering time on the
+      // media's clock, which the frame ids count at the source's 10 fps (the callbacks' timestamps
+      // are arrival times, which a busy machine bunches).
+      const frames = sightings.map((m) => m.data.frame.id);
+      expect(new Set(frames).size).toBeGreaterThanOrEqual(3);
+      expect((first.data.frame.id - Math.min(...frames)) * 100).toBeGreaterThanOrEqual(2_000);
     }
 
     // The health is the live figures of the running task; the dump line is rendered from them.
