@@ -144,10 +144,11 @@ function featureModel(cv: OpenCv, reference: GrayGrid, current: GrayGrid, keep: 
   const from: number[] = [];
   const to: number[] = [];
   for (let i = 0; i < pairs.size(); i++) {
+    // Each get() of the vector of vectors hands back a copy that must be deleted.
     const candidates = pairs.get(i);
-    if (candidates.size() < 2) continue;
-    const best = candidates.get(0);
-    if (best.distance >= RATIO * candidates.get(1).distance) continue;
+    const [best, second] = candidates.size() < 2 ? [] : [candidates.get(0), candidates.get(1)];
+    candidates.delete();
+    if (!best || !second || best.distance >= RATIO * second.distance) continue;
     const a = curPoints.get(best.queryIdx).pt;
     const b = refPoints.get(best.trainIdx).pt;
     from.push(a.x, a.y);
@@ -273,13 +274,16 @@ function agreeing(cv: OpenCv, reference: Mat, current: Mat, homography: Homograp
   cv.blur(residual, residual, new cv.Size(OUTLIER_WINDOW, OUTLIER_WINDOW));
   const limit = Math.max(OUTLIER_FACTOR * median(r, inside), OUTLIER_FLOOR);
   const outlier = new cv.Mat(reference.rows, reference.cols, cv.CV_8UC1);
-  for (let i = 0; i < n; i++) outlier.data[i] = inside[i] && (r[i] as number) > limit ? 255 : 0;
+  // Mat.data is a getter that makes a new view on every read: one view per loop, not per pixel.
+  const marks = outlier.data;
+  for (let i = 0; i < n; i++) marks[i] = inside[i] && (r[i] as number) > limit ? 255 : 0;
   residual.delete();
   onReference.delete();
   const kernel = cv.Mat.ones(5, 5, cv.CV_8UC1);
   cv.dilate(outlier, outlier, kernel);
   kernel.delete();
-  for (let i = 0; i < n; i++) outlier.data[i] = outlier.data[i] ? 0 : 255;
+  const dilated = outlier.data;
+  for (let i = 0; i < n; i++) dilated[i] = dilated[i] ? 0 : 255;
   return outlier;
 }
 
