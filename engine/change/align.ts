@@ -1,7 +1,7 @@
 import type { Frame } from '../inference/types';
 import { changeImage } from './detect';
 import type { OpenCv } from './opencv';
-import { type Homography, register } from './register';
+import { register, rescale } from './register';
 
 /** The reference as the current camera sees it, at the current image's full size. */
 export interface Aligned {
@@ -20,7 +20,7 @@ export function alignFrames(cv: OpenCv, reference: Frame, current: Frame): Align
   const before = changeImage(reference);
   const now = changeImage(current);
   const { homography } = register(cv, before, now);
-  const h = cv.matFromArray(3, 3, cv.CV_64FC1, inSourcePixels(homography, before.factor, now.factor));
+  const h = cv.matFromArray(3, 3, cv.CV_64FC1, rescale(homography, before.factor, now.factor));
   const size = new cv.Size(current.width, current.height);
   const flags = cv.INTER_LINEAR + cv.WARP_INVERSE_MAP;
   const zero = new cv.Scalar(0, 0, 0, 0);
@@ -43,34 +43,4 @@ export function alignFrames(cv: OpenCv, reference: Frame, current: Frame): Align
     h.delete();
     target.delete();
   }
-}
-
-/**
- * A homography between working grids as one between source pixels. Working pixel c averages source
- * pixels c*f .. c*f+f-1, so its centre is source pixel f*c + (f-1)/2: source -> current grid, grid
- * homography, reference grid -> source.
- */
-export function inSourcePixels(h: Homography, referenceFactor: number, currentFactor: number): Homography {
-  const toGrid = (f: number): Homography => [
-    1 / f,
-    0,
-    -(f - 1) / (2 * f),
-    0,
-    1 / f,
-    -(f - 1) / (2 * f),
-    0,
-    0,
-    1,
-  ];
-  const toSource = (f: number): Homography => [f, 0, (f - 1) / 2, 0, f, (f - 1) / 2, 0, 0, 1];
-  return multiply(toSource(referenceFactor), multiply(h, toGrid(currentFactor)));
-}
-
-function multiply(a: Homography, b: Homography): Homography {
-  const out = new Array<number>(9).fill(0);
-  for (let r = 0; r < 3; r++)
-    for (let c = 0; c < 3; c++)
-      for (let k = 0; k < 3; k++)
-        out[3 * r + c] = (out[3 * r + c] as number) + (a[3 * r + k] as number) * (b[3 * k + c] as number);
-  return out as Homography;
 }
