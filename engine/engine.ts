@@ -166,6 +166,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     outbox,
     clock,
     createDetector: (model) => createDetector(model, pool),
+    changeMap: (model, pair, width, height) => pool.changeMap(model, pair, width, height),
     secretOf: (taskId) => taskRows.secretOf(taskId),
   });
   wireTaskEvents(tasks, held, clock, {

@@ -1,4 +1,5 @@
 import { parentPort } from 'node:worker_threads';
+import { alignFrames } from './align';
 import type { ChangeReply, ChangeRequest } from './change-thread';
 import { detectChanges } from './detect';
 import { loadOpenCv } from './opencv';
@@ -13,10 +14,15 @@ import { NotRegisteredError } from './register';
 const port = parentPort;
 if (!port) throw new Error('the change detector must run in a worker thread');
 
-port.on('message', async ({ id, reference, current }: ChangeRequest) => {
+port.on('message', async (request: ChangeRequest) => {
+  const { id } = request;
   let reply: ChangeReply;
   try {
-    reply = { id, regions: detectChanges(await loadOpenCv(), reference, current) };
+    const cv = await loadOpenCv();
+    reply =
+      request.kind === 'detect'
+        ? { id, regions: detectChanges(cv, request.reference, request.current) }
+        : { id, aligned: alignFrames(cv, request.reference, request.current) };
   } catch (error) {
     reply = {
       id,
@@ -24,5 +30,7 @@ port.on('message', async ({ id, reference, current }: ChangeRequest) => {
       notRegistered: error instanceof NotRegisteredError,
     };
   }
-  port.postMessage(reply);
+  // The aligned pixels are handed over, not copied.
+  const transfer = 'aligned' in reply ? [reply.aligned.warped.buffer, reply.aligned.valid.buffer] : [];
+  port.postMessage(reply, transfer as ArrayBuffer[]);
 });

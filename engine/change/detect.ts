@@ -84,10 +84,27 @@ export function detectChanges(
       ratio[i] = d / threshold;
     }
   }
+  return regionsOf(foreground, ratio, grid, o);
+}
+
+/**
+ * The changed pixels of a grid as regions: the mask opened and closed, each connected region of at
+ * least minAreaFraction of the grid one region, regions inside another's box merged into it. Each
+ * scores `score` of the mean `strength` over its changed pixels (> 0 there).
+ */
+export function regionsOf(
+  foreground: Uint8Array,
+  strength: Float32Array,
+  grid: WorkGrid,
+  options: Pick<ChangeOptions, 'minAreaFraction' | 'closeRadius'>,
+  score?: (meanStrength: number) => number,
+): ChangedRegion[] {
+  const { cols, rows } = grid;
+  const n = cols * rows;
   const mask = new Uint8Array(n);
-  openClose(foreground, mask, new Uint8Array(n), new Uint8Array(n), cols, rows, o.closeRadius);
+  openClose(foreground, mask, new Uint8Array(n), new Uint8Array(n), cols, rows, options.closeRadius);
   return withoutNested(
-    blobsOf(mask, ratio, grid, o.minAreaFraction * n, new Uint8Array(n), new Int32Array(n)),
+    blobsOf(mask, strength, grid, options.minAreaFraction * n, new Uint8Array(n), new Int32Array(n), score),
   );
 }
 

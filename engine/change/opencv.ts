@@ -41,6 +41,7 @@ interface Deletable {
 
 export interface OpenCv {
   CV_8UC1: number;
+  CV_8UC3: number;
   CV_32FC1: number;
   CV_32FC2: number;
   CV_64FC1: number;

@@ -46,8 +46,12 @@ const FEATURES = 1000;
 const RATIO = 0.85;
 /** A model from fewer agreeing matches than this is not tried. */
 const MIN_INLIERS = 8;
-/** RANSAC reprojection tolerance, in working pixels. */
+/** RANSAC reprojection tolerance, in the pixels features are matched on. */
 const RANSAC_PIXELS = 3;
+/** Features are matched on grids halved when both stay at least this wide... */
+const FEATURE_MIN_COLS = 200;
+/** ...and a model found there is kept with at least this many agreeing matches. */
+const HALVED_MIN_INLIERS = 40;
 /** A homography is preferred to an affine map only when it explains this many more matches. */
 const HOMOGRAPHY_GAIN = 1.1;
 /** ECC may move a corner of the current grid this share of its width from where it started; further, it ran off. */
@@ -127,16 +131,40 @@ function near(a: Homography, b: Homography, current: GrayGrid): boolean {
 
 type Keep = <T extends { delete(): void }>(value: T) => T;
 
-/** The RANSAC model of the ratio-tested ORB matches, or null with too few agreeing matches. */
+/**
+ * The RANSAC model of the ratio-tested ORB matches, or null with too few agreeing matches. Features
+ * are matched on the grids halved first when both are wide enough (a quarter of the pixels, half the
+ * features: matching is quadratic in them), on the full grids when that finds no model (a small
+ * overlap); ECC refines the model on the full grid after.
+ */
 function featureModel(cv: OpenCv, reference: GrayGrid, current: GrayGrid, keep: Keep): Homography | null {
-  const orb = keep(new cv.ORB(FEATURES));
+  const halved = Math.min(reference.cols, current.cols) >= 2 * FEATURE_MIN_COLS;
+  return (
+    (halved && featureModelAt(cv, reference, current, 2, keep)) ||
+    featureModelAt(cv, reference, current, 1, keep)
+  );
+}
+
+function featureModelAt(
+  cv: OpenCv,
+  reference: GrayGrid,
+  current: GrayGrid,
+  level: number,
+  keep: Keep,
+): Homography | null {
+  const halved = (grid: GrayGrid): GrayGrid => {
+    if (level === 1) return grid;
+    const small = keep(shrink(cv, grid, level));
+    return { gray: small.data32F, cols: small.cols, rows: small.rows };
+  };
+  const orb = keep(new cv.ORB(FEATURES / level));
   const none = keep(new cv.Mat());
   const refPoints = keep(new cv.KeyPointVector());
   const curPoints = keep(new cv.KeyPointVector());
   const refDescriptors = keep(new cv.Mat());
   const curDescriptors = keep(new cv.Mat());
-  orb.detectAndCompute(keep(toMat8(cv, reference)), none, refPoints, refDescriptors);
-  orb.detectAndCompute(keep(toMat8(cv, current)), none, curPoints, curDescriptors);
+  orb.detectAndCompute(keep(toMat8(cv, halved(reference))), none, refPoints, refDescriptors);
+  orb.detectAndCompute(keep(toMat8(cv, halved(current))), none, curPoints, curDescriptors);
   if (refPoints.size() < 2 || curPoints.size() < 2) return null;
 
   const pairs = keep(new cv.DMatchVectorVector());
@@ -144,10 +172,11 @@ function featureModel(cv: OpenCv, reference: GrayGrid, current: GrayGrid, keep: 
   const from: number[] = [];
   const to: number[] = [];
   for (let i = 0; i < pairs.size(); i++) {
+    // Each get() of the vector of vectors hands back a copy that must be deleted.
     const candidates = pairs.get(i);
-    if (candidates.size() < 2) continue;
-    const best = candidates.get(0);
-    if (best.distance >= RATIO * candidates.get(1).distance) continue;
+    const [best, second] = candidates.size() < 2 ? [] : [candidates.get(0), candidates.get(1)];
+    candidates.delete();
+    if (!best || !second || best.distance >= RATIO * second.distance) continue;
     const a = curPoints.get(best.queryIdx).pt;
     const b = refPoints.get(best.trainIdx).pt;
     from.push(a.x, a.y);
@@ -165,11 +194,15 @@ function featureModel(cv: OpenCv, reference: GrayGrid, current: GrayGrid, keep: 
   const homography = keep(cv.findHomography(source, target, cv.RANSAC, RANSAC_PIXELS, homographyMask));
   const affineInliers = affine.empty() ? 0 : ones(affineMask);
   const homographyInliers = homography.empty() ? 0 : ones(homographyMask);
-  if (Math.max(affineInliers, homographyInliers) < MIN_INLIERS) return null;
+  // On the halved grids a model must be well supported; a weak one is sought again on the full grids.
+  if (Math.max(affineInliers, homographyInliers) < (level === 1 ? MIN_INLIERS : HALVED_MIN_INLIERS))
+    return null;
   // An affine map (6 parameters) is the steadier fit; 8 parameters fit noise in few matches.
-  if (homographyInliers > HOMOGRAPHY_GAIN * affineInliers)
-    return Array.from(homography.data64F) as Homography;
-  return [...Array.from(affine.data64F), 0, 0, 1] as Homography;
+  const model =
+    homographyInliers > HOMOGRAPHY_GAIN * affineInliers
+      ? (Array.from(homography.data64F) as Homography)
+      : ([...Array.from(affine.data64F), 0, 0, 1] as Homography);
+  return rescale(model, level, level);
 }
 
 const ones = (mask: Mat) => mask.data.reduce((sum, v) => sum + (v ? 1 : 0), 0);
@@ -273,13 +306,16 @@ function agreeing(cv: OpenCv, reference: Mat, current: Mat, homography: Homograp
   cv.blur(residual, residual, new cv.Size(OUTLIER_WINDOW, OUTLIER_WINDOW));
   const limit = Math.max(OUTLIER_FACTOR * median(r, inside), OUTLIER_FLOOR);
   const outlier = new cv.Mat(reference.rows, reference.cols, cv.CV_8UC1);
-  for (let i = 0; i < n; i++) outlier.data[i] = inside[i] && (r[i] as number) > limit ? 255 : 0;
+  // Mat.data is a getter that makes a new view on every read: one view per loop, not per pixel.
+  const marks = outlier.data;
+  for (let i = 0; i < n; i++) marks[i] = inside[i] && (r[i] as number) > limit ? 255 : 0;
   residual.delete();
   onReference.delete();
   const kernel = cv.Mat.ones(5, 5, cv.CV_8UC1);
   cv.dilate(outlier, outlier, kernel);
   kernel.delete();
-  for (let i = 0; i < n; i++) outlier.data[i] = outlier.data[i] ? 0 : 255;
+  const dilated = outlier.data;
+  for (let i = 0; i < n; i++) dilated[i] = dilated[i] ? 0 : 255;
   return outlier;
 }
 
@@ -319,6 +355,36 @@ function shrink(cv: OpenCv, image: GrayGrid, factor: number): Mat {
   cv.resize(full, small, size, 0, 0, cv.INTER_AREA);
   full.delete();
   return small;
+}
+
+/**
+ * A homography between grids as one between the grids they were area-averaged from by whole
+ * factors (a factor under 1 goes the other way, onto a coarser grid). Pixel c of a grid averages
+ * pixels c*f .. c*f+f-1, so its centre is f*c + (f-1)/2 on the finer one.
+ */
+export function rescale(h: Homography, referenceFactor: number, currentFactor: number): Homography {
+  const toCoarse = (f: number): Homography => [
+    1 / f,
+    0,
+    -(f - 1) / (2 * f),
+    0,
+    1 / f,
+    -(f - 1) / (2 * f),
+    0,
+    0,
+    1,
+  ];
+  const toFine = (f: number): Homography => [f, 0, (f - 1) / 2, 0, f, (f - 1) / 2, 0, 0, 1];
+  return multiply(toFine(referenceFactor), multiply(h, toCoarse(currentFactor)));
+}
+
+function multiply(a: Homography, b: Homography): Homography {
+  const out = new Array<number>(9).fill(0);
+  for (let r = 0; r < 3; r++)
+    for (let c = 0; c < 3; c++)
+      for (let k = 0; k < 3; k++)
+        out[3 * r + c] = (out[3 * r + c] as number) + (a[3 * r + k] as number) * (b[3 * k + c] as number);
+  return out as Homography;
 }
 
 export function apply(h: Homography, x: number, y: number): [number, number] {

@@ -1,11 +1,12 @@
+import { type ChangeMapRunner, modelChanges } from '../change/change-model';
 import { ChangeThread } from '../change/change-thread';
-import { changeImage } from '../change/detect';
+import { type ChangedRegion, changeImage } from '../change/detect';
 import { NotRegisteredError } from '../change/register';
 import type { WorkingImage } from '../change/working';
 import type { Clock } from '../clock';
 import { messageEvent } from '../events/message';
 import type { FiredRule, ImageResult, NewEvent } from '../events/schema';
-import { isOnnxFamily } from '../inference/families';
+import { isChangeModelFamily, isOnnxFamily } from '../inference/families';
 import type { Detection, Frame } from '../inference/types';
 import { areaZones } from '../osd/overlay';
 import { appSnapshot } from '../osd/snapshot';
@@ -29,6 +30,8 @@ export interface ImageAnalysisDeps {
   clock: Clock;
   /** ONNX detection models, run in the shared inference pool. */
   createDetector(model: InstalledModel): TaskDetector;
+  /** ONNX change models' tile pairs, run in the shared inference pool. */
+  changeMap: ChangeMapRunner;
   /** The task's callback signing secret, which the task view does not show. */
   secretOf(taskId: string): string | undefined;
 }
@@ -48,6 +51,8 @@ interface TaskState {
    * Kept on the comparison's working grid, not as the frame: a few MB, however large the upload.
    */
   previous: WorkingImage | null;
+  /** Diff task with an ONNX change model: the previous image_b itself, which such a model compares. */
+  previousFrame: Frame | null;
   rules: Map<string, AppRuleState>;
   /** Analyses of one task run one after the other, in the order their images were admitted. */
   queue: Promise<unknown>;
@@ -115,7 +120,11 @@ export class ImageAnalysis {
     });
   }
 
-  /** 4.9: a pair, or image_b alone against the task's previous image_b. Regions are in image_b's pixels. */
+  /**
+   * 4.9: a pair, or image_b alone against the task's previous image_b. Regions are in image_b's
+   * pixels. The built-in change family compares working grids (engine/change/detect.ts); an ONNX
+   * change model compares image_b with image_a registered and warped onto it, tile by tile.
+   */
   async analysePair(
     taskId: string,
     encodedBefore: EncodedImage | null,
@@ -124,13 +133,25 @@ export class ImageAnalysis {
     options: DecodeOptions,
   ): Promise<ImageResult> {
     const task = this.deps.tasks.liveTask(taskId, 'diff');
-    const apps = this.appsOf(task, (app) => app.model.spec.family === 'change');
+    const apps = this.appsOf(
+      task,
+      (app) => app.model.spec.family === 'change' || isChangeModelFamily(app.model.spec.family),
+    );
+    const builtin = apps.some((app) => app.model.spec.family === 'change');
+    const models = [
+      ...new Map(
+        apps
+          .filter((app) => isChangeModelFamily(app.model.spec.family))
+          .map((app) => [app.model.key, app.model]),
+      ).values(),
+    ];
     const pixels = pixelsOf(encodedAfter) + (encodedBefore ? pixelsOf(encodedBefore) : 0);
     return this.gate.run(taskId, 'diff', pixels, async (admitted) => {
       const [before, after] = await decodePair(encodedBefore, encodedAfter, options);
       const state = this.stateOf(taskId);
       const reference = before ? changeImage(before) : state.previous;
-      if (!reference) {
+      const referenceFrame = before ?? state.previousFrame;
+      if (!reference || (models.length > 0 && !referenceFrame)) {
         throw imageError(
           'image.no_reference',
           'body.image_a: is required: the task has no earlier image_b to compare image_b with',
@@ -141,20 +162,27 @@ export class ImageAnalysis {
       admitted();
       const current = changeImage(after);
       state.previous = current;
+      state.previousFrame = models.length > 0 ? after : null;
       const imageId = this.nextImageId(state, upload);
       return this.serially(state, async () => {
-        const thresholds = new Map(apps.map((app) => [app.model.key, app.model.spec.score_threshold]));
         const detections = new Map<string, Detection[]>();
-        // One algorithm for every weight-free change model: run it once, filter per model.
-        const regions = await changeThread.detect(reference, current).catch((error: unknown) => {
-          if (!(error instanceof NotRegisteredError)) throw error;
-          throw imageError('image.not_registered', `body.image_b: ${error.message}`, 'body.image_b');
-        });
-        for (const [key, floor] of thresholds)
-          detections.set(
-            key,
-            regions.filter((r) => r.score >= floor),
-          );
+        const above = (regions: ChangedRegion[], floor: number) => regions.filter((r) => r.score >= floor);
+        if (builtin) {
+          // One algorithm for every weight-free change model: run it once, filter per model.
+          const regions = await registered(changeThread.detect(reference, current));
+          for (const app of apps)
+            if (app.model.spec.family === 'change')
+              detections.set(app.model.key, above(regions, app.model.spec.score_threshold));
+        }
+        if (models.length > 0 && referenceFrame) {
+          const aligned = await registered(changeThread.align(referenceFrame, after));
+          for (const model of models) {
+            if (!model.file) throw new Error(`model ${model.key} has no weights file`);
+            const ref = { key: model.key, name: model.name, file: model.file, spec: model.spec };
+            const regions = await modelChanges(this.deps.changeMap, ref, after, aligned);
+            detections.set(model.key, above(regions, model.spec.score_threshold));
+          }
+        }
         return this.report(task, state, apps, after, imageId, upload, detections);
       });
     });
@@ -221,7 +249,9 @@ export class ImageAnalysis {
         throw imageError(
           'image.model_not_supported',
           `application "${appId}" uses the model family "${app.model.spec.family}", which ${task.mode} tasks cannot run in this build` +
-            (task.mode === 'diff' ? ' (change detection needs the built-in "change" family)' : ''),
+            (task.mode === 'diff'
+              ? ' (change detection needs the built-in "change" family or a "siamese-change" model)'
+              : ''),
         );
       }
       return app;
@@ -252,7 +282,7 @@ export class ImageAnalysis {
   private stateOf(taskId: string): TaskState {
     let state = this.states.get(taskId);
     if (!state) {
-      state = { images: 0, previous: null, rules: new Map(), queue: Promise.resolve() };
+      state = { images: 0, previous: null, previousFrame: null, rules: new Map(), queue: Promise.resolve() };
       this.states.set(taskId, state);
     }
     return state;
@@ -301,6 +331,14 @@ async function decodePair(
 
 /** The registration, tone matching and change map of every pair, off the event loop. */
 const changeThread = new ChangeThread();
+
+/** A comparison whose images cannot be registered is refused with 42208. */
+function registered<T>(comparison: Promise<T>): Promise<T> {
+  return comparison.catch((error: unknown) => {
+    if (!(error instanceof NotRegisteredError)) throw error;
+    throw imageError('image.not_registered', `body.image_b: ${error.message}`, 'body.image_b');
+  });
+}
 
 /** Motion between two images of one camera; two that cannot be registered show no motion. */
 async function changesAbove(

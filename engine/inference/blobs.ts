@@ -14,11 +14,14 @@ export interface WorkGrid {
 /** A connected region of a mask as a detection of class 0, with its area in source pixels. */
 export type Blob = Detection & { area: number };
 
+/** Maps a mean difference over threshold (> 1) to 0..1: 1.2 scores 0.31, twice over 0.75, three times over 0.89. */
+export const overThreshold = (meanRatio: number) => 1 - 1 / (meanRatio * meanRatio);
+
 /**
  * 8-connected components of `mask` (working grid) of at least minArea working pixels, as boxes in
- * source pixels. The score maps the mean of `ratio` (difference over threshold, > 1 on foreground)
- * over the component's foreground to 0..1: 1.2 scores 0.31, twice over 0.75, three times over 0.89.
- * `visited` and `queue` are work buffers of the grid's size.
+ * source pixels. The score is `score` of the mean of `ratio` (> 0 on foreground: by default the
+ * difference over threshold, see overThreshold) over the component's foreground. `visited` and
+ * `queue` are work buffers of the grid's size.
  */
 export function blobsOf(
   mask: Uint8Array,
@@ -27,6 +30,7 @@ export function blobsOf(
   minArea: number,
   visited: Uint8Array,
   queue: Int32Array,
+  score: (meanRatio: number) => number = overThreshold,
 ): Blob[] {
   const { cols, rows, factor, width, height } = grid;
   visited.fill(0);
@@ -78,7 +82,7 @@ export function blobsOf(
       y1: minY * factor,
       x2: maxX === cols - 1 ? width : (maxX + 1) * factor,
       y2: maxY === rows - 1 ? height : (maxY + 1) * factor,
-      score: 1 - 1 / (meanRatio * meanRatio),
+      score: score(meanRatio),
       classIndex: 0,
       area: tail * factor * factor,
     });

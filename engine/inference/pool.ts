@@ -2,7 +2,16 @@ import { availableParallelism } from 'node:os';
 import { basename } from 'node:path';
 import { ModelChecker } from './checker';
 import { HostFailure, type HostLimits, InferenceHost, kernelMemoryLimitAvailable } from './host';
-import type { DetectReply, DetectTiming, OnnxModelRef, Placement } from './protocol';
+import type {
+  ChangeMapReply,
+  ChangeMapRequest,
+  DetectReply,
+  DetectRequest,
+  DetectTiming,
+  FailedReply,
+  OnnxModelRef,
+  Placement,
+} from './protocol';
 import type { ExecutionProviderSetting } from './providers';
 import { Quarantine } from './quarantine';
 import type { Detection, Frame } from './types';
@@ -69,11 +78,20 @@ export interface ModelFigures {
   queued: number;
 }
 
-/** A frame waiting for a host. */
+/** A change model's answer on one tile pair: its probabilities of change, 0..255 per pixel. */
+export interface ChangeMapResult {
+  changeMap: Uint8Array;
+  timing: DetectTiming;
+}
+
+type AnsweredReply = Exclude<DetectReply | ChangeMapReply, FailedReply>;
+
+/** A request waiting for a host, with the pixels that follow it (a frame, or a tile pair). */
 interface Job {
   model: OnnxModelRef;
-  frame: Frame;
-  resolve: (result: DetectResult) => void;
+  request: Omit<DetectRequest, 'id'> | Omit<ChangeMapRequest, 'id'>;
+  pixels: Uint8Array;
+  resolve: (reply: AnsweredReply) => void;
   reject: (error: Error) => void;
 }
 
@@ -156,7 +174,29 @@ export class InferencePool {
     return this.slots.length < this.options.workers || this.slots.some((slot) => !slot.job);
   }
 
-  detect(model: OnnxModelRef, frame: Frame): Promise<DetectResult> {
+  async detect(model: OnnxModelRef, frame: Frame): Promise<DetectResult> {
+    const { width, height, data } = frame;
+    const request = { kind: 'detect' as const, model, width, height, bytes: data.byteLength };
+    const reply = (await this.submit(model, request, data)) as Exclude<DetectReply, FailedReply>;
+    return { detections: reply.detections, frame, timing: reply.timing };
+  }
+
+  /**
+   * A change model (siamese-change) on one tile pair of its input size: `pair` holds image A's
+   * packed RGB, then image B's.
+   */
+  async changeMap(
+    model: OnnxModelRef,
+    pair: Uint8Array,
+    width: number,
+    height: number,
+  ): Promise<ChangeMapResult> {
+    const request = { kind: 'change-map' as const, model, width, height, bytes: pair.byteLength };
+    const reply = (await this.submit(model, request, pair)) as Exclude<ChangeMapReply, FailedReply>;
+    return { changeMap: new Uint8Array(Buffer.from(reply.changeMap, 'base64')), timing: reply.timing };
+  }
+
+  private submit(model: OnnxModelRef, request: Job['request'], pixels: Uint8Array): Promise<AnsweredReply> {
     if (this.closed) return Promise.reject(closedError());
     const refusal = this.quarantine.refusal(model.key);
     if (refusal) {
@@ -168,7 +208,7 @@ export class InferencePool {
       // Hosts start with the first frame: an engine without ONNX models never pays for them.
       while (this.slots.length < this.options.workers)
         this.slots.push({ host: new InferenceHost(this.hostLimits), loaded: new Set() });
-      this.queue.push({ model, frame, resolve, reject });
+      this.queue.push({ model, request, pixels, resolve, reject });
       this.dispatch();
     });
   }
@@ -235,22 +275,15 @@ export class InferencePool {
 
   private start(slot: Slot, job: Job): void {
     slot.job = job;
-    const { model, frame } = job;
+    const { model } = job;
     const { host, loaded } = slot;
-    const request = {
-      id: this.nextId++,
-      kind: 'detect' as const,
-      model,
-      width: frame.width,
-      height: frame.height,
-      bytes: frame.data.byteLength,
-    };
+    const request = { ...job.request, id: this.nextId++ };
     const deadline = loaded.has(model.key) ? this.options.detectDeadlineMs : this.options.checkDeadlineMs;
     host
-      .run(request, frame.data, deadline)
+      .run(request, job.pixels, deadline)
       .then(
         (reply) => {
-          const answer = reply as DetectReply;
+          const answer = reply as DetectReply | ChangeMapReply;
           if ('error' in answer) {
             this.failures += 1;
             job.reject(new Error(answer.error));
@@ -263,7 +296,7 @@ export class InferencePool {
           const mean = this.meanMs.get(model.key);
           const ms = answer.timing.inferenceMs;
           this.meanMs.set(model.key, mean === undefined ? ms : mean + MEAN_WEIGHT * (ms - mean));
-          job.resolve({ detections: answer.detections, frame, timing: answer.timing });
+          job.resolve(answer);
         },
         (error: Error) => {
           this.failures += 1;

@@ -24,7 +24,7 @@ export interface DetectTiming {
  * Engine -> host, on the host's stdin: a frame to analyse (its `bytes` of packed RGB follow the
  * request on the stream) or a model to check. See request-stream.ts for the framing.
  */
-export type HostRequest = DetectRequest | CheckRequest;
+export type HostRequest = DetectRequest | ChangeMapRequest | CheckRequest;
 
 export interface DetectRequest {
   id: number;
@@ -33,6 +33,20 @@ export interface DetectRequest {
   width: number;
   height: number;
   /** Pixel bytes that follow: width * height * 3. */
+  bytes: number;
+}
+
+/**
+ * A change model (family siamese-change) on one tile pair of its input size: the pixels that follow
+ * are image A's packed RGB, then image B's, width * height * 3 each.
+ */
+export interface ChangeMapRequest {
+  id: number;
+  kind: 'change-map';
+  model: OnnxModelRef;
+  width: number;
+  height: number;
+  /** Pixel bytes that follow: 2 * width * height * 3. */
   bytes: number;
 }
 
@@ -46,21 +60,35 @@ export interface CheckRequest {
 }
 
 /** Host -> engine, over the IPC channel: an answer to each request, in order. */
-export type HostReply = DetectReply | CheckReply;
+export type HostReply = DetectReply | ChangeMapReply | CheckReply;
 
 /** Host -> engine, once, when it has started and reads requests. */
 export interface HostReady {
   ready: true;
 }
 
-export type DetectReply =
-  | { id: number; detections: Detection[]; timing: DetectTiming; placement: Placement }
-  | {
-      id: number;
-      error: string;
-      /** onnxruntime could not allocate what the model asked for: the host is over its memory bound. */
-      outOfMemory?: boolean;
-    };
+/** A request the host could not answer. */
+export interface FailedReply {
+  id: number;
+  error: string;
+  /** onnxruntime could not allocate what the model asked for: the host is over its memory bound. */
+  outOfMemory?: boolean;
+}
+
+/** What every answered run says besides its result. */
+interface RunReply {
+  id: number;
+  timing: DetectTiming;
+  placement: Placement;
+}
+
+export type DetectReply = (RunReply & { detections: Detection[] }) | FailedReply;
+
+/**
+ * The tile's probability of change per pixel (row-major, width * height), quantised to 0..255 and
+ * base64-encoded: the IPC channel carries JSON, where a byte per pixel stays small.
+ */
+export type ChangeMapReply = (RunReply & { changeMap: string }) | FailedReply;
 
 /** The model's problem in plain words, or none. */
 export interface CheckReply {

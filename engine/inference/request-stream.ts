@@ -55,7 +55,7 @@ export class RequestReader {
       this.part = 'head';
     } else if (this.part === 'head') {
       const request = JSON.parse(Buffer.from(this.head).toString('utf8')) as HostRequest;
-      const bytes = request.kind === 'detect' ? request.bytes : 0;
+      const bytes = request.kind === 'check' ? 0 : request.bytes;
       if (bytes > this.pixelBuffer.length) this.pixelBuffer = new Uint8Array(bytes);
       this.request = request;
       this.part = 'pixels';
@@ -73,7 +73,7 @@ export class RequestReader {
 
   private pixels(): Uint8Array {
     const request = this.request;
-    return this.pixelBuffer.subarray(0, request?.kind === 'detect' ? request.bytes : 0);
+    return this.pixelBuffer.subarray(0, request && request.kind !== 'check' ? request.bytes : 0);
   }
 
   private finish(): void {

@@ -7,12 +7,15 @@ import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import type { ModelInput } from '../packages/manifest';
+import { changeProbabilities, quantise } from './change-map';
 import { decodeOutputs, outputClassCount } from './decode';
-import { isOnnxFamily, type OnnxFamily } from './families';
+import { isChangeModelFamily, isOnnxFamily, type OnnxFamily } from './families';
 import { inputLayout, type LetterboxInfo, letterbox, letterboxInterleaved } from './letterbox';
 import { postprocess } from './nms';
 import type { OutputTensor } from './outputs';
 import {
+  type ChangeMapReply,
+  type ChangeMapRequest,
   type CheckReply,
   type CheckRequest,
   type DetectReply,
@@ -46,11 +49,12 @@ const deliver = (reply: HostReply) =>
 interface LoadedModel {
   session: ort.InferenceSession;
   placement: Placement;
-  inputName: string;
+  /** The inputs that take an image: one for a detector, A and B (in this order) for a change model. */
+  inputNames: string[];
   /** The model's other inputs the engine fills (D-FINE's orig_target_sizes), by name. */
   extraFeeds: Record<string, ort.Tensor>;
-  /** Reused between frames: the tensor is the same size for every frame of a model. */
-  tensor: Float32Array | Uint8Array;
+  /** One per image input, reused between frames: the tensor is the same size for every frame of a model. */
+  tensors: Array<Float32Array | Uint8Array>;
   dims: number[];
 }
 
@@ -106,12 +110,19 @@ async function open(model: OnnxModelRef): Promise<LoadedModel> {
         new ort.Tensor('int64', BigInt64Array.of(BigInt(input.width), BigInt(input.height)), [1, 2]),
       ]),
   );
+  const imageInputs = session.inputNames.filter((name) => !SIZE_INPUT.test(name));
+  const changeModel = isChangeModelFamily(model.spec.family);
+  if (changeModel && (imageInputs.length !== 2 || session.inputNames.length !== 2))
+    throw new Error(
+      `takes ${session.inputNames.length} input(s) (${session.inputNames.join(', ')}); a change model takes two images, A and B`,
+    );
+  const inputNames = changeModel ? imageInputs : [imageInputs[0] ?? 'images'];
   return {
     session,
     placement,
-    inputName: session.inputNames.find((name) => !SIZE_INPUT.test(name)) ?? 'images',
+    inputNames,
     extraFeeds,
-    tensor: dtype === 'uint8' ? new Uint8Array(size) : new Float32Array(size),
+    tensors: inputNames.map(() => (dtype === 'uint8' ? new Uint8Array(size) : new Float32Array(size))),
     dims: layout === 'NHWC' ? [1, input.height, input.width, 3] : [1, 3, input.height, input.width],
   };
 }
@@ -133,9 +144,9 @@ function onnxFamily(model: OnnxModelRef): OnnxFamily {
   throw new Error(`model ${model.key} of family "${family}" does not run on onnxruntime`);
 }
 
-/** The frame (or a blank one, for a check) resized into the model's input tensor. */
-function fill(loaded: LoadedModel, frame: Frame, input: ModelInput): LetterboxInfo {
-  const { tensor } = loaded;
+/** The frame (or a blank one, for a check) resized into the model's input tensor (of image input `index`). */
+function fill(loaded: LoadedModel, frame: Frame, input: ModelInput, index = 0): LetterboxInfo {
+  const tensor = loaded.tensors[index] as Float32Array | Uint8Array;
   if (inputLayout(input).layout === 'NHWC' || tensor instanceof Uint8Array)
     return letterboxInterleaved(frame, input, tensor);
   return letterbox(frame, input, tensor);
@@ -143,9 +154,14 @@ function fill(loaded: LoadedModel, frame: Frame, input: ModelInput): LetterboxIn
 
 /** Runs the model on its filled tensor; every output, read as numbers. */
 async function run(loaded: LoadedModel, model: OnnxModelRef): Promise<OutputTensor[]> {
-  const type = loaded.tensor instanceof Uint8Array ? 'uint8' : 'float32';
-  const feed = new ort.Tensor(type, loaded.tensor, loaded.dims);
-  const results = await loaded.session.run({ [loaded.inputName]: feed, ...loaded.extraFeeds });
+  const feeds = Object.fromEntries(
+    loaded.inputNames.map((name, i) => {
+      const tensor = loaded.tensors[i] as Float32Array | Uint8Array;
+      const type = tensor instanceof Uint8Array ? 'uint8' : 'float32';
+      return [name, new ort.Tensor(type, tensor, loaded.dims)];
+    }),
+  );
+  const results = await loaded.session.run({ ...feeds, ...loaded.extraFeeds });
   return loaded.session.outputNames.map((name) => {
     const output = results[name];
     if (!output) throw new Error(`model ${model.key} produced no "${name}" output`);
@@ -191,6 +207,34 @@ async function detect(request: DetectRequest, pixels: Uint8Array): Promise<Detec
   }
 }
 
+/** A change model on one tile pair of its input size: the tile's probabilities of change. */
+async function changeMap(request: ChangeMapRequest, pixels: Uint8Array): Promise<ChangeMapReply> {
+  const { model, width, height } = request;
+  try {
+    const input = model.spec.input;
+    if (!input) throw new Error(`model ${model.key} has no input spec`);
+    const loaded = await load(model);
+    const size = width * height * 3;
+    const t0 = performance.now();
+    fill(loaded, { data: pixels.subarray(0, size), width, height }, input, 0);
+    fill(loaded, { data: pixels.subarray(size, 2 * size), width, height }, input, 1);
+    const t1 = performance.now();
+    const outputs = await run(loaded, model);
+    const t2 = performance.now();
+    const map = quantise(changeProbabilities(outputs, input, model.spec.change_output));
+    const t3 = performance.now();
+    return {
+      id: request.id,
+      changeMap: Buffer.from(map.buffer, map.byteOffset, map.byteLength).toString('base64'),
+      timing: { preprocessMs: t1 - t0, inferenceMs: t2 - t1, postprocessMs: t3 - t2 },
+      placement: loaded.placement,
+    };
+  } catch (error) {
+    const message = (error as Error).message;
+    return { id: request.id, error: message, outOfMemory: OUT_OF_MEMORY.test(message) };
+  }
+}
+
 /**
  * A model is checked in a session of its own, released afterwards: the package may still be refused.
  * The engine checks in a short-lived host of its own, never in one that serves tasks.
@@ -202,12 +246,17 @@ async function check(request: CheckRequest): Promise<CheckReply> {
     const input = model.spec.input;
     if (!input) return { id: request.id, problem: 'has no input spec' };
     opened = await open(model);
-    fill(
-      opened,
-      { data: new Uint8Array(3 * input.width * input.height), width: input.width, height: input.height },
-      input,
-    );
+    const blank = {
+      data: new Uint8Array(3 * input.width * input.height),
+      width: input.width,
+      height: input.height,
+    };
+    for (let i = 0; i < opened.inputNames.length; i++) fill(opened, blank, input, i);
     const outputs = await run(opened, model);
+    if (isChangeModelFamily(model.spec.family)) {
+      changeProbabilities(outputs, input, model.spec.change_output);
+      return { id: request.id, problem: null };
+    }
     const family = onnxFamily(model);
     decodeOutputs(family, outputs, input, labels, 1);
     const classes = outputClassCount(family, outputs, labels);
@@ -226,7 +275,7 @@ async function check(request: CheckRequest): Promise<CheckReply> {
 
 async function answer(request: HostRequest, pixels: Uint8Array): Promise<HostReply> {
   if (request.kind === 'check') return check(request);
-  const reply = await detect(request, pixels);
+  const reply = request.kind === 'detect' ? await detect(request, pixels) : await changeMap(request, pixels);
   if (++runsSinceCollect >= COLLECT_EVERY) {
     runsSinceCollect = 0;
     collectYoung({ type: 'minor' });

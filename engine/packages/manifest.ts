@@ -1,5 +1,12 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { BUILTIN_FAMILIES, isOnnxFamily, ONNX_FAMILIES } from '../inference/families';
+import {
+  BUILTIN_FAMILIES,
+  CHANGE_MODEL_FAMILIES,
+  hasWeights,
+  isChangeModelFamily,
+  isOnnxFamily,
+  ONNX_FAMILIES,
+} from '../inference/families';
 import { APP_TYPE, AppType, LengthReference, Rule } from '../rules/schema';
 import { ruleProblems } from '../rules/validate';
 import { compileCheck } from '../schema/ajv';
@@ -52,12 +59,18 @@ export type ModelInput = Static<typeof ModelInput>;
 
 export const ModelSpec = Type.Object(
   {
-    family: StringEnum([...ONNX_FAMILIES, ...BUILTIN_FAMILIES] as const),
+    family: StringEnum([...ONNX_FAMILIES, ...CHANGE_MODEL_FAMILIES, ...BUILTIN_FAMILIES] as const),
     file: Type.Optional(ArchivePath),
     sha256: Type.Optional(
       Type.String({ pattern: '^[0-9a-f]{64}$', description: 'Lower-case hex digest of file' }),
     ),
     input: Type.Optional(ModelInput),
+    change_output: Type.Optional(
+      StringEnum(['probabilities', 'logits'] as const, {
+        description:
+          'siamese-change only: what its change map holds, [1,1,H,W] or [1,2,H,W] (channel 1 "changed"); logits go through a sigmoid (one channel) or a softmax (two); default probabilities',
+      }),
+    ),
     labels: Type.Union([
       ArchivePath,
       Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 1000 }),
@@ -152,7 +165,7 @@ function modelProblems(id: string, model: ModelSpec): string[] {
   const at = `manifest.models.${id}`;
   const problems: string[] = [];
   if (!MODEL_ID.test(id)) problems.push(`${at}: model id must match ${MODEL_ID.source}`);
-  if (isOnnxFamily(model.family)) {
+  if (hasWeights(model.family)) {
     if (model.file === undefined) problems.push(`${at}.file: is required for family "${model.family}"`);
     if (model.input === undefined) problems.push(`${at}.input: is required for family "${model.family}"`);
   } else {
@@ -161,6 +174,9 @@ function modelProblems(id: string, model: ModelSpec): string[] {
         problems.push(`${at}.${field}: is not used by the weight-free family "${model.family}"`);
       }
     }
+  }
+  if (model.change_output !== undefined && !isChangeModelFamily(model.family)) {
+    problems.push(`${at}.change_output: is used by the "siamese-change" family only`);
   }
   if (model.file !== undefined && !isSafeRelativePath(model.file)) {
     problems.push(`${at}.file: "${model.file}" is not a safe relative path`);
@@ -176,12 +192,13 @@ function appProblems(app: AppSpec, i: number, manifest: Manifest, labels: string
   const problems: string[] = [];
   const model = manifest.models[app.model];
   if (!model) return [`${at}.model: the package has no model "${app.model}"`];
-  const changeModel = model.family === 'change' || isOnnxFamily(model.family);
-  if (app.type === APP_TYPE.change && !changeModel) {
+  const comparesPairs = model.family === 'change' || isChangeModelFamily(model.family);
+  // A detector under a change app installs, and its diff tasks are refused (42206): see docs/api.md.
+  if (app.type === APP_TYPE.change && !comparesPairs && !isOnnxFamily(model.family)) {
     problems.push(`${at}.model: a change-detection app (type 2) cannot use the "${model.family}" family`);
   }
-  if (app.type !== APP_TYPE.change && model.family === 'change') {
-    problems.push(`${at}.model: the "change" family serves change-detection apps (type 2) only`);
+  if (app.type !== APP_TYPE.change && comparesPairs) {
+    problems.push(`${at}.model: the "${model.family}" family serves change-detection apps (type 2) only`);
   }
   if (!app.perpetual && app.license_expire === 0) {
     problems.push(`${at}.license_expire: must be a Unix time in seconds unless perpetual is true`);

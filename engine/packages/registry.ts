@@ -4,7 +4,7 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Clock } from '../clock';
 import { DomainError } from '../domain-error';
-import { isOnnxFamily } from '../inference/families';
+import { hasWeights } from '../inference/families';
 import type { AppType, ListedRule, Rule } from '../rules/schema';
 import { ruleProblems } from '../rules/validate';
 import type { ListedApp, ListedPackage } from './listing';
@@ -149,7 +149,7 @@ export class PackageRegistry {
     if (!this.checkModel) return;
     const labels = readLabels(manifest, dir);
     for (const [modelId, spec] of Object.entries(manifest.models)) {
-      if (!isOnnxFamily(spec.family) || spec.file === undefined) continue;
+      if (!hasWeights(spec.family) || spec.file === undefined) continue;
       const model = {
         key: `check:${dir}#${modelId}`,
         name: `${manifest.zapk_id}/${modelId}`,
