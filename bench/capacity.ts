@@ -141,7 +141,12 @@ export async function benchCapacity(): Promise<{ bound: Record<string, number>; 
   const work = mkdtempSync(join(tmpdir(), 'vc-bench-capacity-'));
   await buildZapk(EXAMPLE, join(work, 'example.zapk'));
   const rows: Row[] = [];
-  const engine = await engineWith(work, 'capacity', ['--analysis-fps', String(RATE)]);
+  // BENCH_ANALYSIS_SIZE: the engine's --analysis-size (default 1280), to see what a smaller one saves.
+  const size = process.env.BENCH_ANALYSIS_SIZE;
+  const engine = await engineWith(work, 'capacity', [
+    ...['--analysis-fps', String(RATE)],
+    ...(size ? ['--analysis-size', size] : []),
+  ]);
   try {
     const most = Number(process.env.BENCH_CAPACITY_MAX ?? bound.cameras + 1);
     for (let cameras = 1; cameras <= most; cameras++) {

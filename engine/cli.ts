@@ -4,10 +4,12 @@ import { parseArgs } from 'node:util';
 import { type EngineMessage, type ParentMessage, parseParentMessage } from './contract/engine-process';
 import { type Engine, startEngine } from './index';
 import { EXECUTION_PROVIDERS, isExecutionProviderSetting } from './inference/providers';
+import { ANALYSIS_SIZE_RANGE } from './media/analysis-size';
 import { HWACCELS, isHwaccelSetting } from './media/hwaccel';
 
 const USAGE = `usage: npm run engine -- [--host 127.0.0.1] [--port 8080] [--data-dir ./.data] [--console-dir out/renderer]
-                         [--analysis-fps 10] [--max-source-pixels 8847360] [--allowed-hosts name1,name2]
+                         [--analysis-fps 10] [--analysis-size 1280] [--max-source-pixels 8847360]
+                         [--allowed-hosts name1,name2]
                          [--install package.zapk ...] [--allowed-origins origin1,origin2]
                          [--builtin-dir assets/builtin] [--log-level info]
                          [--execution-provider auto|cpu|cuda|tensorrt|directml|coreml]
@@ -19,7 +21,10 @@ version differs); repeat it for more. --console-dir "" serves the API only.
 Linux where its libraries are installed); one that is missing falls back to the CPU with a warning.
 --hwaccel: where video is decoded (default auto: the first of the platform's hardware decoders whose
 device opens, else software); a stream whose hardware path fails decodes in software, and says so.
-Settings file: <data-dir>/settings.json {"host": ..., "port": ..., "analysis_fps": ..., "max_source_pixels": ...,
+--analysis-size: the longest side of the frames analysed and drawn in snapshots and the AI video
+(320..3840, default 1280); smaller costs less CPU a camera and shows less detail.
+Settings file: <data-dir>/settings.json {"host": ..., "port": ..., "analysis_fps": ..., "analysis_size": ...,
+"max_source_pixels": ...,
 "allowed_hosts": [...], "execution_provider": ..., "hwaccel": ...};
 flags win over it. The API answers to IP addresses and localhost, and to the names in allowed_hosts.`;
 
@@ -100,6 +105,7 @@ function fileSettings(dataDir: string): {
   host?: string;
   port?: number;
   analysisFps?: number;
+  analysisSize?: number;
   maxSourcePixels?: number;
   allowedHosts?: string[];
   executionProvider?: unknown;
@@ -115,6 +121,7 @@ function fileSettings(dataDir: string): {
     host: typeof parsed.host === 'string' ? parsed.host : undefined,
     port: typeof parsed.port === 'number' ? parsed.port : undefined,
     analysisFps: typeof parsed.analysis_fps === 'number' ? parsed.analysis_fps : undefined,
+    analysisSize: typeof parsed.analysis_size === 'number' ? parsed.analysis_size : undefined,
     maxSourcePixels: typeof parsed.max_source_pixels === 'number' ? parsed.max_source_pixels : undefined,
     allowedHosts: hosts,
     executionProvider: parsed.execution_provider,
@@ -138,6 +145,7 @@ async function main(): Promise<void> {
       'data-dir': { type: 'string', default: '.data' },
       'console-dir': { type: 'string', default: 'out/renderer' },
       'analysis-fps': { type: 'string' },
+      'analysis-size': { type: 'string' },
       'max-source-pixels': { type: 'string' },
       'allowed-hosts': { type: 'string' },
       install: { type: 'string', multiple: true },
@@ -164,6 +172,17 @@ async function main(): Promise<void> {
     values['analysis-fps'] !== undefined ? Number(values['analysis-fps']) : settings.analysisFps;
   if (analysisFps !== undefined && !(analysisFps >= 0.1 && analysisFps <= 60))
     throw new UsageError(`--analysis-fps must be 0.1..60, not ${values['analysis-fps'] ?? analysisFps}`);
+
+  const analysisSize =
+    values['analysis-size'] !== undefined ? Number(values['analysis-size']) : settings.analysisSize;
+  const { min, max } = ANALYSIS_SIZE_RANGE;
+  if (
+    analysisSize !== undefined &&
+    !(Number.isInteger(analysisSize) && analysisSize >= min && analysisSize <= max)
+  )
+    throw new UsageError(
+      `--analysis-size must be a whole number of pixels ${min}..${max}, not ${values['analysis-size'] ?? analysisSize}`,
+    );
 
   const maxSourcePixels =
     values['max-source-pixels'] !== undefined
@@ -197,6 +216,7 @@ async function main(): Promise<void> {
     builtinDir: values['builtin-dir'] === undefined ? undefined : resolve(values['builtin-dir']),
     logLevel: logLevel as LogLevel | undefined,
     analysisFps,
+    analysisSize,
     maxSourcePixels,
     allowedHosts: list(values['allowed-hosts']) ?? settings.allowedHosts,
     installPackages: values.install?.map((file) => resolve(file)),

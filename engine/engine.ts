@@ -155,6 +155,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
             outputFps: mode.fullRate ? undefined : taskFps(),
             seekS: mode.seekS,
             maxPixels: maxSourcePixels,
+            maxSide: options.analysisSize,
             readRate: options.fileReadRate,
           }),
       }),

@@ -44,6 +44,12 @@ export interface EngineOptions {
    */
   maxSourcePixels?: number;
   /**
+   * Longest side, in pixels, of the frames analysed, drawn in snapshots and the AI video (default
+   * 1280): a smaller one costs less CPU a camera (bench:capacity) and shows less detail. Reported
+   * coordinates stay in the source's pixels either way.
+   */
+  analysisSize?: number;
+  /**
    * File sources play at this multiple of real time (default 1), for tests and benchmarks of
    * sources that deliver faster or slower than their pictures were taken: rules time frames by the
    * media's clock either way.

@@ -205,6 +205,10 @@ describe('videoStreamSize and the analysis bound', () => {
     // A frame that is not the described source bounded (the stream changed size) is its own source.
     expect(sourceSizeOf({ width: 640, height: 480 }, uhd)).toEqual({ width: 640, height: 480 });
     expect(sourceSizeOf({ width: 768, height: 576 }, null)).toEqual({ width: 768, height: 576 });
+    // The engine's analysis size, when it names one.
+    expect(boundedSize(uhd, 640)).toEqual({ width: 640, height: 360 });
+    expect(sourceSizeOf({ width: 640, height: 360 }, uhd, 640)).toEqual(uhd);
+    expect(sourceSizeOf({ width: 1280, height: 720 }, uhd, 640)).toEqual({ width: 1280, height: 720 });
   });
 });
 
@@ -249,6 +253,21 @@ describe('FrameSource', () => {
       `-protocol_whitelist file -re -stream_loop -1 -i ${VIDEO} -map 0:v:0 -an -sn -dn -vf fps=5,${boundingScaleFilter()} -f image2pipe`,
     );
     expect(rtspArgs[rtspArgs.indexOf('-vf') + 1]).toBe(boundingScaleFilter());
+  });
+
+  it('emits frames bounded to the analysis size asked, each knowing its source size', async () => {
+    const source = new FrameSource({ kind: 'file', input: VIDEO }, { ffmpeg: FFMPEG, maxSide: 320 });
+    expect(source.args()[source.args().indexOf('-vf') + 1]).toBe(boundingScaleFilter(320));
+    cleanups.push(() => source.stop());
+    const sizes: string[] = [];
+    source.on('frame', ({ width, height, data, source: original, release }) => {
+      sizes.push(`${width}x${height} ${data.length} of ${original.width}x${original.height}`);
+      release();
+    });
+    source.start();
+    while (sizes.length < 3) await once(source, 'frame');
+    await source.stop();
+    expect(sizes.slice(0, 3)).toEqual(Array(3).fill(`320x240 ${320 * 240 * 3} of 768x576`));
   });
 
   it('plays a file as live: 768x576 frames at 10 fps, and an fps filter when asked', async () => {

@@ -30,6 +30,8 @@ export interface FrameSourceOptions {
   readRate?: number;
   /** Frames of more pixels are refused by ffmpeg's decoder. Default DEFAULT_MAX_SOURCE_PIXELS. */
   maxPixels?: number;
+  /** Frames leave ffmpeg with at most this many pixels a side. Default MAX_FRAME_SIDE. */
+  maxSide?: number;
   /** How long stop() waits after SIGTERM before SIGKILL. Default 1 s. */
   stopGraceMs?: number;
   /**
@@ -40,7 +42,7 @@ export interface FrameSourceOptions {
 }
 
 export interface SourceInfo {
-  /** Size of the frames this source emits: the source's, bounded to MAX_FRAME_SIDE a side. */
+  /** Size of the frames this source emits: the source's, bounded to maxSide a side. */
   width: number;
   height: number;
   /** Frames per second this source emits. */
@@ -187,7 +189,10 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     args.push(...hwaccelArgs(options.hwaccel ?? 'none'), ...sourceInputArgs(source, options));
     args.push('-map', '0:v:0', '-an', '-sn', '-dn');
     // Frames are dropped to the rate before they are scaled, so that dropped ones cost nothing.
-    const filters = [...(options.outputFps ? [`fps=${options.outputFps}`] : []), boundingScaleFilter()];
+    const filters = [
+      ...(options.outputFps ? [`fps=${options.outputFps}`] : []),
+      boundingScaleFilter(options.maxSide),
+    ];
     args.push('-vf', filters.join(','));
     args.push('-f', 'image2pipe', '-c:v', 'ppm', '-pix_fmt', 'rgb24', '-');
     return args;
@@ -329,7 +334,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     const receivedAt = performance.now();
     for (const frame of frames) {
       if (this.terminating) return;
-      const source = sourceSizeOf(frame, this.describedSize);
+      const source = sourceSizeOf(frame, this.describedSize, this.options.maxSide);
       const sourceFrame = { ...frame, index: this.frameCount++, receivedAt, mediaAt: receivedAt, source };
       if (this.sourceInfo) this.emit('frame', this.onMediaClock(sourceFrame, this.sourceInfo.fps));
       else {
@@ -390,7 +395,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     if (this.sourceInfo || this.inputFps === null || !frame) return;
     const fps = this.options.outputFps ? Math.min(this.inputFps, this.options.outputFps) : this.inputFps;
     // The input's description may have come after the frame was decoded.
-    frame.source = sourceSizeOf(frame, this.describedSize);
+    frame.source = sourceSizeOf(frame, this.describedSize, this.options.maxSide);
     this.sourceInfo = { width: frame.width, height: frame.height, fps, source: frame.source };
     this.heldFrame = null;
     this.emit('info', this.sourceInfo);

@@ -15,7 +15,7 @@ export type WatchdogState = 'idle' | 'connecting' | 'running' | 'stalled' | 'rec
 export interface WatchdogFrame extends Frame {
   /**
    * The source's size, where every reported coordinate lies: the frame is that picture bounded to
-   * MAX_FRAME_SIDE a side (analysis-size.ts), or the picture itself.
+   * the engine's analysis size a side (analysis-size.ts), or the picture itself.
    */
   source: PixelSize;
   /** True for the black frames that stand in for the stream while it is lost. */
