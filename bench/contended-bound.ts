@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { findFfmpeg } from '../engine/media/ffmpeg';
 import { cpuSeconds } from '../engine/system/process-stats';
-import { FIXTURES } from '../test/helpers/engine';
+import { MODEL, WARM_SESSION } from './video';
 
 /**
  * The bound's work done all at once with nothing of the engine: N ffmpeg decoding a camera in real
@@ -14,16 +13,9 @@ import { FIXTURES } from '../test/helpers/engine';
  * it is what the engine's CPU compares with to tell its own overhead from that contention.
  */
 
-const MODEL = join(FIXTURES, 'models', 'yolox_nano.onnx');
-
-const PACED_SESSION = `
-  const { parentPort, workerData } = require('node:worker_threads');
-  const ort = require('onnxruntime-node');
+const PACED_SESSION = `${WARM_SESSION}
   (async () => {
-    const session = await ort.InferenceSession.create(workerData.model, {
-      intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all' });
-    const input = new ort.Tensor('float32', new Float32Array(3 * 416 * 416).fill(114), [1, 3, 416, 416]);
-    for (let i = 0; i < 5; i++) await session.run({ images: input });
+    const { session, input } = await warmSession();
     parentPort.postMessage('ready');
     let done = 0;
     let stop = false;

@@ -18,7 +18,7 @@ import { percentile } from './percentile';
  * every analysed frame with a person yields a callback whose latency is measured at the receiver.
  */
 
-const MODEL = join(FIXTURES, 'models', 'yolox_nano.onnx');
+export const MODEL = join(FIXTURES, 'models', 'yolox_nano.onnx');
 const EXAMPLE = resolve(import.meta.dirname, '../examples/coco-yolox-nano/manifest.json');
 const PASSWORD = 'bench-admin-password';
 const RAW_SECONDS = Number(process.env.BENCH_RAW_S ?? 5);
@@ -51,16 +51,26 @@ async function rawSequential(): Promise<Ceiling> {
   };
 }
 
+/**
+ * Worker-thread code that defines warmSession(): one single-threaded session on workerData.model,
+ * run five times on a letterboxed-size input, as the engine's inference hosts run it.
+ */
+export const WARM_SESSION = `
+  const { parentPort, workerData } = require('node:worker_threads');
+  const ort = require('onnxruntime-node');
+  async function warmSession() {
+    const session = await ort.InferenceSession.create(workerData.model, {
+      intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all' });
+    const input = new ort.Tensor('float32', new Float32Array(3 * 416 * 416).fill(114), [1, 3, 416, 416]);
+    for (let i = 0; i < 5; i++) await session.run({ images: input });
+    return { session, input };
+  }`;
+
 /** One single-threaded session per core, each in its own thread: the layout the engine's pool uses. */
 export async function rawParallel(threads: number): Promise<Ceiling> {
-  const code = `
-    const { parentPort, workerData } = require('node:worker_threads');
-    const ort = require('onnxruntime-node');
+  const code = `${WARM_SESSION}
     (async () => {
-      const session = await ort.InferenceSession.create(workerData.model, {
-        intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all' });
-      const input = new ort.Tensor('float32', new Float32Array(3 * 416 * 416).fill(114), [1, 3, 416, 416]);
-      for (let i = 0; i < 5; i++) await session.run({ images: input });
+      const { session, input } = await warmSession();
       parentPort.postMessage('ready');
       parentPort.once('message', async (until) => {
         const times = [];
