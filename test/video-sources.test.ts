@@ -1,7 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, normalize } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,6 +10,8 @@ import { FrameSource, type RtspTransport } from '../engine/media/frame-source';
 import { parseSourceUrl, type SourceUrl } from '../engine/media/source-url';
 import { StreamWatchdog, type WatchdogFrame } from '../engine/media/stream-watchdog';
 import { isAlive } from './helpers/child';
+import { eventually } from './helpers/eventually';
+import { accepts } from './helpers/local-server';
 import { encodedFixture, freePort } from './helpers/rtmp-source';
 
 /**
@@ -149,7 +151,8 @@ describe('RTSP source', () => {
       ],
       { stdio: 'ignore' },
     );
-    await sleep(1_000);
+    // A publisher that connects before the server listens gives up, and the camera is never there.
+    await eventually('rtsp-server-perl to listen', () => accepts(sourcePort), 10_000, 50);
     publisher = spawn(
       FFMPEG,
       [
@@ -158,7 +161,11 @@ describe('RTSP source', () => {
       ],
       { stdio: 'ignore' },
     );
-    await sleep(1_500);
+    await eventually(
+      'the camera to be published',
+      () => described(`rtsp://127.0.0.1:${clientPort}/camera`),
+      15_000,
+    );
   });
 
   afterAll(() => {
@@ -175,3 +182,19 @@ describe('RTSP source', () => {
     expect(frames.every((frame) => !frame.synthetic && meanLevel(frame) > 40)).toBe(true);
   }, 30_000);
 });
+
+/** Whether the RTSP server answers DESCRIBE for the URL with 200 (its publisher has announced it). */
+function described(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((done) => {
+    const socket = connect(Number(port), hostname);
+    socket.setTimeout(2_000, () => socket.destroy());
+    socket.once('connect', () => socket.write(`DESCRIBE ${url} RTSP/1.0\r\nCSeq: 1\r\n\r\n`));
+    socket.once('data', (chunk) => {
+      socket.destroy();
+      done(/^RTSP\/1\.0 200/.test(chunk.toString()));
+    });
+    socket.once('close', () => done(false));
+    socket.once('error', () => done(false));
+  });
+}

@@ -53,7 +53,8 @@ export abstract class LocalServer {
   }
 }
 
-function accepts(port: number): Promise<boolean> {
+/** Whether a loopback port accepts a TCP connection now. */
+export function accepts(port: number): Promise<boolean> {
   return new Promise((done) => {
     const socket = connect(port, '127.0.0.1');
     socket.once('connect', () => {
