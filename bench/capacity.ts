@@ -7,7 +7,7 @@ import { callApi } from '../test/helpers/engine-process';
 import { RtmpSource } from '../test/helpers/rtmp-source';
 import { contendedBound } from './contended-bound';
 import { camera1080p, decodeCost } from './decode';
-import { type EngineUnderTest, engineWith, rawParallel } from './video';
+import { type EngineUnderTest, engineWith, rawParallel, withPersonTasks } from './video';
 
 /**
  * How many real cameras one machine analyses: N cameras of 1080p25 H.264 (the fixture video made
@@ -53,17 +53,7 @@ async function measure(engine: EngineUnderTest, file: string, cameras: number): 
   const sources = await Promise.all(
     Array.from({ length: cameras }, (_, i) => RtmpSource.serving(`capacity-${cameras}-${i}`, file)),
   );
-  const taskIds: string[] = [];
-  try {
-    for (const source of sources) {
-      source.start();
-      const started = await api<{ task_id: string }>('POST', '/api/task', {
-        zapk_id: 'coco-yolox-nano',
-        app_ids: ['person'],
-        video_url: source.url,
-      });
-      taskIds.push(started.task_id);
-    }
+  return withPersonTasks(engine, sources, {}, async (taskIds) => {
     const counts = async () => {
       const listed = await api<
         Array<{ task_id: string; health: { frames_analysed: number; frames_dropped: number } }>
@@ -93,13 +83,7 @@ async function measure(engine: EngineUnderTest, file: string, cameras: number): 
     );
     const slowest = Math.min(...fps);
     return { cameras, slowest, drops, engineCpu, ffmpegCpu };
-  } finally {
-    try {
-      for (const id of taskIds) await api('DELETE', `/api/task/${id}`);
-    } finally {
-      await Promise.all(sources.map((source) => source.kill()));
-    }
-  }
+  });
 }
 
 /** A row of the table: the engine's figures beside the bound and the contended bound of N cameras. */

@@ -136,18 +136,7 @@ async function scenario(
       RtmpSource.create(`bench-${streams}-${speed}-${i}`, FRAMES, speed),
     ),
   );
-  const taskIds: string[] = [];
-  try {
-    for (const source of sources) {
-      source.start();
-      const started = await api<{ task_id: string }>('POST', '/api/task', {
-        zapk_id: 'coco-yolox-nano',
-        app_ids: ['person'],
-        video_url: source.url,
-        report_url: receiver.url,
-      });
-      taskIds.push(started.task_id);
-    }
+  return withPersonTasks(engine, sources, { report_url: receiver.url }, async (taskIds) => {
     const analysed = async () => {
       const listed = await api<Array<{ task_id: string; dump: string }>>('GET', '/api/tasks');
       return taskIds.map((id) => {
@@ -197,13 +186,41 @@ async function scenario(
       'latency p95 ms': Math.round(percentile(latencies, 95)),
       callbacks: latencies.length,
     };
+  });
+}
+
+/**
+ * Starts each camera with a person task of the example package on it (`task` adds to the start
+ * body), runs `measure` with the task ids, then closes the tasks and the cameras. The tasks are
+ * closed (and checked) before their cameras go: a task left behind would fill black frames through
+ * the next scenario while it waits out its reconnects.
+ */
+export async function withPersonTasks<T>(
+  engine: EngineUnderTest,
+  cameras: RtmpSource[],
+  task: Record<string, unknown>,
+  measure: (taskIds: string[]) => Promise<T>,
+): Promise<T> {
+  const api = <R>(method: string, path: string, body?: unknown) =>
+    callApi<R>(engine.url, engine.token, method, path, body);
+  const taskIds: string[] = [];
+  try {
+    for (const camera of cameras) {
+      camera.start();
+      const started = await api<{ task_id: string }>('POST', '/api/task', {
+        zapk_id: 'coco-yolox-nano',
+        app_ids: ['person'],
+        video_url: camera.url,
+        ...task,
+      });
+      taskIds.push(started.task_id);
+    }
+    return await measure(taskIds);
   } finally {
-    // Closed (and checked) before their sources go: a task left behind would fill black frames
-    // through the next scenarios while it waits out its reconnects.
     try {
       for (const id of taskIds) await api('DELETE', `/api/task/${id}`);
     } finally {
-      await Promise.all(sources.map((source) => source.kill()));
+      await Promise.all(cameras.map((camera) => camera.kill()));
     }
   }
 }
