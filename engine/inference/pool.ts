@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { basename } from 'node:path';
 import { ModelChecker } from './checker';
 import { HostFailure, type HostLimits, InferenceHost, kernelMemoryLimitAvailable } from './host';
+import { fromScaled, scaledFor } from './letterbox';
 import type {
   ChangeMapReply,
   ChangeMapRequest,
@@ -175,10 +176,13 @@ export class InferencePool {
   }
 
   async detect(model: OnnxModelRef, frame: Frame): Promise<DetectResult> {
-    const { width, height, data } = frame;
+    // A copy ffmpeg scaled to this model's input travels instead of the frame: a tenth of the bytes, no resize.
+    const prescaled = scaledFor(frame, model.spec.input);
+    const { width, height, data } = prescaled?.scaled ?? frame;
     const request = { kind: 'detect' as const, model, width, height, bytes: data.byteLength };
     const reply = (await this.submit(model, request, data)) as Exclude<DetectReply, FailedReply>;
-    return { detections: reply.detections, frame, timing: reply.timing };
+    const detections = prescaled ? fromScaled(reply.detections, prescaled.fit, frame) : reply.detections;
+    return { detections, frame, timing: reply.timing };
   }
 
   /**
