@@ -143,7 +143,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     // injected clock, which tests move by hours while the video plays.
     now: () => Date.now(),
     live: { ffmpeg, root: liveRoot, clock },
-    openStream: (source, taskFps, detectorInput) =>
+    openStream: (source, taskFps) =>
       new StreamWatchdog(source, {
         clock,
         decoder: new DecodePath(decoding),
@@ -156,7 +156,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
             seekS: mode.seekS,
             maxPixels: maxSourcePixels,
             maxSide: options.analysisSize,
-            detectorInput: detectorInput(),
             readRate: options.fileReadRate,
           }),
       }),

@@ -271,22 +271,6 @@ describe('letterbox', () => {
     expect(at(tensor, input, 2, 0, 7)).toBeCloseTo((114 / 255 - 0.406) / 0.225, 5);
   });
 
-  it("only normalises a frame already at its resized size, centred, channels in the input's order", () => {
-    // 8x4 into 8x8 centred: r = 1, two rows of padding above and below; each pixel its own value.
-    const input: ModelInput = { ...RAW_BGR, letterbox: 'center', scale: 2, mean: [1, 2, 3], std: [1, 2, 4] };
-    const frame: Frame = { data: Uint8Array.from({ length: 8 * 4 * 3 }, (_, i) => i), width: 8, height: 4 };
-    const { tensor, scaleX, scaleY, padX, padY } = letterbox(frame, input);
-    expect([scaleX, scaleY, padX, padY]).toEqual([1, 1, 0, 2]);
-    // BGR: plane 0 takes source channel 2 (blue), normalised as (v * 2 - 3) / 4.
-    const pixel = (x: number, y: number) => (y * 8 + x) * 3;
-    expect(at(tensor, input, 0, 5, 3)).toBe(((pixel(5, 1) + 2) * 2 - 3) / 4);
-    expect(at(tensor, input, 1, 5, 3)).toBe(((pixel(5, 1) + 1) * 2 - 2) / 2);
-    expect(at(tensor, input, 2, 0, 2)).toBe(pixel(0, 0) * 2 - 1);
-    expect(at(tensor, input, 2, 7, 5)).toBe(pixel(7, 3) * 2 - 1);
-    expect(at(tensor, input, 2, 7, 6)).toBe(114 * 2 - 1);
-    expect(at(tensor, input, 0, 0, 1)).toBe((114 * 2 - 3) / 4);
-  });
-
   it('reuses the given tensor and refuses one of the wrong size', () => {
     const out = new Float32Array(3 * 64);
     expect(letterbox(solidFrame(4, 2, [1, 2, 3]), RAW_BGR, out).tensor).toBe(out);

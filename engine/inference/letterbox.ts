@@ -1,5 +1,5 @@
 import type { ModelInput } from '../packages/manifest';
-import type { Box, Detection, Frame } from './types';
+import type { Box, Frame } from './types';
 
 /** Where the resized frame sits in the model input: model px = source px * scale + pad, per axis. */
 export interface LetterboxInfo {
@@ -25,7 +25,9 @@ export const inputLayout = (input: ModelInput) => ({
  * convention (pixel centres, edge clamped), which is what the YOLO families were trained with.
  * Offsets are byte offsets into the packed RGB source; each weight is that of the second sample.
  */
-interface Geometry extends LetterboxFit {
+interface Geometry extends LetterboxInfo {
+  resizedWidth: number;
+  resizedHeight: number;
   left: Int32Array;
   right: Int32Array;
   xWeight: Float32Array;
@@ -53,54 +55,27 @@ function axisTable(srcSize: number, dstSize: number, stride: number) {
   return { first, second, weight };
 }
 
-/** Where a frame of this size sits in the model input: its resized size, the scale and the padding. */
-export interface LetterboxFit extends LetterboxInfo {
-  resizedWidth: number;
-  resizedHeight: number;
-}
-
-/**
- * How a frame of width x height fits the model input. ffmpeg scales frames to resizedWidth x
- * resizedHeight with the same arithmetic (media/detector-input.ts), so that a frame scaled there
- * needs no resize here.
- */
-export function letterboxFit(width: number, height: number, input: ModelInput): LetterboxFit {
-  // The DETR family is trained on frames stretched to its input; the YOLO families keep the aspect.
-  if (input.letterbox === 'stretch')
-    return {
-      scaleX: input.width / width,
-      scaleY: input.height / height,
-      padX: 0,
-      padY: 0,
-      resizedWidth: input.width,
-      resizedHeight: input.height,
-    };
-  const scale = Math.min(input.width / width, input.height / height);
-  // At least one pixel, for absurd aspect ratios such as a 4000x1 strip.
-  const resizedWidth = Math.max(1, Math.round(width * scale));
-  const resizedHeight = Math.max(1, Math.round(height * scale));
-  const centred = input.letterbox === 'center';
-  return {
-    scaleX: scale,
-    scaleY: scale,
-    padX: centred ? Math.floor((input.width - resizedWidth) / 2) : 0,
-    padY: centred ? Math.floor((input.height - resizedHeight) / 2) : 0,
-    resizedWidth,
-    resizedHeight,
-  };
-}
-
 function geometryFor(srcWidth: number, srcHeight: number, input: ModelInput): Geometry {
   const key = `${srcWidth}x${srcHeight}>${input.width}x${input.height}:${input.letterbox}`;
   const cached = geometryCache.get(key);
   if (cached) return cached;
 
-  const fit = letterboxFit(srcWidth, srcHeight, input);
-  const { resizedWidth, resizedHeight } = fit;
+  // The DETR family is trained on frames stretched to its input; the YOLO families keep the aspect.
+  const stretch = input.letterbox === 'stretch';
+  const scale = Math.min(input.width / srcWidth, input.height / srcHeight);
+  // At least one pixel, for absurd aspect ratios such as a 4000x1 strip.
+  const resizedWidth = stretch ? input.width : Math.max(1, Math.round(srcWidth * scale));
+  const resizedHeight = stretch ? input.height : Math.max(1, Math.round(srcHeight * scale));
+  const centred = input.letterbox === 'center';
   const columns = axisTable(srcWidth, resizedWidth, 3);
   const rows = axisTable(srcHeight, resizedHeight, srcWidth * 3);
   const geometry: Geometry = {
-    ...fit,
+    scaleX: stretch ? input.width / srcWidth : scale,
+    scaleY: stretch ? input.height / srcHeight : scale,
+    padX: centred ? Math.floor((input.width - resizedWidth) / 2) : 0,
+    padY: centred ? Math.floor((input.height - resizedHeight) / 2) : 0,
+    resizedWidth,
+    resizedHeight,
     left: columns.first,
     right: columns.second,
     xWeight: columns.weight,
@@ -150,18 +125,6 @@ export function letterbox(frame: Frame, input: ModelInput, out?: Float32Array): 
   const [planeR, planeG, planeB] = plane as [number, number, number];
   const src = frame.data;
   const { left, right, xWeight, top, bottom, yWeight, resizedWidth, resizedHeight } = g;
-  if (resizedWidth === frame.width && resizedHeight === frame.height) {
-    // Already the resized size (ffmpeg scaled it): the bilinear weights are all 0, only normalise.
-    for (let y = 0, i = 0; y < resizedHeight; y++) {
-      let o = (y + g.padY) * width + g.padX;
-      for (let x = 0; x < resizedWidth; x++, o++, i += 3) {
-        tensor[planeR + o] = (src[i] as number) * gainR + offsetR;
-        tensor[planeG + o] = (src[i + 1] as number) * gainG + offsetG;
-        tensor[planeB + o] = (src[i + 2] as number) * gainB + offsetB;
-      }
-    }
-    return { tensor, scaleX: g.scaleX, scaleY: g.scaleY, padX: g.padX, padY: g.padY };
-  }
   for (let y = 0; y < resizedHeight; y++) {
     const upper = top[y] as number;
     const lower = bottom[y] as number;
@@ -242,24 +205,4 @@ export function undoLetterbox(box: Box, info: LetterboxInfo, frameWidth: number,
     x2: clip((box.x2 - info.padX) / info.scaleX, frameWidth),
     y2: clip((box.y2 - info.padY) / info.scaleY, frameHeight),
   };
-}
-
-/**
- * The frame's copy that ffmpeg scaled (Frame.scaled) when it is exactly the size the frame takes in
- * this input, with that fit; else null, and the frame itself is letterboxed.
- */
-export function scaledFor(
-  frame: Frame,
-  input: ModelInput | undefined,
-): { scaled: Frame; fit: LetterboxFit } | null {
-  const { scaled } = frame;
-  if (!scaled || !input) return null;
-  const fit = letterboxFit(frame.width, frame.height, input);
-  return scaled.width === fit.resizedWidth && scaled.height === fit.resizedHeight ? { scaled, fit } : null;
-}
-
-/** Detections found on a frame's scaled copy, in the frame's own pixels. */
-export function fromScaled(detections: Detection[], fit: LetterboxFit, frame: Frame): Detection[] {
-  const info = { scaleX: fit.scaleX, scaleY: fit.scaleY, padX: 0, padY: 0 };
-  return detections.map((d) => ({ ...d, ...undoLetterbox(d, info, frame.width, frame.height) }));
 }

@@ -2,7 +2,6 @@ import { availableParallelism } from 'node:os';
 import { basename } from 'node:path';
 import { ModelChecker } from './checker';
 import { HostFailure, type HostLimits, InferenceHost, kernelMemoryLimitAvailable } from './host';
-import { fromScaled, scaledFor } from './letterbox';
 import type {
   ChangeMapReply,
   ChangeMapRequest,
@@ -176,13 +175,10 @@ export class InferencePool {
   }
 
   async detect(model: OnnxModelRef, frame: Frame): Promise<DetectResult> {
-    // A copy ffmpeg scaled to this model's input travels instead of the frame: a tenth of the bytes, no resize.
-    const prescaled = scaledFor(frame, model.spec.input);
-    const { width, height, data } = prescaled?.scaled ?? frame;
+    const { width, height, data } = frame;
     const request = { kind: 'detect' as const, model, width, height, bytes: data.byteLength };
     const reply = (await this.submit(model, request, data)) as Exclude<DetectReply, FailedReply>;
-    const detections = prescaled ? fromScaled(reply.detections, prescaled.fit, frame) : reply.detections;
-    return { detections, frame, timing: reply.timing };
+    return { detections: reply.detections, frame, timing: reply.timing };
   }
 
   /**

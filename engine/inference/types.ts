@@ -3,11 +3,6 @@ export interface Frame {
   data: Uint8Array;
   width: number;
   height: number;
-  /**
-   * The same picture already resized by ffmpeg to where it sits in one model's input
-   * (media/detector-input.ts); a model it fits skips its own resize.
-   */
-  scaled?: Frame;
 }
 
 /** An axis-aligned box in source-frame pixels: (x1, y1) top-left, (x2, y2) bottom-right. */

@@ -2,14 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { EventEmitter, once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import {
-  boundedYuvFilter,
-  boundingScaleFilter,
-  type PixelSize,
-  RGB_CONVERSION,
-  sourceSizeOf,
-} from './analysis-size';
-import { type DetectorInput, detectorScaleFilter, FramePairer } from './detector-input';
+import { boundingScaleFilter, type PixelSize, sourceSizeOf } from './analysis-size';
 import { findFfmpeg } from './ffmpeg';
 import { type PooledFrame, PpmFrameReader } from './frame-reader';
 import { type FrameSocket, openFrameSocket } from './frame-socket';
@@ -39,11 +32,6 @@ export interface FrameSourceOptions {
   maxPixels?: number;
   /** Frames leave ffmpeg with at most this many pixels a side. Default MAX_FRAME_SIDE. */
   maxSide?: number;
-  /**
-   * Each frame also comes scaled to where it sits in this model input (Frame.scaled), through a
-   * second socket. Not on the stdout pipe (Windows): the models resize the frames there.
-   */
-  detectorInput?: DetectorInput;
   /** How long stop() waits after SIGTERM before SIGKILL. Default 1 s. */
   stopGraceMs?: number;
   /**
@@ -163,8 +151,6 @@ export class StderrTail {
 export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private child: ChildProcess | null = null;
   private readonly reader: PpmFrameReader;
-  /** Pairs frames with their detector-sized copies, when ffmpeg writes those. */
-  private pairer: FramePairer | null = null;
   private readonly stderr = new StderrTail();
   private refusal: Error | null = null;
   private frameCount = 0;
@@ -192,8 +178,8 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     this.reader = new PpmFrameReader(undefined, options.maxPixels);
   }
 
-  /** The ffmpeg arguments for this source; `scaledOutput`: the detector-sized frames too, on fd 3. */
-  args(scaledOutput = false): string[] {
+  /** The ffmpeg arguments for this source. */
+  args(): string[] {
     const { source, options } = this;
     const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info'];
     // One decoding thread per stream: with many cameras it costs least (12% less CPU than ffmpeg's
@@ -201,20 +187,14 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     // thread decodes H.264 1080p at about 250 fps here, so 4K (four times the pixels) near 60.
     args.push('-threads', String(DECODE_THREADS));
     args.push(...hwaccelArgs(options.hwaccel ?? 'none'), ...sourceInputArgs(source, options));
+    args.push('-map', '0:v:0', '-an', '-sn', '-dn');
     // Frames are dropped to the rate before they are scaled, so that dropped ones cost nothing.
-    const rate = options.outputFps ? [`fps=${options.outputFps}`] : [];
-    const frames = ['-f', 'image2pipe', '-c:v', 'ppm', '-pix_fmt', 'rgb24'];
-    const { detectorInput } = options;
-    if (!(scaledOutput && detectorInput)) {
-      args.push('-map', '0:v:0', '-an', '-sn', '-dn');
-      args.push('-vf', [...rate, boundingScaleFilter(options.maxSide)].join(','), ...frames, '-');
-      return args;
-    }
-    // The detector's copy is scaled from the bounded frame while it is still YUV: the cheapest start.
-    const bounded = [...rate, boundedYuvFilter(options.maxSide), 'split=2[bounded][todetector]'].join(',');
-    const graph = `[0:v:0]${bounded};[bounded]${RGB_CONVERSION}[frames];[todetector]${detectorScaleFilter(detectorInput)}[scaled]`;
-    args.push('-filter_complex', graph);
-    args.push('-map', '[frames]', ...frames, 'pipe:1', '-map', '[scaled]', ...frames, 'pipe:3');
+    const filters = [
+      ...(options.outputFps ? [`fps=${options.outputFps}`] : []),
+      boundingScaleFilter(options.maxSide),
+    ];
+    args.push('-vf', filters.join(','));
+    args.push('-f', 'image2pipe', '-c:v', 'ppm', '-pix_fmt', 'rgb24', '-');
     return args;
   }
 
@@ -227,48 +207,28 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
       this.exited = this.spawn(command, null);
       return;
     }
-    this.exited = this.openSockets().then(({ socket, scaled }) => {
-      if (!this.stopRequested) return this.spawnOrExit(command, socket, scaled);
-      closeSocket(socket);
-      closeSocket(scaled);
-      this.exit(null, null);
-    });
-  }
-
-  /** The frames' socket, and the detector-sized frames' when asked for; null for one that could not be made. */
-  private async openSockets(): Promise<{ socket: FrameSocket | null; scaled: FrameSocket | null }> {
-    const socket = await openFrameSocket({
+    this.exited = openFrameSocket({
       target: () => this.readTarget(),
       read: (bytes) => this.readInPlace(bytes),
-    }).catch((error: Error) => {
-      // The pipe is slower but works anywhere: no frame is lost to a socket that could not be made.
-      this.stderr.addLine(`frame socket: ${error.message}; reading ffmpeg's stdout instead`);
-      return null;
-    });
-    if (!socket || !this.options.detectorInput) return { socket, scaled: null };
-    const reader = new PpmFrameReader(undefined, this.options.maxPixels);
-    const scaled = await openFrameSocket({
-      target: () => (this.terminating ? DISCARD : reader.target()),
-      read: (bytes) => this.readScaled(reader, bytes),
-    }).catch((error: Error) => {
-      this.stderr.addLine(`detector frame socket: ${error.message}; the models resize the frames themselves`);
-      return null;
-    });
-    if (scaled) this.pairer = new FramePairer();
-    return { socket, scaled };
+    })
+      .catch((error: Error) => {
+        // The pipe is slower but works anywhere: no frame is lost to a socket that could not be made.
+        this.stderr.addLine(`frame socket: ${error.message}; reading ffmpeg's stdout instead`);
+        return null;
+      })
+      .then((socket) => {
+        if (!this.stopRequested) return this.spawnOrExit(command, socket);
+        closeSocket(socket);
+        this.exit(null, null);
+      });
   }
 
   /** spawn() once start() has returned: a refusal is then an exit like any failed start. */
-  private spawnOrExit(
-    command: string,
-    socket: FrameSocket | null,
-    scaled: FrameSocket | null,
-  ): Promise<void> {
+  private spawnOrExit(command: string, socket: FrameSocket | null): Promise<void> {
     try {
-      return this.spawn(command, socket, scaled);
+      return this.spawn(command, socket);
     } catch (error) {
       closeSocket(socket);
-      closeSocket(scaled);
       this.stderr.addLine((error as Error).message, 'error');
       this.exit(null, null);
       return Promise.resolve();
@@ -276,41 +236,29 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   }
 
   /**
-   * Spawns ffmpeg writing its frames to the socket, or else to a stdout pipe read here, and the
-   * detector-sized frames to their socket (fd 3) when there is one. Resolves once it has exited and
-   * its last frame bytes were read.
+   * Spawns ffmpeg writing its frames to the socket, or else to a stdout pipe read here. Resolves
+   * once it has exited and its last frame bytes were read.
    */
-  private spawn(
-    command: string,
-    socket: FrameSocket | null,
-    scaled: FrameSocket | null = null,
-  ): Promise<void> {
+  private spawn(command: string, socket: FrameSocket | null): Promise<void> {
     // Owned: ffmpeg dies with the engine even on kill -9.
-    const child = spawnOwned(command, this.args(scaled !== null), {
-      stdio: ['ignore', socket ? socket.childEnd : 'pipe', 'pipe', ...(scaled ? [scaled.childEnd] : [])],
+    const child = spawnOwned(command, this.args(), {
+      stdio: ['ignore', socket ? socket.childEnd : 'pipe', 'pipe'],
     });
     this.child = child;
-    // The child has its own copies of the sockets' ends now.
+    // The child has its own copy of the socket's end now.
     socket?.childEnd.destroy();
-    scaled?.childEnd.destroy();
     // 'close' comes after the exit and after the last bytes of the stdout pipe were read; with the
     // socket, its end closes once those were read.
     const closed = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
       child.on('close', (code, signal) => resolve([code, signal])),
     );
-    const drained = [socket, scaled].map((s) =>
-      s ? once(s.ours, 'close').catch(() => undefined) : undefined,
-    );
+    const drained = socket ? once(socket.ours, 'close').catch(() => undefined) : undefined;
     // A spawn failure (EACCES, ENOENT) still ends in 'close'; keep its reason for the exit event.
     child.on('error', (error) => {
       this.stderr.addLine(error.message, 'error');
       socket?.ours.destroy();
-      scaled?.ours.destroy();
     });
     socket?.ours.on('error', (error) => this.stderr.addLine(`frame socket: ${error.message}`, 'error'));
-    scaled?.ours.on('error', (error) =>
-      this.stderr.addLine(`detector frame socket: ${error.message}`, 'error'),
-    );
     (child.stderr as Readable).on('data', (chunk: Buffer) => {
       for (const line of this.stderr.push(chunk)) {
         this.refusal ??= sourceRefusal(line);
@@ -318,11 +266,10 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
       }
     });
     if (!socket) (child.stdout as Readable).on('data', (chunk: Buffer) => this.readStdout(chunk));
-    return Promise.all([closed, ...drained]).then(([[code, signal]]) => this.exit(code, signal));
+    return Promise.all([closed, drained]).then(([[code, signal]]) => this.exit(code, signal));
   }
 
   private exit(code: number | null, signal: NodeJS.Signals | null): void {
-    this.pairer?.clear();
     this.stderr.end();
     this.emit('exit', { code, signal, stderrTail: this.stderr.text, stopped: this.stopRequested });
   }
@@ -372,19 +319,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   }
 
   private readInPlace(bytes: number): void {
-    if (!this.terminating) this.decoded(() => this.paired(this.reader.advance(bytes)));
-  }
-
-  private readScaled(reader: PpmFrameReader, bytes: number): void {
-    const { pairer } = this;
-    if (!this.terminating && pairer)
-      this.decoded(() => reader.advance(bytes).flatMap((f) => pairer.addScaled(f)));
-  }
-
-  /** Frames go on once their detector-sized copy has come, when ffmpeg writes one. */
-  private paired(frames: PooledFrame[]): PooledFrame[] {
-    const { pairer } = this;
-    return pairer ? frames.flatMap((frame) => pairer.addFrame(frame)) : frames;
+    if (!this.terminating) this.decoded(() => this.reader.advance(bytes));
   }
 
   private decoded(read: () => PooledFrame[]): void {

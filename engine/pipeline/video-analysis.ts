@@ -1,26 +1,16 @@
 import { EventEmitter } from 'node:events';
 import type { TaskHealth } from '../contract/health';
-import { isOnnxFamily } from '../inference/families';
 import { type LiveDeps, TaskLive } from '../live/task-live';
 import type { PixelSize } from '../media/analysis-size';
-import type { DetectorInput } from '../media/detector-input';
 import type { SourceUrl } from '../media/source-url';
 import type { StreamWatchdog } from '../media/stream-watchdog';
-import type { ModelSpec } from '../packages/manifest';
 import type { AppCounts } from '../rules/counts';
 import { HeatGrid } from './heat-grid';
 import { type AnalysedFrame, type PipelineDeps, type PipelineTask, TaskPipeline } from './task-pipeline';
 
 export interface VideoAnalysisDeps extends PipelineDeps {
-  /**
-   * Opens a task's source. Whenever an ffmpeg is made, `analysisFps` says the task's rate and
-   * `detectorInput` the model input ffmpeg also scales its frames to (none: the models resize them).
-   */
-  openStream(
-    source: SourceUrl,
-    analysisFps: () => number,
-    detectorInput: () => DetectorInput | undefined,
-  ): StreamWatchdog;
+  /** Opens a task's source; `analysisFps` says the task's rate whenever an ffmpeg is made. */
+  openStream(source: SourceUrl, analysisFps: () => number): StreamWatchdog;
   /** What the AI video of running tasks (4.10) needs; without it no task has one. */
   live?: LiveDeps;
 }
@@ -76,12 +66,10 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     signal?: AbortSignal,
   ): Promise<PixelSize> {
     await this.stop(task.task_id);
-    // The task as last updated, whenever the stream makes an ffmpeg.
-    const current = () => this.running.get(task.task_id)?.task ?? task;
+    // The rate of the task as last updated, whenever the stream makes an ffmpeg.
     const stream = this.deps.openStream(
       source,
-      () => current().analysis_fps,
-      () => this.detectorInput(current()),
+      () => (this.running.get(task.task_id)?.task ?? task).analysis_fps,
     );
     const pipeline = new TaskPipeline(task, stream, this.deps);
     const heat = new HeatGrid();
@@ -105,20 +93,6 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
-  }
-
-  /** The input of the task's first ONNX detector: most tasks run one model, and it gets ffmpeg's scaled frames. */
-  private detectorInput(task: PipelineTask): DetectorInput | undefined {
-    for (const appId of task.app_ids) {
-      let spec: ModelSpec;
-      try {
-        spec = this.deps.packages.app(task.zapk_id, appId).model.spec;
-      } catch {
-        continue; // Uninstalled meanwhile: the pipeline reports that; the stream needs no copy for it.
-      }
-      if (isOnnxFamily(spec.family) && spec.input) return spec.input;
-    }
-    return undefined;
   }
 
   update(task: PipelineTask): void {
