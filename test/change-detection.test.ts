@@ -7,6 +7,7 @@ import { type ChangedRegion, changeImage, detectChanges } from '../engine/change
 import { loadOpenCv, type OpenCv } from '../engine/change/opencv';
 import { apply, type Homography, NotRegisteredError, register } from '../engine/change/register';
 import { CallbackBody, type ImageResult } from '../engine/events/schema';
+import { iou } from '../engine/inference/nms';
 import type { Box, Frame } from '../engine/inference/types';
 import { compileCheck } from '../engine/schema/ajv';
 import { changePairs } from './helpers/change-pairs';
@@ -72,14 +73,6 @@ async function moved(image: Buffer, dx: number, dy: number): Promise<Buffer> {
     .extract({ left: Math.max(0, -dx), top: Math.max(0, -dy), width, height })
     .png()
     .toBuffer();
-}
-
-function iou(a: Box, b: Box): number {
-  const w = Math.min(a.x2, b.x2) - Math.max(a.x1, b.x1);
-  const h = Math.min(a.y2, b.y2) - Math.max(a.y1, b.y1);
-  if (w <= 0 || h <= 0) return 0;
-  const area = (box: Box) => (box.x2 - box.x1) * (box.y2 - box.y1);
-  return (w * h) / (area(a) + area(b) - w * h);
 }
 
 /** A flat grey synthetic image with filled rectangles. */

@@ -7,6 +7,7 @@ import { ERRORS } from '../engine/api/errors';
 import { tileStarts } from '../engine/change/change-model';
 import type { ImageResult } from '../engine/events/schema';
 import { changeProbabilities } from '../engine/inference/change-map';
+import { iou } from '../engine/inference/nms';
 import type { Box } from '../engine/inference/types';
 import type { ModelInput, ModelSpec } from '../engine/packages/manifest';
 import { buildZapk } from '../engine/packages/zapk';
@@ -126,14 +127,6 @@ async function changedBoxes(id: string, pair: { image_a: Buffer; image_b: Buffer
     x2: x + w / 2,
     y2: y + h / 2,
   }));
-}
-
-function iou(a: Box, b: Box): number {
-  const w = Math.min(a.x2, b.x2) - Math.max(a.x1, b.x1);
-  const h = Math.min(a.y2, b.y2) - Math.max(a.y1, b.y1);
-  if (w <= 0 || h <= 0) return 0;
-  const area = (box: Box) => (box.x2 - box.x1) * (box.y2 - box.y1);
-  return (w * h) / (area(a) + area(b) - w * h);
 }
 
 describe('change maps and tiles', () => {

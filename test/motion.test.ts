@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MOTION_DEFAULTS, MotionDetector } from '../engine/inference/motion';
+import { iou } from '../engine/inference/nms';
 import type { Box, Detection, Frame } from '../engine/inference/types';
 import { FIXTURES } from './helpers/fixtures';
 
@@ -74,14 +75,6 @@ class SyntheticScene {
 
 function squareAt(x: number, y: number): Box {
   return { x1: x, y1: y, x2: x + SQUARE_WIDTH, y2: y + SQUARE_HEIGHT };
-}
-
-function iou(a: Box, b: Box): number {
-  const w = Math.min(a.x2, b.x2) - Math.max(a.x1, b.x1);
-  const h = Math.min(a.y2, b.y2) - Math.max(a.y1, b.y1);
-  if (w <= 0 || h <= 0) return 0;
-  const inter = w * h;
-  return inter / ((a.x2 - a.x1) * (a.y2 - a.y1) + (b.x2 - b.x1) * (b.y2 - b.y1) - inter);
 }
 
 /** Expects exactly one detection, on the square, scored as clear motion. */

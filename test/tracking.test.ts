@@ -1,5 +1,6 @@
 // Over 400 lines on purpose: tracking scenarios on hand-made detections, each compared whole.
 import { describe, expect, it } from 'vitest';
+import { iou } from '../engine/inference/nms';
 import type { Box, Detection } from '../engine/inference/types';
 import { assign } from '../engine/tracking/assignment';
 import { ByteTracker, type TrackedObject } from '../engine/tracking/byte-tracker';
@@ -44,13 +45,6 @@ const detection = (cx: number, cy: number, w: number, h: number, score = 0.9, cl
 });
 
 const centre = (b: Box) => [(b.x1 + b.x2) / 2, (b.y1 + b.y2) / 2] as const;
-
-function iou(a: Box, b: Box): number {
-  const w = Math.max(0, Math.min(a.x2, b.x2) - Math.max(a.x1, b.x1));
-  const h = Math.max(0, Math.min(a.y2, b.y2) - Math.max(a.y1, b.y1));
-  const area = (r: Box) => (r.x2 - r.x1) * (r.y2 - r.y1);
-  return (w * h) / (area(a) + area(b) - w * h);
-}
 
 /** True when the symmetric n x n matrix has a Cholesky factor, i.e. is positive definite. */
 function isPositiveDefinite(m: Float64Array, n: number): boolean {
