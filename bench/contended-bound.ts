@@ -1,13 +1,11 @@
-import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { findFfmpeg } from '../engine/media/ffmpeg';
-import { cpuSeconds } from '../engine/system/process-stats';
+import { LIVE_WARMUP_S, LiveDecoders, sleep } from './live-decoders';
 import { MODEL, WARM_SESSION } from './video';
 
 /**
- * The bound's work done all at once with nothing of the engine: N ffmpeg decoding a camera in real
- * time to nothing (one thread each) beside single-thread onnxruntime sessions, one per core, paced to
+ * The bound's work done all at once with nothing of the engine: N live cameras decoded to nothing
+ * (live-decoders.ts) beside single-thread onnxruntime sessions, one per core, paced to
  * N x rate inferences a second. On a machine of few cores the decoders and the sessions share its
  * caches and memory bandwidth, so this costs more than the sum of each measured alone (the bound):
  * it is what the engine's CPU compares with to tell its own overhead from that contention.
@@ -46,30 +44,9 @@ export async function contendedBound(
   file: string,
   cameras: number,
   rate: number,
-  warmupS: number,
   windowS: number,
 ): Promise<ContendedBound> {
-  const decoders = Array.from({ length: cameras }, () =>
-    spawn(
-      findFfmpeg(),
-      [
-        '-hide_banner',
-        '-loglevel',
-        'error',
-        '-threads',
-        '1',
-        '-re',
-        '-stream_loop',
-        '-1',
-        '-i',
-        file,
-        '-f',
-        'null',
-        '-',
-      ],
-      { stdio: 'ignore' },
-    ),
-  );
+  const decoders = await LiveDecoders.start(file, cameras, `contended-${cameras}`);
   const threads = availableParallelism();
   const sessions = Array.from(
     { length: threads },
@@ -86,26 +63,28 @@ export async function contendedBound(
     });
   try {
     await Promise.all(sessions.map((worker) => new Promise((ready) => worker.once('message', ready))));
-    await sleep(warmupS);
+    await sleep(LIVE_WARMUP_S);
     const count = async () =>
       (await Promise.all(sessions.map((w) => ask(w, 'count')))).reduce<number>((a, n) => a + Number(n), 0);
-    const decoding = () => decoders.reduce((sum, child) => sum + (child.pid ? cpuSeconds(child.pid) : 0), 0);
     const own = () => {
       const usage = process.cpuUsage();
       return (usage.user + usage.system) / 1e6;
     };
-    const [decodeBefore, ownBefore, countBefore, startedAt] = [decoding(), own(), await count(), Date.now()];
+    const [decodeBefore, ownBefore, countBefore, startedAt] = [
+      decoders.cpuSeconds(),
+      own(),
+      await count(),
+      Date.now(),
+    ];
     await sleep(windowS);
-    const [decodeAfter, ownAfter, countAfter] = [decoding(), own(), await count()];
+    const [decodeAfter, ownAfter, countAfter] = [decoders.cpuSeconds(), own(), await count()];
     const seconds = (Date.now() - startedAt) / 1000;
     return {
       cores: (decodeAfter - decodeBefore + ownAfter - ownBefore) / seconds,
       inferencesPerSecond: (countAfter - countBefore) / seconds,
     };
   } finally {
-    for (const child of decoders) child.kill('SIGKILL');
+    await decoders.stop();
     await Promise.all(sessions.map((worker) => ask(worker, 'stop').then(() => worker.terminate())));
   }
 }
-
-const sleep = (seconds: number) => new Promise((done) => setTimeout(done, seconds * 1000));

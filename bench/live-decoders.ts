@@ -1,0 +1,65 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { findFfmpeg } from '../engine/media/ffmpeg';
+import { cpuSeconds } from '../engine/system/process-stats';
+import { RtmpSource } from '../test/helpers/rtmp-source';
+
+/**
+ * N cameras of the file, each served live over RTMP as the engine's tasks get them, each decoded in
+ * software by ffmpeg on one thread to nothing: the least the engine's ffmpeg could do for the same
+ * streams. A camera's frames arrive in real time, so its decoder wakes for each one with cold caches
+ * and also reads RTMP: about a quarter more CPU than decoding the file flat out (decodeCost).
+ */
+export class LiveDecoders {
+  private constructor(
+    private readonly sources: RtmpSource[],
+    private readonly decoders: ChildProcess[],
+  ) {}
+
+  static async start(file: string, cameras: number, name: string): Promise<LiveDecoders> {
+    const sources = await Promise.all(
+      Array.from({ length: cameras }, (_, i) => RtmpSource.serving(`${name}-${i}`, file)),
+    );
+    for (const source of sources) source.start();
+    // The servers listen before the decoders dial them.
+    await sleep(0.5);
+    const decoders = sources.map((source) =>
+      spawn(
+        findFfmpeg(),
+        ['-hide_banner', '-loglevel', 'error', '-threads', '1', '-i', source.url, '-f', 'null', '-'],
+        { stdio: 'ignore' },
+      ),
+    );
+    return new LiveDecoders(sources, decoders);
+  }
+
+  /** CPU seconds the decoders (not the servers) have taken so far. */
+  cpuSeconds(): number {
+    return this.decoders.reduce((sum, child) => sum + (child.pid ? cpuSeconds(child.pid) : 0), 0);
+  }
+
+  async stop(): Promise<void> {
+    for (const child of this.decoders) child.kill('SIGKILL');
+    await Promise.all(this.sources.map((source) => source.kill()));
+  }
+}
+
+/**
+ * An RTMP client probes about 5 s and then catches up on a burst of buffered frames: a measure of
+ * live decoding starts after that.
+ */
+export const LIVE_WARMUP_S = 8;
+
+/** Cores one live camera's decoding takes, measured with one camera per core decoding at once. */
+export async function liveDecodeCost(file: string, cameras: number, windowS: number): Promise<number> {
+  const decoders = await LiveDecoders.start(file, cameras, 'live-decode');
+  try {
+    await sleep(LIVE_WARMUP_S);
+    const [before, startedAt] = [decoders.cpuSeconds(), Date.now()];
+    await sleep(windowS);
+    return (decoders.cpuSeconds() - before) / ((Date.now() - startedAt) / 1000) / cameras;
+  } finally {
+    await decoders.stop();
+  }
+}
+
+export const sleep = (seconds: number) => new Promise((done) => setTimeout(done, seconds * 1000));
