@@ -94,8 +94,8 @@ async function measure(engine: EngineUnderTest, file: string, cameras: number): 
 /** A row of the table: the engine's figures beside the bound and the contended bound of N cameras. */
 async function run(engine: EngineUnderTest, file: string, cameras: number, bound: Bound): Promise<Row> {
   const { slowest, drops, engineCpu, ffmpegCpu } = await measure(engine, file, cameras);
-  const boundCpu = cameras * (bound.decode + RATE * bound.inference);
-  const fileBoundCpu = cameras * (bound.fileDecode + RATE * bound.inference);
+  const boundCpu = cameras * cameraCores(bound.decode, bound.inference);
+  const fileBoundCpu = cameras * cameraCores(bound.fileDecode, bound.inference);
   const contended = await contendedBound(file, cameras, RATE, Math.min(WINDOW_S, 10));
   return {
     cameras,
@@ -112,6 +112,9 @@ async function run(engine: EngineUnderTest, file: string, cameras: number, bound
     'CPU / contended': round((engineCpu + ffmpegCpu) / contended.cores, 2),
   };
 }
+
+/** Cores one camera takes in a bound: its decoding and its RATE inferences a second. */
+const cameraCores = (decode: number, inference: number) => decode + RATE * inference;
 
 interface Bound {
   /** Cores one live camera's decoding takes. */
@@ -134,7 +137,7 @@ export async function benchCapacity(): Promise<{ bound: Record<string, number>; 
     decode,
     fileDecode,
     inference,
-    cameras: Math.floor(cores / (decode + RATE * inference)),
+    cameras: Math.floor(cores / cameraCores(decode, inference)),
   };
 
   const work = mkdtempSync(join(tmpdir(), 'vc-bench-capacity-'));
@@ -166,7 +169,7 @@ export async function benchCapacity(): Promise<{ bound: Record<string, number>; 
       cores,
       'decode cores / camera': round(decode, 3),
       'file decode cores / camera': round(fileDecode, 3),
-      'file bound cameras': Math.floor(cores / (fileDecode + RATE * inference)),
+      'file bound cameras': Math.floor(cores / cameraCores(fileDecode, inference)),
       'inference ms (1 thread)': round(inference * 1000, 1),
       'bound cameras': bound.cameras,
       'held cameras': held,

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
-import { LIVE_WARMUP_S, LiveDecoders, sleep } from './live-decoders';
+import { LIVE_WARMUP_S, LiveDecoders } from './live-decoders';
 import { MODEL, WARM_SESSION } from './video';
 
 /**
@@ -63,7 +64,7 @@ export async function contendedBound(
     });
   try {
     await Promise.all(sessions.map((worker) => new Promise((ready) => worker.once('message', ready))));
-    await sleep(LIVE_WARMUP_S);
+    await sleep(LIVE_WARMUP_S * 1000);
     const count = async () =>
       (await Promise.all(sessions.map((w) => ask(w, 'count')))).reduce<number>((a, n) => a + Number(n), 0);
     const own = () => {
@@ -76,7 +77,7 @@ export async function contendedBound(
       await count(),
       Date.now(),
     ];
-    await sleep(windowS);
+    await sleep(windowS * 1000);
     const [decodeAfter, ownAfter, countAfter] = [decoders.cpuSeconds(), own(), await count()];
     const seconds = (Date.now() - startedAt) / 1000;
     return {

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { findFfmpeg } from '../engine/media/ffmpeg';
 import { cpuSeconds } from '../engine/system/process-stats';
 import { RtmpSource } from '../test/helpers/rtmp-source';
@@ -21,7 +22,7 @@ export class LiveDecoders {
     );
     for (const source of sources) source.start();
     // The servers listen before the decoders dial them.
-    await sleep(0.5);
+    await sleep(500);
     const decoders = sources.map((source) =>
       spawn(
         findFfmpeg(),
@@ -53,13 +54,11 @@ export const LIVE_WARMUP_S = 8;
 export async function liveDecodeCost(file: string, cameras: number, windowS: number): Promise<number> {
   const decoders = await LiveDecoders.start(file, cameras, 'live-decode');
   try {
-    await sleep(LIVE_WARMUP_S);
+    await sleep(LIVE_WARMUP_S * 1000);
     const [before, startedAt] = [decoders.cpuSeconds(), Date.now()];
-    await sleep(windowS);
+    await sleep(windowS * 1000);
     return (decoders.cpuSeconds() - before) / ((Date.now() - startedAt) / 1000) / cameras;
   } finally {
     await decoders.stop();
   }
 }
-
-export const sleep = (seconds: number) => new Promise((done) => setTimeout(done, seconds * 1000));

@@ -9,6 +9,7 @@ import { FIXTURES } from '../test/helpers/engine';
 import { callApi, signIn, spawnEngine } from '../test/helpers/engine-process';
 import { Receiver } from '../test/helpers/receiver';
 import { encodedFixture, RtmpSource } from '../test/helpers/rtmp-source';
+import { LIVE_WARMUP_S } from './live-decoders';
 import { percentile } from './percentile';
 
 /**
@@ -144,8 +145,7 @@ async function scenario(
         return Number(/(\d+) frames analysed/.exec(dump)?.[1] ?? Number.NaN);
       });
     };
-    // RTMP clients probe ~5 s and then catch up on a burst of buffered frames: measure after that.
-    await new Promise((done) => setTimeout(done, 8_000));
+    await new Promise((done) => setTimeout(done, LIVE_WARMUP_S * 1000));
     const { hosts, ffmpegs } = engineChildren(engine.pid);
     // The engine's own work: its process and its inference hosts.
     const own = [engine.pid, ...hosts];
