@@ -78,6 +78,8 @@ interface Row {
   'CPU % / camera': number;
   'bound % / camera': number;
   'CPU / bound': number;
+  /** Cameras whose ffmpeg decoded in software although the path was a hwaccel. */
+  'in software': number;
   failed: number;
 }
 
@@ -88,7 +90,12 @@ async function run(codec: Codec, file: string, path: Hwaccel, cameras: number, b
   );
   const frames = sources.map(() => 0);
   let failed = 0;
+  let inSoftware = 0;
   sources.forEach((source, i) => {
+    source.on('software', (why) => {
+      inSoftware++;
+      console.error(`${path} camera ${i} decodes in software: ${why}`);
+    });
     source.on('frame', (frame) => {
       frames[i] = (frames[i] ?? 0) + 1;
       frame.release();
@@ -117,6 +124,7 @@ async function run(codec: Codec, file: string, path: Hwaccel, cameras: number, b
       'CPU % / camera': round(perCamera * 100),
       'bound % / camera': round(bound * 100),
       'CPU / bound': round(perCamera / bound, 2),
+      'in software': inSoftware,
       failed,
     };
   } finally {

@@ -1,11 +1,18 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SystemInfo } from '../engine/contract/health';
 import { findFfmpeg } from '../engine/media/ffmpeg';
+import { FrameSource } from '../engine/media/frame-source';
 import {
   autoCandidates,
+  codecDecoding,
   DecodePath,
+  decoderDevices,
+  defaultDecoder,
   type Hwaccel,
+  hwaccelRefusal,
   isHwaccelFailure,
   probeHwaccel,
   resolveHwaccel,
@@ -85,6 +92,134 @@ describe('hardware decode setting', () => {
       'Stream ends prematurely',
     ])
       expect(isHwaccelFailure(line), line).toBe(false);
+  });
+});
+
+describe('which decoder ffmpeg takes for a codec, and its hwaccels', () => {
+  it("reads ffmpeg's decoder list and help", () => {
+    const decoders = [
+      ' V....D 012v                 Uncompressed 4:2:2 10-bit',
+      ' V..X.D av1_experiment       an experimental one (codec av1)',
+      ' V..... libdav1d             dav1d AV1 decoder by VideoLAN (codec av1)',
+      ' V....D av1                  Alliance for Open Media AV1',
+      ' VFS..D h264                 H.264 / AVC / MPEG-4 AVC / MPEG-4 part 10',
+      ' V....D h264_qsv             H264 video (Intel Quick Sync Video acceleration) (codec h264)',
+      ' A....D aac                  AAC (Advanced Audio Coding)',
+    ].join('\n');
+    expect(
+      ['av1', 'h264', 'h264_qsv', 'aac', 'hevc'].map((codec) => defaultDecoder(decoders, codec)),
+    ).toEqual(['libdav1d', 'h264', null, null, null]);
+    expect(
+      decoderDevices('Decoder h264 [H.264]:\n    Supported hardware devices: cuda vaapi vdpau \n'),
+    ).toEqual(['cuda', 'vaapi', 'vdpau']);
+    expect(decoderDevices('Decoder av1 [AV1]:\n    General capabilities: dr1\n')).toEqual([]);
+  });
+
+  it("asks this machine's ffmpeg (Debian's 5.1)", async () => {
+    expect(await codecDecoding(FFMPEG, 'h264')).toEqual({
+      decoder: 'h264',
+      hwaccels: ['cuda', 'vaapi', 'vdpau'],
+    });
+    // libdav1d is listed before ffmpeg's own AV1 decoder, which alone could use a GPU.
+    expect(await codecDecoding(FFMPEG, 'av1')).toEqual({ decoder: 'libdav1d', hwaccels: [] });
+    expect(await codecDecoding(FFMPEG, 'no-such-codec')).toEqual({ decoder: null, hwaccels: [] });
+  });
+
+  it("recognises the hardware's refusal of a stream, ffmpeg's line in its words", () => {
+    expect(
+      hwaccelRefusal(
+        '[h264 @ 0x5581] [error] Failed setup for format cuda: hwaccel initialisation returned error.',
+      ),
+    ).toBe('Failed setup for format cuda: hwaccel initialisation returned error');
+    expect(hwaccelRefusal('[h264 @ 0x5581] [error] Error while decoding stream #0:0')).toBeNull();
+  });
+});
+
+/**
+ * This machine has no GPU, so no hwaccel's device opens and ffmpeg would stop before decoding. The
+ * stand-in plays a machine whose device opens: it drops -hwaccel and runs the real ffmpeg, first
+ * printing, when REFUSE is set, the line ffmpeg prints when the hardware refuses the stream.
+ */
+function deviceThatOpens(dir: string, refuse: boolean): string {
+  const script = join(dir, refuse ? 'ffmpeg-refused' : 'ffmpeg-opens');
+  writeFileSync(
+    script,
+    [
+      '#!/bin/sh',
+      'for arg; do shift; if [ -n "$skip" ]; then skip=; continue; fi',
+      '  if [ "$arg" = -hwaccel ]; then skip=1; asked=1; continue; fi; set -- "$@" "$arg"; done',
+      refuse
+        ? '[ -n "$asked" ] && echo "[h264 @ 0x5581] [error] Failed setup for format cuda: hwaccel initialisation returned error." >&2'
+        : '',
+      `exec ${FFMPEG} "$@"`,
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  return script;
+}
+
+describe('a stream that ffmpeg decodes in software although a hwaccel was asked', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vc-hwaccel-'));
+  const cleanups: Array<() => Promise<unknown>> = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups) await cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function decodePathAfterFrames(hwaccel: Hwaccel, ffmpeg: string): Promise<DecodePath> {
+    const decoder = new DecodePath({ setting: hwaccel, hwaccel, fallback: null });
+    const watchdog = new StreamWatchdog(
+      { kind: 'file', input: VIDEO },
+      {
+        decoder,
+        createSource: (source, transport, mode) =>
+          new FrameSource(source, { ffmpeg, transport, seekS: mode.seekS, hwaccel: mode.hwaccel }),
+      },
+    );
+    cleanups.push(() => watchdog.close());
+    let frames = 0;
+    watchdog.on('frame', (frame) => {
+      frames++;
+      frame.release?.();
+    });
+    await watchdog.start(20_000);
+    await eventually(
+      'frames after the decoder is judged',
+      async () => decoder.hwaccel === 'none' && frames >= 5,
+    );
+    // ffmpeg went on in software: the stream was neither restarted nor reconnected.
+    expect(watchdog.reconnects).toBe(0);
+    return decoder;
+  }
+
+  it("says so when ffmpeg's decoder for the codec cannot use the hwaccel (the fixture's MS-MPEG-4 v3)", async () => {
+    const decoder = await decodePathAfterFrames('qsv', deviceThatOpens(dir, false));
+    expect(decoder.fallback).toBe("qsv failed (ffmpeg's msmpeg4 decoder cannot use qsv); software decoding");
+  });
+
+  it('says so when the hardware refuses the stream', async () => {
+    const decoder = await decodePathAfterFrames('cuda', deviceThatOpens(dir, true));
+    expect(decoder.fallback).toBe(
+      'cuda failed (Failed setup for format cuda: hwaccel initialisation returned error); software decoding',
+    );
+  });
+});
+
+describe("a stream's decode path", () => {
+  it('is software once either the running ffmpeg or its exit says so, and an exit on hardware is retried', () => {
+    const path = new DecodePath({ setting: 'cuda', hwaccel: 'cuda', fallback: null });
+    const deviceFailure = 'Device setup failed for decoder on input stream #0:0 : Operation not permitted';
+    expect(path.fellBack('Invalid data found when processing input', 'Invalid data', 'cuda')).toBe(false);
+    expect(path.hwaccel).toBe('cuda');
+    // The decoder check of the running ffmpeg came first; its exit on the device still asks a retry.
+    path.decodesInSoftware("ffmpeg's mpeg4 decoder cannot use cuda");
+    expect(path.fellBack(deviceFailure, deviceFailure, 'cuda')).toBe(true);
+    expect([path.hwaccel, path.fallback]).toEqual([
+      'none',
+      "cuda failed (ffmpeg's mpeg4 decoder cannot use cuda); software decoding",
+    ]);
+    // An ffmpeg started in software did not fail on a device, whatever its words.
+    expect(path.fellBack(deviceFailure, deviceFailure, 'none')).toBe(false);
   });
 });
 

@@ -6,7 +6,7 @@ import { boundingScaleFilter, type PixelSize, sourceSizeOf } from './analysis-si
 import { findFfmpeg } from './ffmpeg';
 import { type PooledFrame, PpmFrameReader } from './frame-reader';
 import { type FrameSocket, openFrameSocket } from './frame-socket';
-import { type Hwaccel, hwaccelArgs } from './hwaccel';
+import { codecDecoding, type Hwaccel, hwaccelArgs, hwaccelRefusal } from './hwaccel';
 import { spawnOwned } from './owned-child';
 import { sourceLimitArgs, sourceRefusal } from './source-limits';
 import { protocolWhitelist, type SourceUrl } from './source-url';
@@ -78,6 +78,11 @@ export interface FrameSourceEvents {
   info: [SourceInfo];
   frame: [SourceFrame];
   exit: [SourceExit];
+  /**
+   * ffmpeg decodes the stream in software although a hwaccel was asked, and goes on (why: its
+   * decoder for the codec cannot use the hwaccel, or the hardware refused the stream). Once at most.
+   */
+  software: [string];
 }
 
 export const DEFAULT_FPS = 25;
@@ -166,6 +171,8 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private sourceInfo: SourceInfo | null = null;
   /** Frames decoded before the input description was read wait here (only the newest). */
   private heldFrame: SourceFrame | null = null;
+  /** Set once ffmpeg is known to decode in software although a hwaccel was asked. */
+  private inSoftware = false;
   private stopRequested = false;
   private terminating = false;
   private exited: Promise<void> | null = null;
@@ -201,7 +208,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   /** Starts ffmpeg. Call once, after attaching listeners. Throws when there is no ffmpeg to start. */
   start(): void {
     if (this.exited) throw new Error('FrameSource already started');
-    const command = this.options.ffmpeg ?? findFfmpeg();
+    const command = this.ffmpeg();
     if (!(this.options.readInPlace ?? process.platform !== 'win32')) {
       // Spawn refusing the arguments throws here, before anything is started.
       this.exited = this.spawn(command, null);
@@ -371,6 +378,8 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   }
 
   private readStderrLine(line: string): void {
+    const refusal = hwaccelRefusal(line);
+    if (refusal) this.decodesInSoftware(refusal);
     if (/^Output #/.test(line.trim())) this.describingOutput = true;
     else if (this.describingOutput && this.outputFps === null) this.outputFps = videoStreamFps(line);
     if (this.inputFps !== null) return;
@@ -383,11 +392,32 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     if (fps !== null) {
       this.inputFps = fps;
       this.describedSize = videoStreamSize(line);
+      this.checkDecoder(videoStreamCodec(line));
     }
     // The input description ends where ffmpeg starts describing the output.
     else if (/^(Stream mapping:|Output #)/.test(line.trim())) this.inputFps = DEFAULT_FPS;
     else return;
     this.announceWhenKnown();
+  }
+
+  /** Whether ffmpeg's decoder for the input's codec can use the hwaccel asked: else it decodes in software. */
+  private checkDecoder(codec: string | null): void {
+    const hwaccel = this.options.hwaccel ?? 'none';
+    if (hwaccel === 'none' || !codec) return;
+    void codecDecoding(this.ffmpeg(), codec).then(({ decoder, hwaccels }) => {
+      if (!hwaccels.includes(hwaccel))
+        this.decodesInSoftware(`ffmpeg's ${decoder ?? codec} decoder cannot use ${hwaccel}`);
+    });
+  }
+
+  private ffmpeg(): string {
+    return this.options.ffmpeg ?? findFfmpeg();
+  }
+
+  private decodesInSoftware(why: string): void {
+    if (this.inSoftware || this.stopRequested) return;
+    this.inSoftware = true;
+    this.emit('software', why);
   }
 
   private announceWhenKnown(): void {
@@ -445,6 +475,11 @@ export function sourceInputArgs(
 export function videoStreamFps(line: string): number | null {
   if (!/^\s*Stream #\d+:\d+\S*: Video: /.test(line)) return null;
   return rate(line, 'fps') ?? rate(line, 'tbr') ?? DEFAULT_FPS;
+}
+
+/** The codec of a video stream line ("Stream #0:0: Video: h264 (High), ..." is h264); null for other lines. */
+export function videoStreamCodec(line: string): string | null {
+  return /^\s*Stream #\d+:\d+\S*: Video: ([\w-]+)/.exec(line)?.[1] ?? null;
 }
 
 /**

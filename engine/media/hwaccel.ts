@@ -11,6 +11,9 @@ import { HWACCELS, type Hwaccel, type HwaccelSetting } from '../contract/health'
 
 export { HWACCELS, type Hwaccel, type HwaccelSetting };
 
+/** How long ffmpeg may take to open a device or describe its decoders. */
+const PROBE_TIMEOUT_MS = 5_000;
+
 export function isHwaccelSetting(value: unknown): value is HwaccelSetting {
   return (HWACCELS as readonly unknown[]).includes(value);
 }
@@ -38,6 +41,74 @@ export function isHwaccelFailure(stderr: string): boolean {
   return DEVICE_FAILURE.test(stderr);
 }
 
+/**
+ * ffmpeg's words when the hardware decoder refuses a stream it opened (a profile, chroma format or
+ * size it lacks): ffmpeg then goes on decoding that stream in software (libavcodec, ffmpeg 5 to 7).
+ */
+const STREAM_REFUSED = /Failed setup for format \w+: hwaccel initiali[sz]ation returned error/;
+
+/** The stream's hardware decoder refused it, in the line's words; null for other lines. */
+export function hwaccelRefusal(line: string): string | null {
+  return STREAM_REFUSED.exec(line)?.[0] ?? null;
+}
+
+/**
+ * Which decoder ffmpeg takes for a codec, in `ffmpeg -decoders` output: the first one it lists for
+ * the codec (a decoder named otherwise says "(codec <name>)"), experimental ones aside.
+ */
+export function defaultDecoder(decoders: string, codec: string): string | null {
+  for (const line of decoders.split('\n')) {
+    // " VFS..D h264   H.264 / AVC ...": type, frame and slice threads, experimental, band, direct.
+    const match = /^ V..([.X]).. (\S+) .*?(?:\(codec (\S+)\))?$/.exec(line.trimEnd());
+    if (match?.[1] === '.' && (match[3] ?? match[2]) === codec) return match[2] ?? null;
+  }
+  return null;
+}
+
+/** The hwaccels in `ffmpeg -h decoder=<name>` output ("Supported hardware devices: cuda vaapi"). */
+export function decoderDevices(help: string): string[] {
+  return /Supported hardware devices: (.*)/.exec(help)?.[1]?.trim().split(/\s+/) ?? [];
+}
+
+export interface CodecDecoding {
+  /** The decoder ffmpeg takes for the codec; null when this ffmpeg has none. */
+  decoder: string | null;
+  /** The hwaccels that decoder can use. */
+  hwaccels: string[];
+}
+
+const decodings = new Map<string, Promise<CodecDecoding>>();
+
+/**
+ * How this ffmpeg decodes a codec. ffmpeg decodes in software, saying nothing, when its decoder for
+ * the stream's codec cannot use the hwaccel asked: h264 with qsv (which only ffmpeg's h264_qsv
+ * decoder uses), AV1 where libdav1d comes first, a codec the build has no hardware decoder for.
+ * Asked of the binary once per codec.
+ */
+export function codecDecoding(ffmpeg: string, codec: string): Promise<CodecDecoding> {
+  const key = `${ffmpeg}\0${codec}`;
+  let decoding = decodings.get(key);
+  if (!decoding) {
+    decoding = (async () => {
+      const decoder = defaultDecoder(await ffmpegOutput(ffmpeg, ['-decoders']), codec);
+      const hwaccels = decoder
+        ? decoderDevices(await ffmpegOutput(ffmpeg, ['-h', `decoder=${decoder}`]))
+        : [];
+      return { decoder, hwaccels };
+    })();
+    decodings.set(key, decoding);
+  }
+  return decoding;
+}
+
+function ffmpegOutput(ffmpeg: string, args: string[]): Promise<string> {
+  return new Promise((done) => {
+    execFile(ffmpeg, ['-hide_banner', ...args], { timeout: PROBE_TIMEOUT_MS }, (_error, stdout) =>
+      done(stdout),
+    );
+  });
+}
+
 export interface ResolvedHwaccel {
   setting: HwaccelSetting;
   /** The path streams start on. */
@@ -45,8 +116,6 @@ export interface ResolvedHwaccel {
   /** Why it is not what the setting asked (auto: why no hardware path was found); null when it is. */
   fallback: string | null;
 }
-
-const PROBE_TIMEOUT_MS = 5_000;
 
 /**
  * Whether the hwaccel's device opens: ffmpeg decodes one generated frame with it. The generated
@@ -111,13 +180,20 @@ export class DecodePath {
   }
 
   /**
-   * Reads the stderr of an ffmpeg of the stream that ended. True when it failed on its hardware
-   * path: the stream is then decoded in software, and the caller may retry at once.
+   * Reads the stderr of an ffmpeg of the stream that ended, started on `startedOn`. True when it
+   * failed on that hardware path: the stream is then decoded in software, and the caller may retry
+   * at once (also when a 'software' event already moved the stream to software while it ran).
    */
-  fellBack(stderr: string, lastError: string): boolean {
-    if (this.current === 'none' || !isHwaccelFailure(stderr)) return false;
-    this.reason = `${this.current} failed (${lastError || 'device error'}); software decoding`;
-    this.current = 'none';
+  fellBack(stderr: string, lastError: string, startedOn: Hwaccel): boolean {
+    if (startedOn === 'none' || !isHwaccelFailure(stderr)) return false;
+    this.decodesInSoftware(lastError || 'device error');
     return true;
+  }
+
+  /** A running ffmpeg of the stream decodes it in software (FrameSource's 'software' event), for the reason. */
+  decodesInSoftware(why: string): void {
+    if (this.current === 'none') return;
+    this.reason = `${this.current} failed (${why}); software decoding`;
+    this.current = 'none';
   }
 }

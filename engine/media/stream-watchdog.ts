@@ -242,15 +242,17 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
    * it is, else to the stream while it is the stream's source. The caller starts it.
    */
   private open(mode: Omit<SourceMode, 'hwaccel'>): WatchedSource {
-    const source = this.createSource(this.source, this.transport, { ...mode, hwaccel: this.decoder.hwaccel });
+    const hwaccel = this.decoder.hwaccel;
+    const source = this.createSource(this.source, this.transport, { ...mode, hwaccel });
     source.on('frame', (frame) => {
       this.rates.onFrame(source, frame);
       if (source === this.frameSource) this.onRealFrame(source, frame);
       else frame.release();
     });
+    source.on('software', (why) => this.decoder.decodesInSoftware(why));
     source.on('exit', ({ code, stderrTail }) => {
       const reason = source.lastError || `ffmpeg exited with code ${code}`;
-      const software = this.decoder.fellBack(stderrTail, source.lastError);
+      const software = this.decoder.fellBack(stderrTail, source.lastError, hwaccel);
       if (!this.rates.onExit(source, reason) && source === this.frameSource)
         this.onSourceExit(source, reason, software);
     });

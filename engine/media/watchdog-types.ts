@@ -51,6 +51,7 @@ export interface SourceMode {
 export interface WatchedSource {
   on(event: 'frame', listener: (frame: SourceFrame) => void): unknown;
   on(event: 'exit', listener: (exit: SourceExit) => void): unknown;
+  on(event: 'software', listener: (why: string) => void): unknown;
   start(): void;
   stop(): Promise<void>;
   readonly info: SourceInfo | null;
