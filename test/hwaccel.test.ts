@@ -123,6 +123,8 @@ describe('which decoder ffmpeg takes for a codec, and its hwaccels', () => {
     // libdav1d is listed before ffmpeg's own AV1 decoder, which alone could use a GPU.
     expect(await codecDecoding(FFMPEG, 'av1')).toEqual({ decoder: 'libdav1d', hwaccels: [] });
     expect(await codecDecoding(FFMPEG, 'no-such-codec')).toEqual({ decoder: null, hwaccels: [] });
+    // Not an answer: the stream's decoder is left unjudged.
+    expect(await codecDecoding('/nonexistent/ffmpeg', 'h264')).toBeNull();
   });
 
   it("recognises the hardware's refusal of a stream, ffmpeg's line in its words", () => {

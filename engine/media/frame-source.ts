@@ -404,9 +404,9 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private checkDecoder(codec: string | null): void {
     const hwaccel = this.options.hwaccel ?? 'none';
     if (hwaccel === 'none' || !codec) return;
-    void codecDecoding(this.ffmpeg(), codec).then(({ decoder, hwaccels }) => {
-      if (!hwaccels.includes(hwaccel))
-        this.decodesInSoftware(`ffmpeg's ${decoder ?? codec} decoder cannot use ${hwaccel}`);
+    void codecDecoding(this.ffmpeg(), codec).then((decoding) => {
+      if (decoding && !decoding.hwaccels.includes(hwaccel))
+        this.decodesInSoftware(`ffmpeg's ${decoding.decoder ?? codec} decoder cannot use ${hwaccel}`);
     });
   }
 

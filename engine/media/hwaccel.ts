@@ -77,15 +77,15 @@ export interface CodecDecoding {
   hwaccels: string[];
 }
 
-const decodings = new Map<string, Promise<CodecDecoding>>();
+const decodings = new Map<string, Promise<CodecDecoding | null>>();
 
 /**
  * How this ffmpeg decodes a codec. ffmpeg decodes in software, saying nothing, when its decoder for
  * the stream's codec cannot use the hwaccel asked: h264 with qsv (which only ffmpeg's h264_qsv
  * decoder uses), AV1 where libdav1d comes first, a codec the build has no hardware decoder for.
- * Asked of the binary once per codec.
+ * Asked of the binary once per codec; null when ffmpeg could not be asked (asked again next time).
  */
-export function codecDecoding(ffmpeg: string, codec: string): Promise<CodecDecoding> {
+export function codecDecoding(ffmpeg: string, codec: string): Promise<CodecDecoding | null> {
   const key = `${ffmpeg}\0${codec}`;
   let decoding = decodings.get(key);
   if (!decoding) {
@@ -95,16 +95,19 @@ export function codecDecoding(ffmpeg: string, codec: string): Promise<CodecDecod
         ? decoderDevices(await ffmpegOutput(ffmpeg, ['-h', `decoder=${decoder}`]))
         : [];
       return { decoder, hwaccels };
-    })();
+    })().catch(() => {
+      decodings.delete(key);
+      return null;
+    });
     decodings.set(key, decoding);
   }
   return decoding;
 }
 
 function ffmpegOutput(ffmpeg: string, args: string[]): Promise<string> {
-  return new Promise((done) => {
-    execFile(ffmpeg, ['-hide_banner', ...args], { timeout: PROBE_TIMEOUT_MS }, (_error, stdout) =>
-      done(stdout),
+  return new Promise((done, fail) => {
+    execFile(ffmpeg, ['-hide_banner', ...args], { timeout: PROBE_TIMEOUT_MS }, (error, stdout) =>
+      error ? fail(error) : done(stdout),
     );
   });
 }
