@@ -44,12 +44,15 @@ export function isHwaccelFailure(stderr: string): boolean {
 /**
  * ffmpeg's words when the hardware decoder refuses a stream it opened (a profile, chroma format or
  * size it lacks): ffmpeg then goes on decoding that stream in software (libavcodec, ffmpeg 5 to 7).
+ * Only the decoder's own line counts ("[h264 @ 0x...] ..."): the stream's metadata, which ffmpeg also
+ * prints, is indented and cannot forge it.
  */
-const STREAM_REFUSED = /Failed setup for format \w+: hwaccel initiali[sz]ation returned error/;
+const STREAM_REFUSED =
+  /^\[[\w-]+ @ 0x[0-9a-f]+\] (Failed setup for format \w+: hwaccel initiali[sz]ation returned error)/;
 
-/** The stream's hardware decoder refused it, in the line's words; null for other lines. */
+/** The stream's hardware decoder refused it, in the words of the line (its level tag removed); else null. */
 export function hwaccelRefusal(line: string): string | null {
-  return STREAM_REFUSED.exec(line)?.[0] ?? null;
+  return STREAM_REFUSED.exec(line)?.[1] ?? null;
 }
 
 /**
