@@ -146,7 +146,7 @@ describe('which decoder ffmpeg takes for a codec, and its hwaccels', () => {
 /**
  * This machine has no GPU, so no hwaccel's device opens and ffmpeg would stop before decoding. The
  * stand-in plays a machine whose device opens: it drops -hwaccel and runs the real ffmpeg, first
- * printing, when REFUSE is set, the line ffmpeg prints when the hardware refuses the stream.
+ * printing, when made to refuse, the line ffmpeg prints when the hardware refuses the stream.
  */
 function deviceThatOpens(dir: string, refuse: boolean): string {
   const script = join(dir, refuse ? 'ffmpeg-refused' : 'ffmpeg-opens');
