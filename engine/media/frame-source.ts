@@ -392,7 +392,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     if (fps !== null) {
       this.inputFps = fps;
       this.describedSize = videoStreamSize(line);
-      this.checkDecoder(videoStreamCodec(line));
+      this.checkDecoder(videoStreamFormat(line)?.codec);
     }
     // The input description ends where ffmpeg starts describing the output.
     else if (/^(Stream mapping:|Output #)/.test(line.trim())) this.inputFps = DEFAULT_FPS;
@@ -401,7 +401,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   }
 
   /** Whether ffmpeg's decoder for the input's codec can use the hwaccel asked: else it decodes in software. */
-  private checkDecoder(codec: string | null): void {
+  private checkDecoder(codec: string | undefined): void {
     const hwaccel = this.options.hwaccel ?? 'none';
     if (hwaccel === 'none' || !codec) return;
     void codecDecoding(this.ffmpeg(), codec).then((decoding) => {
@@ -477,9 +477,10 @@ export function videoStreamFps(line: string): number | null {
   return rate(line, 'fps') ?? rate(line, 'tbr') ?? DEFAULT_FPS;
 }
 
-/** The codec of a video stream line ("Stream #0:0: Video: h264 (High), ..." is h264); null for other lines. */
-export function videoStreamCodec(line: string): string | null {
-  return /^\s*Stream #\d+:\d+\S*: Video: ([\w-]+)/.exec(line)?.[1] ?? null;
+/** Codec and pixel format from the first input video stream line, e.g. "Video: h264 (High), yuv420p(progressive), ...". */
+export function videoStreamFormat(line: string): { codec: string; pixelFormat: string } | null {
+  const match = /^\s*Stream #0:\d+\S*: Video: (\w+)[^,]*(?:, (\w+))?/.exec(line);
+  return match ? { codec: match[1] ?? '', pixelFormat: match[2] ?? '' } : null;
 }
 
 /**

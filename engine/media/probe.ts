@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { StderrTail, sourceInputArgs } from './frame-source';
+import { StderrTail, sourceInputArgs, videoStreamFormat } from './frame-source';
 import { sourceRefusal } from './source-limits';
 import type { SourceUrl } from './source-url';
 
@@ -87,7 +87,7 @@ export function probeFirstFrame(
     });
     child.stderr.on('data', (chunk: Buffer) => {
       for (const line of stderr.push(chunk)) {
-        stream ??= videoStream(line);
+        stream ??= videoStreamFormat(line);
         refusal ??= sourceRefusal(line);
       }
     });
@@ -110,10 +110,4 @@ export function probeFirstFrame(
 function ppmSize(data: Buffer): { width: number; height: number } | null {
   const match = /^P6\s+(\d+)\s+(\d+)\s+(\d+)\s/.exec(data.toString('latin1'));
   return match ? { width: Number(match[1]), height: Number(match[2]) } : null;
-}
-
-/** Codec and pixel format from the first input video stream line, e.g. "Video: h264 (High), yuv420p(progressive), ...". */
-function videoStream(line: string): { codec: string; pixelFormat: string } | null {
-  const match = /^\s*Stream #0:\d+\S*: Video: (\w+)[^,]*(?:, (\w+))?/.exec(line);
-  return match ? { codec: match[1] ?? '', pixelFormat: match[2] ?? '' } : null;
 }
