@@ -170,10 +170,14 @@ interface FrameOptions {
   source?: { width: number; height: number };
   /** Fills the frame; gray 128 by default. */
   paint?: (data: Uint8Array) => void;
+  /** When the frame left ffmpeg (performance.now() by default), and its place on that ffmpeg's media clock. */
+  receivedAt?: number;
+  mediaAt?: number;
+  mediaLine?: number;
 }
 
 /** A pipeline fed by hand: emit() hands it a frame, step() hands one and waits until it is dealt with. */
-function harness(task: PipelineTask) {
+function harness(task: PipelineTask, now: () => number = () => Date.now()) {
   const stream = new EventEmitter();
   const enqueued: Array<{ target: DeliveryTarget; event: NewEvent }> = [];
   const detectCalls: Array<{ model: string; marker: number }> = [];
@@ -211,7 +215,9 @@ function harness(task: PipelineTask) {
         source: options.source ?? { width, height },
         synthetic,
         index: h.emitted - 1,
-        receivedAt: performance.now(),
+        receivedAt: options.receivedAt ?? performance.now(),
+        mediaAt: options.mediaAt,
+        mediaLine: options.mediaLine,
         release: () => h.released.set(marker, [...(h.released.get(marker) ?? []), enqueued.length]),
       };
       stream.emit('frame', frame);
@@ -243,7 +249,7 @@ function harness(task: PipelineTask) {
       };
     },
     inferenceIdle: () => h.idle(),
-    now: () => Date.now(),
+    now,
   });
   pipelines.push(h.pipeline);
   return h;
@@ -448,6 +454,54 @@ describe('frame numbering and black frames', () => {
     expect(trackIds.slice(0, 4)).toEqual([first, first, first, first]);
     expect(trackIds[4]).toBeTruthy();
     expect(trackIds[4]).not.toBe(first);
+  });
+});
+
+describe('rule time across breaks of the source clock (rule-clock.ts)', () => {
+  /** Dwell of the one person in every event, each event checked against the callback schema first. */
+  function dwells(h: ReturnType<typeof harness>): number[] {
+    return h.messages().map((message) => {
+      const checked = checkEvent(message);
+      expect(checked.ok ? 'valid' : checked.error).toBe('valid');
+      return message.data.rules[0]?.objects[0]?.dwell ?? Number.NaN;
+    });
+  }
+
+  it('a burst that put the media clock ahead, black frames, then a new ffmpeg: dwell never goes back', async () => {
+    const h = harness(taskOf(['person']));
+    // The person walks in at the end of the burst, where the media clock is furthest ahead.
+    h.respond = (_model, marker) => (marker >= 19 ? [box(100, 60, 140, 140)] : []);
+    const t0 = performance.now() - 60_000;
+    // ffmpeg 1 connects and the server sends 2 s of cached frames at once: 20 frames in 40 ms.
+    for (let i = 0; i < 20; i++)
+      await h.step({ receivedAt: t0 + i * 2, mediaAt: t0 + i * 100, mediaLine: 1 });
+    // The stream is lost: black frames on real time, earlier than the media clock had got to.
+    await h.step({ synthetic: true, receivedAt: t0 + 1_040 });
+    await h.step({ synthetic: true, receivedAt: t0 + 1_140 });
+    // A new ffmpeg (a reconnect or a rate switch): its media clock starts at its first frame's arrival.
+    for (let i = 0; i < 5; i++)
+      await h.step({ receivedAt: t0 + 1_240 + i * 100, mediaAt: t0 + 1_240 + i * 100, mediaLine: 2 });
+    await eventsSettled(h, 7);
+
+    // ffmpeg 1's media steps (0.1 s a frame, burst or not); across the break real time's: 1.002 s to
+    // the first black frame, then 0.1 s each; then ffmpeg 2's media steps.
+    expect(dwells(h)).toEqual([0, 0.1, 1.3, 1.4, 1.5, 1.6, 1.7]);
+  });
+
+  it("the machine's wall clock stepped back an hour mid-stream: rules go on, events keep their wall time", async () => {
+    let wallOffset = 0;
+    const h = harness(taskOf(['person']), () => Date.now() + wallOffset);
+    h.respond = () => [box(100, 60, 140, 140)];
+    const t0 = performance.now() - 60_000;
+    for (let i = 0; i < 10; i++) {
+      if (i === 5) wallOffset = -3_600_000; // NTP or the operator set the clock back
+      await h.step({ receivedAt: t0 + i * 100, mediaAt: t0 + i * 100, mediaLine: 1 });
+    }
+    await eventsSettled(h, 10);
+
+    expect(dwells(h)).toEqual([0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]);
+    const stamps = h.messages().map((m) => m.timestamp);
+    expect((stamps[4] as number) - (stamps[5] as number)).toBeGreaterThan(3_500_000);
   });
 });
 

@@ -64,6 +64,8 @@ export interface SourceFrame extends PooledFrame {
    * (duplicating or dropping frames to keep it), so frame n presents at n / rate.
    */
   mediaAt: number;
+  /** Which media clock mediaAt is on: each ffmpeg (each FrameSource) starts one of its own. */
+  mediaLine: number;
 }
 
 export interface SourceExit {
@@ -94,6 +96,8 @@ const DEFAULT_STOP_GRACE_MS = 1_000;
 const STDERR_TAIL_CHARS = 4096;
 // Read and thrown away while ffmpeg is being stopped.
 const DISCARD = new Uint8Array(64 * 1024);
+/** Media clocks started in this process: each FrameSource's frames carry the number of its own. */
+let mediaLines = 0;
 
 const LEVEL_TAG = /^(\[[^\]]* @ [^\]]*\] )?\[(trace|debug|verbose|info|warning|error|fatal|panic)\] /;
 
@@ -163,8 +167,9 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   /** The rate ffmpeg writes frames at, from its description of the output. */
   private outputFps: number | null = null;
   private describingOutput = false;
-  /** The first emitted frame: later frames' mediaAt counts from its receivedAt. */
-  private clockAnchor: { index: number; at: number } | null = null;
+  /** Where mediaAt counts from: the first emitted frame's receivedAt, at the rate then known. */
+  private clockAnchor: { index: number; at: number; rate: number } | null = null;
+  private readonly mediaLine = ++mediaLines;
   private inputDurationS: number | null = null;
   /** The input's size as ffmpeg described it (its probe of the stream), before any scaling. */
   private describedSize: PixelSize | null = null;
@@ -342,7 +347,14 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     for (const frame of frames) {
       if (this.terminating) return;
       const source = sourceSizeOf(frame, this.describedSize, this.options.maxSide);
-      const sourceFrame = { ...frame, index: this.frameCount++, receivedAt, mediaAt: receivedAt, source };
+      const sourceFrame = {
+        ...frame,
+        index: this.frameCount++,
+        receivedAt,
+        mediaAt: receivedAt,
+        mediaLine: this.mediaLine,
+        source,
+      };
       if (this.sourceInfo) this.emit('frame', this.onMediaClock(sourceFrame, this.sourceInfo.fps));
       else {
         this.heldFrame?.release();
@@ -372,8 +384,13 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   /** Sets the frame's mediaAt from its index and the output rate (the source's rate until ffmpeg names it). */
   private onMediaClock(frame: SourceFrame, fps: number): SourceFrame {
     const rate = this.outputFps ?? fps;
-    this.clockAnchor ??= { index: frame.index, at: frame.receivedAt };
-    frame.mediaAt = this.clockAnchor.at + ((frame.index - this.clockAnchor.index) * 1000) / rate;
+    let anchor = this.clockAnchor ?? { index: frame.index, at: frame.receivedAt, rate };
+    // ffmpeg named its output rate after frames came: the clock goes on from the previous frame at
+    // the new rate, where counting every frame at the new rate would move them all.
+    if (anchor.rate !== rate)
+      anchor = { index: frame.index - 1, at: presents(anchor, frame.index - 1), rate };
+    this.clockAnchor = anchor;
+    frame.mediaAt = presents(anchor, frame.index);
     return frame;
   }
 
@@ -467,6 +484,10 @@ export function sourceInputArgs(
   args.push('-i', source.input);
   return args;
 }
+
+/** Where frame `index` lies on a media clock anchored at `at` for frame `anchor.index`. */
+const presents = (anchor: { index: number; at: number; rate: number }, index: number) =>
+  anchor.at + ((index - anchor.index) * 1000) / anchor.rate;
 
 /**
  * The frame rate in one of ffmpeg's input stream lines, e.g. "Stream #0:0[0x100](und): Video: h264,

@@ -307,6 +307,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       index: this.emitted++,
       receivedAt: frame.receivedAt,
       mediaAt: frame.mediaAt,
+      mediaLine: frame.mediaLine,
       release,
     });
   }

@@ -26,6 +26,8 @@ export interface WatchdogFrame extends Frame {
   receivedAt: number;
   /** Real frames: where the frame lies on the media's clock, on performance.now()'s scale (SourceFrame). */
   mediaAt?: number;
+  /** Real frames: which ffmpeg's media clock mediaAt is on (SourceFrame). */
+  mediaLine?: number;
   /** Gives the pooled buffer back (frame-pool.ts says who calls it). */
   release?: () => void;
 }

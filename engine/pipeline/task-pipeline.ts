@@ -12,6 +12,7 @@ import type { AppAreas, AppConfig, Osd } from '../tasks/schema';
 import { ByteTracker, type TrackedObject } from '../tracking/byte-tracker';
 import { AppRuntime, type FrameSize } from './app-runtime';
 import type { TaskDetector } from './detectors';
+import { RuleClock } from './rule-clock';
 import { detectionsInSource } from './source-space';
 
 /** Where an event goes: the outbox stores it durably before anything else sees it. */
@@ -132,6 +133,8 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   private stopped = false;
   private publishing: Promise<void> = Promise.resolve();
   private pendingPublishes = 0;
+  /** What the rules measure durations by: frames are judged in order, so it sees them in order. */
+  private readonly ruleClock: RuleClock;
 
   readonly stats = {
     analysed: 0,
@@ -151,6 +154,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   ) {
     super();
     this.task = task;
+    this.ruleClock = new RuleClock(deps.now);
     stream.on('frame', (frame) => this.onFrame(frame));
   }
 
@@ -274,10 +278,8 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     if (this.stopped) return false;
     const size = input.source;
     // The event's time is when its frame left ffmpeg, not when analysis got round to it; rules time
-    // frames by the media's clock, so a source that delivers faster or slower than real time, or in
-    // bursts, still measures true speeds and stays.
-    const wallTime = (at: number) => Math.round(this.deps.now() - (performance.now() - at));
-    const timestamp = wallTime(input.receivedAt);
+    // frames by the rule clock (rule-clock.ts), which never goes back.
+    const timestamp = Math.round(this.deps.now() - (performance.now() - input.receivedAt));
     const models: AnalysedFrame['models'] = new Map();
     for (const key of this.detectors.keys()) {
       const found = detections.get(key);
@@ -287,7 +289,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     }
 
     const info = { id: input.frameId, timestampMs: timestamp, width: size.width, height: size.height };
-    const ruleInfo = { ...info, mediaMs: wallTime(input.mediaAt ?? input.receivedAt) };
+    const ruleInfo = { ...info, mediaMs: this.ruleClock.at(input) };
     const overlays: AppOverlay[] = [];
     const results: AnalysedFrame['results'] = [];
     const fired: Array<{ runtime: AppRuntime; result: RuleResult }> = [];

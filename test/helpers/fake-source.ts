@@ -2,6 +2,8 @@ import { EventEmitter } from 'node:events';
 import type { FrameSourceEvents, RtspTransport, SourceInfo } from '../../engine/media/frame-source';
 import type { SourceMode, WatchedSource } from '../../engine/media/stream-watchdog';
 
+let mediaLines = 0;
+
 /**
  * An ffmpeg source the test drives by hand: frames and exits come when the test says, so the
  * stream watchdog's timers can be moved on a ManualClock without a real process.
@@ -14,6 +16,8 @@ export class FakeSource extends EventEmitter<FrameSourceEvents> implements Watch
   durationS: number | null = null;
   stderrTail = '';
   private frames = 0;
+  /** Each stand-in for an ffmpeg has a media clock of its own, as each FrameSource does. */
+  private readonly mediaLine = ++mediaLines;
 
   constructor(
     public info: SourceInfo | null,
@@ -46,6 +50,7 @@ export class FakeSource extends EventEmitter<FrameSourceEvents> implements Watch
       index: this.frames++,
       receivedAt,
       mediaAt: receivedAt,
+      mediaLine: this.mediaLine,
       release: () => {},
     });
   }
