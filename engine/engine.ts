@@ -160,7 +160,16 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
           }),
       }),
   });
-  const tasks = new TaskRegistry(taskRows, settings, packageUse, clock, packages, video, analysisFps);
+  const tasks = new TaskRegistry(
+    taskRows,
+    settings,
+    packageUse,
+    clock,
+    packages,
+    video,
+    analysisFps,
+    (taskId) => outbox.refused.of(taskId),
+  );
   const images = new ImageAnalysis({
     tasks,
     packages,

@@ -287,7 +287,7 @@ describe('task stream events', () => {
         osd: {},
         close_code: 0,
         dump: 'stream lost: EOF; reconnecting (0 reconnects so far)',
-        health: restingHealth(0),
+        health: { ...restingHealth(0), events_refused: 0 },
         status: 'stream_lost',
         app_configs: [],
         created_at: 1000,

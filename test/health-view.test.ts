@@ -44,6 +44,7 @@ const RUNNING: TaskHealth = {
       ],
     },
   ],
+  events_refused: 0,
 };
 
 describe('the dump line, rendered from the health object', () => {
@@ -69,10 +70,11 @@ describe('the dump line, rendered from the health object', () => {
       analysis_errors: 2,
       last_analysis_error: 'model m.onnx crashed',
       ai_video: [],
+      events_refused: 1,
     };
     expect(renderDump(lost)).toBe(
       'stream lost (Connection reset), reconnecting: 1 reconnects, 12 black frames filled, ' +
-        '2 analysis errors, last: model m.onnx crashed',
+        '2 analysis errors, last: model m.onnx crashed, 1 events refused as invalid',
     );
     expect(renderDump({ ...lost, ai_video: RUNNING.ai_video })).toContain(
       '; AI video (at the analysis rate: the source gave no second connection: no second connection): [person,car]',

@@ -24,6 +24,7 @@ const RUNNING: TaskHealth = {
   inference_ms: 12.5,
   images: 0,
   ai_video: [],
+  events_refused: 0,
 };
 const IMAGES: TaskHealth = { ...RUNNING, stream: null, analysed_fps: 0, images: 3 };
 

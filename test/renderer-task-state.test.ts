@@ -28,6 +28,7 @@ const HEALTH: TaskHealth = {
   inference_ms: 12,
   images: 0,
   ai_video: [],
+  events_refused: 0,
 };
 
 const task = (status: Task['status'], closeCode: number, health: Partial<TaskHealth> = {}) =>
@@ -46,6 +47,7 @@ describe('a task’s state as every screen shows it', () => {
         task('running', 0, stream('reconnecting')),
         task('running', 0, stream('stalled')),
         task('running', 0, { analysis_errors: 50 }),
+        task('running', 0, { events_refused: 2 }),
         task('closed', 1),
         task('closed', 9),
       ].map(taskState),
@@ -56,6 +58,7 @@ describe('a task’s state as every screen shows it', () => {
       { tone: 'bad', message: 'status.streamLost' },
       { tone: 'warn', message: 'status.stalled' },
       { tone: 'bad', message: 'status.analysisFailing' },
+      { tone: 'warn', message: 'status.eventsRefused', params: { count: 2 } },
       { tone: 'idle', message: 'status.closed.1' },
       { tone: 'idle', message: 'status.closed.other', params: { code: 9 } },
     ]);

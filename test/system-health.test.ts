@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SystemInfo } from '../engine/contract/health';
+import type { NewEvent } from '../engine/events/schema';
 import { compileCheck } from '../engine/schema/ajv';
 import { renderDump } from '../engine/tasks/health-view';
 import type { TaskView } from '../engine/tasks/schema';
@@ -67,6 +68,7 @@ describe('health as data', () => {
       inference_ms: expect.any(Number),
       images: 0,
       ai_video: [],
+      events_refused: 0,
     });
     expect(shown.health.inference_ms).toBeGreaterThan(0);
     expect(shown.dump).toBe(renderDump(shown.health));
@@ -102,6 +104,7 @@ describe('health as data', () => {
     expect(system.disk.data_dir_bytes).toBeGreaterThan(0);
     expect(system.disk.free_bytes).toBeLessThanOrEqual(system.disk.total_bytes);
     expect(system.outbox.oldest_age_ms).toBeGreaterThanOrEqual(0);
+    expect([system.outbox.refused_events, system.outbox.last_refusal]).toEqual([0, null]);
     expect(system.tasks).toEqual({ running: 1, stream_lost: 0, total: 1 });
 
     expect((await t.call('DELETE', `/api/task/${taskId}`)).body.code).toBe(0);
@@ -114,6 +117,29 @@ describe('health as data', () => {
     });
     const taskId = (started.body.data as { task_id: string }).task_id;
     expect((await task(taskId)).health).toMatchObject({ stream: null, images: 0, ai_video: [] });
+    await t.call('DELETE', `/api/task/${taskId}`);
+  });
+
+  it("an event the outbox refuses as invalid is counted in the task's health and GET /api/system", async () => {
+    const started = await t.call('POST', '/api/task', {
+      json: { mode: 'image', zapk_id: 'coco-yolox-nano', app_ids: ['person'] },
+    });
+    const taskId = (started.body.data as { task_id: string }).task_id;
+    const before = ((await t.call('GET', '/api/system')).body.data as SystemInfo).outbox.refused_events;
+    // What a defect in the rules would hand over: a stay of negative length.
+    const invalid = { event: 'stream_lost', task_id: taskId, timestamp: -1, data: { reason: 'x' } };
+    expect(() =>
+      t.engine.outbox.enqueue({ task_id: taskId, report_url: '' }, invalid as unknown as NewEvent),
+    ).toThrow(/refusing an invalid event/);
+
+    expect((await task(taskId)).health.events_refused).toBe(1);
+    const system = async () => (await t.call('GET', '/api/system')).body.data as SystemInfo;
+    // The view is cached for 2 s.
+    await eventually(
+      'the refusal counted',
+      async () => (await system()).outbox.refused_events === before + 1,
+    );
+    expect((await system()).outbox.last_refusal).toMatch(/^event\./);
     await t.call('DELETE', `/api/task/${taskId}`);
   });
 

@@ -8,6 +8,7 @@ import { type CallbackBody, NewEvent } from '../events/schema';
 import { compileCheck } from '../schema/ajv';
 import type { DeliveryErrorKind } from './delivery-error';
 import type { EventRow, OutboxRepository, PendingEvent } from './outbox-repository';
+import { RefusedEvents } from './refused-events';
 
 /** Where a task's events go. report_url "" stores them without any HTTP delivery. */
 export interface ReportTarget {
@@ -79,6 +80,8 @@ export interface ListedTasks {
  */
 export class Outbox {
   readonly options: OutboxOptions;
+  /** Events refused as invalid, counted for task health and GET /api/system. */
+  readonly refused = new RefusedEvents();
   private imageBytes: number;
 
   constructor(
@@ -99,7 +102,10 @@ export class Outbox {
    */
   enqueue(target: ReportTarget, event: NewEvent): CallbackBody {
     const checked = checkEvent(event);
-    if (!checked.ok) throw new Error(`outbox: refusing an invalid event: ${checked.error}`);
+    if (!checked.ok) {
+      this.refused.add(event.task_id, checked.error);
+      throw new Error(`outbox: refusing an invalid event: ${checked.error}`);
+    }
     if (event.task_id !== target.task_id)
       throw new Error(`outbox: event of task ${event.task_id} enqueued for task ${target.task_id}`);
     const now = this.clock.now();

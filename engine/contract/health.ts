@@ -124,10 +124,15 @@ export const TaskHealth = Type.Object(
     ),
     images: Count('Images analysed (image and diff tasks)'),
     ai_video: Type.Array(AiVideoHealth),
+    events_refused: Count(
+      "Events of the task the engine built but refused as invalid since it started: alarms lost to a defect, never delivered (the engine's log and GET /api/system say why)",
+    ),
   },
   { additionalProperties: false },
 );
 export type TaskHealth = Static<typeof TaskHealth>;
+/** What the analysis knows of a task's health; the outbox adds the events it refused. */
+export type AnalysisHealth = Omit<TaskHealth, 'events_refused'>;
 
 export const ModelHealth = Type.Object(
   {
@@ -187,6 +192,10 @@ export const SystemInfo = Type.Object(
         oldest_age_ms: Nullable(
           Type.Integer({ minimum: 0, description: 'Age of the oldest pending callback' }),
         ),
+        refused_events: Count(
+          'Events the engine built but refused as invalid since it started: alarms lost to a defect, never delivered',
+        ),
+        last_refusal: Nullable(Type.String({ description: 'Why the last refused event was refused' })),
       },
       { additionalProperties: false },
     ),

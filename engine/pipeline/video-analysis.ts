@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { TaskHealth } from '../contract/health';
+import type { AnalysisHealth } from '../contract/health';
 import { type LiveDeps, TaskLive } from '../live/task-live';
 import type { PixelSize } from '../media/analysis-size';
 import type { SourceUrl } from '../media/source-url';
@@ -136,7 +136,7 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
   }
 
   /** The typed health of a running task: stream, analysis and AI video figures; undefined when not running. */
-  health(taskId: string): TaskHealth | undefined {
+  health(taskId: string): AnalysisHealth | undefined {
     const running = this.running.get(taskId);
     if (!running) return undefined;
     const { pipeline, stream } = running;

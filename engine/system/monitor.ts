@@ -21,7 +21,10 @@ export interface MonitorDeps {
     models(): ModelFigures[];
     readonly hostPids: number[];
   };
-  outbox: { backlog(): { pending: number; oldest_pending_at: number | null } };
+  outbox: {
+    backlog(): { pending: number; oldest_pending_at: number | null };
+    readonly refused: { readonly total: number; readonly lastReason: string | null };
+  };
   tasks: { list(): Array<{ status: string }> };
   /** Where new streams decode. */
   decoding(): ResolvedHwaccel;
@@ -92,6 +95,8 @@ export class SystemMonitor {
         pending: backlog.pending,
         oldest_age_ms:
           backlog.oldest_pending_at === null ? null : Math.max(0, deps.now() - backlog.oldest_pending_at),
+        refused_events: deps.outbox.refused.total,
+        last_refusal: deps.outbox.refused.lastReason,
       },
       tasks: {
         running: tasks.filter((task) => task.status === 'running').length,

@@ -1,4 +1,4 @@
-import type { AiVideoHealth, FfmpegHealth, TaskHealth } from '../contract/health';
+import type { AiVideoHealth, AnalysisHealth, FfmpegHealth, TaskHealth } from '../contract/health';
 
 /** What the registry knows of a video task's source while no analysis runs (starting or reopening). */
 export interface Reopening {
@@ -16,7 +16,7 @@ export function restingHealth(
   images: number,
   reopening?: Reopening,
   targetFps: number | null = null,
-): TaskHealth {
+): AnalysisHealth {
   return {
     stream: reopening
       ? {
@@ -53,9 +53,9 @@ export function renderDump(health: TaskHealth): string {
   const { stream } = health;
   if (!stream) return 'running';
   const errors =
-    health.analysis_errors > 0
+    (health.analysis_errors > 0
       ? `, ${health.analysis_errors} analysis errors, last: ${health.last_analysis_error ?? ''}`
-      : '';
+      : '') + (health.events_refused > 0 ? `, ${health.events_refused} events refused as invalid` : '');
   const video = health.ai_video.length > 0 ? `; ${aiVideoText(health)}` : '';
   if (stream.state !== 'running') {
     return (

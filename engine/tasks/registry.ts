@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Clock, TimerHandle } from '../clock';
-import type { TaskHealth } from '../contract/health';
+import type { AnalysisHealth } from '../contract/health';
 import { ReconnectBackoff } from '../media/reconnect-policy';
 import { SourceTooLargeError } from '../media/source-limits';
 import { parseSourceUrl, type SourceUrl } from '../media/source-url';
@@ -39,7 +39,7 @@ export interface VideoRunner {
   update(task: PipelineTask): void;
   stop(taskId: string): Promise<void>;
   /** Live health of a running task, or undefined when it is not running. */
-  health(taskId: string): TaskHealth | undefined;
+  health(taskId: string): AnalysisHealth | undefined;
   /** A running task's stream broke (it reconnects on its own) or came back. */
   on(event: 'lost', listener: (taskId: string, reason: string) => void): unknown;
   on(event: 'restored', listener: (taskId: string, info: { width: number; height: number }) => void): unknown;
@@ -100,6 +100,8 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     private readonly video: VideoRunner,
     /** The engine's analysis rate: video tasks without their own analysis_fps take it. */
     private readonly engineFps = DEFAULT_ANALYSIS_FPS,
+    /** The task's events the outbox refused as invalid (Outbox.refused). */
+    private readonly refusedEvents: (taskId: string) => number = () => 0,
   ) {
     super();
     this.writes = new SpaceWaiter(clock, (error) => {
@@ -526,8 +528,11 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
         ? { ...runtime, status: row.status }
         : undefined;
     const target = row.mode === 'video' ? analysisFpsOf(row, this.engineFps) : null;
-    const health = live ?? restingHealth(runtime?.images ?? 0, reopening, target);
-    return { ...toView(row, this.engineFps), health, ...(live ? { dump: renderDump(live) } : {}) };
+    const health = {
+      ...(live ?? restingHealth(runtime?.images ?? 0, reopening, target)),
+      events_refused: this.refusedEvents(row.task_id),
+    };
+    return { ...toView(row, this.engineFps), health, ...(live ? { dump: renderDump(health) } : {}) };
   }
 
   /** Stored when there is room: on a full disk the listing shows the previous status until then. */

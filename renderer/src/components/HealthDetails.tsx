@@ -52,6 +52,7 @@ export function HealthDetails({ task }: { task: Task }) {
       t('health.analysisErrors'),
       `${health.analysis_errors}${health.last_analysis_error ? ` — ${health.last_analysis_error}` : ''}`,
     ]);
+  if (health.events_refused > 0) rows.push([t('health.eventsRefused'), String(health.events_refused)]);
   return (
     <section className="health-details" aria-label={t('health.title')}>
       <dl>

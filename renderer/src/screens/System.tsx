@@ -118,6 +118,11 @@ function Overview({ info, samples, t, language }: PartProps) {
             {t('system.outboxOldest', { duration: formatDuration(t, info.outbox.oldest_age_ms / 1000) })}
           </p>
         )}
+        {info.outbox.refused_events > 0 && (
+          <p role="alert" className="text-bad" title={info.outbox.last_refusal ?? undefined}>
+            {t('system.eventsRefused', { count: info.outbox.refused_events })}
+          </p>
+        )}
         <Sparkline values={seriesOf(samples, (s) => s.outboxPending)} label={t('system.outboxChart')} />
       </Figure>
       <Figure title={t('system.decoding')}>

@@ -35,5 +35,7 @@ export function taskState(task: Pick<Task, 'close_code' | 'status' | 'health'>):
   if (stream?.state === 'stalled') return { tone: 'warn', message: 'status.stalled' };
   if (task.health.frames_analysed > 0 && task.health.analysis_errors >= task.health.frames_analysed)
     return { tone: 'bad', message: 'status.analysisFailing' };
+  if (task.health.events_refused > 0)
+    return { tone: 'warn', message: 'status.eventsRefused', params: { count: task.health.events_refused } };
   return { tone: 'ok', message: 'status.running' };
 }
