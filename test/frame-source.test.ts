@@ -241,7 +241,11 @@ describe('FrameSource', () => {
   it('builds ffmpeg arguments per kind of source', () => {
     const rtspArgs = new FrameSource({ kind: 'rtsp', input: 'rtsp://cam/1' }, { transport: 'udp' }).args();
     expect(rtspArgs.join(' ')).toContain(
-      ' -rtsp_transport udp -timeout 10000000 -i rtsp://cam/1 -map 0:v:0 ',
+      ' -rtsp_transport udp -dts_delta_threshold 2 -timeout 10000000 -i rtsp://cam/1 -map 0:v:0 ',
+    );
+    // RTMP is read as live FLV, whose timestamps ffmpeg mends when a publisher restarts.
+    expect(new FrameSource({ kind: 'rtmp', input: 'rtmp://cam/1' }).args().join(' ')).toContain(
+      ' -f live_flv -dts_delta_threshold 2 -rw_timeout 10000000 -i rtmp://cam/1 ',
     );
     expect(rtspArgs[rtspArgs.indexOf('-protocol_whitelist') + 1]).not.toContain('file');
     // One decoding thread, given before the input it applies to.

@@ -92,6 +92,12 @@ const DECODE_THREADS = 1;
 // Rates above this are timebases ffmpeg could not tell from a frame rate (e.g. "90k tbr").
 const MAX_PLAUSIBLE_FPS = 240;
 const DEFAULT_IO_TIMEOUT_MS = 10_000;
+/**
+ * A live source's timestamps that move forward more than this between packets are taken as a jump,
+ * not a pause. Above the 1 s between frames of the slowest cameras; a real pause this long is
+ * mostly a stall anyway (stall-detector.ts).
+ */
+const TIMESTAMP_JUMP_S = 2;
 const DEFAULT_STOP_GRACE_MS = 1_000;
 const STDERR_TAIL_CHARS = 4096;
 // Read and thrown away while ffmpeg is being stopped.
@@ -470,6 +476,13 @@ export function sourceInputArgs(
     protocolWhitelist(source.kind),
   ];
   if (source.kind === 'rtsp') args.push('-rtsp_transport', options.transport ?? 'tcp');
+  // A live source's timestamps step back or jump when its publisher restarts or loops behind an
+  // RTMP server, or a camera restarts. ffmpeg mends that only for demuxers that expect it
+  // (live_flv, mpegts, HLS): RTMP is read as live FLV, and forward jumps over 2 s are closed too
+  // (backward ones always are). Unmended, the fps filter waits for the old timestamps to come round
+  // again, which a restarted publisher never does (the stream stalls), or fills a jump with copies.
+  if (source.kind === 'rtmp') args.push('-f', 'live_flv');
+  if (source.kind !== 'file') args.push('-dts_delta_threshold', String(TIMESTAMP_JUMP_S));
   // The RTSP demuxer has its own socket timeout option; the others go through the protocol layer.
   const ioTimeoutUs = String((options.ioTimeoutMs ?? DEFAULT_IO_TIMEOUT_MS) * 1000);
   if (source.kind === 'rtsp') args.push('-timeout', ioTimeoutUs);
