@@ -120,7 +120,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     clock,
     dataDir,
     (zapkId) => packageUse.uses(zapkId),
-    (model, labels) => pool.checkModel(model, labels),
+    (model, labels, signal) => pool.checkModel(model, labels, signal),
   );
 
   // Results flow one way: analysis -> held events -> outbox -> delivery and MQTT.
