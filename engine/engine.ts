@@ -24,6 +24,7 @@ import { ImageAnalysis } from './images/analysis';
 import type { Engine, EngineOptions } from './index';
 import { InferencePool } from './inference/pool';
 import { HlsRoot } from './live/hls-files';
+import { aiVideoSlots, LIVE_DEFAULTS } from './live/limits';
 import { PreviewStreams } from './live/preview';
 import { findFfmpeg } from './media/ffmpeg';
 import { FrameSource } from './media/frame-source';
@@ -93,7 +94,14 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // So are the uploads a killed engine was receiving.
   const tmpDir = join(dataDir, 'tmp');
   await rm(tmpDir, { recursive: true, force: true });
-  const previews = new PreviewStreams({ ffmpeg, root: liveRoot, clock, maxSourcePixels });
+  const liveLimits = { ...LIVE_DEFAULTS, ...options.live };
+  const previews = new PreviewStreams({
+    ffmpeg,
+    root: liveRoot,
+    clock,
+    maxSourcePixels,
+    maxPreviews: liveLimits.maxPreviews,
+  });
   // The server is made first: its logger is every part's, and nothing listens before the end.
   const api = createServer(options.logLevel ?? 'info', options.connections);
   const log = api.log;
@@ -120,7 +128,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     clock,
     dataDir,
     (zapkId) => packageUse.uses(zapkId),
-    (model, labels) => pool.checkModel(model, labels),
+    (model, labels, signal) => pool.checkModel(model, labels, signal),
   );
 
   // Results flow one way: analysis -> held events -> outbox -> delivery and MQTT.
@@ -142,7 +150,15 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     // Frames of real sources are stamped with real time (rules time loitering by it), not the
     // injected clock, which tests move by hours while the video plays.
     now: () => Date.now(),
-    live: { ffmpeg, root: liveRoot, clock },
+    live: {
+      ffmpeg,
+      root: liveRoot,
+      clock,
+      ...aiVideoSlots(liveLimits),
+      maxPerTask: liveLimits.maxAiVideosPerTask,
+      pushTimeoutMs: liveLimits.pushTimeoutMs,
+      onPushEnded: (server, reason) => log.warn(`the AI video's push to ${server} ${reason}`),
+    },
     openStream: (source, taskFps) =>
       new StreamWatchdog(source, {
         clock,

@@ -7,6 +7,7 @@ import type { DeliveryOptions } from './callbacks/worker';
 import type { Clock } from './clock';
 import type { EventBus } from './events/bus';
 import type { PoolOptions } from './inference/pool';
+import type { LiveLimits } from './live/limits';
 import type { HwaccelSetting } from './media/hwaccel';
 
 export interface EngineOptions {
@@ -71,6 +72,11 @@ export interface EngineOptions {
    * host, how long a model that overran is refused, installs waiting for a check (POOL_DEFAULTS).
    */
   inference?: Partial<PoolOptions>;
+  /**
+   * Video processes a caller may start (LIVE_DEFAULTS): previews (4), AI-video encoders (16, 4 per
+   * task), RTMP pushes (16), and how long a push may be down before it is ended (60 s).
+   */
+  live?: Partial<LiveLimits>;
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
 }
 

@@ -1079,8 +1079,10 @@ describe('upload checks, and endpoints whose analysis comes later: validated, th
       await t.call('POST', `/api/task/${videoTask}/ailive`, {
         json: { app_ids: ['person'], rtmp: 'rtmp://127.0.0.1/live/x', bitrate: 2000 },
       }),
-    ) as { stream: string; hls_url: string; rtmp: string };
-    expect(Object.keys(live).sort()).toEqual(['hls_url', 'rtmp', 'stream']);
+    ) as { stream: string; hls_url: string; rtmp: string; bitrate: number };
+    // The contract's three fields, and the extension: the bitrate step the video is encoded at.
+    expect(Object.keys(live).sort()).toEqual(['bitrate', 'hls_url', 'rtmp', 'stream']);
+    expect(live.bitrate).toBe(2000);
     expect(live.rtmp).toBe('rtmp://127.0.0.1/live/x');
     expect(live.hls_url).toMatch(
       new RegExp(`^http://127\\.0\\.0\\.1:\\d+/api/task/${videoTask}/livestream/`),

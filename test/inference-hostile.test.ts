@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +9,7 @@ import type { OnnxModelRef } from '../engine/inference/protocol';
 import { Quarantine } from '../engine/inference/quarantine';
 import type { Frame } from '../engine/inference/types';
 import type { TaskView } from '../engine/tasks/schema';
-import { isAlive } from './helpers/child';
+import { inferenceChildren, isAlive } from './helpers/child';
 import {
   ADMIN_PASSWORD,
   type Answer,
@@ -68,26 +67,6 @@ async function basketball(): Promise<Frame> {
 }
 
 const seconds = (since: number) => (performance.now() - since) / 1000;
-
-/** Pids of the inference processes (hosts and checks) among a process's children. */
-function inferenceChildren(pid: number): number[] {
-  let children: number[] = [];
-  try {
-    children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
-      .trim()
-      .split('\n')
-      .map(Number);
-  } catch {
-    return [];
-  }
-  return children.filter((child) => {
-    try {
-      return /inference|worker\.ts/.test(readFileSync(`/proc/${child}/cmdline`, 'utf8'));
-    } catch {
-      return false;
-    }
-  });
-}
 
 describe('hostile models in the inference pool', () => {
   const pool = new InferencePool({ workers: 2, ...BOUNDS });

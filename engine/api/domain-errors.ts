@@ -3,6 +3,7 @@ import type { DeliveryErrorKind } from '../callbacks/delivery-error';
 import { DomainError } from '../domain-error';
 import type { AlarmErrorKind } from '../events/review';
 import type { ImageErrorKind } from '../images/image-error';
+import type { LiveErrorKind } from '../live/limits';
 import type { OptimizationErrorKind } from '../optimization/optimization-error';
 import type { PackageErrorKind } from '../packages/registry';
 import type { TaskErrorKind } from '../tasks/task-error';
@@ -20,7 +21,8 @@ type DomainErrorKind =
   | DeliveryErrorKind
   | AlarmErrorKind
   | OptimizationErrorKind
-  | TaskErrorKind;
+  | TaskErrorKind
+  | LiveErrorKind;
 const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'package.not_found': 'PACKAGE_NOT_FOUND',
   'package.app_not_found': 'APP_NOT_FOUND',
@@ -56,6 +58,7 @@ const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'task.change_detection_not_diff': 'CHANGE_DETECTION_NOT_DIFF',
   'task.time_series_not_video': 'TIME_SERIES_NOT_VIDEO',
   'task.image_too_soon': 'IMAGE_TOO_SOON',
+  'live.limit': 'VIDEO_LIMIT',
 };
 
 /** The envelope error for a domain error; undefined for anything else. */

@@ -184,6 +184,12 @@ export const ERRORS = {
     meaning:
       'Too many package installs already wait for their model check; nothing was installed, try again shortly',
   },
+  VIDEO_LIMIT: {
+    code: 50304,
+    status: 503,
+    meaning:
+      'The engine already runs as many previews, AI-video encoders (of the engine or of the task) or RTMP pushes as it allows; nothing was started, retry after Retry-After seconds',
+  },
   DISK_FULL: {
     code: 50701,
     status: 507,

@@ -98,6 +98,10 @@ export const AiLiveData = Type.Object({
     description: 'Absolute URL of the HLS playlist; send the token as header or ?token=',
   }),
   rtmp: Type.String({ description: 'The push address, or "" without a push' }),
+  bitrate: Type.Integer({
+    description:
+      'Extension: kbit/s the video is encoded at, the requested bitrate rounded down to a step (shared by every request on that step)',
+  }),
 });
 
 export const StreamData = Type.Object({

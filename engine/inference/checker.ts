@@ -6,6 +6,11 @@ export class ChecksBusyError extends Error {
   override name = 'ChecksBusyError';
 }
 
+/** The install that asked for a check went away (its client disconnected): the check was dropped. */
+export class CheckCancelledError extends Error {
+  override name = 'CheckCancelledError';
+}
+
 export interface CheckLimits {
   /** Longest one check may take, process start and model load included, in ms. */
   deadlineMs: number;
@@ -14,6 +19,8 @@ export interface CheckLimits {
 }
 
 const closedError = () => new Error('the inference pool is closed');
+const cancelledError = () =>
+  new CheckCancelledError('the install was abandoned: its model check was cancelled');
 
 /**
  * Checks the models of packages being installed, each in a short-lived host process of its own
@@ -33,11 +40,16 @@ export class ModelChecker {
     private readonly limits: CheckLimits,
   ) {}
 
-  /** The model's problem in plain words, or null when it fits its manifest entry and labels. */
-  async check(model: OnnxModelRef, labels: number): Promise<string | null> {
-    await this.turn();
+  /**
+   * The model's problem in plain words, or null when it fits its manifest entry and labels. When
+   * `signal` aborts, a waiting check leaves the queue and a running one has its process killed:
+   * either rejects with CheckCancelledError and the next install's check goes ahead.
+   */
+  async check(model: OnnxModelRef, labels: number, signal?: AbortSignal): Promise<string | null> {
+    if (signal?.aborted) throw cancelledError();
+    await this.turn(signal);
     try {
-      return await this.run(model, labels);
+      return await this.run(model, labels, signal);
     } finally {
       this.next();
     }
@@ -50,7 +62,7 @@ export class ModelChecker {
     await this.current?.close(0);
   }
 
-  private turn(): Promise<void> {
+  private turn(signal?: AbortSignal): Promise<void> {
     if (this.closed) return Promise.reject(closedError());
     if (!this.running) {
       this.running = true;
@@ -63,7 +75,23 @@ export class ModelChecker {
         ),
       );
     }
-    return new Promise((start, cancel) => this.waiting.push({ start, cancel }));
+    return new Promise((start, cancel) => {
+      const waiter = {
+        start: () => {
+          signal?.removeEventListener('abort', leave);
+          start();
+        },
+        cancel,
+      };
+      // An abandoned install gives its place in the queue back at once.
+      const leave = () => {
+        const at = this.waiting.indexOf(waiter);
+        if (at >= 0) this.waiting.splice(at, 1);
+        cancel(cancelledError());
+      };
+      signal?.addEventListener('abort', leave, { once: true });
+      this.waiting.push(waiter);
+    });
   }
 
   private next(): void {
@@ -72,15 +100,21 @@ export class ModelChecker {
     else this.running = false;
   }
 
-  private async run(model: OnnxModelRef, labels: number): Promise<string | null> {
+  private async run(model: OnnxModelRef, labels: number, signal?: AbortSignal): Promise<string | null> {
     if (this.closed) throw closedError();
+    if (signal?.aborted) throw cancelledError();
     const host = new InferenceHost(this.hostLimits);
     this.current = host;
+    // An abandoned install's check is killed like one at engine shutdown, and fails as cancelled.
+    const kill = () => void host.close(0);
+    signal?.addEventListener('abort', kill, { once: true });
     try {
       const request = { id: this.nextId++, kind: 'check' as const, model, labels };
       const reply = (await host.run(request, null, this.limits.deadlineMs)) as CheckReply;
+      if (signal?.aborted) throw cancelledError();
       return reply.problem;
     } catch (error) {
+      if (signal?.aborted) throw cancelledError();
       if (!(error instanceof HostFailure)) throw error;
       if (error.failure === 'closed') throw closedError();
       // Not the model's fault: the install fails as an engine error, not as an invalid package.
@@ -88,6 +122,7 @@ export class ModelChecker {
         throw new Error(`the model check could not start: ${error.message}`);
       return this.problemOf(error);
     } finally {
+      signal?.removeEventListener('abort', kill);
       this.current = null;
       await host.close(0);
     }

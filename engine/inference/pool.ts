@@ -217,11 +217,11 @@ export class InferencePool {
    * Loads the model in a short-lived process of its own, runs it once and compares its output with
    * the family and the number of labels: resolves with the problem in plain words (an overrun of
    * time or memory included), or null when it fits. Rejects with ChecksBusyError when too many
-   * checks wait already.
+   * checks wait already, with CheckCancelledError once `signal` aborts (the check is dropped).
    */
-  checkModel(model: OnnxModelRef, labels: number): Promise<string | null> {
+  checkModel(model: OnnxModelRef, labels: number, signal?: AbortSignal): Promise<string | null> {
     if (this.closed) return Promise.reject(closedError());
-    return this.checker.check(model, labels);
+    return this.checker.check(model, labels, signal);
   }
 
   /**

@@ -5,8 +5,17 @@ import type { Osd } from '../tasks/schema';
 import { LiveEncoder } from './encoder';
 import { channelFeed, Fmp4Channel } from './fmp4-channel';
 import { FramePacer } from './frame-pacer';
+import type { Slots } from './limits';
 import { LiveOverlay } from './live-overlay';
 import { RtmpPush } from './push';
+
+/** What the pushes of a video share with every other video's: their slots and timeout. */
+export interface PushSettings {
+  slots: Slots;
+  timeoutMs: number;
+  /** A push of this video ended on its own (its URL and why). */
+  onEnded(url: string, reason: string): void;
+}
 
 export interface AiStreamSettings {
   ffmpeg: string;
@@ -17,6 +26,15 @@ export interface AiStreamSettings {
   width: number;
   height: number;
   fps: number;
+  pushes: PushSettings;
+}
+
+interface Push {
+  push: RtmpPush;
+  /** Viewers that asked for this address. */
+  users: number;
+  /** Gives the push's slot back. */
+  release: () => void;
 }
 
 /** How often a silent source is checked for repeats owed to the encoder. */
@@ -31,7 +49,7 @@ export class AiStream {
   private readonly overlay: LiveOverlay;
   private readonly encoder: LiveEncoder;
   private readonly pacer: FramePacer;
-  private readonly pushes = new Map<string, { push: RtmpPush; users: number }>();
+  private readonly pushes = new Map<string, Push>();
   /** The low-latency viewers (WebSocket, fragmented MP4). */
   readonly channel = new Fmp4Channel();
   private ticker: NodeJS.Timeout | null = null;
@@ -78,15 +96,28 @@ export class AiStream {
     this.overlay.setOsd(osd);
   }
 
-  /** Adds a push target; the same URL twice is one push (a server takes one publisher per name). */
+  /**
+   * Adds a push target; the same URL twice is one push (a server takes one publisher per name). A
+   * new push takes a slot (throws DomainError 'live.limit' when none is free); one that ended is
+   * started afresh.
+   */
   addPush(url: string, ffmpeg: string): void {
     const entry = this.pushes.get(url);
-    if (entry) {
+    if (entry && !entry.push.ended) {
       entry.users += 1;
       return;
     }
-    const push = new RtmpPush(url, ffmpeg);
-    this.pushes.set(url, { push, users: 1 });
+    const { slots, timeoutMs, onEnded } = this.settings.pushes;
+    const release = slots.take();
+    const push: RtmpPush = new RtmpPush(url, ffmpeg, {
+      timeoutMs,
+      onEnded: (reason) => {
+        release();
+        // Unless the address was asked for again meanwhile: a fresh push has it now.
+        if (this.pushes.get(url)?.push === push) onEnded(url, reason);
+      },
+    });
+    this.pushes.set(url, { push, users: (entry?.users ?? 0) + 1, release });
     push.start();
   }
 
@@ -96,14 +127,16 @@ export class AiStream {
     entry.users -= 1;
     if (entry.users > 0) return;
     this.pushes.delete(url);
+    // The slot is free once the process is gone: the engine never runs more pushes than its bound.
     await entry.push.stop();
+    entry.release();
   }
 
   /** Stops the pushes and the encoder; resolves once every ffmpeg of the stream is gone. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       if (this.ticker) clearInterval(this.ticker);
-      const pushes = [...this.pushes.values()].map(({ push }) => push.stop());
+      const pushes = [...this.pushes.values()].map(({ push, release }) => push.stop().then(release));
       this.pushes.clear();
       await Promise.all([...pushes, this.encoder.stop()]);
     })();

@@ -15,6 +15,7 @@ import {
   waitForPlaylist,
 } from './hls-files';
 import { DEFAULT_IDLE_MS, IdleWatch } from './idle-watch';
+import { LIVE_DEFAULTS, Slots } from './limits';
 import { SupervisedFfmpeg } from './supervised-ffmpeg';
 
 export interface PreviewDeps {
@@ -28,6 +29,8 @@ export interface PreviewDeps {
   openTimeoutMs?: number;
   /** Sources with larger frames are refused. Default DEFAULT_MAX_SOURCE_PIXELS. */
   maxSourcePixels?: number;
+  /** Previews at once; more are refused (LiveLimits.maxPreviews). */
+  maxPreviews?: number;
 }
 
 export interface PreviewInfo {
@@ -41,6 +44,8 @@ interface Preview extends PreviewInfo {
   child: SupervisedFfmpeg;
   channel: Fmp4Channel;
   idle: IdleWatch | null;
+  /** Gives the preview's slot back. */
+  release: () => void;
 }
 
 const DEFAULT_OPEN_TIMEOUT_MS = 15_000;
@@ -76,21 +81,40 @@ function previewArgs(source: SourceUrl, startNumber: number, maxPixels?: number)
  * preview, started at once beside the probe that reads the source's frame size; open() answers when
  * both the size and the first encoded frame are there. HLS in the preview's own folder, fragmented
  * MP4 to low-latency viewers. A preview nobody fetched anything of for the idle time is released,
- * so a console that went away leaves nothing running.
+ * so a console that went away leaves nothing running. Previews are bounded: each holds a slot from
+ * its request until it is released or fails to open.
  */
 export class PreviewStreams {
   private readonly previews = new Map<string, Preview>();
+  private readonly slots: Slots;
   private closed = false;
 
-  constructor(private readonly deps: PreviewDeps) {}
+  constructor(private readonly deps: PreviewDeps) {
+    const max = deps.maxPreviews ?? LIVE_DEFAULTS.maxPreviews;
+    this.slots = new Slots(
+      max,
+      `the engine already runs ${max} previews, the most it allows; release one (DELETE /api/stream/{stream_id}) or try again later`,
+    );
+  }
 
-  /** Opens a preview; rejects (leaving nothing behind) when the source gives no frame. */
+  /**
+   * Opens a preview; rejects (leaving nothing behind) when the source gives no frame, and with
+   * DomainError 'live.limit' when every preview slot is taken.
+   */
   async open(source: SourceUrl): Promise<PreviewInfo> {
     const timeoutMs = this.deps.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
     const maxPixels = this.deps.maxSourcePixels;
+    const release = this.slots.take();
     const id = newStreamId();
-    const dir = await this.deps.root.create(`preview-${id}`);
+    let dir: string;
+    try {
+      dir = await this.deps.root.create(`preview-${id}`);
+    } catch (error) {
+      release();
+      throw error;
+    }
     if (this.closed) {
+      release();
       await this.deps.root.remove(dir);
       throw new Error('the engine is stopping');
     }
@@ -108,7 +132,7 @@ export class PreviewStreams {
     const feed = channelFeed(channel, () => framed());
     child.on('extra', feed.write);
     child.on('spawned', feed.restart);
-    const preview: Preview = { id, width: 0, height: 0, dir, child, channel, idle: null };
+    const preview: Preview = { id, width: 0, height: 0, dir, child, channel, idle: null, release };
     this.previews.set(id, preview);
     child.start();
     try {
@@ -158,6 +182,7 @@ export class PreviewStreams {
     this.previews.delete(id);
     preview.idle?.cancel();
     await preview.child.stop();
+    preview.release();
     await this.deps.root.remove(preview.dir);
     return true;
   }

@@ -36,6 +36,8 @@ export interface SupervisedEvents {
   extra: [Buffer];
   /** A new process started: its outputs begin afresh. */
   spawned: [];
+  /** The process's output came up (markLive). */
+  live: [];
 }
 
 /** How long stop() waits after SIGTERM (ffmpeg finishing its files) before SIGKILL. */
@@ -78,6 +80,7 @@ export class SupervisedFfmpeg extends EventEmitter<SupervisedEvents> {
     if (this.current !== 'connecting') return;
     this.backoff.reset();
     this.current = 'live';
+    this.emit('live');
   }
 
   /**

@@ -4,9 +4,12 @@ import type { StreamWatchdog, WatchdogFrame } from '../media/stream-watchdog';
 import type { AnalysedFrame, TaskPipeline } from '../pipeline/task-pipeline';
 import type { Osd } from '../tasks/schema';
 import { AiStream } from './ai-stream';
+import { bitrateStep } from './bitrate';
 import type { Fmp4Channel } from './fmp4-channel';
 import { type HlsFile, type HlsRoot, newStreamId, readHlsFile } from './hls-files';
 import { DEFAULT_IDLE_MS, IdleWatch } from './idle-watch';
+import { limitReached, type Slots } from './limits';
+import { redacted } from './push';
 
 export interface LiveDeps {
   ffmpeg: string;
@@ -15,6 +18,16 @@ export interface LiveDeps {
   clock: Clock;
   /** A viewer without an RTMP push that fetched nothing for this long is released. Default 60 s. */
   idleMs?: number;
+  /** The AI-video encoders of every task together (LiveLimits.maxAiVideos). */
+  encoders: Slots;
+  /** Encoders one task may run (LiveLimits.maxAiVideosPerTask). */
+  maxPerTask: number;
+  /** The RTMP pushes of every task together (LiveLimits.maxPushes). */
+  pushes: Slots;
+  /** LiveLimits.pushTimeoutMs. */
+  pushTimeoutMs: number;
+  /** Told when a push ends on its own: the redacted server and why (the engine logs it). */
+  onPushEnded?(server: string, reason: string): void;
 }
 
 export interface LiveRequest {
@@ -29,20 +42,30 @@ interface Viewer {
   id: string;
   key: string;
   rtmp: string;
-  /** Push-less viewers only: the RTMP server is the consumer of a push, not a player. */
+  /**
+   * Push-less viewers, and those whose push ended: the RTMP server is the consumer of a push, not
+   * a player.
+   */
   idle: IdleWatch | null;
 }
 
+/** A running video: the key of its app_ids and bitrate, and the encoder slot it holds. */
+interface Feeding {
+  key: string;
+  release: () => void;
+}
+
 /**
- * The AI videos of one running task. Requests for the same applications and bitrate share one
- * encoder (each gets its own `stream` id); the encoder stops with its last viewer. While any video
- * runs, the task's source passes every frame (the analysis still takes only its own rate of them),
- * and it goes back to the analysis rate after the last one.
+ * The AI videos of one running task. Requests for the same applications and bitrate step
+ * (bitrate.ts) share one encoder (each gets its own `stream` id); the encoder stops with its last
+ * viewer. Encoders are bounded per task and, through shared slots, per engine; so are pushes. While
+ * any video runs, the task's source passes every frame (the analysis still takes only its own rate
+ * of them), and it goes back to the analysis rate after the last one.
  */
 export class TaskLive {
   private readonly streams = new Map<string, Promise<AiStream>>();
-  /** Streams being fed frames, with their key: from before their encoder is ready until they stop. */
-  private readonly feeding = new Map<AiStream, string>();
+  /** Streams being fed frames: from before their encoder is ready until they stop. */
+  private readonly feeding = new Map<AiStream, Feeding>();
   private readonly viewers = new Map<string, Viewer>();
   private closed = false;
   private readonly onFrame = (frame: WatchdogFrame) => {
@@ -63,13 +86,24 @@ export class TaskLive {
     pipeline.on('analysed', this.onAnalysed);
   }
 
-  /** A new viewer of the AI video of these apps at this bitrate; starts its encoder if need be. */
-  async open(request: LiveRequest): Promise<{ id: string }> {
+  /**
+   * A new viewer of the AI video of these apps at the bitrate's step; starts its encoder if need
+   * be. Throws DomainError 'live.limit' when that would pass the task's or the engine's encoders or
+   * pushes; nothing is started then.
+   */
+  async open(request: LiveRequest): Promise<{ id: string; bitrateKbps: number }> {
     if (this.closed) throw new Error('the task is closing');
-    const key = `${[...request.appIds].sort().join(',')}|${request.bitrateKbps}`;
+    const bitrateKbps = bitrateStep(request.bitrateKbps);
+    const key = `${[...request.appIds].sort().join(',')}|${bitrateKbps}`;
     let starting = this.streams.get(key);
     if (!starting) {
-      starting = this.startStream(request, key);
+      if (this.streams.size >= this.deps.maxPerTask) {
+        throw limitReached(
+          `the task already runs ${this.streams.size} AI videos, the most one task may; ask for the app_ids and bitrate of one of them, or release one`,
+        );
+      }
+      const release = this.deps.encoders.take();
+      starting = this.startStream({ ...request, bitrateKbps }, key, release);
       this.streams.set(key, starting);
       starting.catch(() => {
         if (this.streams.get(key) === starting) this.streams.delete(key);
@@ -79,12 +113,21 @@ export class TaskLive {
     const stream = await starting;
     if (this.closed || this.streams.get(key) !== starting) throw new Error('the AI video was stopped');
     const id = newStreamId();
-    const idle = request.rtmp
-      ? null
-      : new IdleWatch(this.deps.clock, this.deps.idleMs ?? DEFAULT_IDLE_MS, () => void this.close(id));
-    this.viewers.set(id, { id, key, rtmp: request.rtmp, idle });
-    if (request.rtmp) stream.addPush(request.rtmp, this.deps.ffmpeg);
-    return { id };
+    const viewer: Viewer = { id, key, rtmp: '', idle: null };
+    this.viewers.set(id, viewer);
+    if (request.rtmp) {
+      try {
+        stream.addPush(request.rtmp, this.deps.ffmpeg);
+      } catch (error) {
+        // No push slot: the viewer goes, and the encoder with it if it was started for this request.
+        await this.close(id);
+        throw error;
+      }
+      viewer.rtmp = request.rtmp;
+    } else {
+      viewer.idle = this.idleWatch(id);
+    }
+    return { id, bitrateKbps };
   }
 
   /** Releases a viewer; false when there is none with that id. */
@@ -151,43 +194,75 @@ export class TaskLive {
 
   /** Each video of the task with its viewers, encoder and pushes. */
   health(): AiVideoHealth[] {
-    return [...this.feeding].map(([stream, key]) =>
+    return [...this.feeding].map(([stream, { key }]) =>
       stream.health([...this.viewers.values()].filter((viewer) => viewer.key === key).length),
     );
   }
 
-  private async startStream(request: LiveRequest, key: string): Promise<AiStream> {
-    await this.stream.setFullRate(true);
-    const info = this.stream.info;
-    if (!info || this.closed) throw new Error('the task has no running source');
-    const dir = await this.deps.root.create(`ai-${newStreamId()}`);
-    if (this.closed) {
-      await this.deps.root.remove(dir);
-      throw new Error('the task was closed');
+  private idleWatch(viewerId: string): IdleWatch {
+    return new IdleWatch(
+      this.deps.clock,
+      this.deps.idleMs ?? DEFAULT_IDLE_MS,
+      () => void this.close(viewerId),
+    );
+  }
+
+  /**
+   * A push of a video ended on its own: its viewers are held like push-less ones from now on, so
+   * the encoder stops once nobody fetches its HLS either; the push stays in the health, stopped,
+   * with why, until then.
+   */
+  private pushEnded(key: string, url: string, server: string, reason: string): void {
+    for (const viewer of this.viewers.values()) {
+      if (viewer.key === key && viewer.rtmp === url && !viewer.idle) viewer.idle = this.idleWatch(viewer.id);
     }
-    const stream = new AiStream({
-      ffmpeg: this.deps.ffmpeg,
-      dir,
-      appIds: request.appIds,
-      bitrateKbps: request.bitrateKbps,
-      osd: this.osd,
-      width: info.width,
-      height: info.height,
-      fps: info.fps,
-    });
-    this.feeding.set(stream, key);
+    this.deps.onPushEnded?.(server, reason);
+  }
+
+  private async startStream(request: LiveRequest, key: string, release: () => void): Promise<AiStream> {
     try {
-      await stream.start();
+      await this.stream.setFullRate(true);
+      const info = this.stream.info;
+      if (!info || this.closed) throw new Error('the task has no running source');
+      const dir = await this.deps.root.create(`ai-${newStreamId()}`);
+      if (this.closed) {
+        await this.deps.root.remove(dir);
+        throw new Error('the task was closed');
+      }
+      const stream = new AiStream({
+        ffmpeg: this.deps.ffmpeg,
+        dir,
+        appIds: request.appIds,
+        bitrateKbps: request.bitrateKbps,
+        osd: this.osd,
+        width: info.width,
+        height: info.height,
+        fps: info.fps,
+        pushes: {
+          slots: this.deps.pushes,
+          timeoutMs: this.deps.pushTimeoutMs,
+          onEnded: (url, reason) => this.pushEnded(key, url, redacted(url), reason),
+        },
+      });
+      this.feeding.set(stream, { key, release });
+      try {
+        await stream.start();
+      } catch (error) {
+        await this.stopStream(stream);
+        throw error;
+      }
+      return stream;
     } catch (error) {
-      await this.stopStream(stream);
+      release();
       throw error;
     }
-    return stream;
   }
 
   private async stopStream(stream: AiStream): Promise<void> {
+    const feeding = this.feeding.get(stream);
     this.feeding.delete(stream);
     await stream.stop();
+    feeding?.release();
     await this.deps.root.remove(stream.dir);
   }
 

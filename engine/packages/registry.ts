@@ -10,7 +10,7 @@ import { ruleProblems } from '../rules/validate';
 import type { ListedApp, ListedPackage } from './listing';
 import type { Manifest, ModelSpec } from './manifest';
 import type { AppRow, PackageRow, PackagesRepository } from './packages-repository';
-import { extractZapk, inspectZapk, loadManifestDir, ZapkError } from './zapk';
+import { extractZapk, inspectZapk, loadManifestDir, sha256File, ZapkError } from './zapk';
 
 export interface InstalledApp {
   zapk_id: string;
@@ -55,8 +55,15 @@ export type PackageErrorKind =
 /** A package is "in use" while a task that is not closed runs one of its apps. */
 export type PackageInUse = (zapkId: string) => boolean;
 
-/** Runs a model once and says what of it disagrees with its manifest entry and labels, or null. */
-export type ModelCheck = (model: InstalledModel & { file: string }, labels: number) => Promise<string | null>;
+/**
+ * Runs a model once and says what of it disagrees with its manifest entry and labels, or null;
+ * rejects once `signal` aborts (the install was abandoned).
+ */
+export type ModelCheck = (
+  model: InstalledModel & { file: string },
+  labels: number,
+  signal?: AbortSignal,
+) => Promise<string | null>;
 
 /** What an install did: `upgraded` is the contract's flag (any replacement), `change` says which. */
 export interface PackageChange {
@@ -104,15 +111,20 @@ export class PackageRegistry {
     }
   }
 
-  /** Installs or upgrades from a .zapk file; returns the package id and whether it replaced one. */
-  async installZapk(zapkPath: string): Promise<PackageChange> {
+  /**
+   * Installs or upgrades from a .zapk file; returns the package id and whether it replaced one.
+   * Once `signal` aborts (the uploading client went away), its model checks are cancelled and
+   * nothing is installed.
+   */
+  async installZapk(zapkPath: string, signal?: AbortSignal): Promise<PackageChange> {
     const manifest = await inspectZapk(zapkPath);
     // Refused early here, and decided for good at commit: a task may start while the files unpack.
     this.refuseIfInUse(manifest.zapk_id, 'upgraded');
     const dir = join(this.packagesDir, `${manifest.zapk_id}-${randomUUID()}`);
     await extractZapk(zapkPath, dir);
     try {
-      await this.checkModels(manifest, dir);
+      await this.checkModels(manifest, dir, signal);
+      signal?.throwIfAborted();
       return this.commit(manifest, dir, false);
     } catch (error) {
       await rm(dir, { recursive: true, force: true });
@@ -144,19 +156,29 @@ export class PackageRegistry {
    * Each ONNX model is loaded and run once before the package is accepted, so a model that does not
    * load, takes another input size, or scores another number of classes than its labels is refused
    * at install (400 40003, as every invalid package) instead of failing every frame of every task later.
+   * Entries whose weights have one content (one file, or copies of it) and that give the check the
+   * same family, input and number of labels are one model to the check: it runs once for them all,
+   * so a manifest listing one file a thousand times costs one check, not a thousand.
    */
-  private async checkModels(manifest: Manifest, dir: string): Promise<void> {
+  private async checkModels(manifest: Manifest, dir: string, signal?: AbortSignal): Promise<void> {
     if (!this.checkModel) return;
     const labels = readLabels(manifest, dir);
+    const digests = new Map<string, string>();
+    const problems = new Map<string, string | null>();
     for (const [modelId, spec] of Object.entries(manifest.models)) {
       if (!hasWeights(spec.family) || spec.file === undefined) continue;
-      const model = {
-        key: `check:${dir}#${modelId}`,
-        name: `${manifest.zapk_id}/${modelId}`,
-        spec,
-        file: join(dir, spec.file),
-      };
-      const problem = await this.checkModel(model, labels[modelId]?.length ?? 0);
+      signal?.throwIfAborted();
+      const file = join(dir, spec.file);
+      const labelCount = labels[modelId]?.length ?? 0;
+      const digest = digests.get(file) ?? (await sha256File(file));
+      digests.set(file, digest);
+      const sameCheck = JSON.stringify([digest, spec.family, spec.input, spec.change_output, labelCount]);
+      let problem = problems.get(sameCheck);
+      if (problem === undefined) {
+        const model = { key: `check:${dir}#${modelId}`, name: `${manifest.zapk_id}/${modelId}`, spec, file };
+        problem = await this.checkModel(model, labelCount, signal);
+        problems.set(sameCheck, problem);
+      }
       if (problem !== null) throw new ZapkError(`manifest.models.${modelId}: the model ${problem}`);
     }
   }

@@ -427,7 +427,8 @@ async function readSmallFile(path: string, limit: number, what: string): Promise
   return readFile(path);
 }
 
-async function sha256File(path: string): Promise<string> {
+/** The lower-case hex SHA-256 of a file's content, read as a stream. */
+export async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');
   await pipeline(createReadStream(path), hash);
   return hash.digest('hex');

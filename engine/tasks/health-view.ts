@@ -93,10 +93,12 @@ function videoText(video: AiVideoHealth): string {
   return parts.join('; ');
 }
 
-/** 'live', 'connecting', or 'retrying in 4 s (ffmpeg's last error)'. */
+/** 'live', 'connecting', 'retrying in 4 s (ffmpeg's last error)', or why a push ended. */
 export function ffmpegText(ffmpeg: FfmpegHealth): string {
   if (ffmpeg.state === 'retrying')
     return `retrying in ${ffmpeg.retry_in_s ?? 0} s (${ffmpeg.last_error ?? ''})`;
+  // A push that ended on its own says why ('ended: not up for 60 s (last error: ...)').
+  if (ffmpeg.state === 'stopped' && ffmpeg.last_error) return ffmpeg.last_error;
   return ffmpeg.last_error && ffmpeg.state === 'connecting'
     ? `connecting (last error: ${ffmpeg.last_error})`
     : ffmpeg.state;

@@ -1,4 +1,5 @@
 import { type ChildProcess, execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 /** Stops a child process (SIGTERM unless told) and waits for it to exit; nothing to do once it has. */
 export async function terminate(
@@ -35,4 +36,24 @@ export function ffmpegChildrenOf(pid: number): number[] {
     // pgrep exits 1 when nothing matches.
     return [];
   }
+}
+
+/** Pids of the inference processes (hosts and checks) among a process's children. */
+export function inferenceChildren(pid: number): number[] {
+  let children: number[] = [];
+  try {
+    children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .map(Number);
+  } catch {
+    return [];
+  }
+  return children.filter((child) => {
+    try {
+      return /inference|worker\.ts/.test(readFileSync(`/proc/${child}/cmdline`, 'utf8'));
+    } catch {
+      return false;
+    }
+  });
 }

@@ -1,5 +1,6 @@
 import type { WebSocket } from '@fastify/websocket';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError } from '../../domain-error';
 import type { Fmp4Channel } from '../../live/fmp4-channel';
 import { type HlsFile, isSegmentName } from '../../live/hls-files';
 import type { PreviewInfo } from '../../live/preview';
@@ -88,7 +89,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
           `task ${taskId} has no open source right now (status ${task.status}); try again once it runs`,
         );
       }
-      let viewer: { id: string };
+      let viewer: { id: string; bitrateKbps: number };
       try {
         viewer = await live.open({
           appIds: request.body.app_ids,
@@ -96,6 +97,8 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
           rtmp,
         });
       } catch (error) {
+        // A limit reached (503 50304 with Retry-After) is the caller's to handle, not an engine fault.
+        if (error instanceof DomainError) throw error;
         request.log.error({ err: error }, `the AI video of task ${taskId} did not start`);
         throw new ApiError('INTERNAL', `the AI video did not start: ${(error as Error).message}`);
       }
@@ -103,6 +106,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
         stream: viewer.id,
         hls_url: `${origin(request)}/api/task/${taskId}/livestream/${viewer.id}/index.m3u8`,
         rtmp,
+        bitrate: viewer.bitrateKbps,
       });
     },
   );
@@ -187,6 +191,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
       try {
         preview = await ctx.previews.open(parsed);
       } catch (error) {
+        if (error instanceof DomainError) throw error;
         if (error instanceof SourceTooLargeError)
           throw new ApiError('SOURCE_TOO_LARGE', `video_url: ${error.message}`);
         throw new ApiError(

@@ -40,7 +40,7 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
         response: { 200: Envelope(PackageInstalled) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const file = await request.file({ limits: { fileSize: MAX_PACKAGE_BYTES, files: 1 } });
       if (file?.fieldname !== 'file') {
         throw new ApiError(
@@ -50,17 +50,32 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
       }
       await mkdir(ctx.tmpDir, { recursive: true });
       const upload = join(ctx.tmpDir, `upload-${randomUUID()}.zapk`);
+      // A client that goes away before the answer abandons the install: its model checks are
+      // cancelled (their processes killed, their places in the check queue given back).
+      const abandoned = new AbortController();
+      const onClose = () => {
+        if (!reply.raw.writableFinished) abandoned.abort();
+      };
+      reply.raw.on('close', onClose);
       try {
         await pipeline(file.file, createWriteStream(upload));
         if (file.file.truncated)
           throw new ApiError('BODY_TOO_LARGE', 'the package is larger than the 1 GiB accepted');
-        return ok(await ctx.packages.installZapk(upload));
+        return ok(await ctx.packages.installZapk(upload, abandoned.signal));
       } catch (error) {
+        if (abandoned.signal.aborted) {
+          // Nobody is left to answer: the log says it once, at info level (a client's choice, no fault).
+          request.log.info(`a package install was abandoned by its client: ${(error as Error).message}`);
+          reply.hijack();
+          reply.raw.destroy();
+          return reply;
+        }
         if (error instanceof ZapkError)
           throw new ApiError('INVALID_PACKAGE', `invalid .zapk: ${error.message}`);
         if (error instanceof ChecksBusyError) throw new ApiError('MODEL_CHECKS_BUSY', error.message);
         throw error;
       } finally {
+        reply.raw.off('close', onClose);
         await rm(upload, { force: true });
       }
     },
