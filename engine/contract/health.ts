@@ -91,7 +91,9 @@ export const TaskHealth = Type.Object(
             Type.Integer({ minimum: 0, description: 'Source width in pixels; null before the first frame' }),
           ),
           height: Nullable(Type.Integer({ minimum: 0, description: 'Source height in pixels' })),
-          fps: Rate('Frames per second the source delivers'),
+          fps: Rate(
+            "Frames per second the source delivers (ffmpeg's count of decoded frames, before the analysis rate drops any)",
+          ),
           reconnects: Count('Reconnections since the task started'),
           black_frames: Count('Black frames filled in while the stream was lost'),
           last_error: Type.Union([Type.String(), Type.Null()], { description: "The reader's last error" }),
