@@ -2,6 +2,7 @@
 // every part with a job of its own is already out in its own module.
 import { EventEmitter } from 'node:events';
 import { type Clock, systemClock, type TimerHandle } from '../clock';
+import { engineLoopLag, OVERLOAD_HOLD_MS } from '../system/loop-lag';
 import type { PixelSize } from './analysis-size';
 import { BlackFrameFiller } from './black-frame-filler';
 import { framePool } from './frame-pool';
@@ -67,6 +68,8 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
   private emitted = 0;
   private restorations = 0;
   private error = '';
+  /** The last silence the stall detector put down to the engine's own lateness, and when. */
+  private excused = { at: Number.NEGATIVE_INFINITY, reason: '' };
   private connectTimer: TimerHandle | null = null;
   private retryTimer: TimerHandle | null = null;
   private backoffTimer: TimerHandle | null = null;
@@ -91,11 +94,17 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       firstMs: options.backoffFirstMs ?? RECONNECT_POLICY.firstMs,
       maxMs: options.backoffMaxMs ?? RECONNECT_POLICY.maxMs,
     });
+    const loopLag = options.loopLag ?? engineLoopLag();
     this.stall = new StallDetector(this.streamClock, {
       minMs: options.stallMinMs,
       frames: options.stallFrames,
       fps: () => this.streamInfo?.fps ?? DEFAULT_FPS,
       onStall: (windowMs) => this.onStall(windowMs),
+      stolenMs: () => loopLag.stolenMs(),
+      onExcused: (silentMs, lateMs) => {
+        const reason = `no frame for ${seconds(silentMs)} s while the engine's event loop was ${seconds(lateMs)} s behind`;
+        this.excused = { at: this.streamClock.now(), reason };
+      },
     });
     this.filler = new BlackFrameFiller(this.streamClock, options.framePool ?? framePool, (frame) =>
       this.emit('frame', {
@@ -194,6 +203,14 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
   /** How many times the stream was lost and came back. */
   get reconnects(): number {
     return this.restorations;
+  }
+
+  /**
+   * Why the stream counts as overloaded rather than lost: a silence of a whole stall window came
+   * while the engine itself was late, within the last OVERLOAD_HOLD_MS; null otherwise.
+   */
+  get overload(): string | null {
+    return this.streamClock.now() - this.excused.at <= OVERLOAD_HOLD_MS ? this.excused.reason : null;
   }
 
   /** Why the stream was last lost or an attempt failed; '' until then. */

@@ -81,6 +81,11 @@ export interface StreamWatchdogOptions {
    * run, and on that clock every running stream would stall. Tests of the watchdog pass a ManualClock.
    */
   streamClock?: Clock;
+  /**
+   * The engine's event-loop lateness (system/loop-lag.ts): time the loop was late is not counted as
+   * a source's silence. Default: this process's.
+   */
+  loopLag?: { stolenMs(): number };
   /** A running stream is stalled after no frame for max(stallMinMs, stallFrames intervals). */
   stallMinMs?: number;
   stallFrames?: number;

@@ -141,6 +141,7 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     if (!running) return undefined;
     const { pipeline, stream } = running;
     const { analysed, dropped, blackFrames, failures, lastError, inferenceMs } = pipeline.stats;
+    const overload = stream.overload ?? this.deps.overload?.() ?? null;
     return {
       stream: {
         state: stream.state,
@@ -154,6 +155,8 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
         rate_switch_error: stream.rateSwitchFailure || null,
         decoder: { hwaccel: stream.decoder.hwaccel, fallback: stream.decoder.fallback },
       },
+      overloaded: overload !== null,
+      overload,
       analysed_fps: pipeline.analysedFps(),
       target_fps: running.task.analysis_fps,
       frames_analysed: analysed,

@@ -2,6 +2,7 @@ import type { Translation } from '.';
 
 export const en = {
   'status.stalled': 'Stream stalled',
+  'status.overloaded': 'Engine overloaded: frames skipped',
   'status.analysisFailing': 'Analysis failing',
   'tasks.col.name': 'Camera',
   'tasks.group.active': 'Active ({count})',
@@ -31,6 +32,7 @@ export const en = {
   'health.inference': 'Inference',
   'health.ms': '{ms} ms',
   'health.analysisErrors': 'Analysis errors',
+  'health.overloaded': 'Overloaded',
   'health.engineLine': 'Engine’s status line',
   'health.error.denied': 'Access denied: check the user name and password',
   'health.error.notFound': 'Not found: check the stream path',
@@ -43,6 +45,7 @@ export const en = {
 
 export const zhCN: Translation<typeof en> = {
   'status.stalled': '视频流停滞',
+  'status.overloaded': '引擎过载：已跳过部分画面',
   'status.analysisFailing': '分析失败',
   'tasks.col.name': '摄像头',
   'tasks.group.active': '运行中（{count}）',
@@ -71,6 +74,7 @@ export const zhCN: Translation<typeof en> = {
   'health.inference': '推理',
   'health.ms': '{ms} 毫秒',
   'health.analysisErrors': '分析错误',
+  'health.overloaded': '过载',
   'health.engineLine': '引擎状态行',
   'health.error.denied': '拒绝访问：请检查用户名和密码',
   'health.error.notFound': '未找到：请检查视频流路径',
