@@ -42,6 +42,7 @@ import { lockDataDir } from './store/data-dir-lock';
 import { type Db, openDb } from './store/db';
 import { writeUnlessFull } from './store/disk-full';
 import { SettingsRepository } from './store/settings-repository';
+import { engineLoopLag, lagOverload } from './system/loop-lag';
 import { SystemMonitor } from './system/monitor';
 import { DEFAULT_ANALYSIS_FPS } from './tasks/limits';
 import { PackageUse } from './tasks/package-use';
@@ -147,6 +148,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     sink: held,
     createDetector: (app) => createDetector(app.model, pool),
     inferenceIdle: () => pool.idle,
+    overload: () => lagOverload(engineLoopLag()) ?? pool.starved,
     // Frames of real sources are stamped with real time (rules time loitering by it), not the
     // injected clock, which tests move by hours while the video plays.
     now: () => Date.now(),

@@ -253,9 +253,11 @@ describe('FrameSource', () => {
     expect(rtspArgs[rtspArgs.indexOf('-threads') + 1]).toBe('1');
     expect(rtspArgs).not.toContain('-re');
     const fileArgs = new FrameSource({ kind: 'file', input: VIDEO }, { outputFps: 5 }).args();
+    // A null output of every decoded frame first, so that ffmpeg's progress on fd 3 counts them.
     expect(fileArgs.join(' ')).toContain(
-      `-protocol_whitelist file -re -stream_loop -1 -i ${VIDEO} -map 0:v:0 -an -sn -dn -vf fps=5,${boundingScaleFilter()} -f image2pipe`,
+      `-protocol_whitelist file -re -stream_loop -1 -i ${VIDEO} -map 0:v:0 -c:v wrapped_avframe -f null - -map 0:v:0 -an -sn -dn -vf fps=5,${boundingScaleFilter()} -f image2pipe`,
     );
+    expect(fileArgs.join(' ')).toContain('-progress pipe:3 -stats_period 0.5');
     expect(rtspArgs[rtspArgs.indexOf('-vf') + 1]).toBe(boundingScaleFilter());
   });
 
@@ -317,6 +319,36 @@ describe('FrameSource', () => {
     await full.stop();
     expect((await exit)[0]).toMatchObject({ stopped: true });
     expect(isAlive(full.pid)).toBe(false);
+  });
+
+  it('counts what the source delivers (ffmpeg decoding it), not the frames left at a low output rate', async () => {
+    const source = new FrameSource({ kind: 'file', input: VIDEO }, { ffmpeg: FFMPEG, outputFps: 0.1 });
+    const progress: Array<{ frames: number; at: number }> = [];
+    let emitted = 0;
+    source.on('progress', (counted) => progress.push(counted));
+    source.on('frame', ({ release }) => {
+      emitted += 1;
+      release();
+    });
+    cleanups.push(() => source.stop());
+    source.start();
+    // ffmpeg reports from its first output frame on (about 5 s in at 0.1 fps), then every 0.5 s.
+    const until = performance.now() + 20_000;
+    while (
+      (progress.length < 2 || (progress.at(-1)?.at ?? 0) - (progress[0]?.at ?? 0) < 2_000) &&
+      performance.now() < until
+    )
+      await sleep(200);
+    await source.stop();
+    const first = progress[0] as { frames: number; at: number };
+    const last = progress.at(-1) as { frames: number; at: number };
+    expect(last.at - first.at).toBeGreaterThanOrEqual(2_000);
+    const delivered = ((last.frames - first.frames) * 1000) / (last.at - first.at);
+    // vtest.avi is 10 fps, read as live; at most two frames left ffmpeg meanwhile.
+    expect(delivered).toBeGreaterThan(7);
+    expect(delivered).toBeLessThan(13);
+    expect(emitted).toBeLessThanOrEqual(2);
+    expect(source.inputFrames).toBe(last.frames);
   });
 
   it('stamps each frame with its place on the media clock, however fast the file is read', async () => {
@@ -554,7 +586,12 @@ describe('StreamWatchdog', () => {
     expect(frames.slice(atRestore).every((frame) => !frame.synthetic)).toBe(true);
     expect(watchdog.state).toBe('running');
     expect(watchdog.reconnects).toBe(1);
-    expect(watchdog.fps).toBeGreaterThan(0);
+    // Measured afresh from the new ffmpeg's count once its catch-up is over: the source's 10 fps, not
+    // the 5 s it buffered while probing, decoded at once.
+    const measuredBy = performance.now() + 8_000;
+    while (watchdog.fps === 0 && performance.now() < measuredBy) await sleep(100);
+    expect(watchdog.fps).toBeGreaterThan(7);
+    expect(watchdog.fps).toBeLessThan(13);
     expect(frames.map((frame) => frame.index)).toEqual(frames.map((_, i) => i));
 
     await watchdog.close();

@@ -16,6 +16,8 @@ const RUNNING: TaskHealth = {
     rate_switch_error: null,
     decoder: { hwaccel: 'none', fallback: null },
   },
+  overloaded: false,
+  overload: null,
   analysed_fps: 4.96,
   target_fps: 10,
   frames_analysed: 120,
@@ -57,6 +59,14 @@ describe('the dump line, rendered from the health object', () => {
     );
   });
 
+  it('says why a running task is overloaded', () => {
+    const overload = "the engine's event loop ran 2.3 s late";
+    expect(renderDump({ ...RUNNING, overloaded: true, overload, ai_video: [] })).toBe(
+      `running 5.0 fps analysed (overloaded: ${overload}), source 768x576 at 10.0 fps, 1 reconnects, ` +
+        '120 frames analysed, 3 dropped (cores busy), inference 32 ms',
+    );
+  });
+
   it('says how an outage goes, with analysis errors and the rate the AI video fell back to', () => {
     const lost: TaskHealth = {
       ...RUNNING,
@@ -84,6 +94,8 @@ describe('the dump line, rendered from the health object', () => {
   it('gives a task with nothing live its counts and, while reopening, what is known of its source', () => {
     expect(restingHealth(3)).toEqual({
       stream: null,
+      overloaded: false,
+      overload: null,
       analysed_fps: 0,
       target_fps: null,
       frames_analysed: 0,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../engine/api/errors';
+import { STARVED_DEADLINE_FACTOR } from '../engine/inference/host';
 import { InferencePool } from '../engine/inference/pool';
 import type { OnnxModelRef } from '../engine/inference/protocol';
 import { Quarantine } from '../engine/inference/quarantine';
@@ -123,12 +124,15 @@ describe('hostile models in the inference pool', () => {
         `model frame-loop\\.onnx did not finish a frame within ${CHECK_S} s; its frames are refused for 60 s`,
       ),
     );
-    expect(seconds(started)).toBeLessThan(CHECK_S + 5);
+    // A host the loaded machine starved of CPU is given up to three times its deadline (host.ts);
+    // the pool says when it was.
+    const bound = () => CHECK_S * (pool.starved ? STARVED_DEADLINE_FACTOR : 1) + 5;
+    expect(seconds(started)).toBeLessThan(bound());
     // The second waited for a host and is refused with the same reason, without costing one.
     await expect(hostile[1]).rejects.toThrow(
       /did not finish a frame within 4 s; its frames are refused for \d+ s/,
     );
-    expect(seconds(started)).toBeLessThan(CHECK_S + 5);
+    expect(seconds(started)).toBeLessThan(bound());
     for (const result of others) expect(result.detections.filter((d) => d.classIndex === 0)).toHaveLength(2);
     // Held back: its next frame fails at once, and the replaced host serves others.
     const refused = performance.now();

@@ -15,6 +15,8 @@ const RUNNING: TaskHealth = {
     rate_switch_error: null,
     decoder: { hwaccel: 'none', fallback: null },
   },
+  overloaded: false,
+  overload: null,
   analysed_fps: 9.6,
   target_fps: 10,
   frames_analysed: 501,

@@ -17,6 +17,8 @@ const HEALTH: TaskHealth = {
     rate_switch_error: null,
     decoder: { hwaccel: 'none', fallback: null },
   },
+  overloaded: false,
+  overload: null,
   analysed_fps: 9.5,
   target_fps: 10,
   frames_analysed: 100,

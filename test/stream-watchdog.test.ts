@@ -18,6 +18,8 @@ const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
  */
 function watched(source: SourceUrl = RTSP, options: { connectTimeoutMs?: number } = {}) {
   const clock = new ManualClock(0);
+  /** The engine's event-loop lateness as the watchdog reads it: moved by the test. */
+  const lag = { ms: 0 };
   const sources: FakeSource[] = [];
   /** Clock time at which each source was made: the waits between tries. */
   const openedAt: number[] = [];
@@ -27,6 +29,7 @@ function watched(source: SourceUrl = RTSP, options: { connectTimeoutMs?: number 
     backoffFirstMs: 1_000,
     backoffMaxMs: 8_000,
     connectTimeoutMs: options.connectTimeoutMs,
+    loopLag: { stolenMs: () => lag.ms },
     framePool: new FramePool(1024 * 1024),
     createSource: (_url, transport, mode) => {
       const created = new FakeSource(INFO, transport, mode);
@@ -42,7 +45,7 @@ function watched(source: SourceUrl = RTSP, options: { connectTimeoutMs?: number 
   watchdog.on('frame', ({ synthetic, index }) => frames.push({ synthetic, index }));
   watchdog.on('lost', ({ reason }) => lost.push(reason));
   const latest = () => sources.at(-1) as FakeSource;
-  return { clock, watchdog, sources, openedAt, states, frames, lost, latest };
+  return { clock, lag, watchdog, sources, openedAt, states, frames, lost, latest };
 }
 
 /** A watchdog that is running: started and given its first frame. */
@@ -96,6 +99,29 @@ describe('StreamWatchdog on a ManualClock', () => {
     expect(w.sources[0]?.stopped).toBe(true);
     await settle();
     expect(w.states).toEqual(['connecting', 'running', 'stalled', 'reconnecting']);
+  });
+
+  it('puts a silence down to the engine’s own lateness: overloaded, not stalled, while a silent source still is', async () => {
+    const w = await running();
+    expect(w.watchdog.overload).toBeNull();
+    // 3 s without a frame, 2.5 s of them with the engine's loop behind: it could not have read one.
+    w.lag.ms += 2_500;
+    w.clock.advance(3_000);
+    expect([w.watchdog.state, w.lost, w.sources.length]).toEqual(['running', [], 1]);
+    expect(w.watchdog.overload).toBe("no frame for 3 s while the engine's event loop was 2.5 s behind");
+    // The frames that waited in the pipe come; the stream goes on as before, overloaded for 10 s
+    // after the last excused silence.
+    w.latest().frame();
+    for (let i = 0; i < 4; i++) {
+      expect(w.watchdog.overload).not.toBeNull();
+      w.clock.advance(2_900);
+      w.latest().frame();
+    }
+    expect([w.watchdog.state, w.lost, w.watchdog.overload]).toEqual(['running', [], null]);
+    // A silence the engine was there for is a stall, as ever.
+    w.clock.advance(3_000);
+    expect([w.watchdog.state, w.lost]).toEqual(['stalled', ['no frame for 3 s']]);
+    expect(w.sources[0]?.stopped).toBe(true);
   });
 
   it('reconnects after 1, 2, 4, 8, 8 s of failed tries and starts from 1 s again once healthy', async () => {

@@ -193,6 +193,8 @@ function harness(task: PipelineTask, now: () => number = () => Date.now()) {
     respond: ((): Detection[] => []) as Respond,
     /** What the pool would say: is an inference thread idle? */
     idle: () => false,
+    /** What the engine would say: why it is overloaded, or null. */
+    overload: (): string | null => null,
     pipeline: undefined as unknown as TaskPipeline,
     messages: () => enqueued.map((e) => e.event as Message),
     /** [app_id, frame id] of every event, in enqueue order. */
@@ -249,6 +251,7 @@ function harness(task: PipelineTask, now: () => number = () => Date.now()) {
       };
     },
     inferenceIdle: () => h.idle(),
+    overload: () => h.overload(),
     now,
   });
   pipelines.push(h.pipeline);
@@ -367,6 +370,26 @@ describe('a second frame beside the first while a thread is idle', () => {
     expect(h.pipeline.stats).toMatchObject({ analysed: 4, dropped: 1, failures: 0, events: 4 });
     expect([...h.released.keys()].sort()).toEqual([1, 2, 3, 4, 5]);
     expect([...h.released.values()].every((releases) => releases.length === 1)).toBe(true);
+  });
+
+  it('not on an overloaded engine: the displaced frame is shed, one frame at a time', async () => {
+    const h = harness(taskOf(['person']));
+    h.idle = () => true;
+    h.overload = () => "the engine's event loop ran 2.0 s late";
+    const gates = new Map<number, () => void>();
+    h.respond = (_model, marker) => new Promise((done) => gates.set(marker, () => done([])));
+    h.emit(); // 1: starts
+    h.emit(); // 2: waits
+    await until('frame 1 in detection', () => gates.size === 1);
+    h.emit(); // 3: displaces frame 2, which is dropped although a thread looks idle
+    await sleep(50);
+    expect(h.detectCalls.map((c) => c.marker)).toEqual([1]);
+    gates.get(1)?.();
+    await until('frame 3 in detection', () => gates.size === 2);
+    gates.get(3)?.();
+    await until('two frames analysed', () => h.pipeline.stats.analysed === 2);
+    expect(h.detectCalls.map((c) => c.marker)).toEqual([1, 3]);
+    expect(h.pipeline.stats).toMatchObject({ analysed: 2, dropped: 1, failures: 0 });
   });
 
   it('a failed second frame is counted without disturbing the first', async () => {

@@ -1,5 +1,6 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TaskView } from '../engine/tasks/schema';
 import { startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
 
 /** GET /api/task/:id/snapshot: the small pictures a wall of cameras refreshes. */
@@ -55,4 +56,29 @@ describe('a running camera’s snapshot', () => {
       msg: expect.stringContaining(taskId),
     });
   });
+});
+
+describe('a camera analysed once in 10 s (analysis_fps 0.1)', () => {
+  it('has a snapshot and a heatmap: the next analysed frame at first, then its latest frame at once', async () => {
+    const started = await t.call('POST', '/api/task', {
+      json: { zapk_id: 'builtin', app_ids: ['motion'], video_url: VIDEO, analysis_fps: 0.1 },
+    });
+    expect(started.body.code, started.body.msg).toBe(0);
+    const slowId = (started.body.data as { task_id: string }).task_id;
+    const analysed = async () =>
+      ((await t.call('GET', `/api/task/${slowId}`)).body.data as TaskView).health.frames_analysed;
+    // Nothing kept yet: the first ask waits for the task's next frame (up to 10 s + 5 s here).
+    const first = await snapshot(`/api/task/${slowId}/snapshot?width=200`);
+    expect(first.status).toBe(200);
+    expect((await sharp(Buffer.from(await first.arrayBuffer())).metadata()).width).toBe(200);
+    // From then on its latest frame is recent for a task of this rate: no wait for another one.
+    const frames = await analysed();
+    const again = await snapshot(`/api/task/${slowId}/snapshot?width=320`);
+    const heatmap = await snapshot(`/api/task/${slowId}/heatmap?width=320`);
+    expect([again.status, again.headers.get('content-type')]).toEqual([200, 'image/jpeg']);
+    expect([heatmap.status, heatmap.headers.get('content-type')]).toEqual([200, 'image/png']);
+    expect((await sharp(Buffer.from(await heatmap.arrayBuffer())).metadata()).width).toBe(320);
+    expect(await analysed()).toBe(frames);
+    await t.call('DELETE', `/api/task/${slowId}`);
+  }, 60_000);
 });

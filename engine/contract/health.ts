@@ -91,7 +91,9 @@ export const TaskHealth = Type.Object(
             Type.Integer({ minimum: 0, description: 'Source width in pixels; null before the first frame' }),
           ),
           height: Nullable(Type.Integer({ minimum: 0, description: 'Source height in pixels' })),
-          fps: Rate('Frames per second the source delivers'),
+          fps: Rate(
+            "Frames per second the source delivers (ffmpeg's count of decoded frames, before the analysis rate drops any)",
+          ),
           reconnects: Count('Reconnections since the task started'),
           black_frames: Count('Black frames filled in while the stream was lost'),
           last_error: Type.Union([Type.String(), Type.Null()], { description: "The reader's last error" }),
@@ -111,6 +113,13 @@ export const TaskHealth = Type.Object(
       ),
       Type.Null(),
     ]),
+    overloaded: Type.Boolean({
+      description:
+        'True while the engine is too starved for CPU to keep up (its event loop ran 1 s late, a stream went quiet while it was late, or an inference host was starved, within the last 10 s): analysis sheds frames, and a stream is not counted lost for frames the engine could not read. Always false for image and diff tasks and closed tasks',
+    }),
+    overload: Type.Union([Type.String(), Type.Null()], {
+      description: 'Why the task counts as overloaded; null when it does not',
+    }),
     analysed_fps: Rate('Frames analysed per second over the last few seconds'),
     target_fps: Nullable(
       Rate('The most frames the task analyses per second (its analysis_fps); null for image and diff tasks'),

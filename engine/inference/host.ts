@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spawnOwned } from '../media/owned-child';
+import { cpuMsOf } from '../system/process-stats';
 import {
   type HostOptions,
   type HostReady,
@@ -38,6 +39,25 @@ const PRLIMIT = '/usr/bin/prlimit';
  */
 const START_DEADLINE_MS = 30_000;
 
+/**
+ * A job past its deadline on a host that got less than this share of the deadline as CPU time was
+ * starved (the machine's cores were busy elsewhere), not stuck: with `stretch`, it may go on...
+ */
+const STARVED_CPU_SHARE = 0.25;
+/** ...up to this many times its deadline. */
+export const STARVED_DEADLINE_FACTOR = 3;
+/** A starved job is looked at again no sooner than this. */
+const STARVED_RECHECK_MS = 250;
+
+export interface RunOptions {
+  /**
+   * Let the job run past its deadline while its host is starved for CPU (Linux, where a process's
+   * CPU time can be read): up to STARVED_DEADLINE_FACTOR times the deadline, as long as the host
+   * has had less than a quarter of the deadline in CPU time. Told each time it is let run on.
+   */
+  stretch?: { onStarved(cpuMs: number, elapsedMs: number): void };
+}
+
 /** Whether hosts can start under a kernel memory limit here. */
 export function kernelMemoryLimitAvailable(): boolean {
   if (process.platform !== 'linux') return false;
@@ -71,8 +91,12 @@ interface Running {
   resolve: (reply: HostReply) => void;
   reject: (error: HostFailure) => void;
   deadlineMs: number;
+  stretch: RunOptions['stretch'];
   /** The deadline, armed once the host is ready. */
   timer?: NodeJS.Timeout;
+  /** When the deadline was armed, and the host's CPU time then (null: unknown, never stretched). */
+  armedAt?: number;
+  cpuAtArm?: number | null;
 }
 
 /**
@@ -134,11 +158,16 @@ export class InferenceHost {
    * Rejects with a HostFailure when the deadline passes (the host is killed), the host runs out of
    * memory (killed too: onnxruntime keeps what it allocated) or it dies.
    */
-  run(request: HostRequest, pixels: Uint8Array | null, deadlineMs: number): Promise<HostReply> {
+  run(
+    request: HostRequest,
+    pixels: Uint8Array | null,
+    deadlineMs: number,
+    options: RunOptions = {},
+  ): Promise<HostReply> {
     if (this.job) return Promise.reject(new Error('the inference host is already running a job'));
     if (this.gone) return Promise.reject(new HostFailure('unavailable', 'it has ended'));
     return new Promise((resolve, reject) => {
-      const job: Running = { id: request.id, resolve, reject, deadlineMs };
+      const job: Running = { id: request.id, resolve, reject, deadlineMs, stretch: options.stretch };
       this.job = job;
       if (this.ready) this.arm(job);
       // A host still starting reads the request once it is up.
@@ -170,7 +199,37 @@ export class InferenceHost {
   }
 
   private arm(job: Running): void {
-    job.timer = setTimeout(() => this.kill('time'), job.deadlineMs);
+    job.armedAt = performance.now();
+    job.cpuAtArm = job.stretch ? cpuMsOf(this.child.pid) : null;
+    job.timer = setTimeout(() => this.expire(job), job.deadlineMs);
+  }
+
+  /**
+   * The deadline passed. Timers run before the I/O that came in meanwhile is read, so a reply that
+   * arrived while the engine's loop was busy is taken first; a starved host may go on (RunOptions).
+   */
+  private expire(job: Running): void {
+    setImmediate(() => {
+      if (this.job !== job) return;
+      const more = this.starvedMs(job);
+      if (more > 0) job.timer = setTimeout(() => this.expire(job), more);
+      else this.kill('time');
+    });
+  }
+
+  /** How long a job past its deadline may go on before it is looked at again; 0: it is over. */
+  private starvedMs(job: Running): number {
+    const { stretch, cpuAtArm, armedAt } = job;
+    const cpu = cpuMsOf(this.child.pid);
+    if (!stretch || cpuAtArm == null || armedAt === undefined || cpu === null) return 0;
+    const used = cpu - cpuAtArm;
+    const elapsed = performance.now() - armedAt;
+    const cpuNeeded = job.deadlineMs * STARVED_CPU_SHARE - used;
+    const left = job.deadlineMs * STARVED_DEADLINE_FACTOR - elapsed;
+    if (cpuNeeded <= 0 || left <= 0) return 0;
+    stretch.onStarved(used, elapsed);
+    // It cannot have had the CPU it lacks in less wall time than that.
+    return Math.min(left, Math.max(STARVED_RECHECK_MS, cpuNeeded));
   }
 
   private kill(cause: FailureCause): void {

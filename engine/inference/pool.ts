@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { basename } from 'node:path';
+import { OVERLOAD_HOLD_MS } from '../system/loop-lag';
 import { ModelChecker } from './checker';
 import { HostFailure, type HostLimits, InferenceHost, kernelMemoryLimitAvailable } from './host';
 import type {
@@ -21,7 +22,11 @@ export interface PoolOptions {
   workers: number;
   /** onnxruntime intra-op threads per session. With one host per core, 1 avoids oversubscription. */
   intraOpThreads: number;
-  /** Longest one frame may take on a host once the host has loaded its model, in ms. Default 10 s. */
+  /**
+   * Longest one frame may take on a host once the host has loaded its model, in ms. Default 10 s. A
+   * host starved for CPU (it had less than a quarter of that in CPU time) gets up to three times as
+   * long (host.ts, Linux): a busy machine is not a hung model.
+   */
   detectDeadlineMs: number;
   /**
    * Longest a model check may take (process start and load included), in ms; a model's first
@@ -127,6 +132,8 @@ export class InferencePool {
   private readonly placements = new Map<string, Placement>();
   private nextId = 1;
   private closed = false;
+  /** The last frame let run past its deadline because its host was starved for CPU, and when. */
+  private starvedFrame = { at: Number.NEGATIVE_INFINITY, reason: '' };
   completed = 0;
   failures = 0;
 
@@ -166,6 +173,14 @@ export class InferencePool {
   /** Process ids of the running inference hosts: their CPU and memory are the engine's. */
   get hostPids(): number[] {
     return this.slots.flatMap((slot) => (slot.host.ended || !slot.host.pid ? [] : [slot.host.pid]));
+  }
+
+  /**
+   * Why inference counts as starved for CPU: a frame ran past its deadline on a starved host within
+   * the last OVERLOAD_HOLD_MS. Null otherwise.
+   */
+  get starved(): string | null {
+    return performance.now() - this.starvedFrame.at <= OVERLOAD_HOLD_MS ? this.starvedFrame.reason : null;
   }
 
   /** True when a job sent now would start at once on a host that has nothing else to do. */
@@ -279,8 +294,14 @@ export class InferencePool {
     const { host, loaded } = slot;
     const request = { ...job.request, id: this.nextId++ };
     const deadline = loaded.has(model.key) ? this.options.detectDeadlineMs : this.options.checkDeadlineMs;
+    const stretch = {
+      onStarved: (cpuMs: number, elapsedMs: number) => {
+        const reason = `an inference host had ${seconds(cpuMs)} s of CPU in ${seconds(elapsedMs)} s of a frame`;
+        this.starvedFrame = { at: performance.now(), reason };
+      },
+    };
     host
-      .run(request, job.pixels, deadline)
+      .run(request, job.pixels, deadline, { stretch })
       .then(
         (reply) => {
           const answer = reply as DetectReply | ChangeMapReply;
@@ -331,3 +352,5 @@ export class InferencePool {
     return new Error(this.quarantine.hold(model.key, reasons[error.failure]));
   }
 }
+
+const seconds = (ms: number) => (Math.round(ms / 100) / 10).toFixed(1);

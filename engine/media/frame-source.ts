@@ -76,9 +76,19 @@ export interface SourceExit {
   stopped: boolean;
 }
 
+/** ffmpeg's own count of the frames it decoded from the source, before any were dropped to the rate. */
+export interface SourceProgress {
+  /** Frames decoded since this ffmpeg started. */
+  frames: number;
+  /** performance.now() when the count was read. */
+  at: number;
+}
+
 export interface FrameSourceEvents {
   info: [SourceInfo];
   frame: [SourceFrame];
+  /** About every PROGRESS_PERIOD_S while ffmpeg decodes (from its first output frame on). */
+  progress: [SourceProgress];
   exit: [SourceExit];
   /**
    * ffmpeg decodes the stream in software although a hwaccel was asked, and goes on (why: its
@@ -100,6 +110,17 @@ const DEFAULT_IO_TIMEOUT_MS = 10_000;
 const TIMESTAMP_JUMP_S = 2;
 const DEFAULT_STOP_GRACE_MS = 1_000;
 const STDERR_TAIL_CHARS = 4096;
+/** How often ffmpeg reports how many frames it decoded (its -progress, on a pipe of its own). */
+const PROGRESS_PERIOD_S = 0.5;
+const PROGRESS_FD = 3;
+/** A -progress line is a short `key=value`; anything longer is cut there. */
+const PROGRESS_LINE_CHARS = 256;
+/**
+ * The frames leave ffmpeg on its second output. The first, a null output of every decoded frame,
+ * exists so that ffmpeg's progress (which counts its first video output) counts what the source
+ * delivers rather than the frames left after the rate filter: a wrapped frame reference, no copy.
+ */
+const FRAMES_OUTPUT = /^Output #1,/;
 // Read and thrown away while ffmpeg is being stopped.
 const DISCARD = new Uint8Array(64 * 1024);
 /** Media clocks started in this process: each FrameSource's frames carry the number of its own. */
@@ -169,6 +190,8 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private readonly stderr = new StderrTail();
   private refusal: Error | null = null;
   private frameCount = 0;
+  private decodedFrames = 0;
+  private progressLine = '';
   private inputFps: number | null = null;
   /** The rate ffmpeg writes frames at, from its description of the output. */
   private outputFps: number | null = null;
@@ -200,11 +223,13 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   args(): string[] {
     const { source, options } = this;
     const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info'];
+    args.push('-progress', `pipe:${PROGRESS_FD}`, '-stats_period', String(PROGRESS_PERIOD_S));
     // One decoding thread per stream: with many cameras it costs least (12% less CPU than ffmpeg's
     // automatic threads on a 1080p25 camera, bench:capacity) and adds no frame-thread delay. One
     // thread decodes H.264 1080p at about 250 fps here, so 4K (four times the pixels) near 60.
     args.push('-threads', String(DECODE_THREADS));
     args.push(...hwaccelArgs(options.hwaccel ?? 'none'), ...sourceInputArgs(source, options));
+    args.push('-map', '0:v:0', '-c:v', 'wrapped_avframe', '-f', 'null', '-');
     args.push('-map', '0:v:0', '-an', '-sn', '-dn');
     // Frames are dropped to the rate before they are scaled, so that dropped ones cost nothing.
     const filters = [
@@ -260,7 +285,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private spawn(command: string, socket: FrameSocket | null): Promise<void> {
     // Owned: ffmpeg dies with the engine even on kill -9.
     const child = spawnOwned(command, this.args(), {
-      stdio: ['ignore', socket ? socket.childEnd : 'pipe', 'pipe'],
+      stdio: ['ignore', socket ? socket.childEnd : 'pipe', 'pipe', 'pipe'],
     });
     this.child = child;
     // The child has its own copy of the socket's end now.
@@ -284,6 +309,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
       }
     });
     if (!socket) (child.stdout as Readable).on('data', (chunk: Buffer) => this.readStdout(chunk));
+    (child.stdio[PROGRESS_FD] as Readable).on('data', (chunk: Buffer) => this.readProgress(chunk));
     return Promise.all([closed, drained]).then(([[code, signal]]) => this.exit(code, signal));
   }
 
@@ -325,6 +351,22 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   /** Set when ffmpeg refused the source itself (too large, not video): trying again cannot help. */
   get refused(): Error | null {
     return this.refusal;
+  }
+
+  /** Frames ffmpeg decoded from the source so far, as it last said; 0 before it said. */
+  get inputFrames(): number {
+    return this.decodedFrames;
+  }
+
+  private readProgress(chunk: Buffer): void {
+    const lines = (this.progressLine + chunk.toString('latin1')).split('\n');
+    this.progressLine = (lines.pop() ?? '').slice(-PROGRESS_LINE_CHARS);
+    for (const line of lines) {
+      const frames = /^frame=(\d+)\s*$/.exec(line);
+      if (!frames || this.terminating) continue;
+      this.decodedFrames = Number(frames[1]);
+      this.emit('progress', { frames: this.decodedFrames, at: performance.now() });
+    }
   }
 
   private readStdout(chunk: Buffer): void {
@@ -403,7 +445,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private readStderrLine(line: string): void {
     const refusal = hwaccelRefusal(line);
     if (refusal) this.decodesInSoftware(refusal);
-    if (/^Output #/.test(line.trim())) this.describingOutput = true;
+    if (FRAMES_OUTPUT.test(line.trim())) this.describingOutput = true;
     else if (this.describingOutput && this.outputFps === null) this.outputFps = videoStreamFps(line);
     if (this.inputFps !== null) return;
     const duration = /^\s*Duration: (\d+):(\d\d):(\d\d(?:\.\d+)?)/.exec(line);

@@ -8,11 +8,25 @@ export interface StallOptions {
   fps: () => number;
   /** Called once per watch, with the silence that made the stall. */
   onStall: (windowMs: number) => void;
+  /**
+   * Milliseconds the engine's event loop has been late so far (loop-lag.ts): time in which it could
+   * not have read a frame the source sent. Unset: never late.
+   */
+  stolenMs?: () => number;
+  /** A silence of a whole window was mostly the engine's own lateness, so no stall: how long each. */
+  onExcused?: (silentMs: number, lateMs: number) => void;
 }
 
-/** Notices a running stream gone silent: no frame for a whole window of the clock's time. */
+/**
+ * Notices a running stream gone silent: no frame for a whole window of the clock's time in which the
+ * engine was there to read one. The time its event loop was late does not count: a starved or
+ * blocked engine leaves the frames waiting in their pipe, and reopening the source would only add
+ * the work of a new ffmpeg. A lost source is one that sends nothing while the engine is responsive.
+ */
 export class StallDetector {
   private lastFrameAt = 0;
+  /** The engine's lateness so far when the last frame came. */
+  private lateAtFrame = 0;
   private timer: TimerHandle | null = null;
   private readonly minMs: number;
   private readonly frames: number;
@@ -33,12 +47,13 @@ export class StallDetector {
   /** Starts watching, as if a frame came now. */
   watch(): void {
     this.stop();
-    this.lastFrameAt = this.clock.now();
+    this.frame();
     this.arm(this.windowMs);
   }
 
   frame(): void {
     this.lastFrameAt = this.clock.now();
+    this.lateAtFrame = this.lateMs();
   }
 
   stop(): void {
@@ -52,8 +67,19 @@ export class StallDetector {
       this.timer = null;
       const windowMs = this.windowMs;
       const silentMs = this.clock.now() - this.lastFrameAt;
-      if (silentMs < windowMs) this.arm(windowMs - silentMs);
-      else this.options.onStall(windowMs);
+      const lateMs = Math.min(silentMs, this.lateMs() - this.lateAtFrame);
+      const heardMs = silentMs - lateMs;
+      if (heardMs >= windowMs) {
+        this.options.onStall(windowMs);
+        return;
+      }
+      if (silentMs >= windowMs) this.options.onExcused?.(silentMs, lateMs);
+      // A frame waiting in the pipe is read once this callback returns.
+      this.arm(windowMs - heardMs);
     }, ms);
+  }
+
+  private lateMs(): number {
+    return this.options.stolenMs?.() ?? 0;
   }
 }

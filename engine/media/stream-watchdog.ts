@@ -2,6 +2,7 @@
 // every part with a job of its own is already out in its own module.
 import { EventEmitter } from 'node:events';
 import { type Clock, systemClock, type TimerHandle } from '../clock';
+import { engineLoopLag, OVERLOAD_HOLD_MS } from '../system/loop-lag';
 import type { PixelSize } from './analysis-size';
 import { BlackFrameFiller } from './black-frame-filler';
 import { framePool } from './frame-pool';
@@ -61,10 +62,14 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
   private starting: { resolve: (info: SourceInfo) => void; reject: (error: Error) => void } | null = null;
   private streamInfo: SourceInfo | null = null;
   private readonly stall: StallDetector;
+  /** What the running source delivers: from ffmpeg's count of decoded frames once it gives one. */
   private readonly rate = new FrameRateMeter();
+  private counted: { by: 'frames' | 'progress'; frames: number } = { by: 'frames', frames: 0 };
   private emitted = 0;
   private restorations = 0;
   private error = '';
+  /** The last silence the stall detector put down to the engine's own lateness, and when. */
+  private excused = { at: Number.NEGATIVE_INFINITY, reason: '' };
   private connectTimer: TimerHandle | null = null;
   private retryTimer: TimerHandle | null = null;
   private backoffTimer: TimerHandle | null = null;
@@ -89,11 +94,17 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       firstMs: options.backoffFirstMs ?? RECONNECT_POLICY.firstMs,
       maxMs: options.backoffMaxMs ?? RECONNECT_POLICY.maxMs,
     });
+    const loopLag = options.loopLag ?? engineLoopLag();
     this.stall = new StallDetector(this.streamClock, {
       minMs: options.stallMinMs,
       frames: options.stallFrames,
       fps: () => this.streamInfo?.fps ?? DEFAULT_FPS,
       onStall: (windowMs) => this.onStall(windowMs),
+      stolenMs: () => loopLag.stolenMs(),
+      onExcused: (silentMs, lateMs) => {
+        const reason = `no frame for ${seconds(silentMs)} s while the engine's event loop was ${seconds(lateMs)} s behind`;
+        this.excused = { at: this.streamClock.now(), reason };
+      },
     });
     this.filler = new BlackFrameFiller(this.streamClock, options.framePool ?? framePool, (frame) =>
       this.emit('frame', {
@@ -194,6 +205,14 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     return this.restorations;
   }
 
+  /**
+   * Why the stream counts as overloaded rather than lost: a silence of a whole stall window came
+   * while the engine itself was late, within the last OVERLOAD_HOLD_MS; null otherwise.
+   */
+  get overload(): string | null {
+    return this.streamClock.now() - this.excused.at <= OVERLOAD_HOLD_MS ? this.excused.reason : null;
+  }
+
   /** Why the stream was last lost or an attempt failed; '' until then. */
   get lastError(): string {
     return this.error;
@@ -209,7 +228,10 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     return this.streamInfo;
   }
 
-  /** Real frames per second over the last few seconds; 0 while the stream is lost. */
+  /**
+   * Frames per second the source delivers over the last few seconds (ffmpeg's count of what it
+   * decoded, before the analysis rate drops any); 0 while the stream is lost.
+   */
   get fps(): number {
     return this.rate.fps();
   }
@@ -250,6 +272,11 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       else frame.release();
     });
     source.on('software', (why) => this.decoder.decodesInSoftware(why));
+    source.on('progress', ({ frames, at }) => {
+      if (source !== this.frameSource || this.current !== 'running') return;
+      if (this.counted.by === 'frames') this.restartRate('progress');
+      this.rate.add(at, frames);
+    });
     source.on('exit', ({ code, stderrTail }) => {
       const reason = source.lastError || `ffmpeg exited with code ${code}`;
       const software = this.decoder.fellBack(stderrTail, source.lastError, hwaccel);
@@ -267,8 +294,17 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     this.activeFullRate = fullRate;
     this.playback = { seekS, startedAt: frame.receivedAt };
     this.streamInfo = source.info ?? infoOf(frame);
-    this.rate.clear();
+    this.restartRate('frames');
     if (previous) this.stopAside(previous);
+  }
+
+  /**
+   * A new ffmpeg counts from 0, and what it delivers is measured afresh (a reconnect's catch-up is
+   * not averaged with the old stream): by its frames until it gives its own count.
+   */
+  private restartRate(by: 'frames' | 'progress'): void {
+    this.rate.clear();
+    this.counted = { by, frames: 0 };
   }
 
   /** Stops an ffmpeg that no longer feeds the stream; close() still waits for it. */
@@ -292,7 +328,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       return;
     }
     this.stall.frame();
-    this.rate.add(frame.receivedAt);
+    if (this.counted.by === 'frames') this.rate.add(frame.receivedAt, ++this.counted.frames);
     const { data, width, height, release } = frame;
     const info = this.streamInfo;
     const size = frame.source;
@@ -318,6 +354,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     const info = source.info ?? infoOf(frame);
     this.streamInfo = info;
     this.backoff.reset();
+    this.restartRate('frames');
     this.playback.startedAt = frame.receivedAt;
     this.setState('running');
     this.stall.watch();
@@ -379,7 +416,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     // The reconnect opens the source at the asked rate anyway.
     this.rates.abandon();
     this.error = reason;
-    this.rate.clear();
+    this.restartRate('frames');
     this.emit('lost', { reason });
     if (this.streamInfo) this.filler.start(this.streamInfo);
   }

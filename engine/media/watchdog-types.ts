@@ -2,7 +2,7 @@ import type { Clock } from '../clock';
 import type { Frame } from '../inference/types';
 import type { PixelSize } from './analysis-size';
 import type { FramePool } from './frame-pool';
-import type { RtspTransport, SourceExit, SourceFrame, SourceInfo } from './frame-source';
+import type { RtspTransport, SourceExit, SourceFrame, SourceInfo, SourceProgress } from './frame-source';
 import type { DecodePath, Hwaccel } from './hwaccel';
 import type { SourceUrl } from './source-url';
 
@@ -54,6 +54,8 @@ export interface WatchedSource {
   on(event: 'frame', listener: (frame: SourceFrame) => void): unknown;
   on(event: 'exit', listener: (exit: SourceExit) => void): unknown;
   on(event: 'software', listener: (why: string) => void): unknown;
+  /** ffmpeg's count of the frames it decoded; a source that never says is measured by its frames. */
+  on(event: 'progress', listener: (progress: SourceProgress) => void): unknown;
   start(): void;
   stop(): Promise<void>;
   readonly info: SourceInfo | null;
@@ -81,6 +83,11 @@ export interface StreamWatchdogOptions {
    * run, and on that clock every running stream would stall. Tests of the watchdog pass a ManualClock.
    */
   streamClock?: Clock;
+  /**
+   * The engine's event-loop lateness (system/loop-lag.ts): time the loop was late is not counted as
+   * a source's silence. Default: this process's.
+   */
+  loopLag?: { stolenMs(): number };
   /** A running stream is stalled after no frame for max(stallMinMs, stallFrames intervals). */
   stallMinMs?: number;
   stallFrames?: number;

@@ -56,6 +56,12 @@ export interface PipelineDeps {
    * beside the one in analysis, so one fast stream is not held to one host. Unset: never.
    */
   inferenceIdle?(): boolean;
+  /**
+   * Why the engine is overloaded now (its event loop runs late, an inference host is starved for
+   * CPU); null when it is not. Frames are then shed: a displaced one is dropped, never started beside
+   * the one in analysis. Unset: never.
+   */
+  overload?(): string | null;
 }
 
 /** The latest analysis of one app, kept for the live overlay and the console. */
@@ -195,10 +201,12 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   /**
    * The waiting frame, displaced by a newer one: started beside the frame in analysis if that keeps
    * an idle thread busy, else dropped. Without a drop to save, frames go one at a time: two models
-   * running at once slow each other on shared cores, which only adds latency.
+   * running at once slow each other on shared cores, which only adds latency. An overloaded engine
+   * sheds it: a thread that looks idle there is one the starved cores cannot run anyway.
    */
   private startOrDrop(frame: NumberedFrame): void {
-    if (this.inAnalysis < MAX_IN_ANALYSIS && (this.deps.inferenceIdle?.() ?? false)) {
+    const idle = this.deps.inferenceIdle?.() ?? false;
+    if (this.inAnalysis < MAX_IN_ANALYSIS && idle && !this.deps.overload?.()) {
       this.start(frame);
       return;
     }

@@ -130,6 +130,17 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     return this.running.get(taskId)?.pipeline.counts();
   }
 
+  /**
+   * How far apart a running task's analysed frames come: its analysis rate, or the source's when
+   * that is slower. Undefined when the task does not run.
+   */
+  frameIntervalMs(taskId: string): number | undefined {
+    const running = this.running.get(taskId);
+    if (!running) return undefined;
+    const sourceFps = running.stream.info?.fps ?? running.task.analysis_fps;
+    return 1000 / Math.min(running.task.analysis_fps, sourceFps);
+  }
+
   /** Where a running task's objects stood since its analysis started (or the last reset); undefined when not running. */
   heatmap(taskId: string): HeatGrid | undefined {
     return this.running.get(taskId)?.heat;
@@ -141,6 +152,7 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     if (!running) return undefined;
     const { pipeline, stream } = running;
     const { analysed, dropped, blackFrames, failures, lastError, inferenceMs } = pipeline.stats;
+    const overload = stream.overload ?? this.deps.overload?.() ?? null;
     return {
       stream: {
         state: stream.state,
@@ -154,6 +166,8 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
         rate_switch_error: stream.rateSwitchFailure || null,
         decoder: { hwaccel: stream.decoder.hwaccel, fallback: stream.decoder.fallback },
       },
+      overloaded: overload !== null,
+      overload,
       analysed_fps: pipeline.analysedFps(),
       target_fps: running.task.analysis_fps,
       frames_analysed: analysed,

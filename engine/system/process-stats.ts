@@ -8,11 +8,18 @@ import { readFileSync } from 'node:fs';
 
 /** CPU seconds (user + system) of a process, from /proc; 0 once it is gone. */
 export function cpuSeconds(pid: number): number {
+  return (cpuMsOf(pid) ?? 0) / 1000;
+}
+
+/** CPU milliseconds (user + system) of a process and all its threads, from /proc; null where unreadable. */
+export function cpuMsOf(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks * 10 : null;
   } catch {
-    return 0;
+    return null;
   }
 }
 

@@ -33,6 +33,8 @@ export function restingHealth(
           decoder: { hwaccel: 'none', fallback: null },
         }
       : null,
+    overloaded: false,
+    overload: null,
     analysed_fps: 0,
     target_fps: targetFps,
     frames_analysed: 0,
@@ -63,8 +65,9 @@ export function renderDump(health: TaskHealth): string {
       `${stream.black_frames} black frames filled${errors}${video}`
     );
   }
+  const overloaded = health.overload ? ` (overloaded: ${health.overload})` : '';
   return (
-    `running ${health.analysed_fps.toFixed(1)} fps analysed, ` +
+    `running ${health.analysed_fps.toFixed(1)} fps analysed${overloaded}, ` +
     `source ${stream.width}x${stream.height} at ${stream.fps.toFixed(1)} fps, ` +
     `${stream.reconnects} reconnects, ${health.frames_analysed} frames analysed, ` +
     `${health.frames_dropped} dropped (cores busy), inference ${(health.inference_ms ?? 0).toFixed(0)} ms` +

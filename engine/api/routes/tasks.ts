@@ -41,6 +41,13 @@ const HeatGridData = Type.Object({
 /** A heatmap is looked at on its own, larger than a wall's tile. */
 const HEATMAP_WIDTH = 640;
 
+/** A running task gave no analysed frame in the time its rate allows: its stream is lost or stalled. */
+const noFrame = (taskId: string, waitMs: number) =>
+  new ApiError(
+    'STREAM_UNAVAILABLE',
+    `task ${taskId} gave no frame within ${Math.round(waitMs / 100) / 10} s`,
+  );
+
 export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.post(
     '/api/task',
@@ -90,7 +97,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
       schema: {
         tags: ['tasks'],
         summary:
-          "Extension: a running video task's next analysed frame as a small JPEG; token in Authorization or ?token=",
+          "Extension: a running video task's latest analysed frame as a small JPEG (recent for the task's rate, or the next one); token in Authorization or ?token=",
         params: TaskParams,
         querystring: pictureQuery(SNAPSHOT_WIDTHS.default),
       },
@@ -99,7 +106,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
       const taskId = request.params.task_id;
       ctx.tasks.liveTask(taskId, 'video');
       const jpeg = await ctx.snapshots.jpeg(taskId, request.query.width ?? SNAPSHOT_WIDTHS.default);
-      if (!jpeg) throw new ApiError('STREAM_UNAVAILABLE', `task ${taskId} gave no frame within 5 s`);
+      if (!jpeg) throw noFrame(taskId, ctx.snapshots.waitMs(taskId));
       return reply.header('content-type', 'image/jpeg').header('cache-control', 'no-store').send(jpeg);
     },
   );
@@ -111,7 +118,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
       schema: {
         tags: ['tasks'],
         summary:
-          "Extension: where a running video task's objects stood (foot points) as heat over its next analysed frame, PNG; token in Authorization or ?token=",
+          "Extension: where a running video task's objects stood (foot points) as heat over its latest analysed frame, PNG; token in Authorization or ?token=",
         params: TaskParams,
         querystring: pictureQuery(HEATMAP_WIDTH),
       },
@@ -119,10 +126,9 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
     async (request, reply) => {
       const taskId = request.params.task_id;
       ctx.tasks.liveTask(taskId, 'video');
-      const frame = await ctx.snapshots.nextFrame(taskId);
+      const frame = await ctx.snapshots.frame(taskId);
       const grid = ctx.video.heatmap(taskId);
-      if (!frame || !grid)
-        throw new ApiError('STREAM_UNAVAILABLE', `task ${taskId} gave no frame within 5 s`);
+      if (!frame || !grid) throw noFrame(taskId, ctx.snapshots.waitMs(taskId));
       const png = await heatmapPng(frame, grid, request.query.width ?? HEATMAP_WIDTH);
       return reply.header('content-type', 'image/png').header('cache-control', 'no-store').send(png);
     },

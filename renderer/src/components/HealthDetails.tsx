@@ -47,6 +47,7 @@ export function HealthDetails({ task }: { task: Task }) {
   }
   if (health.inference_ms !== null)
     rows.push([t('health.inference'), t('health.ms', { ms: number(health.inference_ms) })]);
+  if (health.overload) rows.push([t('health.overloaded'), health.overload]);
   if (health.analysis_errors > 0)
     rows.push([
       t('health.analysisErrors'),

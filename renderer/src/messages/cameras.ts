@@ -2,6 +2,7 @@ import type { Translation } from '.';
 
 export const en = {
   'status.stalled': 'Stream stalled',
+  'status.overloaded': 'Engine overloaded: frames skipped',
   'status.analysisFailing': 'Analysis failing',
   'status.eventsRefused': 'Running, {count} alarms lost (refused as invalid)',
   'tasks.col.name': 'Camera',
@@ -33,6 +34,7 @@ export const en = {
   'health.ms': '{ms} ms',
   'health.analysisErrors': 'Analysis errors',
   'health.eventsRefused': 'Alarms refused as invalid (lost)',
+  'health.overloaded': 'Overloaded',
   'health.engineLine': 'Engine’s status line',
   'health.error.denied': 'Access denied: check the user name and password',
   'health.error.notFound': 'Not found: check the stream path',
@@ -45,6 +47,7 @@ export const en = {
 
 export const zhCN: Translation<typeof en> = {
   'status.stalled': '视频流停滞',
+  'status.overloaded': '引擎过载：已跳过部分画面',
   'status.analysisFailing': '分析失败',
   'status.eventsRefused': '运行中，{count} 条告警丢失（因无效被拒绝）',
   'tasks.col.name': '摄像头',
@@ -75,6 +78,7 @@ export const zhCN: Translation<typeof en> = {
   'health.ms': '{ms} 毫秒',
   'health.analysisErrors': '分析错误',
   'health.eventsRefused': '因无效被拒绝的告警（已丢失）',
+  'health.overloaded': '过载',
   'health.engineLine': '引擎状态行',
   'health.error.denied': '拒绝访问：请检查用户名和密码',
   'health.error.notFound': '未找到：请检查视频流路径',

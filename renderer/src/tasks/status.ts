@@ -33,6 +33,7 @@ export function taskState(task: Pick<Task, 'close_code' | 'status' | 'health'>):
   if (task.status === 'stream_lost' || stream?.state === 'reconnecting' || stream?.state === 'connecting')
     return { tone: 'bad', message: 'status.streamLost' };
   if (stream?.state === 'stalled') return { tone: 'warn', message: 'status.stalled' };
+  if (task.health.overloaded) return { tone: 'warn', message: 'status.overloaded' };
   if (task.health.frames_analysed > 0 && task.health.analysis_errors >= task.health.frames_analysed)
     return { tone: 'bad', message: 'status.analysisFailing' };
   if (task.health.events_refused > 0)
