@@ -68,6 +68,8 @@ describe('health as data', () => {
       inference_ms: expect.any(Number),
       images: 0,
       ai_video: [],
+      overloaded: false,
+      overload: null,
       events_refused: 0,
     });
     expect(shown.health.inference_ms).toBeGreaterThan(0);
