@@ -25,6 +25,7 @@ import type { Engine, EngineOptions } from './index';
 import { InferencePool } from './inference/pool';
 import { HlsRoot } from './live/hls-files';
 import { PreviewStreams } from './live/preview';
+import { createEngineLogger } from './log/logger';
 import { findFfmpeg } from './media/ffmpeg';
 import { FrameSource } from './media/frame-source';
 import { DecodePath, type ResolvedHwaccel, resolveHwaccel } from './media/hwaccel';
@@ -69,10 +70,18 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // Taken before anything in the data dir is touched; held until close() or the process dies.
   const lock = lockDataDir(dataDir);
   let db: Db;
+  let logging: ReturnType<typeof createEngineLogger>;
   try {
     db = openDb(dataDir);
   } catch (error) {
     // A refused data dir is left as it was, free for the engine the operator starts next.
+    lock.release();
+    throw error;
+  }
+  try {
+    logging = createEngineLogger(dataDir, options.logLevel ?? 'info', options.log);
+  } catch (error) {
+    db.close();
     lock.release();
     throw error;
   }
@@ -94,9 +103,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const tmpDir = join(dataDir, 'tmp');
   await rm(tmpDir, { recursive: true, force: true });
   const previews = new PreviewStreams({ ffmpeg, root: liveRoot, clock, maxSourcePixels });
-  // The server is made first: its logger is every part's, and nothing listens before the end.
-  const api = createServer(options.logLevel ?? 'info', options.connections);
-  const log = api.log;
+  // Every part logs through the engine's logger; the server, made first, listens only at the end.
+  const log = logging.logger;
+  const api = createServer(log, options.connections);
   // Hardware decoding is found in the background: streams opened before it is known decode in software.
   const hwaccelSetting = options.hwaccel ?? 'none';
   let decoding: ResolvedHwaccel = {
@@ -293,6 +302,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       await mqtt.close();
       await api.close();
       db.close();
+      logging.close();
       lock.release();
     },
   };

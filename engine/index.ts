@@ -7,6 +7,7 @@ import type { DeliveryOptions } from './callbacks/worker';
 import type { Clock } from './clock';
 import type { EventBus } from './events/bus';
 import type { PoolOptions } from './inference/pool';
+import type { LogLevel, LogOptions } from './log/logger';
 import type { HwaccelSetting } from './media/hwaccel';
 
 export interface EngineOptions {
@@ -71,7 +72,12 @@ export interface EngineOptions {
    * host, how long a model that overran is refused, installs waiting for a check (POOL_DEFAULTS).
    */
   inference?: Partial<PoolOptions>;
-  logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
+  logLevel?: LogLevel;
+  /**
+   * The engine log (LOG_DEFAULTS): <data-dir>/logs/engine.log, rotated at maxFileBytes (10 MiB) with
+   * maxFiles (5) kept, the current one included; stdout too unless stdout is false.
+   */
+  log?: Partial<LogOptions>;
 }
 
 export interface IssuedToken {
