@@ -26,6 +26,8 @@ import { InferencePool } from './inference/pool';
 import { HlsRoot } from './live/hls-files';
 import { PreviewStreams } from './live/preview';
 import { createEngineLogger } from './log/logger';
+import { logOperations } from './log/operations-log';
+import { displayUrl } from './log/scrub';
 import { findFfmpeg } from './media/ffmpeg';
 import { FrameSource } from './media/frame-source';
 import { DecodePath, type ResolvedHwaccel, resolveHwaccel } from './media/hwaccel';
@@ -141,7 +143,18 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     log.error({ err: error }, `a held event of task ${taskId} was not stored`),
   );
   const delivery = new DeliveryWorker(outbox, clock, bus, options.delivery);
-  const mqtt = new MqttPublisher(settings, events, clock, bus, (message) => log.warn(message));
+  const mqtt = new MqttPublisher(
+    settings,
+    events,
+    clock,
+    bus,
+    (message) => log.warn(message),
+    (connected) => {
+      const broker = displayUrl(mqtt.view().url);
+      if (connected) log.info({ event: 'mqtt.connected', broker }, `mqtt: connected to ${broker}`);
+      else log.warn({ event: 'mqtt.disconnected', broker }, `mqtt: lost the connection to ${broker}`);
+    },
+  );
 
   const video = new VideoAnalysis({
     packages,
@@ -194,6 +207,12 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       log.error({ err: error }, 'effect optimization: a sample or statistics were not stored'),
   });
 
+  const stopOperationsLog = logOperations(
+    log,
+    clock,
+    { tasks, video, bus },
+    { throttle: { windowMs: options.log?.repeatWindowMs } },
+  );
   const snapshots = new FrameSnapshots(video);
   tasks.on('closed', (view) => snapshots.release(view.task_id));
 
@@ -301,6 +320,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       stopRetention();
       await mqtt.close();
       await api.close();
+      stopOperationsLog();
       db.close();
       logging.close();
       lock.release();
