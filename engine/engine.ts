@@ -4,6 +4,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import packageJson from '../package.json';
 import { buildApi, createServer } from './api/app';
+import { AuditRepository } from './audit/audit-repository';
+import { AuditTrail } from './audit/audit-trail';
 import { Accounts, ADMIN_USER } from './auth/accounts';
 import { AccountsRepository } from './auth/accounts-repository';
 import { removeInitialPassword, writeInitialPassword } from './auth/initial-password';
@@ -230,6 +232,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   });
   await buildApi(api, {
     accounts,
+    audit: new AuditTrail(new AuditRepository(db), clock, log, options.audit),
     streamTokens: new StreamTokens(clock),
     packages,
     tasks,

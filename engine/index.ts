@@ -1,4 +1,5 @@
 import type { ConnectionLimits } from './api/connections';
+import type { AuditRetention } from './audit/audit-trail';
 import type { LoginLimits } from './auth/login-limiter';
 import type { HasherLimits } from './auth/passwords';
 import type { HeldEventsOptions } from './callbacks/held-events';
@@ -78,6 +79,8 @@ export interface EngineOptions {
    * maxFiles (5) kept, the current one included; stdout too unless stdout is false.
    */
   log?: Partial<LogOptions>;
+  /** Audit trail retention (AUDIT_RETENTION_DEFAULTS: 90 days, 100,000 entries). */
+  audit?: Partial<AuditRetention>;
 }
 
 export interface IssuedToken {

@@ -15,6 +15,7 @@ import { buildCsp, securityHeaders } from '../contract/csp';
 import type { EngineLogger } from '../log/logger';
 import { ajvErrorField, describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
 import { isDiskFull } from '../store/disk-full';
+import { auditHooks } from './audit-hook';
 import { authenticate } from './authenticate';
 import {
   answerClientError,
@@ -27,6 +28,7 @@ import { toApiError } from './domain-errors';
 import { ApiError, ERRORS, type ErrorKind } from './errors';
 import { checkPeers } from './host-check';
 import { alarmRoutes } from './routes/alarms';
+import { auditRoutes } from './routes/audit';
 import { authRoutes } from './routes/auth';
 import { eventRoutes } from './routes/events';
 import { imageRoutes } from './routes/images';
@@ -167,6 +169,7 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
   await app.register(async (scope) => {
     const api = scope.withTypeProvider<TypeBoxTypeProvider>();
     api.addHook('onRequest', async (request) => authenticate(ctx, request));
+    auditHooks(api, ctx.audit, ctx.clock);
     api.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     authRoutes(api, ctx);
     packageRoutes(api, ctx);
@@ -177,6 +180,7 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
     eventRoutes(api, ctx);
     alarmRoutes(api, ctx);
     systemRoutes(api, ctx);
+    auditRoutes(api, ctx);
     unknownApiPaths(api, routeTable);
   });
   await app.register(async (scope) => serveConsole(scope.withTypeProvider<TypeBoxTypeProvider>(), ctx));
