@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import {
   chmodSync,
   mkdirSync,
@@ -12,9 +13,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../engine/clock';
+import { EventBus } from '../engine/events/bus';
 import { createEngineLogger, MAX_LINE_CHARS } from '../engine/log/logger';
+import { logOperations } from '../engine/log/operations-log';
 import { displayUrl, scrubSecrets } from '../engine/log/scrub';
 import { LogThrottle } from '../engine/log/throttle';
+import type { TaskRegistry } from '../engine/tasks/registry';
 
 /**
  * The engine's log as written to disk: pino's JSON lines through the engine's own rotation (real
@@ -182,6 +186,44 @@ describe('the throttle of repeating lines', () => {
       ['client 2', 0],
       ['client 3', 0],
       ['client 999', 996],
+    ]);
+  });
+});
+
+describe('the operations log', () => {
+  it("writes a failing camera's analysis errors as the first, then a count a window", () => {
+    const data = dataDir();
+    const { logger, close } = createEngineLogger(data, 'info', { stdout: false });
+    const clock = new ManualClock();
+    // Stand-ins for the emitters the engine passes (VideoAnalysis, TaskRegistry): only their events count here.
+    const video = new EventEmitter();
+    const tasks = new EventEmitter() as unknown as TaskRegistry;
+    const stop = logOperations(logger, clock, { tasks, video, bus: new EventBus() });
+    const fail = (taskId: string, n: number) => video.emit('analysis_error', taskId, `frame ${n} failed`);
+    for (let n = 1; n <= 600; n++) fail('camera-a', n);
+    fail('camera-b', 1);
+    clock.advance(60_000);
+    for (let n = 601; n <= 700; n++) fail('camera-a', n);
+    stop();
+    close();
+    const lines = readFileSync(join(logDir(data), 'engine.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .map(({ event, task_id, reason, repeats, level }) => ({ event, task_id, reason, repeats, level }));
+    const line = (task_id: string, n: number, repeats?: number) => ({
+      event: 'analysis.error',
+      task_id,
+      reason: `frame ${n} failed`,
+      repeats,
+      level: 40,
+    });
+    expect(lines).toEqual([
+      line('camera-a', 1),
+      line('camera-b', 1),
+      line('camera-a', 600, 599),
+      line('camera-a', 601),
+      line('camera-a', 700, 99),
     ]);
   });
 });
