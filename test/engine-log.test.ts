@@ -127,6 +127,15 @@ describe('the log file', () => {
     expect(text).toContain('mqtt://broker:1883');
   });
 
+  it('takes a line after it was closed without failing the caller, and leaves it out', () => {
+    const data = dataDir();
+    const { logger, close } = createEngineLogger(data, 'info', { stdout: false });
+    logger.info('before the close');
+    close();
+    expect(() => logger.warn('a part still winding down')).not.toThrow();
+    expect(linesOf(data, 'engine.log').map((line) => line.msg)).toEqual(['before the close']);
+  });
+
   it('cuts a huge line to a note with its start, still one JSON line', () => {
     const data = dataDir();
     const { logger, close } = createEngineLogger(data, 'info', { stdout: false });

@@ -40,6 +40,7 @@ export class LogFile {
   /** Writes fail (a full disk): said once, until one succeeds again. */
   private failing = false;
   private failedNow = false;
+  private closed = false;
 
   constructor(
     dataDir: string,
@@ -72,6 +73,8 @@ export class LogFile {
   }
 
   write(line: string): void {
+    // A line of a part still winding down after the engine closed: stdout has it, if anything.
+    if (this.closed) return;
     this.failedNow = false;
     this.stream.write(line);
     if (!this.failedNow) this.failing = false;
@@ -80,6 +83,8 @@ export class LogFile {
   }
 
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     this.stream.end();
   }
 
