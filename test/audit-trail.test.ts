@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -291,6 +291,34 @@ describe('the audit trail', () => {
     expect(logText.length).toBeGreaterThan(1000);
     expect(secrets.filter((secret) => logText.includes(secret))).toEqual([]);
   });
+});
+
+describe('the log of a busy engine', () => {
+  it('stays within the files and bytes EngineOptions.log allows', async () => {
+    const limits = { maxFileBytes: 4096, maxFiles: 2 };
+    const busy = await startTestEngine(undefined, undefined, {
+      logLevel: 'info',
+      log: { ...limits, stdout: false },
+    });
+    try {
+      // 200 changes, an audit line of about 400 bytes each: some 20 times what the log may hold.
+      for (let n = 0; n < 200; n++) {
+        const answer = await busy.call('PUT', '/api/alarms/review', {
+          json: { event_ids: [`event-${n}`], reviewed: true },
+        });
+        expect(answer.status).toBe(200);
+      }
+      const dir = join(busy.dataDir, 'logs');
+      const names = readdirSync(dir).sort();
+      expect(names).toEqual(['engine.log', 'engine.log.1']);
+      const sizes = names.map((name) => statSync(join(dir, name)).size);
+      for (const size of sizes) expect(size).toBeLessThan(limits.maxFileBytes + 1024);
+      const last = readFileSync(join(dir, 'engine.log'), 'utf8').trim().split('\n').at(-1) ?? '{}';
+      expect(JSON.parse(last)).toMatchObject({ event: 'audit', action: 'alarm.review', outcome: 'ok' });
+    } finally {
+      await busy.stop();
+    }
+  }, 60_000);
 });
 
 describe('the bounds of the audit trail', () => {
