@@ -23,6 +23,8 @@ Linux where its libraries are installed); one that is missing falls back to the 
 device opens, else software); a stream whose hardware path fails decodes in software, and says so.
 --analysis-size: the longest side of the frames analysed and drawn in snapshots and the AI video
 (320..3840, default 1280); smaller costs less CPU a camera and shows less detail.
+--log-level: what the log gets (default info): JSON lines to stdout and to <data-dir>/logs/engine.log,
+rotated by size (5 files of 10 MiB at most); the audit trail of changes is also at GET /api/audit.
 Settings file: <data-dir>/settings.json {"host": ..., "port": ..., "analysis_fps": ..., "analysis_size": ...,
 "max_source_pixels": ...,
 "allowed_hosts": [...], "execution_provider": ..., "hwaccel": ...};

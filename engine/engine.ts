@@ -4,6 +4,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import packageJson from '../package.json';
 import { buildApi, createServer } from './api/app';
+import { AuditRepository } from './audit/audit-repository';
+import { AuditTrail } from './audit/audit-trail';
 import { Accounts, ADMIN_USER } from './auth/accounts';
 import { AccountsRepository } from './auth/accounts-repository';
 import { removeInitialPassword, writeInitialPassword } from './auth/initial-password';
@@ -26,6 +28,9 @@ import { InferencePool } from './inference/pool';
 import { HlsRoot } from './live/hls-files';
 import { aiVideoSlots, LIVE_DEFAULTS } from './live/limits';
 import { PreviewStreams } from './live/preview';
+import { createEngineLogger } from './log/logger';
+import { logOperations } from './log/operations-log';
+import { displayUrl } from './log/scrub';
 import { findFfmpeg } from './media/ffmpeg';
 import { FrameSource } from './media/frame-source';
 import { DecodePath, type ResolvedHwaccel, resolveHwaccel } from './media/hwaccel';
@@ -71,10 +76,18 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // Taken before anything in the data dir is touched; held until close() or the process dies.
   const lock = lockDataDir(dataDir);
   let db: Db;
+  let logging: ReturnType<typeof createEngineLogger>;
   try {
     db = openDb(dataDir);
   } catch (error) {
     // A refused data dir is left as it was, free for the engine the operator starts next.
+    lock.release();
+    throw error;
+  }
+  try {
+    logging = createEngineLogger(dataDir, options.logLevel ?? 'info', options.log);
+  } catch (error) {
+    db.close();
     lock.release();
     throw error;
   }
@@ -103,9 +116,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     maxSourcePixels,
     maxPreviews: liveLimits.maxPreviews,
   });
-  // The server is made first: its logger is every part's, and nothing listens before the end.
-  const api = createServer(options.logLevel ?? 'info', options.connections);
-  const log = api.log;
+  // Every part logs through the engine's logger; the server, made first, listens only at the end.
+  const log = logging.logger;
+  const api = createServer(log, options.connections);
   // Hardware decoding is found in the background: streams opened before it is known decode in software.
   const hwaccelSetting = options.hwaccel ?? 'none';
   let decoding: ResolvedHwaccel = {
@@ -141,7 +154,18 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     log.error({ err: error }, `a held event of task ${taskId} was not stored`),
   );
   const delivery = new DeliveryWorker(outbox, clock, bus, options.delivery);
-  const mqtt = new MqttPublisher(settings, events, clock, bus, (message) => log.warn(message));
+  const mqtt = new MqttPublisher(
+    settings,
+    events,
+    clock,
+    bus,
+    (message) => log.warn(message),
+    (connected) => {
+      const broker = displayUrl(mqtt.view().url);
+      if (connected) log.info({ event: 'mqtt.connected', broker }, `mqtt: connected to ${broker}`);
+      else log.warn({ event: 'mqtt.disconnected', broker }, `mqtt: lost the connection to ${broker}`);
+    },
+  );
 
   const video = new VideoAnalysis({
     packages,
@@ -212,6 +236,12 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       log.error({ err: error }, 'effect optimization: a sample or statistics were not stored'),
   });
 
+  const stopOperationsLog = logOperations(
+    log,
+    clock,
+    { tasks, video, bus },
+    { throttle: { windowMs: options.log?.repeatWindowMs } },
+  );
   const snapshots = new FrameSnapshots(video);
   tasks.on('closed', (view) => snapshots.release(view.task_id));
 
@@ -229,6 +259,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   });
   await buildApi(api, {
     accounts,
+    audit: new AuditTrail(new AuditRepository(db), clock, log, options.audit),
     streamTokens: new StreamTokens(clock),
     packages,
     tasks,
@@ -319,7 +350,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       stopRetention();
       await mqtt.close();
       await api.close();
+      stopOperationsLog();
       db.close();
+      logging.close();
       lock.release();
     },
   };

@@ -1,4 +1,5 @@
 import type { ConnectionLimits } from './api/connections';
+import type { AuditRetention } from './audit/audit-trail';
 import type { LoginLimits } from './auth/login-limiter';
 import type { HasherLimits } from './auth/passwords';
 import type { HeldEventsOptions } from './callbacks/held-events';
@@ -8,6 +9,7 @@ import type { Clock } from './clock';
 import type { EventBus } from './events/bus';
 import type { PoolOptions } from './inference/pool';
 import type { LiveLimits } from './live/limits';
+import type { LogLevel, LogOptions } from './log/logger';
 import type { HwaccelSetting } from './media/hwaccel';
 
 export interface EngineOptions {
@@ -77,7 +79,14 @@ export interface EngineOptions {
    * task), RTMP pushes (16), and how long a push may be down before it is ended (60 s).
    */
   live?: Partial<LiveLimits>;
-  logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
+  logLevel?: LogLevel;
+  /**
+   * The engine log (LOG_DEFAULTS): <data-dir>/logs/engine.log, rotated at maxFileBytes (10 MiB) with
+   * maxFiles (5) kept, the current one included; stdout too unless stdout is false.
+   */
+  log?: Partial<LogOptions>;
+  /** Audit trail retention (AUDIT_RETENTION_DEFAULTS: 90 days, 100,000 entries). */
+  audit?: Partial<AuditRetention>;
 }
 
 export interface IssuedToken {

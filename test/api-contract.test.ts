@@ -200,6 +200,7 @@ const PROTECTED: ReadonlyArray<[string, string, unknown?]> = [
   ['GET', '/api/events/stream'],
   ['GET', '/api/settings/mqtt'],
   ['PUT', '/api/settings/mqtt', { enabled: false }],
+  ['GET', '/api/audit'],
 ];
 
 describe('every protected endpoint refuses a missing, malformed, unknown or expired token', () => {

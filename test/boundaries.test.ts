@@ -15,6 +15,7 @@ const ROOT = resolve(import.meta.dirname, '..');
 const CONTRACT_MODULES = [
   'engine/api/errors.ts',
   'engine/api/schemas.ts',
+  'engine/audit/audit-schema.ts',
   'engine/events/delivery.ts',
   'engine/events/review-schema.ts',
   'engine/events/schema.ts',

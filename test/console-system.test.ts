@@ -109,4 +109,28 @@ describe('the system page', () => {
     expect(await disk.textContent()).toMatch(/Engine data: [\d.]+ [kMG]B/);
     await page.close();
   }, 90_000);
+
+  it('lists the recent changes from the audit trail, in English and Chinese', async () => {
+    const page = await open('/system', { width: 1280, height: 720 });
+    const changes = page.getByRole('table', { name: 'Who changed what, newest first' });
+    const row = async (action: string) => {
+      const found = changes.getByRole('row', { name: new RegExp(action) });
+      await found.waitFor(POLL);
+      // When, who (user and address), on what, result; the change itself heads the row.
+      return (await found.getByRole('cell').allTextContents()).slice(1);
+    };
+    expect(await row('Task started')).toEqual(['admin127.0.0.1', taskTitle(task), 'Done']);
+    expect(await row('Package installed')).toEqual([
+      'admin127.0.0.1',
+      'coco-yolox-nano · installed 1.0.0',
+      'Done',
+    ]);
+    expect(await row('Signed in')).toEqual(['admin127.0.0.1', '–', 'Done']);
+    await page.close();
+
+    const zh = await open('/system', { width: 1280, height: 720 }, 'zh-CN');
+    const zhChanges = zh.getByRole('table', { name: '谁更改了什么，最新的在前' });
+    await zhChanges.getByRole('row', { name: /启动任务/ }).waitFor(POLL);
+    await zh.close();
+  }, 60_000);
 });

@@ -204,6 +204,9 @@ describe('hostile packages through the API', () => {
   beforeAll(async () => {
     t = await startTestEngine(undefined, undefined, {
       inference: { workers: 2, maxWaitingChecks: 1, ...BOUNDS },
+      // Into the log file only: the test reads what a failing model leaves there.
+      logLevel: 'info',
+      log: { stdout: false },
     });
     expect(await installExamplePackage(t)).toBe(200);
   }, 60_000);
@@ -300,11 +303,10 @@ describe('hostile packages through the API', () => {
     const error = await eventually('the hostile task to report its model', async () => {
       return (await healthOf(hostile)).last_analysis_error;
     });
-    expect(error).toMatch(
-      new RegExp(
-        `^model fake\\.onnx did not finish a frame within ${CHECK_S} s; its frames are refused for \\d+ s`,
-      ),
+    const overran = new RegExp(
+      `^model fake\\.onnx did not finish a frame within ${CHECK_S} s; its frames are refused for \\d+ s`,
     );
+    expect(error).toMatch(overran);
     // Held back: the next frames fail at once with the same reason, without a host spent on them.
     const failures = async () => (await healthOf(hostile)).analysis_errors;
     const failed = await failures();
@@ -314,6 +316,14 @@ describe('hostile packages through the API', () => {
     expect(await analysed(hostile)).toBe(0);
     expect((await analysed(healthy)) - before).toBeGreaterThan(5);
     expect((await healthOf(healthy)).analysis_errors).toBe(0);
+    // The engine log has the first failure and counts the rest (a line a minute), none for the other.
+    const logged = readFileSync(join(t.dataDir, 'logs', 'engine.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { event?: string; task_id?: string; reason?: string })
+      .filter((line) => line.event === 'analysis.error');
+    expect(logged.map((line) => line.task_id)).toEqual([hostile]);
+    expect(logged[0]?.reason).toMatch(overran);
     for (const taskId of [hostile, healthy]) await t.call('DELETE', `/api/task/${taskId}`);
   });
 });

@@ -37,5 +37,9 @@ describe('the first start without VC_ADMIN_PASSWORD', () => {
     engines.push(second);
     expect(existsSync(file)).toBe(false);
     expect(await signIn(second.url, 'chosen-by-admin')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // The log file has the runs' lines (the password change among them), never a password or token.
+    const logged = readFileSync(join(dataDir, 'logs', 'engine.log'), 'utf8');
+    expect(logged).toContain('"action":"auth.password_change"');
+    for (const secret of [password, token, 'chosen-by-admin']) expect(logged).not.toContain(secret);
   });
 });

@@ -392,8 +392,10 @@ describe('a second frame beside the first while a thread is idle', () => {
     expect(h.pipeline.stats).toMatchObject({ analysed: 2, dropped: 1, failures: 0 });
   });
 
-  it('a failed second frame is counted without disturbing the first', async () => {
+  it('a failed second frame is counted and reported without disturbing the first', async () => {
     const h = harness(taskOf(['person']));
+    const failed: string[] = [];
+    h.pipeline.on('failed', (reason) => failed.push(reason));
     h.idle = () => true;
     const gates = new Map<number, () => void>();
     h.respond = (_model, marker) =>
@@ -416,6 +418,8 @@ describe('a second frame beside the first while a thread is idle', () => {
       failures: 1,
       lastError: 'the model broke on frame 2',
     });
+    // Once, for the engine log (which throttles it per task).
+    expect(failed).toEqual(['the model broke on frame 2']);
     expect(h.messages().map((m) => m.data.frame.id)).toEqual([1, 3]);
     expect([...h.released.keys()].sort()).toEqual([1, 2, 3]);
     expect([...h.released.values()].every((releases) => releases.length === 1)).toBe(true);

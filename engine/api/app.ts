@@ -4,10 +4,18 @@ import fastifyStatic from '@fastify/static';
 import fastifySwagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fastifyWebsocket from '@fastify/websocket';
-import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import { buildCsp, securityHeaders } from '../contract/csp';
+import type { EngineLogger } from '../log/logger';
 import { ajvErrorField, describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
 import { isDiskFull } from '../store/disk-full';
+import { auditHooks } from './audit-hook';
 import { authenticate } from './authenticate';
 import {
   answerClientError,
@@ -20,6 +28,7 @@ import { toApiError } from './domain-errors';
 import { ApiError, ERRORS, type ErrorKind } from './errors';
 import { checkPeers } from './host-check';
 import { alarmRoutes } from './routes/alarms';
+import { auditRoutes } from './routes/audit';
 import { authRoutes } from './routes/auth';
 import { eventRoutes } from './routes/events';
 import { imageRoutes } from './routes/images';
@@ -34,9 +43,10 @@ export const JSON_BODY_LIMIT = 1 * MiB;
 /** The longest path parameter (an id) the router matches (find-my-way's default). */
 const MAX_PARAM_LENGTH = 100;
 
-const createFastify = (logLevel: string, limits: ConnectionLimits) =>
+const createFastify = (logger: EngineLogger, limits: ConnectionLimits) =>
   Fastify({
-    logger: { level: logLevel },
+    // Typed as Fastify's logger, so that plugin scopes (which know no other) are the same type.
+    loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: JSON_BODY_LIMIT,
     // Slow or stuck clients are cut off instead of holding a connection forever.
     connectionTimeout: 60_000,
@@ -91,10 +101,10 @@ const pathProblem = (code?: string) =>
     ? 'has broken percent-encoding'
     : `a segment is longer than the ${MAX_PARAM_LENGTH} characters an id may have`;
 
-/** The HTTP server, its limits and its logger: made first, so every part of the engine logs through it. */
-export function createServer(logLevel: string, connections: Partial<ConnectionLimits> = {}): Api {
+/** The HTTP server and its limits, logging to the engine's logger. */
+export function createServer(logger: EngineLogger, connections: Partial<ConnectionLimits> = {}): Api {
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...connections };
-  const app = createFastify(logLevel, limits);
+  const app = createFastify(logger, limits);
   app.server.maxConnections = limits.maxConnections;
   return app;
 }
@@ -159,6 +169,7 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
   await app.register(async (scope) => {
     const api = scope.withTypeProvider<TypeBoxTypeProvider>();
     api.addHook('onRequest', async (request) => authenticate(ctx, request));
+    auditHooks(api, ctx.audit, ctx.clock);
     api.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     authRoutes(api, ctx);
     packageRoutes(api, ctx);
@@ -169,6 +180,7 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
     eventRoutes(api, ctx);
     alarmRoutes(api, ctx);
     systemRoutes(api, ctx);
+    auditRoutes(api, ctx);
     unknownApiPaths(api, routeTable);
   });
   await app.register(async (scope) => serveConsole(scope.withTypeProvider<TypeBoxTypeProvider>(), ctx));

@@ -1,3 +1,4 @@
+import type { AuditTrail } from '../audit/audit-trail';
 import type { Accounts } from '../auth/accounts';
 import type { StreamTokens } from '../auth/stream-tokens';
 import type { HeldEvents } from '../callbacks/held-events';
@@ -41,6 +42,8 @@ export interface ApiContext {
    * in memory and the delivery worker (what waits for disk space when the disk is full).
    */
   events: { outbox: Outbox; bus: EventBus; mqtt: MqttPublisher; held: HeldEvents; delivery: DeliveryWorker };
+  /** Who changed what (api/audit-hook.ts records, GET /api/audit reads). */
+  audit: AuditTrail;
   /** GET /api/system: the machine's figures. */
   system: SystemMonitor;
   clock: Clock;

@@ -52,6 +52,8 @@ export class MqttPublisher {
     private readonly clock: Clock,
     private readonly bus: EventBus,
     private readonly onError: (message: string) => void = () => {},
+    /** The broker connection came up or went down (not when the engine ends it). */
+    private readonly onConnection: (connected: boolean) => void = () => {},
   ) {
     this.settings = loadMqttSettings(stored);
     this.writes = new SpaceWaiter(clock, (error) => onError(`mqtt: the cursor was not saved: ${error}`));
@@ -128,10 +130,12 @@ export class MqttPublisher {
       ca: tls.ca || undefined,
     });
     client.on('connect', () => {
+      if (!this.connected) this.onConnection(true);
       this.connected = true;
       this.lastError = null;
     });
     client.on('close', () => {
+      if (this.connected && client === this.client) this.onConnection(false);
       this.connected = false;
     });
     client.on('error', (error) => {

@@ -10,6 +10,7 @@
 
 export { ERRORS, type ErrorKind } from '../api/errors';
 export { AppUpdateBody, OptimizationBody, PasswordChange, SampleListQuery } from '../api/schemas';
+export { AuditEntry, AuditPage } from '../audit/audit-schema';
 export { DeliveryRecord, DeliveryState, EventItem } from '../events/delivery';
 export { AlarmFacets, AlarmPage, AlarmQuery, AlarmView, ReviewBody } from '../events/review-schema';
 export { CallbackBody, ImageResult } from '../events/schema';

@@ -95,6 +95,8 @@ export interface AnalysedFrame {
 
 export interface PipelineEvents {
   analysed: [AnalysedFrame];
+  /** A frame's analysis or its event failed (counted in stats): why. */
+  failed: [reason: string];
 }
 
 type NumberedFrame = WatchdogFrame & { frameId: number };
@@ -275,6 +277,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       if (!this.stopped) {
         this.stats.failures += 1;
         this.stats.lastError = (error as Error).message;
+        this.emit('failed', this.stats.lastError);
       }
     } finally {
       if (!publishing) input.release?.();
@@ -337,6 +340,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       .catch((error: Error) => {
         this.stats.failures += 1;
         this.stats.lastError = error.message;
+        this.emit('failed', error.message);
       })
       .finally(() => {
         this.pendingPublishes -= 1;

@@ -29,6 +29,8 @@ export interface VideoAnalysisEvents {
   lost: [taskId: string, reason: string];
   /** With the source's size. */
   restored: [taskId: string, source: PixelSize];
+  /** A frame's analysis failed (the task's health counts it): the engine log says why. */
+  analysis_error: [taskId: string, reason: string];
 }
 
 /** Every running video task's stream and pipeline, started, updated and stopped by the task registry. */
@@ -73,6 +75,7 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     );
     const pipeline = new TaskPipeline(task, stream, this.deps);
     const heat = new HeatGrid();
+    pipeline.on('failed', (reason) => this.emit('analysis_error', task.task_id, reason));
     pipeline.on('analysed', (frame) => {
       heat.addFrame(frame);
       for (const listener of this.watchers.get(task.task_id) ?? []) listener(frame);

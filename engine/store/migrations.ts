@@ -202,4 +202,26 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       ALTER TABLE tasks ADD COLUMN analysis_fps REAL;
     `,
   },
+  {
+    // Audit trail (issue 31): each change a user asked for through the API and how it ended; never
+    // a body's values. fields: the body's field names, comma-separated. Bounded by age and count.
+    version: 10,
+    sql: `
+      CREATE TABLE audit (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL,
+        username TEXT,
+        client TEXT NOT NULL,
+        action TEXT NOT NULL,
+        route TEXT NOT NULL,
+        target TEXT,
+        outcome TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        code INTEGER NOT NULL,
+        fields TEXT NOT NULL,
+        detail TEXT
+      );
+      CREATE INDEX audit_at ON audit(at);
+    `,
+  },
 ];

@@ -10,6 +10,8 @@ import type {
   AlarmView,
   AppConfig,
   AppUpdateBody,
+  AuditEntry,
+  AuditPage,
   DeliveryRecord,
   EventItem,
   ImageResult,
@@ -39,6 +41,8 @@ export type {
   AlarmQuery,
   AlarmView,
   AppConfig,
+  AuditEntry,
+  AuditPage,
   DeliveryRecord,
   EventItem,
   ImageResult,
@@ -346,6 +350,20 @@ export async function fileToBase64(file: Blob): Promise<string> {
 /** The engine's own figures (GET /api/system, docs/api.md). */
 export async function getSystem(transport: Transport, signal?: AbortSignal): Promise<SystemInfo> {
   return (await transport.request<SystemInfo>('GET', '/api/system', undefined, withSignal(signal))).data;
+}
+
+/** The newest entries of the audit trail: who changed what (GET /api/audit, docs/api.md E.16). */
+export async function listAudit(
+  transport: Transport,
+  limit: number,
+  signal?: AbortSignal,
+): Promise<AuditPage> {
+  return (
+    await transport.request<AuditPage>('GET', '/api/audit', undefined, {
+      query: { limit },
+      ...withSignal(signal),
+    })
+  ).data;
 }
 
 /** Stored alarms, filtered and paged (GET /api/alarms, docs/api.md E.14). */

@@ -5,6 +5,7 @@
  */
 import * as account from './account';
 import * as areas from './areas';
+import * as audit from './audit';
 import * as cameras from './cameras';
 import * as defects from './defects';
 import * as heatmap from './heatmap';
@@ -20,6 +21,7 @@ export const featureMessages = {
   en: {
     ...account.en,
     ...areas.en,
+    ...audit.en,
     ...cameras.en,
     ...defects.en,
     ...heatmap.en,
@@ -31,6 +33,7 @@ export const featureMessages = {
   zhCN: {
     ...account.zhCN,
     ...areas.zhCN,
+    ...audit.zhCN,
     ...cameras.zhCN,
     ...defects.zhCN,
     ...heatmap.zhCN,

@@ -16,6 +16,7 @@ import { systemQuery } from '../queries/system';
 import { tasksQuery } from '../queries/tasks';
 import { useSession, useT } from '../store';
 import { type SystemSample, seriesOf } from '../system/history';
+import { RecentChanges } from '../system/RecentChanges';
 import { useSystemHistory } from '../system/store';
 import { useTaskTitle } from '../tasks/title';
 
@@ -61,6 +62,7 @@ export function System() {
           <Overview info={system.data} samples={samples} t={t} language={language} />
           <Models info={system.data} samples={samples} t={t} />
           <Cameras samples={samples} t={t} language={language} />
+          <RecentChanges t={t} language={language} />
           <p className="hint">{t('system.versions', system.data.versions)}</p>
         </>
       )}
