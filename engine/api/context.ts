@@ -69,5 +69,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     username?: string;
+    /** The SHA-256 hash of the API token the request was authenticated with (not a segment token). */
+    tokenHash?: string;
   }
 }

@@ -28,7 +28,8 @@ export class ConsoleFeeds {
     private readonly bus: EventBus,
   ) {}
 
-  serve(response: ServerResponse, filter: FeedFilter): void {
+  /** Serves a feed on the response; returns the function that ends it. */
+  serve(response: ServerResponse, filter: FeedFilter): () => void {
     response.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-store',
@@ -66,6 +67,7 @@ export class ConsoleFeeds {
       this.bus.off('delivery', onDelivery);
       this.open.delete(response);
     });
+    return () => response.end();
   }
 
   /** Ends every stream, so that the server can close. */

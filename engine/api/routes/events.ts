@@ -3,6 +3,7 @@ import { MqttSettingsBody, MqttSettingsView } from '../../callbacks/mqtt-setting
 import { DeliveryRecord, DeliveryState, EventItem } from '../../events/delivery';
 import { ConsoleFeeds, REPLAY_LIMIT } from '../../events/feed';
 import type { Api } from '../app';
+import { holdToken, tokenEnded } from '../authenticate';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
 import { TaskParams } from '../schemas';
@@ -154,8 +155,13 @@ export function eventRoutes(app: Api, ctx: ApiContext): void {
     async (request, reply) => {
       const header = Number(request.headers['last-event-id']);
       const afterId = Number.isSafeInteger(header) && header >= 0 ? header : request.query.last_event_id;
+      // The feed lasts as long as its token: signing out or a password change ends it.
+      let end = () => {};
+      const release = holdToken(ctx, request, () => end());
+      if (!release) throw tokenEnded();
       reply.hijack();
-      feeds.serve(reply.raw, { taskId: request.query.task_id, afterId });
+      end = feeds.serve(reply.raw, { taskId: request.query.task_id, afterId });
+      reply.raw.once('close', release);
     },
   );
 
