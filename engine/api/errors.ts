@@ -184,6 +184,11 @@ export const ERRORS = {
     meaning:
       'Too many package installs already wait for their model check; nothing was installed, try again shortly',
   },
+  FEEDS_BUSY: {
+    code: 50304,
+    status: 503,
+    meaning: 'As many live event feeds as the engine serves (32) are open; retry after Retry-After seconds',
+  },
   DISK_FULL: {
     code: 50701,
     status: 507,
