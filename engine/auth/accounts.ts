@@ -81,15 +81,16 @@ export class Accounts {
   }
 
   /**
-   * A token for the right password. Failed attempts are limited per client address and per username
-   * (429 TOO_MANY_LOGINS with Retry-After), checked before any hashing so refused guesses cost nothing.
+   * A token for the right password. Failed attempts are limited per client (its address, or the
+   * key the caller counts it under) and per username (429 TOO_MANY_LOGINS with Retry-After), checked
+   * before any hashing so refused guesses cost nothing.
    */
   async signIn(
     username: string,
     password: string,
     client: string,
   ): Promise<{ token: string; expiresIn: number }> {
-    const attempt = this.logins.begin(client, username);
+    const attempt = this.logins.begin(client, username, this.hasUser(username));
     if (!attempt.ok)
       throw tooManyAttempts(
         attempt.retryAfterMs,
