@@ -9,6 +9,7 @@ import { buildCsp, securityHeaders } from '../contract/csp';
 import { ajvErrorField, describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
 import { isDiskFull } from '../store/disk-full';
 import { authenticate } from './authenticate';
+import { ConnectionSlots } from './connection-slots';
 import {
   answerClientError,
   type ConnectionLimits,
@@ -95,7 +96,9 @@ const pathProblem = (code?: string) =>
 export function createServer(logLevel: string, connections: Partial<ConnectionLimits> = {}): Api {
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...connections };
   const app = createFastify(logLevel, limits);
-  app.server.maxConnections = limits.maxConnections;
+  const slots = new ConnectionSlots(limits);
+  slots.attach(app.server);
+  app.decorate('connectionSlots', slots);
   return app;
 }
 

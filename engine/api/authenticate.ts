@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { HoldEnd } from '../auth/token-holds';
+import { CONNECTIONS_RETRY_AFTER_S } from './connections';
 import type { ApiContext } from './context';
 import { ApiError } from './errors';
 
@@ -17,7 +18,17 @@ export const bearerToken = (header: string | undefined): string | undefined =>
  */
 export async function authenticate(ctx: ApiContext, request: FastifyRequest): Promise<void> {
   const config = request.routeOptions.config;
-  if (config.public) return;
+  const slots = request.server.connectionSlots;
+  const socket = request.raw.socket;
+  if (config.public) {
+    // A reserved connection slot is for requests with a token: the console's, when all others are taken.
+    if (!slots.onProbation(socket)) return;
+    throw new ApiError(
+      'CONNECTIONS_BUSY',
+      'every connection slot open to clients without a token is taken; retry shortly',
+      { 'retry-after': String(CONNECTIONS_RETRY_AFTER_S) },
+    );
+  }
   const query = config.queryToken ? (request.query as { token?: unknown }).token : undefined;
   const token = bearerToken(request.headers.authorization) ?? (typeof query === 'string' ? query : undefined);
   if (!token) {
@@ -36,6 +47,7 @@ export async function authenticate(ctx: ApiContext, request: FastifyRequest): Pr
   if (!check.ok) throw invalidToken(check.reason === 'expired' ? 'expired' : 'invalid');
   request.username = check.username;
   request.tokenHash = check.tokenHash;
+  slots.trust(socket);
 }
 
 const invalidToken = (state: string) =>
