@@ -63,7 +63,11 @@ export interface EngineOptions {
    * platform's whose device opens. A stream whose hardware path fails decodes in software.
    */
   hwaccel?: HwaccelSetting;
-  /** Open connections at most (512), and how long headers (10 s) and idle keep-alives (5 s) may take. */
+  /**
+   * Open connections at most (512), of which connections without a valid token may hold all but
+   * `reserved` (32), `perClient` (64) from one client; how long headers (10 s) and idle keep-alives
+   * (5 s) may take.
+   */
   connections?: Partial<ConnectionLimits>;
   /** Failed-login limits and password hashing bounds (defaults: 10 per client, 30 per user a minute). */
   login?: Partial<LoginLimits & HasherLimits>;

@@ -1,9 +1,11 @@
 import { randomBytes, type ScryptOptions, scryptSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientKey } from '../engine/api/client-address';
 import { Accounts } from '../engine/auth/accounts';
 import { AccountsRepository } from '../engine/auth/accounts-repository';
 import { LoginLimiter } from '../engine/auth/login-limiter';
@@ -37,6 +39,41 @@ function syncScryptMs(): number {
 
 const login = (t: TestEngine, username: string, password: string) =>
   t.call('POST', '/api/auth/token', { token: null, json: { username, password } });
+
+/**
+ * A login from another loopback address (Linux routes all of 127.0.0.0/8 to lo): the client socket
+ * is bound to it, so the engine sees that address as the client's.
+ */
+function loginFrom(t: TestEngine, address: string, username: string, password: string): Promise<Answer> {
+  const body = JSON.stringify({ username, password });
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: t.engine.port,
+        localAddress: address,
+        method: 'POST',
+        path: '/api/auth/token',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        response.on('end', () => {
+          const headers = new Headers();
+          for (const [name, value] of Object.entries(response.headers))
+            if (typeof value === 'string') headers.set(name, value);
+          resolve({ status: response.statusCode ?? 0, headers, body: JSON.parse(text) as Answer['body'] });
+        });
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+}
 
 function expect429(answer: Answer): number {
   expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 429, code: 42902 });
@@ -103,9 +140,11 @@ describe('a login flood against a running engine', () => {
     expect(throttled.length).toBeGreaterThan(0);
     for (const answer of throttled) expect429(answer);
 
-    // The admin had more failures than its limit: even the right password waits for the window.
+    // The admin had more failures than its limit: this client, which failed, waits for the window
+    // even with the right password; a client that has not failed gets in.
     const blocked = await login(t, 'admin', ADMIN_PASSWORD);
     expect(expect429(blocked)).toBeLessThanOrEqual(WINDOW_MS / 1000);
+    expect((await loginFrom(t, '127.0.0.7', 'admin', ADMIN_PASSWORD)).body.code).toBe(0);
     t.clock.advance(WINDOW_MS);
     expect((await login(t, 'admin', ADMIN_PASSWORD)).body.code).toBe(0);
   }, 120_000);
@@ -156,43 +195,112 @@ describe('failed logins are limited per client and per user', () => {
   });
 });
 
+describe('failures from many addresses', () => {
+  let t: TestEngine;
+  beforeAll(async () => {
+    t = await startTestEngine();
+  });
+  afterAll(async () => t?.stop());
+
+  it('three addresses failing 10 times each do not lock the admin out of a client that has not failed', async () => {
+    for (const address of ['127.0.0.2', '127.0.0.3', '127.0.0.4'])
+      for (let i = 0; i < 10; i++)
+        expect((await loginFrom(t, address, 'admin', `wrong-${address}-${i}`)).body.code).toBe(40103);
+    // Each of them is at its own limit, the right password included.
+    expect429(await loginFrom(t, '127.0.0.2', 'admin', ADMIN_PASSWORD));
+    // The admin is at its limit (30): a client that has not failed gets in.
+    expect((await loginFrom(t, '127.0.0.1', 'admin', ADMIN_PASSWORD)).body.code).toBe(0);
+    // One that fails once now waits for the user's window, the right password included.
+    expect((await loginFrom(t, '127.0.0.6', 'admin', 'one-more-guess')).body.code).toBe(40103);
+    expect(expect429(await loginFrom(t, '127.0.0.6', 'admin', ADMIN_PASSWORD))).toBeLessThanOrEqual(60);
+    expect((await loginFrom(t, '127.0.0.5', 'admin', ADMIN_PASSWORD)).body.code).toBe(0);
+  }, 60_000);
+});
+
+describe('a flood of made-up usernames', () => {
+  let t: TestEngine;
+  beforeAll(async () => {
+    // Small tables, so that a few dozen logins are a flood; at the defaults see docs/security.md.
+    t = await startTestEngine(undefined, undefined, { login: { maxTracked: 8 } });
+  });
+  afterAll(async () => t?.stop());
+
+  it('leaves the right password accepted', async () => {
+    const addresses = Array.from({ length: 6 }, (_, i) => `127.0.1.${i + 1}`);
+    // All at once: most are refused as "checking too many passwords at once" (never checked, so
+    // never counted); then one after another, each checked and failed.
+    const burst = await Promise.all(
+      addresses.flatMap((address, a) =>
+        Array.from({ length: 9 }, (_, i) => loginFrom(t, address, `ghost-${a}-${i}`, 'guess')),
+      ),
+    );
+    expect(burst.map((b) => b.body.code).filter((c) => c !== 40103 && c !== 42902)).toEqual([]);
+    const checked: number[] = [];
+    for (let i = 0; i < 20; i++)
+      checked.push((await loginFrom(t, `127.0.2.${i % 4}`, `made-up-${i}`, 'guess')).body.code);
+    expect((await loginFrom(t, '127.0.0.1', 'admin', ADMIN_PASSWORD)).body.code).toBe(0);
+    expect((await loginFrom(t, '127.0.3.1', 'admin', ADMIN_PASSWORD)).body.code).toBe(0);
+    // Every made-up name was checked and failed: none was refused for want of room.
+    expect(checked).toEqual(checked.map(() => 40103));
+  }, 60_000);
+});
+
 describe('LoginLimiter', () => {
   const limits = { windowMs: 1000, perClient: 3, perUser: 5, maxTracked: 4 };
 
-  it('limits failures per client and per username, in fixed windows', () => {
+  it('limits failures per client and per username in fixed windows; over the user’s limit only a client without a failure may try', () => {
     const clock = new ManualClock();
     const limiter = new LoginLimiter(clock, limits);
-    // Five clients try the same user: the user's limit (5) stops the sixth attempt from a new client.
-    for (const client of ['a', 'a', 'a']) expect(limiter.begin(client, 'admin').ok).toBe(true);
-    expect(limiter.begin('a', 'admin')).toEqual({ ok: false, retryAfterMs: 1000 });
-    expect(limiter.begin('a', 'other')).toEqual({ ok: false, retryAfterMs: 1000 });
+    for (const client of ['a', 'a', 'a']) expect(limiter.begin(client, 'admin', true).ok).toBe(true);
+    expect(limiter.begin('a', 'admin', true)).toEqual({ ok: false, retryAfterMs: 1000 });
+    expect(limiter.begin('a', 'other', true)).toEqual({ ok: false, retryAfterMs: 1000 });
     clock.advance(400);
-    for (const client of ['b', 'b']) expect(limiter.begin(client, 'admin').ok).toBe(true);
-    expect(limiter.begin('c', 'admin')).toEqual({ ok: false, retryAfterMs: 600 });
-    expect(limiter.begin('c', 'other').ok).toBe(true);
+    // Two clients bring the user to its limit (5): a client that failed now waits for the user's window.
+    for (const client of ['b', 'b']) expect(limiter.begin(client, 'admin', true).ok).toBe(true);
+    expect(limiter.begin('b', 'admin', true)).toEqual({ ok: false, retryAfterMs: 600 });
+    // A client without a failure may try once more; failed, it waits too.
+    expect(limiter.begin('c', 'admin', true).ok).toBe(true);
+    expect(limiter.begin('c', 'admin', true)).toEqual({ ok: false, retryAfterMs: 600 });
+    expect(limiter.begin('c', 'other', true).ok).toBe(true);
     clock.advance(600);
-    expect(limiter.begin('a', 'admin').ok).toBe(true);
+    expect(limiter.begin('b', 'admin', true).ok).toBe(true);
   });
 
-  it('forgets an attempt that succeeded', () => {
+  it('forgets an attempt that succeeded, leaving nothing behind', () => {
     const limiter = new LoginLimiter(new ManualClock(), limits);
     for (let i = 0; i < 10; i++) {
-      const attempt = limiter.begin('a', 'admin');
+      const attempt = limiter.begin('a', 'admin', true);
       if (!attempt.ok) throw new Error(`attempt ${i} refused`);
       attempt.forget();
     }
-    expect(limiter.begin('a', 'admin').ok).toBe(true);
+    expect(limiter.trackedCount()).toBe(0);
+    expect(limiter.begin('a', 'admin', true).ok).toBe(true);
   });
 
-  it('remembers at most maxTracked clients and usernames, refusing new ones while all are in use', () => {
+  it('remembers at most maxTracked of each; made-up usernames push out each other, never a user’s window', () => {
     const clock = new ManualClock();
     const limiter = new LoginLimiter(clock, limits);
-    for (let i = 0; i < 4; i++) expect(limiter.begin(`client-${i}`, 'admin').ok).toBe(true);
-    expect(limiter.begin('client-4', 'admin')).toEqual({ ok: false, retryAfterMs: 1000 });
-    expect(limiter.trackedCount()).toBe(5);
-    clock.advance(1000);
-    for (let i = 0; i < 4; i++) expect(limiter.begin(`later-${i}`, `user-${i}`).ok).toBe(true);
+    // The user reaches its limit first, then 20 made-up names from 20 clients fill both tables.
+    for (const client of ['a', 'a', 'a', 'b', 'b'])
+      expect(limiter.begin(client, 'admin', true).ok).toBe(true);
+    for (let i = 0; i < 20; i++) expect(limiter.begin(`client-${i}`, `ghost-${i}`, false).ok).toBe(true);
     expect(limiter.trackedCount()).toBe(8);
+    // The user's window is still there: a client that failed (on a made-up name) waits for it.
+    expect(limiter.begin('client-19', 'admin', true)).toEqual({ ok: false, retryAfterMs: 1000 });
+    expect(limiter.begin('fresh', 'admin', true).ok).toBe(true);
+  });
+});
+
+describe('clientKey', () => {
+  it('counts an IPv4 address (mapped or not) as itself and an IPv6 address by its /64', () => {
+    expect(['127.0.0.2', '::ffff:127.0.0.2', '::FFFF:127.0.0.2'].map(clientKey)).toEqual(
+      Array(3).fill('127.0.0.2'),
+    );
+    expect(
+      ['2001:db8:1:2::9', '2001:DB8:0001:0002:aaaa::1', '2001:db8:1:2:ffff:ffff:ffff:ffff'].map(clientKey),
+    ).toEqual(Array(3).fill('2001:db8:1:2::/64'));
+    expect(clientKey('2001:db8:1:3::9')).toBe('2001:db8:1:3::/64');
+    expect(clientKey('fe80::1%eth0')).toBe('fe80::/64');
   });
 });
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +12,7 @@ import { wireTaskEvents } from '../engine/callbacks/task-events';
 import { ManualClock } from '../engine/clock';
 import { EventBus, type StoredEvent } from '../engine/events/bus';
 import type { DeliveryRecord } from '../engine/events/delivery';
+import { MAX_FEEDS } from '../engine/events/feed';
 import { CallbackBody } from '../engine/events/schema';
 import { compileCheck } from '../engine/schema/ajv';
 import { openDb } from '../engine/store/db';
@@ -44,11 +46,12 @@ class FeedClient {
     private readonly abort: AbortController,
   ) {}
 
-  static async open(url: string, headers: Record<string, string> = {}): Promise<FeedClient> {
+  /** `pauseMs`: a console that waits this long after each chunk it reads (a slow one). */
+  static async open(url: string, headers: Record<string, string> = {}, pauseMs = 0): Promise<FeedClient> {
     const abort = new AbortController();
     const response = await fetch(url, { headers, signal: abort.signal });
     const client = new FeedClient(response.status, abort);
-    if (response.ok && response.body) void client.read(response.body);
+    if (response.ok && response.body) void client.read(response.body, pauseMs);
     else client.body = await response.text();
     return client;
   }
@@ -77,11 +80,12 @@ class FeedClient {
     this.abort.abort();
   }
 
-  private async read(body: ReadableStream<Uint8Array>): Promise<void> {
+  private async read(body: ReadableStream<Uint8Array>, pauseMs: number): Promise<void> {
     const decoder = new TextDecoder();
     let buffer = '';
     try {
       for await (const chunk of body) {
+        if (pauseMs > 0) await new Promise((done) => setTimeout(done, pauseMs));
         buffer += decoder.decode(chunk, { stream: true });
         for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
           const frame: Frame = {};
@@ -116,11 +120,43 @@ afterAll(async () => {
   await rx?.close();
 });
 
-async function feed(query: string, headers: Record<string, string> = {}): Promise<FeedClient> {
-  const client = await FeedClient.open(`${t.engine.url}/api/events/stream${query}`, headers);
+async function feed(query: string, headers: Record<string, string> = {}, pauseMs = 0): Promise<FeedClient> {
+  const client = await FeedClient.open(`${t.engine.url}/api/events/stream${query}`, headers, pauseMs);
   feeds.push(client);
   return client;
 }
+
+/**
+ * A feed read straight off its socket, which reads nothing until read() is called: then everything
+ * the engine sent, byte for byte, until the engine closed the connection.
+ */
+function rawFeed(path: string): { answered: Promise<void>; read(): Promise<string> } {
+  const socket = connect(t.engine.port, '127.0.0.1');
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+  const chunks: Buffer[] = [];
+  const closed = new Promise<void>((done) => socket.once('close', () => done()));
+  socket.on('error', () => {});
+  const answered = new Promise<void>((done) =>
+    socket.once('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      socket.pause();
+      done();
+    }),
+  );
+  return {
+    answered,
+    async read() {
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.resume();
+      await closed;
+      return Buffer.concat(chunks).toString('latin1');
+    },
+  };
+}
+
+/** The ids of the callback events a raw feed's text holds whole (the last one may be cut short). */
+const completeEventIds = (text: string) =>
+  [...text.matchAll(/^id: (\d+)\nevent: callback\ndata: [^\n]*\n\n/gm)].map((m) => Number(m[1]));
 
 describe('the in-process bus', () => {
   it('carries each stored event with its JSON as sent, then its delivery changes', async () => {
@@ -228,23 +264,36 @@ describe('GET /api/events/stream', () => {
 
   it('cuts off a console that does not read, which then catches up through Last-Event-ID', async () => {
     const task = randomUUID();
-    const abort = new AbortController();
-    const stalled = await fetch(`${t.engine.url}/api/events/stream?token=${t.token}&task_id=${task}`, {
-      signal: abort.signal,
-    });
-    // 24 events of 1 MB while the console reads nothing: more than the 16 MiB it may fall behind.
+    const stalled = rawFeed(`/api/events/stream?token=${t.token}&task_id=${task}`);
+    await stalled.answered;
+    // 24 events of 1 MB while the console reads nothing: far more than the 1 MiB it may fall behind.
     const bodies = range(1, 24).map((i) =>
       t.engine.outbox.enqueue({ task_id: task, report_url: '' }, message(task, i, 1024 * 1024)),
     );
-    const text = await stalled.text();
-    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
-    expect(ids.length).toBeGreaterThan(0);
+    // The engine closed the connection; the console now reads what had reached it.
+    const text = await stalled.read();
+    const ids = completeEventIds(text);
     expect(ids.length).toBeLessThan(24);
-    const resumed = await feed(`?token=${t.token}&task_id=${task}`, { 'last-event-id': String(ids.at(-1)) });
+    expect(ids).toEqual(range(0, ids.length - 1).map((i) => (ids[0] ?? 0) + i));
+    const resumed = await feed(`?token=${t.token}&task_id=${task}&last_event_id=${ids.at(-1) ?? 0}`);
     await resumed.until('the rest', () => resumed.callbacks().length === 24 - ids.length);
     expect(resumed.callbacks().map((c) => c.body.seq)).toEqual(bodies.slice(ids.length).map((b) => b.seq));
-    abort.abort();
   });
+
+  it('replays at the pace of a console that reads slowly, without cutting it off', async () => {
+    const task = randomUUID();
+    // 24 MB stored: a replay written at once would put the console 23 MB behind.
+    const bodies = range(1, 24).map((i) =>
+      t.engine.outbox.enqueue({ task_id: task, report_url: '' }, message(task, i, 1024 * 1024)),
+    );
+    const slow = await feed(`?token=${t.token}&task_id=${task}&last_event_id=0`, {}, 5);
+    await slow.until('all 24 replayed', () => slow.callbacks().length === 24 || slow.ended, 60_000);
+    expect(slow.ended).toBe(false);
+    expect(slow.callbacks().map((c) => c.body.seq)).toEqual(bodies.map((b) => b.seq));
+    const live = t.engine.outbox.enqueue({ task_id: task, report_url: '' }, message(task, 25));
+    await slow.until('the live one after the replay', () => slow.callbacks().length === 25);
+    expect(slow.callbacks()[24]?.body).toEqual(live);
+  }, 90_000);
 
   it('ends open streams when the engine stops', async () => {
     const other = await startTestEngine();
@@ -253,6 +302,29 @@ describe('GET /api/events/stream', () => {
     expect(client.status).toBe(200);
     await other.stop();
     await client.until('the stream ended', () => client.ended);
+  });
+});
+
+describe('how many feeds the engine serves', () => {
+  it(`refuses a feed beyond ${MAX_FEEDS} with 503 50306 and Retry-After, and serves one again once a feed ends`, async () => {
+    const other = await startTestEngine();
+    try {
+      const url = `${other.engine.url}/api/events/stream?token=${other.token}`;
+      const open = await Promise.all(range(1, MAX_FEEDS).map(() => FeedClient.open(url)));
+      feeds.push(...open);
+      expect(open.map((f) => f.status)).toEqual(open.map(() => 200));
+      const refused = await fetch(url);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(await refused.json()).toMatchObject({ code: ERRORS.FEEDS_BUSY.code });
+      open[0]?.close();
+      await new Promise((done) => setTimeout(done, 200));
+      const next = await FeedClient.open(url);
+      feeds.push(next);
+      expect(next.status).toBe(200);
+    } finally {
+      await other.stop();
+    }
   });
 });
 

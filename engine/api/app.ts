@@ -17,6 +17,7 @@ import { ajvErrorField, describeAjvError, queryAjv, strictAjv } from '../schema/
 import { isDiskFull } from '../store/disk-full';
 import { auditHooks } from './audit-hook';
 import { authenticate } from './authenticate';
+import { ConnectionSlots } from './connection-slots';
 import {
   answerClientError,
   type ConnectionLimits,
@@ -105,7 +106,9 @@ const pathProblem = (code?: string) =>
 export function createServer(logger: EngineLogger, connections: Partial<ConnectionLimits> = {}): Api {
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...connections };
   const app = createFastify(logger, limits);
-  app.server.maxConnections = limits.maxConnections;
+  const slots = new ConnectionSlots(limits);
+  slots.attach(app.server);
+  app.decorate('connectionSlots', slots);
   return app;
 }
 

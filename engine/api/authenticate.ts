@@ -1,4 +1,6 @@
 import type { FastifyRequest } from 'fastify';
+import type { HoldEnd } from '../auth/token-holds';
+import { CONNECTIONS_RETRY_AFTER_S } from './connections';
 import type { ApiContext } from './context';
 import { ApiError } from './errors';
 
@@ -16,7 +18,17 @@ export const bearerToken = (header: string | undefined): string | undefined =>
  */
 export async function authenticate(ctx: ApiContext, request: FastifyRequest): Promise<void> {
   const config = request.routeOptions.config;
-  if (config.public) return;
+  const slots = request.server.connectionSlots;
+  const socket = request.raw.socket;
+  if (config.public) {
+    // A reserved connection slot is for requests with a token: the console's, when all others are taken.
+    if (!slots.onProbation(socket)) return;
+    throw new ApiError(
+      'CONNECTIONS_BUSY',
+      'every connection slot open to clients without a token is taken; retry shortly',
+      { 'retry-after': String(CONNECTIONS_RETRY_AFTER_S) },
+    );
+  }
   const query = config.queryToken ? (request.query as { token?: unknown }).token : undefined;
   const token = bearerToken(request.headers.authorization) ?? (typeof query === 'string' ? query : undefined);
   if (!token) {
@@ -32,14 +44,29 @@ export async function authenticate(ctx: ApiContext, request: FastifyRequest): Pr
   const scope = config.segmentScope?.(request.params);
   if (scope !== undefined && ctx.streamTokens.verify(scope, token)) return;
   const check = ctx.accounts.checkToken(token);
-  if (!check.ok) {
-    throw new ApiError(
-      'INVALID_TOKEN',
-      `the token is ${check.reason === 'expired' ? 'expired' : 'invalid'}; get a new one from POST /api/auth/token`,
-      {
-        'www-authenticate': 'Bearer error="invalid_token"',
-      },
-    );
-  }
+  if (!check.ok) throw invalidToken(check.reason === 'expired' ? 'expired' : 'invalid');
   request.username = check.username;
+  request.tokenHash = check.tokenHash;
+  slots.trust(socket);
+}
+
+const invalidToken = (state: string) =>
+  new ApiError('INVALID_TOKEN', `the token is ${state}; get a new one from POST /api/auth/token`, {
+    'www-authenticate': 'Bearer error="invalid_token"',
+  });
+
+/** 40102 for a request whose token was revoked or expired after it was authenticated. */
+export const tokenEnded = () => invalidToken('revoked or expired');
+
+/**
+ * Ties a long-lived answer to the API token that opened it (see Accounts.hold): `end` runs when the
+ * token is revoked or expires. Returns the function that lets go, for an answer that ends first;
+ * null when the token already ended, since the request was authenticated.
+ */
+export function holdToken(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  end: (why: HoldEnd) => void,
+): (() => void) | null {
+  return request.tokenHash === undefined ? null : ctx.accounts.hold(request.tokenHash, end);
 }

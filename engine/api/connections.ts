@@ -4,10 +4,15 @@ import { ERRORS, type ErrorKind } from './errors';
 
 export interface ConnectionLimits {
   /**
-   * Open connections at most; the next ones are closed at once. Well below the process's descriptor
-   * limit (1024 on many systems), which ffmpeg's pipes, SQLite and package files share.
+   * Open connections at most; at the limit, the one idle the longest is closed for a newcomer (see
+   * ConnectionSlots). Well below the process's descriptor limit (1024 on many systems), which
+   * ffmpeg's pipes, SQLite and package files share.
    */
   maxConnections: number;
+  /** Of those, connections without a token one client (IPv4 address, IPv6 /64) may hold. */
+  perClient: number;
+  /** Of those, slots kept for connections that present a valid token (the console's). */
+  reserved: number;
   /** Time a connection has to send a request's complete headers (slowloris, idle sockets). */
   headersTimeoutMs: number;
   /** An idle keep-alive connection is closed after this. */
@@ -16,6 +21,8 @@ export interface ConnectionLimits {
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   maxConnections: 512,
+  perClient: 64,
+  reserved: 32,
   headersTimeoutMs: 10_000,
   keepAliveTimeoutMs: 5_000,
 };
@@ -23,6 +30,9 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
 /** Node checks the headers timeout on an interval: often enough that a slow client is cut in time. */
 export const checkIntervalMs = (limits: ConnectionLimits) =>
   Math.max(100, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4)));
+
+/** When a request refused for want of a connection slot may try again. */
+export const CONNECTIONS_RETRY_AFTER_S = 1;
 
 const CLIENT_ERRORS: Record<string, { kind: ErrorKind; msg: string }> = {
   HPE_HEADER_OVERFLOW: {

@@ -16,6 +16,7 @@ import type { FrameSnapshots } from '../pipeline/frame-snapshots';
 import type { VideoAnalysis } from '../pipeline/video-analysis';
 import type { SystemMonitor } from '../system/monitor';
 import type { TaskRegistry } from '../tasks/registry';
+import type { ConnectionSlots } from './connection-slots';
 import type { AllowedPeers } from './host-check';
 
 /** What the HTTP layer needs from the engine; routes reach the domain only through this. */
@@ -57,6 +58,10 @@ export interface ApiContext {
 }
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** Who keeps a connection when they are all taken (api/connection-slots.ts). */
+    connectionSlots: ConnectionSlots;
+  }
   interface FastifyContextConfig {
     /** Reachable without a token (only the token and health endpoints). */
     public?: boolean;
@@ -72,5 +77,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     username?: string;
+    /** The SHA-256 hash of the API token the request was authenticated with (not a segment token). */
+    tokenHash?: string;
   }
 }

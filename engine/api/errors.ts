@@ -190,6 +190,17 @@ export const ERRORS = {
     meaning:
       'The engine already runs as many previews, AI-video encoders (of the engine or of the task) or RTMP pushes as it allows; nothing was started, retry after Retry-After seconds',
   },
+  CONNECTIONS_BUSY: {
+    code: 50305,
+    status: 503,
+    meaning:
+      'Every connection slot open to clients without a token is taken; the last slots are kept for requests with a valid token. Retry after Retry-After seconds',
+  },
+  FEEDS_BUSY: {
+    code: 50306,
+    status: 503,
+    meaning: 'As many live event feeds as the engine serves (32) are open; retry after Retry-After seconds',
+  },
   DISK_FULL: {
     code: 50701,
     status: 507,

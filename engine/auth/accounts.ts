@@ -4,6 +4,7 @@ import { DomainError } from '../domain-error';
 import type { AccountsRepository } from './accounts-repository';
 import { LoginLimiter, type LoginLimits } from './login-limiter';
 import { decoyHash, HasherBusyError, type HasherLimits, PasswordHasher } from './passwords';
+import { type HoldEnd, TokenHolds } from './token-holds';
 
 export const ADMIN_USER = 'admin';
 export const DEFAULT_TOKEN_LIFETIME_S = 24 * 60 * 60;
@@ -12,7 +13,7 @@ export const DEFAULT_TOKEN_LIFETIME_S = 24 * 60 * 60;
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
 export type TokenCheck =
-  | { ok: true; username: string }
+  | { ok: true; username: string; tokenHash: string }
   | { ok: false; reason: 'malformed' | 'unknown' | 'expired' };
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
@@ -45,6 +46,7 @@ export class Accounts {
   private readonly hasher: PasswordHasher;
   private readonly logins: LoginLimiter;
   private readonly decoy = decoyHash();
+  private readonly holds: TokenHolds;
 
   constructor(
     private readonly store: AccountsRepository,
@@ -54,20 +56,23 @@ export class Accounts {
     this.tokenLifetimeS = options.tokenLifetimeS ?? DEFAULT_TOKEN_LIFETIME_S;
     this.hasher = options.hasher ?? new PasswordHasher(options.login);
     this.logins = new LoginLimiter(clock, options.login);
+    this.holds = new TokenHolds(clock);
   }
 
   hasUser(username: string): boolean {
     return this.store.passwordHash(username) !== undefined;
   }
 
-  /** Creates or replaces a user's password; a reset also revokes the user's tokens. */
+  /** Creates or replaces a user's password; a reset also revokes the user's tokens and ends what they hold open. */
   async setPassword(username: string, password: string): Promise<void> {
     const hash = await this.hasher.hash(password).catch((error: unknown) => {
       throw error instanceof HasherBusyError ? busy() : error;
     });
     const existed = this.hasUser(username);
     this.store.setPassword(username, hash, this.clock.now());
-    if (existed) this.options.onPasswordChange?.(username);
+    if (!existed) return;
+    this.holds.revokeUser(username);
+    this.options.onPasswordChange?.(username);
   }
 
   /** One scrypt whether or not the user exists, so the answer time does not tell which users exist. */
@@ -76,15 +81,16 @@ export class Accounts {
   }
 
   /**
-   * A token for the right password. Failed attempts are limited per client address and per username
-   * (429 TOO_MANY_LOGINS with Retry-After), checked before any hashing so refused guesses cost nothing.
+   * A token for the right password. Failed attempts are limited per client (its address, or the
+   * key the caller counts it under) and per username (429 TOO_MANY_LOGINS with Retry-After), checked
+   * before any hashing so refused guesses cost nothing.
    */
   async signIn(
     username: string,
     password: string,
     client: string,
   ): Promise<{ token: string; expiresIn: number }> {
-    const attempt = this.logins.begin(client, username);
+    const attempt = this.logins.begin(client, username, this.hasUser(username));
     if (!attempt.ok)
       throw tooManyAttempts(
         attempt.retryAfterMs,
@@ -112,14 +118,28 @@ export class Accounts {
 
   checkToken(token: string): TokenCheck {
     if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'malformed' };
-    const row = this.store.token(hashToken(token));
+    const tokenHash = hashToken(token);
+    const row = this.store.token(tokenHash);
     if (!row) return { ok: false, reason: 'unknown' };
     if (row.expires_at <= this.clock.now()) return { ok: false, reason: 'expired' };
-    return { ok: true, username: row.username };
+    return { ok: true, username: row.username, tokenHash };
+  }
+
+  /**
+   * Keeps a long-lived answer (event feed, video socket, streamed download) tied to the token that
+   * opened it: `end` runs once, when the token is revoked or expires. Null when the token is no
+   * longer valid (revoked since the request was authenticated). The returned function lets go.
+   */
+  hold(tokenHash: string, end: (why: HoldEnd) => void): (() => void) | null {
+    const row = this.store.token(tokenHash);
+    if (!row || row.expires_at <= this.clock.now()) return null;
+    return this.holds.add(tokenHash, row.username, row.expires_at, end);
   }
 
   revokeToken(token: string): void {
-    this.store.deleteToken(hashToken(token));
+    const tokenHash = hashToken(token);
+    this.store.deleteToken(tokenHash);
+    this.holds.revokeToken(tokenHash);
   }
 
   purgeExpiredTokens(): number {

@@ -3,14 +3,18 @@ import type { Clock } from '../clock';
 export interface LoginLimits {
   /** Length of a counting window. */
   windowMs: number;
-  /** Failed attempts one client address may make per window. */
+  /** Failed attempts one client (an IPv4 address, an IPv6 /64) may make per window. */
   perClient: number;
   /**
-   * Failed attempts per username per window, from all clients together: above perClient, so that
-   * one client alone cannot lock a user out.
+   * Failed attempts per username per window, from all clients together. Beyond it, only a client
+   * without a failure in the window may still try that user: many addresses can slow the guessing
+   * of a password down, never lock out a client that has not failed.
    */
   perUser: number;
-  /** Client addresses and usernames remembered at most, each; memory stays bounded under a flood. */
+  /**
+   * Clients and usernames remembered at most, each; memory stays bounded under a flood. When full,
+   * the oldest window is forgotten (never an existing user's, for a made-up username).
+   */
   maxTracked: number;
 }
 
@@ -24,11 +28,17 @@ export const DEFAULT_LOGIN_LIMITS: LoginLimits = {
 interface Window {
   start: number;
   count: number;
+  /** An existing user's window: a flood of made-up usernames never pushes it out. */
+  kept: boolean;
 }
 
-/** Attempts per key in fixed windows, for at most maxKeys keys at a time. */
+/**
+ * Attempts per key in fixed windows, for at most maxKeys keys at a time. A key is remembered only
+ * while it has an attempt counted: one that was forgotten (it succeeded, or was never checked)
+ * leaves nothing behind.
+ */
 class WindowCounter {
-  // Insertion order is window start order: a new window re-inserts its key at the end.
+  // Insertion order is window start order: a new window is inserted at the end.
   private readonly windows = new Map<string, Window>();
 
   constructor(
@@ -42,31 +52,39 @@ class WindowCounter {
     return this.windows.size;
   }
 
+  /** Attempts counted for the key in its window. */
+  count(key: string): number {
+    return this.live(key)?.count ?? 0;
+  }
+
   /** Milliseconds until the key may try again; 0 when it may now. */
   waitFor(key: string): number {
     const window = this.live(key);
     return window && window.count >= this.limit ? this.endOf(window) : 0;
   }
 
-  /** Counts an attempt; returns the wait instead when there is no room to remember a new key. */
-  add(key: string): number {
+  /** Milliseconds until the key's window ends; 0 when it has none. */
+  windowLeft(key: string): number {
+    const window = this.live(key);
+    return window ? this.endOf(window) : 0;
+  }
+
+  add(key: string, kept: boolean): void {
     const window = this.live(key);
     if (window) {
       window.count++;
-      return 0;
+      return;
     }
     this.sweep();
-    if (this.windows.size >= this.maxKeys) {
-      const oldest = this.windows.values().next().value;
-      return oldest ? this.endOf(oldest) : 0;
-    }
-    this.windows.set(key, { start: this.clock.now(), count: 1 });
-    return 0;
+    if (this.windows.size >= this.maxKeys) this.evict();
+    this.windows.set(key, { start: this.clock.now(), count: 1, kept });
   }
 
   remove(key: string): void {
     const window = this.live(key);
-    if (window && window.count > 0) window.count--;
+    if (!window) return;
+    window.count--;
+    if (window.count <= 0) this.windows.delete(key);
   }
 
   private live(key: string): Window | undefined {
@@ -88,13 +106,27 @@ class WindowCounter {
       this.windows.delete(key);
     }
   }
+
+  /** Forgets the oldest window that is not kept, or the oldest of all when every one is. */
+  private evict(): void {
+    let oldest: string | undefined;
+    for (const [key, window] of this.windows) {
+      oldest ??= key;
+      if (!window.kept) {
+        oldest = key;
+        break;
+      }
+    }
+    if (oldest !== undefined) this.windows.delete(oldest);
+  }
 }
 
 export type LoginAttempt = { ok: true; forget(): void } | { ok: false; retryAfterMs: number };
 
 /**
- * Limits password guessing per client address and per username. An attempt counts from its start,
- * so a burst of concurrent guesses is limited like a sequence; one that succeeds is forgotten.
+ * Limits password guessing per client and per username. An attempt counts from its start, so a
+ * burst of concurrent guesses is limited like a sequence; one that succeeds, or is never checked,
+ * is forgotten. docs/security.md gives the reasoning and what it bounds.
  */
 export class LoginLimiter {
   private readonly clients: WindowCounter;
@@ -106,16 +138,17 @@ export class LoginLimiter {
     this.users = new WindowCounter(clock, windowMs, perUser, maxTracked);
   }
 
-  begin(client: string, username: string): LoginAttempt {
-    const wait = Math.max(this.clients.waitFor(client), this.users.waitFor(username));
-    if (wait > 0) return { ok: false, retryAfterMs: wait };
-    const clientWait = this.clients.add(client);
+  /** `existingUser`: the username is an account's, whose window a flood of made-up names never displaces. */
+  begin(client: string, username: string, existingUser: boolean): LoginAttempt {
+    const clientWait = this.clients.waitFor(client);
     if (clientWait > 0) return { ok: false, retryAfterMs: clientWait };
-    const userWait = this.users.add(username);
-    if (userWait > 0) {
-      this.clients.remove(client);
-      return { ok: false, retryAfterMs: userWait };
-    }
+    // Over the user's limit, a client that has failed in this window waits until the user's window
+    // or its own ends; a client without a failure may still try.
+    const userWait = this.users.waitFor(username);
+    if (userWait > 0 && this.clients.count(client) > 0)
+      return { ok: false, retryAfterMs: Math.min(userWait, this.clients.windowLeft(client)) };
+    this.clients.add(client, false);
+    this.users.add(username, existingUser);
     return {
       ok: true,
       forget: () => {
@@ -125,7 +158,7 @@ export class LoginLimiter {
     };
   }
 
-  /** Client addresses and usernames remembered now. */
+  /** Clients and usernames remembered now. */
   trackedCount(): number {
     return this.clients.size + this.users.size;
   }

@@ -5,10 +5,18 @@ import type { DeliveryRecord } from './delivery';
 
 /** Events replayed to a console that reconnects with Last-Event-ID; beyond, it pages the events endpoint. */
 export const REPLAY_LIMIT = 1000;
-/** A console that reads slower than this much buffered output is cut off; it reconnects and replays. */
-const MAX_BUFFERED = 16 * 1024 * 1024;
+/** Feeds open at once; one more is refused (503 with Retry-After) rather than cost memory. */
+export const MAX_FEEDS = 32;
+/**
+ * Unsent output a feed may hold: a console further behind is cut off (it reconnects and replays
+ * from its Last-Event-ID). What a feed holds is this at most, plus the one event being written.
+ */
+export const MAX_FEED_BUFFER = 1024 * 1024;
+/** A replay writes stored events while less than this is unsent, then waits for the client to read. */
+const REPLAY_LOW_WATER = MAX_FEED_BUFFER / 2;
 /** Keeps proxies and the server's idle timeout from closing a quiet stream. */
 const HEARTBEAT_MS = 15_000;
+const PING = Buffer.from(': ping\n\n');
 
 export interface FeedFilter {
   taskId?: string;
@@ -16,60 +24,126 @@ export interface FeedFilter {
   afterId?: number;
 }
 
+interface Feed {
+  response: ServerResponse;
+  taskId?: string;
+  /** Storage id of the last event written: replay goes on after it, and no event goes out twice. */
+  lastId: number;
+  /** Stored events are still being read from the outbox; live ones wait there meanwhile. */
+  replaying: boolean;
+  replayed: number;
+}
+
+const callbackFrame = (id: number, json: string) => `id: ${id}\nevent: callback\ndata: ${json}\n\n`;
+
 /**
  * The console's live feed as Server-Sent Events: `event: callback` with the stored body (its `id:` is
- * the storage order, for Last-Event-ID) and `event: delivery` with each delivery-state change.
+ * the storage order, for Last-Event-ID) and `event: delivery` with each delivery-state change. A live
+ * event is encoded once and the same bytes go to every feed, so slow feeds share what they hold.
  */
 export class ConsoleFeeds {
-  private readonly open = new Set<ServerResponse>();
+  private readonly open = new Set<Feed>();
 
   constructor(
     private readonly outbox: Outbox,
-    private readonly bus: EventBus,
-  ) {}
+    bus: EventBus,
+  ) {
+    bus.on('event', (event) => this.onEvent(event));
+    bus.on('delivery', (record) => this.onDelivery(record));
+  }
 
-  serve(response: ServerResponse, filter: FeedFilter): void {
+  get full(): boolean {
+    return this.open.size >= MAX_FEEDS;
+  }
+
+  /** Serves a feed on the response; returns the function that ends it. */
+  serve(response: ServerResponse, filter: FeedFilter): () => void {
     response.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-store',
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
-    const wanted = (taskId: string) => filter.taskId === undefined || filter.taskId === taskId;
-    const write = (text: string) => {
-      // Ended (too slow, or the engine stops) but not closed yet: a late write would be an error.
-      if (response.writableEnded) return;
-      response.write(text);
-      if (response.writableLength > MAX_BUFFERED) response.end();
+    const feed: Feed = {
+      response,
+      taskId: filter.taskId,
+      lastId: filter.afterId ?? 0,
+      replaying: filter.afterId !== undefined,
+      replayed: 0,
     };
-    const onEvent = (event: StoredEvent) => {
-      if (wanted(event.body.task_id)) write(`id: ${event.id}\nevent: callback\ndata: ${event.json}\n\n`);
-    };
-    const onDelivery = (record: DeliveryRecord) => {
-      if (wanted(record.task_id)) write(`event: delivery\ndata: ${JSON.stringify(record)}\n\n`);
-    };
-    const heartbeat = setInterval(() => write(': ping\n\n'), HEARTBEAT_MS);
+    const heartbeat = setInterval(() => this.send(feed, PING), HEARTBEAT_MS);
     heartbeat.unref();
-
-    write('retry: 2000\n\n');
-    // Replay and subscription happen in one synchronous step, so no event falls between them.
-    if (filter.afterId !== undefined) {
-      for (const row of this.outbox.since(filter.afterId, filter.taskId, REPLAY_LIMIT))
-        write(`id: ${row.id}\nevent: callback\ndata: ${row.json}\n\n`);
-    }
-    this.bus.on('event', onEvent);
-    this.bus.on('delivery', onDelivery);
-    this.open.add(response);
+    this.open.add(feed);
     response.once('close', () => {
       clearInterval(heartbeat);
-      this.bus.off('event', onEvent);
-      this.bus.off('delivery', onDelivery);
-      this.open.delete(response);
+      this.open.delete(feed);
     });
+    this.send(feed, 'retry: 2000\n\n');
+    if (feed.replaying) this.replay(feed);
+    return () => end(response);
   }
 
   /** Ends every stream, so that the server can close. */
   closeAll(): void {
-    for (const response of this.open) response.end();
+    for (const feed of this.open) end(feed.response);
   }
+
+  /**
+   * Writes stored events after the feed's last one, paced by the client's reading: a replay holds
+   * what it has not sent in the database, not in memory. Reading the outbox and turning live in one
+   * synchronous step leaves no event between the two.
+   */
+  private replay(feed: Feed): void {
+    const { response } = feed;
+    while (!response.destroyed && response.writableLength < REPLAY_LOW_WATER) {
+      const [row] = feed.replayed < REPLAY_LIMIT ? this.outbox.since(feed.lastId, feed.taskId, 1) : [];
+      if (!row) {
+        feed.replaying = false;
+        return;
+      }
+      if (!this.send(feed, callbackFrame(row.id, row.json))) return;
+      feed.lastId = row.id;
+      feed.replayed += 1;
+    }
+    if (!response.destroyed) response.once('drain', () => this.replay(feed));
+  }
+
+  private onEvent(event: StoredEvent): void {
+    let frame: Buffer | undefined;
+    for (const feed of this.open) {
+      if (feed.replaying || event.id <= feed.lastId || !wanted(feed, event.body.task_id)) continue;
+      frame ??= Buffer.from(callbackFrame(event.id, event.json));
+      if (this.send(feed, frame)) feed.lastId = event.id;
+    }
+  }
+
+  private onDelivery(record: DeliveryRecord): void {
+    let frame: Buffer | undefined;
+    for (const feed of this.open) {
+      if (!wanted(feed, record.task_id)) continue;
+      frame ??= Buffer.from(`event: delivery\ndata: ${JSON.stringify(record)}\n\n`);
+      this.send(feed, frame);
+    }
+  }
+
+  /** Writes to a feed unless it is over its buffer, which cuts it off; false when nothing was written. */
+  private send(feed: Feed, chunk: Buffer | string): boolean {
+    const { response } = feed;
+    // Ended (revoked, or the engine stops) but not closed yet: a late write would be an error.
+    if (response.writableEnded || response.destroyed) return false;
+    if (response.writableLength > MAX_FEED_BUFFER) {
+      response.destroy();
+      return false;
+    }
+    response.write(chunk);
+    return true;
+  }
+}
+
+const wanted = (feed: Feed, taskId: string) => feed.taskId === undefined || feed.taskId === taskId;
+
+/** Ends a stream: cleanly for a client that has read everything, at once for one that has not. */
+function end(response: ServerResponse): void {
+  if (response.writableLength > 0) response.destroy();
+  else response.end();
 }

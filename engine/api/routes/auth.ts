@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { ADMIN_USER } from '../../auth/accounts';
 import type { Api } from '../app';
 import { bearerToken } from '../authenticate';
+import { clientKey } from '../client-address';
 import type { ApiContext } from '../context';
 import { Envelope, ErrorEnvelope, ok } from '../envelope';
 import { Health, PasswordChange, TokenData, TokenRequest } from '../schemas';
@@ -40,7 +41,7 @@ export function authRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request) => {
       const { username, password } = request.body;
-      const { token, expiresIn } = await ctx.accounts.signIn(username, password, request.ip);
+      const { token, expiresIn } = await ctx.accounts.signIn(username, password, clientKey(request.ip));
       return ok({ access_token: token, token_type: 'Bearer' as const, expires_in: expiresIn });
     },
   );

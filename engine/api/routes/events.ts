@@ -1,13 +1,17 @@
 import { Type } from '@sinclair/typebox';
 import { MqttSettingsBody, MqttSettingsView } from '../../callbacks/mqtt-settings';
 import { DeliveryRecord, DeliveryState, EventItem } from '../../events/delivery';
-import { ConsoleFeeds, REPLAY_LIMIT } from '../../events/feed';
+import { ConsoleFeeds, MAX_FEEDS, REPLAY_LIMIT } from '../../events/feed';
 import type { Api } from '../app';
+import { holdToken, tokenEnded } from '../authenticate';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
+import { ApiError } from '../errors';
 import { TaskParams } from '../schemas';
 
 const Id = Type.String({ minLength: 1, maxLength: 128 });
+/** When a feed refused for want of room may try again (EventSource itself gives up on a refusal). */
+const FEEDS_RETRY_AFTER_S = 5;
 
 const EventsQuery = Type.Object(
   {
@@ -154,8 +158,20 @@ export function eventRoutes(app: Api, ctx: ApiContext): void {
     async (request, reply) => {
       const header = Number(request.headers['last-event-id']);
       const afterId = Number.isSafeInteger(header) && header >= 0 ? header : request.query.last_event_id;
+      if (feeds.full) {
+        throw new ApiError(
+          'FEEDS_BUSY',
+          `${MAX_FEEDS} event feeds are open already, the most the engine serves; retry later`,
+          { 'retry-after': String(FEEDS_RETRY_AFTER_S) },
+        );
+      }
+      // The feed lasts as long as its token: signing out or a password change ends it.
+      let end = () => {};
+      const release = holdToken(ctx, request, () => end());
+      if (!release) throw tokenEnded();
       reply.hijack();
-      feeds.serve(reply.raw, { taskId: request.query.task_id, afterId });
+      end = feeds.serve(reply.raw, { taskId: request.query.task_id, afterId });
+      reply.raw.once('close', release);
     },
   );
 

@@ -1,6 +1,7 @@
 import type { WebSocket } from '@fastify/websocket';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../domain-error';
+import type { HoldEnd } from '../../auth/token-holds';
 import type { Fmp4Channel } from '../../live/fmp4-channel';
 import { type HlsFile, isSegmentName } from '../../live/hls-files';
 import type { PreviewInfo } from '../../live/preview';
@@ -8,6 +9,7 @@ import { SourceTooLargeError } from '../../media/source-limits';
 import { parseSourceUrl } from '../../media/source-url';
 import type { TaskView } from '../../tasks/schema';
 import type { Api } from '../app';
+import { holdToken } from '../authenticate';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
 import { ApiError } from '../errors';
@@ -170,7 +172,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     async (socket, request) => {
       const { task_id: taskId, stream } = request.params as { task_id: string; stream: string };
       const found = await ctx.video.live(taskId)?.channel(stream);
-      serveChannel(socket, found ?? null, `task ${taskId} has no AI video "${stream}"`);
+      serveChannel(ctx, request, socket, found ?? null, `task ${taskId} has no AI video "${stream}"`);
     },
   );
 
@@ -240,7 +242,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     },
     async (socket, request) => {
       const { stream_id: id } = request.params as { stream_id: string };
-      serveChannel(socket, ctx.previews.channel(id), `no video stream "${id}"`);
+      serveChannel(ctx, request, socket, ctx.previews.channel(id), `no video stream "${id}"`);
     },
   );
 
@@ -268,11 +270,19 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
   );
 }
 
+/** The close code of a socket whose token was revoked or expired (401 of the upgrade's token). */
+const TOKEN_ENDED = 4401;
+const tokenEndedReason = (why: HoldEnd) =>
+  why === 'expired' ? 'the token expired; get a new one' : 'the token was revoked; sign in again';
+
 /**
- * A low-latency viewer on a stream's channel until its socket closes. A WebSocket has no status line
- * once open: refusals are close codes with the reason (4404 no such stream, 4429 too many viewers).
+ * A low-latency viewer on a stream's channel until its socket closes, or its token ends. A WebSocket
+ * has no status line once open: refusals are close codes with the reason (4404 no such stream, 4429
+ * too many viewers, 4401 the token was revoked or expired).
  */
 function serveChannel(
+  ctx: ApiContext,
+  request: FastifyRequest,
   socket: WebSocket,
   found: { channel: Fmp4Channel; keepAlive: () => void } | null,
   missing: string,
@@ -290,6 +300,22 @@ function serveChannel(
       return socket.bufferedAmount;
     },
   });
-  if (leave) socket.on('close', leave);
-  else socket.close(4429, 'too many viewers of this video');
+  if (!leave) {
+    socket.close(4429, 'too many viewers of this video');
+    return;
+  }
+  // Not a frame more once the token ends; the close handshake may take the client a moment.
+  const end = (why: HoldEnd) => {
+    leave();
+    socket.close(TOKEN_ENDED, tokenEndedReason(why));
+  };
+  const release = holdToken(ctx, request, end);
+  if (!release) {
+    end('revoked');
+    return;
+  }
+  socket.on('close', () => {
+    leave();
+    release();
+  });
 }

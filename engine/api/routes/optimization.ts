@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { OptimizationView, SampleJudgement, SamplePage, SampleView } from '../../optimization/schema';
 import type { Api } from '../app';
+import { holdToken, tokenEnded } from '../authenticate';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
 import {
@@ -63,6 +64,13 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
     async (request, reply) => {
       const { task_id, optimization_id } = request.params;
       const zip = ctx.optimizations.export(task_id, optimization_id);
+      // A large dataset streams for long: it stops when its token is revoked or expires.
+      const release = holdToken(ctx, request, () => reply.raw.destroy());
+      if (!release) {
+        zip.destroy();
+        throw tokenEnded();
+      }
+      reply.raw.once('close', release);
       return reply
         .header('content-type', 'application/zip')
         .header('content-disposition', `attachment; filename="optimization-${optimization_id}.zip"`)
