@@ -7,6 +7,7 @@ import { buildApi, createServer } from './api/app';
 import { Accounts, ADMIN_USER } from './auth/accounts';
 import { AccountsRepository } from './auth/accounts-repository';
 import { removeInitialPassword, writeInitialPassword } from './auth/initial-password';
+import { passwordProblem } from './auth/password-policy';
 import { randomPassword } from './auth/passwords';
 import { StreamTokens } from './auth/stream-tokens';
 import { HeldEvents } from './callbacks/held-events';
@@ -84,6 +85,15 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       if (username === ADMIN_USER) removeInitialPassword(dataDir);
     },
   });
+  // A first start's password given for automation is held to the policy before anything runs.
+  const givenPassword = options.adminPassword ?? process.env.VC_ADMIN_PASSWORD;
+  const weak =
+    givenPassword && !accounts.hasUser(ADMIN_USER) ? passwordProblem(givenPassword, ADMIN_USER) : null;
+  if (weak) {
+    db.close();
+    lock.release();
+    throw new Error(`the admin password of a first start (VC_ADMIN_PASSWORD) ${weak}; choose another`);
+  }
   const ffmpeg = findFfmpeg();
   const analysisFps = options.analysisFps ?? DEFAULT_ANALYSIS_FPS;
   const maxSourcePixels = options.maxSourcePixels ?? DEFAULT_MAX_SOURCE_PIXELS;
@@ -222,11 +232,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   });
 
   if (!accounts.hasUser(ADMIN_USER)) {
-    const given = options.adminPassword ?? process.env.VC_ADMIN_PASSWORD;
-    const password = given || randomPassword();
+    const password = givenPassword || randomPassword();
     // The operator's way in when no password was given: a file only they can read, never a log that
     // persists. Written before the account exists, so a crash in between cannot lose the password.
-    const file = given ? undefined : writeInitialPassword(dataDir, password);
+    const file = givenPassword ? undefined : writeInitialPassword(dataDir, password);
     await accounts.setPassword(ADMIN_USER, password);
     if (file) {
       api.log.warn(

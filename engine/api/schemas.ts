@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { PASSWORD_POLICY } from '../auth/password-policy';
 import { Verdict } from '../optimization/schema';
 import { Rule } from '../rules/schema';
 import { oneOf } from '../schema/ajv';
@@ -19,10 +20,28 @@ export const TokenData = Type.Object({
   expires_in: Type.Integer({ description: 'Seconds until the token expires' }),
 });
 
+/** A new password as every way of setting one takes it (the policy's further rules: password-policy.ts). */
+const NewPassword = Type.String({
+  minLength: PASSWORD_POLICY.minLength,
+  maxLength: PASSWORD_POLICY.maxLength,
+  description:
+    'The new password: at least 8 characters, 4 of them different, not a run such as 12345678, not the username, not one of the most common passwords',
+});
+
 export const PasswordChange = Type.Object(
-  { password: Type.String({ minLength: 8, maxLength: 256, description: 'The new password' }) },
+  {
+    current_password: Type.String({
+      minLength: 1,
+      maxLength: PASSWORD_POLICY.maxLength,
+      description: "The user's current password",
+    }),
+    password: NewPassword,
+  },
   { additionalProperties: false },
 );
+
+/** The desktop console's reset of the admin password, through main (which holds no password). */
+export const PasswordReset = Type.Object({ password: NewPassword }, { additionalProperties: false });
 
 export const PackageInstalled = Type.Object({
   zapk_id: Type.String(),

@@ -51,14 +51,15 @@ export function authRoutes(app: Api, ctx: ApiContext): void {
       schema: {
         tags: ['auth'],
         summary:
-          "Extension: set the signed-in user's password (admin reset from the console); revokes its tokens",
+          "Extension: change the signed-in user's password, given its current one; revokes the user's tokens",
         body: PasswordChange,
         response: { 200: Envelope(Type.Object({ username: Type.String() })) },
       },
     },
     async (request) => {
       const username = request.username ?? ADMIN_USER;
-      await ctx.accounts.setPassword(username, request.body.password);
+      const { current_password, password } = request.body;
+      await ctx.accounts.changePassword(username, current_password, password, request.ip);
       return ok({ username });
     },
   );
