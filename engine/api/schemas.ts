@@ -3,6 +3,7 @@ import { PASSWORD_POLICY } from '../auth/password-policy';
 import { Verdict } from '../optimization/schema';
 import { Rule } from '../rules/schema';
 import { oneOf } from '../schema/ajv';
+import { Name } from '../schema/text';
 
 /** Request and answer shapes of the endpoints not owned by a domain module. */
 
@@ -57,7 +58,7 @@ export const PackageInstalled = Type.Object({
 
 export const AppUpdateBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    name: Type.Optional(Name({ minLength: 1, maxLength: 128 })),
     rule: Type.Optional(Rule),
   },
   { additionalProperties: false, minProperties: 1 },
