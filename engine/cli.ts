@@ -6,6 +6,7 @@ import { type Engine, startEngine } from './index';
 import { EXECUTION_PROVIDERS, isExecutionProviderSetting } from './inference/providers';
 import { ANALYSIS_SIZE_RANGE } from './media/analysis-size';
 import { HWACCELS, isHwaccelSetting } from './media/hwaccel';
+import { PRIVATE_UMASK } from './store/private-dir';
 
 const USAGE = `usage: npm run engine -- [--host 127.0.0.1] [--port 8080] [--data-dir ./.data] [--console-dir out/renderer]
                          [--analysis-fps 10] [--analysis-size 1280] [--max-source-pixels 8847360]
@@ -138,6 +139,9 @@ function list(flag: string | undefined): string[] | undefined {
 }
 
 async function main(): Promise<void> {
+  // Everything the engine and its children (SQLite's WAL, ffmpeg's segments, packages, samples)
+  // create is its user's alone; startEngine fixes what an earlier run left.
+  process.umask(PRIVATE_UMASK);
   const { values } = parseArgs({
     options: {
       host: { type: 'string' },

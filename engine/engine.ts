@@ -41,6 +41,7 @@ import { VideoAnalysis } from './pipeline/video-analysis';
 import { lockDataDir } from './store/data-dir-lock';
 import { type Db, openDb } from './store/db';
 import { writeUnlessFull } from './store/disk-full';
+import { makePrivate } from './store/private-dir';
 import { SettingsRepository } from './store/settings-repository';
 import { SystemMonitor } from './system/monitor';
 import { DEFAULT_ANALYSIS_FPS } from './tasks/limits';
@@ -70,7 +71,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // Taken before anything in the data dir is touched; held until close() or the process dies.
   const lock = lockDataDir(dataDir);
   let db: Db;
+  let notPrivate: string[];
   try {
+    notPrivate = makePrivate(dataDir);
     db = openDb(dataDir);
   } catch (error) {
     // A refused data dir is left as it was, free for the engine the operator starts next.
@@ -107,6 +110,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // The server is made first: its logger is every part's, and nothing listens before the end.
   const api = createServer(options.logLevel ?? 'info', options.connections);
   const log = api.log;
+  if (notPrivate.length > 0)
+    log.warn(
+      `${notPrivate.length} entries of the data dir belong to another user and stay readable to others, e.g. ${notPrivate[0]}`,
+    );
   // Hardware decoding is found in the background: streams opened before it is known decode in software.
   const hwaccelSetting = options.hwaccel ?? 'none';
   let decoding: ResolvedHwaccel = {
