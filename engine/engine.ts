@@ -4,6 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import packageJson from '../package.json';
 import { buildApi, createServer } from './api/app';
+import { uploadMemory } from './api/upload-memory';
 import { Accounts, ADMIN_USER } from './auth/accounts';
 import { AccountsRepository } from './auth/accounts-repository';
 import { removeInitialPassword, writeInitialPassword } from './auth/initial-password';
@@ -228,6 +229,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     snapshots,
     alarms: new AlarmReview(new ReviewRepository(db), clock),
     previews,
+    uploadMemory: uploadMemory(options.uploadMemoryBytes),
     events: { outbox, bus, mqtt, held, delivery },
     clock,
     tmpDir,

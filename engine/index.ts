@@ -60,6 +60,11 @@ export interface EngineOptions {
    * platform's whose device opens. A stream whose hardware path fails decodes in software.
    */
   hwaccel?: HwaccelSetting;
+  /**
+   * Bytes of image upload bodies received and held at once, all uploads together (default 128 MiB,
+   * DEFAULT_UPLOAD_MEMORY_BYTES): an upload beyond it waits up to 10 s, then gets 503 50302.
+   */
+  uploadMemoryBytes?: number;
   /** Open connections at most (512), and how long headers (10 s) and idle keep-alives (5 s) may take. */
   connections?: Partial<ConnectionLimits>;
   /** Failed-login limits and password hashing bounds (defaults: 10 per client, 30 per user a minute). */

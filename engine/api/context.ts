@@ -8,6 +8,7 @@ import type { Clock } from '../clock';
 import type { EventBus } from '../events/bus';
 import type { AlarmReview } from '../events/review';
 import type { ImageAnalysis } from '../images/analysis';
+import type { WaitingBudget } from '../images/budget';
 import type { PreviewStreams } from '../live/preview';
 import type { Optimizations } from '../optimization/service';
 import type { PackageRegistry } from '../packages/registry';
@@ -36,6 +37,8 @@ export interface ApiContext {
   snapshots: FrameSnapshots;
   /** Raw previews of sources (4.12). */
   previews: PreviewStreams;
+  /** Bytes of image upload bodies received and held at once, all uploads together. */
+  uploadMemory: WaitingBudget;
   /**
    * Result delivery: the outbox, the in-process bus of events, the MQTT publisher, the events held
    * in memory and the delivery worker (what waits for disk space when the disk is full).
