@@ -12,12 +12,14 @@ const USAGE = `usage: npm run engine -- [--host 127.0.0.1] [--port 8080] [--data
                          [--analysis-fps 10] [--analysis-size 1280] [--max-source-pixels 8847360]
                          [--allowed-hosts name1,name2]
                          [--install package.zapk ...] [--allowed-origins origin1,origin2]
-                         [--builtin-dir assets/builtin] [--log-level info]
+                         [--builtin-dir assets/builtin] [--log-level info] [--media-dir DIR ...]
                          [--execution-provider auto|cpu|cuda|tensorrt|directml|coreml]
                          [--hwaccel auto|none|vaapi|cuda|qsv|videotoolbox|d3d11va]
 The headless engine: the REST API and, when built (npm run build), the console as a web page.
 --install: a package the engine makes sure is installed at start (installed, or upgraded when its
 version differs); repeat it for more. --console-dir "" serves the API only.
+--media-dir: a folder whose files may be video sources of tasks and previews (links resolved before
+the check); repeat it for more. Default: <data-dir>/media alone. Any other file is refused.
 --execution-provider: where models run (default auto: DirectML on Windows, CoreML on macOS, CUDA on
 Linux where its libraries are installed); one that is missing falls back to the CPU with a warning.
 --hwaccel: where video is decoded (default auto: the first of the platform's hardware decoders whose
@@ -25,7 +27,7 @@ device opens, else software); a stream whose hardware path fails decodes in soft
 --analysis-size: the longest side of the frames analysed and drawn in snapshots and the AI video
 (320..3840, default 1280); smaller costs less CPU a camera and shows less detail.
 Settings file: <data-dir>/settings.json {"host": ..., "port": ..., "analysis_fps": ..., "analysis_size": ...,
-"max_source_pixels": ...,
+"max_source_pixels": ..., "media_dirs": [...],
 "allowed_hosts": [...], "execution_provider": ..., "hwaccel": ...};
 flags win over it. The API answers to IP addresses and localhost, and to the names in allowed_hosts.`;
 
@@ -109,6 +111,7 @@ function fileSettings(dataDir: string): {
   analysisSize?: number;
   maxSourcePixels?: number;
   allowedHosts?: string[];
+  mediaDirs?: string[];
   executionProvider?: unknown;
   hwaccel?: unknown;
 } {
@@ -118,6 +121,9 @@ function fileSettings(dataDir: string): {
   const hosts = parsed.allowed_hosts;
   if (hosts !== undefined && !(Array.isArray(hosts) && hosts.every((h) => typeof h === 'string')))
     throw new Error(`${file}: allowed_hosts must be an array of host names`);
+  const media = parsed.media_dirs;
+  if (media !== undefined && !(Array.isArray(media) && media.every((d) => typeof d === 'string' && d !== '')))
+    throw new Error(`${file}: media_dirs must be an array of folder paths`);
   return {
     host: typeof parsed.host === 'string' ? parsed.host : undefined,
     port: typeof parsed.port === 'number' ? parsed.port : undefined,
@@ -125,6 +131,8 @@ function fileSettings(dataDir: string): {
     analysisSize: typeof parsed.analysis_size === 'number' ? parsed.analysis_size : undefined,
     maxSourcePixels: typeof parsed.max_source_pixels === 'number' ? parsed.max_source_pixels : undefined,
     allowedHosts: hosts,
+    // Relative folders are the data dir's, wherever the engine was started from.
+    mediaDirs: media?.map((dir) => resolve(dataDir, dir)),
     executionProvider: parsed.execution_provider,
     hwaccel: parsed.hwaccel,
   };
@@ -153,6 +161,7 @@ async function main(): Promise<void> {
       'max-source-pixels': { type: 'string' },
       'allowed-hosts': { type: 'string' },
       install: { type: 'string', multiple: true },
+      'media-dir': { type: 'string', multiple: true },
       'allowed-origins': { type: 'string' },
       'builtin-dir': { type: 'string' },
       'log-level': { type: 'string' },
@@ -224,6 +233,7 @@ async function main(): Promise<void> {
     maxSourcePixels,
     allowedHosts: list(values['allowed-hosts']) ?? settings.allowedHosts,
     installPackages: values.install?.map((file) => resolve(file)),
+    mediaDirs: values['media-dir']?.map((dir) => resolve(dir)) ?? settings.mediaDirs,
     inference: { provider },
     hwaccel,
   });

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import packageJson from '../package.json';
@@ -30,6 +30,7 @@ import { PreviewStreams } from './live/preview';
 import { findFfmpeg } from './media/ffmpeg';
 import { FrameSource } from './media/frame-source';
 import { DecodePath, type ResolvedHwaccel, resolveHwaccel } from './media/hwaccel';
+import { DEFAULT_MEDIA_DIR, MediaFolders } from './media/media-folders';
 import { DEFAULT_MAX_SOURCE_PIXELS } from './media/source-limits';
 import { StreamWatchdog } from './media/stream-watchdog';
 import { OptimizationRepository } from './optimization/optimization-repository';
@@ -107,7 +108,12 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // So are the uploads a killed engine was receiving.
   const tmpDir = join(dataDir, 'tmp');
   await rm(tmpDir, { recursive: true, force: true });
-  const previews = new PreviewStreams({ ffmpeg, root: liveRoot, clock, maxSourcePixels });
+  // File sources come from the operator's media folders only (by default <data-dir>/media).
+  const sources = new MediaFolders(
+    options.mediaDirs?.map((dir) => resolve(dir)) ?? [join(dataDir, DEFAULT_MEDIA_DIR)],
+  );
+  if (!options.mediaDirs) await mkdir(join(dataDir, DEFAULT_MEDIA_DIR), { recursive: true });
+  const previews = new PreviewStreams({ ffmpeg, root: liveRoot, clock, maxSourcePixels, sources });
   // The server is made first: its logger is every part's, and nothing listens before the end.
   const api = createServer(options.logLevel ?? 'info', options.connections);
   const log = api.log;
@@ -153,6 +159,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const mqtt = new MqttPublisher(settings, events, clock, bus, (message) => log.warn(message));
 
   const video = new VideoAnalysis({
+    sources,
     packages,
     sink: held,
     createDetector: (app) => createDetector(app.model, pool),

@@ -23,6 +23,11 @@ export interface EngineOptions {
    * when its version differs from the installed one (never while a task uses it).
    */
   installPackages?: readonly string[];
+  /**
+   * Folders whose files may be video sources (tasks and previews), links resolved before the check;
+   * any other file is refused like a missing one. Default: <data-dir>/media alone.
+   */
+  mediaDirs?: readonly string[];
   /** Folder with the built console (index.html) served at "/"; omitted = API only. */
   consoleDir?: string;
   /**

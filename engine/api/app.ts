@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { buildCsp, securityHeaders } from '../contract/csp';
+import { DomainError } from '../domain-error';
 import { ajvErrorField, describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
 import { isDiskFull } from '../store/disk-full';
 import { authenticate } from './authenticate';
@@ -139,6 +140,9 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
   app.setErrorHandler((thrown: FastifyError, request, reply) => {
     const error = toApiError(thrown) ?? thrown;
     if (error instanceof ApiError) {
+      // What the answer leaves out (why a source did not open) is the operator's to read.
+      if (thrown instanceof DomainError && thrown.cause !== undefined)
+        request.log.warn({ err: thrown.cause }, error.message);
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
       const field = error.field === undefined ? {} : { field: error.field };
       return reply.status(error.status).send({ code: error.code, msg: error.message, ...field });

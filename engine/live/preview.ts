@@ -1,5 +1,6 @@
 import type { Clock } from '../clock';
 import { sourceInputArgs } from '../media/frame-source';
+import type { MediaFolders } from '../media/media-folders';
 import { probeFirstFrame, QUICK_START_ARGS } from '../media/probe';
 import type { SourceUrl } from '../media/source-url';
 import { FMP4_TEE_OUTPUT } from './fmp4';
@@ -28,6 +29,8 @@ export interface PreviewDeps {
   openTimeoutMs?: number;
   /** Sources with larger frames are refused. Default DEFAULT_MAX_SOURCE_PIXELS. */
   maxSourcePixels?: number;
+  /** Where file sources may come from: a file outside them is refused before anything runs. */
+  sources: MediaFolders;
 }
 
 export interface PreviewInfo {
@@ -85,7 +88,8 @@ export class PreviewStreams {
   constructor(private readonly deps: PreviewDeps) {}
 
   /** Opens a preview; rejects (leaving nothing behind) when the source gives no frame. */
-  async open(source: SourceUrl): Promise<PreviewInfo> {
+  async open(requested: SourceUrl): Promise<PreviewInfo> {
+    const source = await this.deps.sources.resolve(requested);
     const timeoutMs = this.deps.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
     const maxPixels = this.deps.maxSourcePixels;
     const id = newStreamId();

@@ -195,7 +195,7 @@ const baseEn = {
   'wizard.source': 'Video source',
   'wizard.videoUrl': 'Source URL',
   'wizard.videoUrlHint':
-    'rtsp://, rtmp://, http(s)://, file:// or an absolute file path on the engine’s machine.',
+    'rtsp://, rtmp://, http(s)://, file:// or an absolute file path in the engine’s media folders (by default <data folder>/media).',
   'wizard.preview': 'Preview',
   'wizard.previewing': 'Opening…',
   'wizard.previewLabel': 'Raw preview of the source',
@@ -688,7 +688,8 @@ const zhCN: Dictionary = {
   'wizard.modeHint.diff': '比较成对的图片并上报变化。',
   'wizard.source': '视频源',
   'wizard.videoUrl': '视频源地址',
-  'wizard.videoUrlHint': 'rtsp://、rtmp://、http(s)://、file:// 或引擎所在机器上的绝对路径。',
+  'wizard.videoUrlHint':
+    'rtsp://、rtmp://、http(s)://、file:// 或引擎媒体文件夹中的绝对路径（默认为 <数据文件夹>/media）。',
   'wizard.preview': '预览',
   'wizard.previewing': '正在打开…',
   'wizard.previewLabel': '视频源原始预览',

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ManualClock } from '../../engine/clock';
 import { type Engine, type EngineOptions, startEngine } from '../../engine/index';
 
-import { ADMIN_PASSWORD } from './fixtures';
+import { ADMIN_PASSWORD, TEST_MEDIA_DIRS } from './fixtures';
 
 export { ADMIN_PASSWORD, FIXTURES, SHARED, VIDEO } from './fixtures';
 
@@ -58,6 +58,7 @@ export async function startTestEngine(
     adminPassword: ADMIN_PASSWORD,
     clock,
     logLevel: 'silent',
+    mediaDirs: TEST_MEDIA_DIRS,
     ...options,
   });
   const call = async (method: string, path: string, options: CallOptions = {}): Promise<Answer> => {
