@@ -20,6 +20,7 @@ import type { ApiContext } from './context';
 import { toApiError } from './domain-errors';
 import { ApiError, ERRORS, type ErrorKind } from './errors';
 import { checkPeers } from './host-check';
+import { LinkRoutes } from './links';
 import { alarmRoutes } from './routes/alarms';
 import { authRoutes } from './routes/auth';
 import { eventRoutes } from './routes/events';
@@ -134,6 +135,7 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
   await app.register(fastifyWebsocket, { options: { maxPayload: 1024 } });
 
   const routeTable = registerRouteTable(app);
+  const links = new LinkRoutes(app);
   acceptEmptyDeleteBodies(app);
   app.addHook('onRequest', checkPeers(ctx.allowed));
   app.addHook('preParsing', async (request) => checkContentType(request));
@@ -164,7 +166,7 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
     const api = scope.withTypeProvider<TypeBoxTypeProvider>();
     api.addHook('onRequest', async (request) => authenticate(ctx, request));
     api.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-    authRoutes(api, ctx);
+    authRoutes(api, ctx, links);
     packageRoutes(api, ctx);
     taskRoutes(api, ctx);
     imageRoutes(api, ctx);

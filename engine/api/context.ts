@@ -17,6 +17,7 @@ import type { VideoAnalysis } from '../pipeline/video-analysis';
 import type { SystemMonitor } from '../system/monitor';
 import type { TaskRegistry } from '../tasks/registry';
 import type { AllowedPeers } from './host-check';
+import type { LinkScope } from './links';
 
 /** What the HTTP layer needs from the engine; routes reach the domain only through this. */
 export interface ApiContext {
@@ -67,6 +68,11 @@ declare module 'fastify' {
      * segment; a segment token of exactly that scope is accepted there (and nowhere else).
      */
     segmentScope?: (params: unknown) => string | undefined;
+    /**
+     * A link route (an image or download a page links to): its ?token= takes a link token of the
+     * scope the params give (links.ts), never the API token.
+     */
+    linkScope?: LinkScope;
     /** Content types the route accepts for a body; JSON when unset. */
     accepts?: readonly string[];
   }

@@ -140,6 +140,28 @@ export const StreamFileParams = Type.Object({
   stream_id: Type.String({ minLength: 1, maxLength: 128 }),
   file: HlsFileName,
 });
+export const LinkRequest = Type.Object(
+  {
+    paths: Type.Array(Type.String({ minLength: 5, maxLength: 2048, pattern: '^/api/' }), {
+      minItems: 1,
+      maxItems: 200,
+      description:
+        'Engine paths of pictures or downloads (their own query kept), e.g. /api/task/{id}/snapshot',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const LinkData = Type.Object({
+  links: Type.Array(
+    Type.Object({
+      path: Type.String(),
+      url: Type.String({ description: 'The path with its link token in ?token= (or &token=)' }),
+    }),
+  ),
+  expires_in: Type.Integer({ description: 'Seconds the links work for (5 to 10 minutes)' }),
+});
+
 export const HlsQuery = Type.Object(
   {
     token: Type.Optional(

@@ -102,3 +102,11 @@ export async function startTestEngine(
   };
   return test;
 }
+
+/** The link (path with a link token, POST /api/auth/link) an <img> or a download uses for an engine path. */
+export async function linkFor(t: TestEngine, path: string): Promise<string> {
+  const answer = await t.call('POST', '/api/auth/link', { json: { paths: [path] } });
+  const links = (answer.body.data as { links?: { url: string }[] } | undefined)?.links;
+  if (!links?.[0]) throw new Error(`no link for ${path}: ${answer.body.code} ${answer.body.msg}`);
+  return links[0].url;
+}

@@ -41,6 +41,9 @@ const HeatGridData = Type.Object({
 /** A heatmap is looked at on its own, larger than a wall's tile. */
 const HEATMAP_WIDTH = 640;
 
+/** A link to a running task's snapshot or heatmap opens that task's pictures alone. */
+const taskPictures = (params: Record<string, string>) => ['task-pictures', params.task_id];
+
 export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.post(
     '/api/task',
@@ -86,11 +89,11 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/snapshot',
     {
-      config: { queryToken: true },
+      config: { linkScope: taskPictures },
       schema: {
         tags: ['tasks'],
         summary:
-          "Extension: a running video task's next analysed frame as a small JPEG; token in Authorization or ?token=",
+          "Extension: a running video task's next analysed frame as a small JPEG; token in Authorization, or a link token (POST /api/auth/link) in ?token=",
         params: TaskParams,
         querystring: pictureQuery(SNAPSHOT_WIDTHS.default),
       },
@@ -107,11 +110,11 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/heatmap',
     {
-      config: { queryToken: true },
+      config: { linkScope: taskPictures },
       schema: {
         tags: ['tasks'],
         summary:
-          "Extension: where a running video task's objects stood (foot points) as heat over its next analysed frame, PNG; token in Authorization or ?token=",
+          "Extension: where a running video task's objects stood (foot points) as heat over its next analysed frame, PNG; token in Authorization, or a link token (POST /api/auth/link) in ?token=",
         params: TaskParams,
         querystring: pictureQuery(HEATMAP_WIDTH),
       },
