@@ -15,6 +15,7 @@ const ROOT = resolve(import.meta.dirname, '..');
 const CONTRACT_MODULES = [
   'engine/api/errors.ts',
   'engine/api/schemas.ts',
+  'engine/auth/password-policy.ts',
   'engine/events/delivery.ts',
   'engine/events/review-schema.ts',
   'engine/events/schema.ts',
@@ -27,6 +28,7 @@ const CONTRACT_MODULES = [
   'engine/rules/schema.ts',
   'engine/rules/validate.ts',
   'engine/schema/ajv.ts',
+  'engine/schema/text.ts',
   'engine/tasks/polygon.ts',
   'engine/tasks/schema.ts',
 ];

@@ -42,7 +42,7 @@ export class LinkRoutes {
   scopeOf(path: string): string | undefined {
     const pathname = path.split(/[?#]/, 1)[0] ?? '';
     for (const route of this.routes) {
-      const match = route.pattern.exec(pathname);
+      const match = pathname.match(route.pattern);
       if (!match) continue;
       try {
         const params = Object.fromEntries(
