@@ -1,6 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { toApiError } from './api/domain-errors';
+import { ok } from './api/envelope';
+import { ERRORS } from './api/errors';
+import { ADMIN_USER } from './auth/accounts';
 import { type EngineMessage, type ParentMessage, parseParentMessage } from './contract/engine-process';
 import { type Engine, startEngine } from './index';
 import { EXECUTION_PROVIDERS, isExecutionProviderSetting } from './inference/providers';
@@ -89,6 +93,14 @@ function serveParent(channel: ParentChannel, engine: Engine, stop: () => Promise
     const message: ParentMessage | null = parseParentMessage(raw);
     if (!message) return console.error('engine: ignored a message from the parent that is not one');
     if (message.type === 'stop') return void stop();
+    if (message.type === 'reset-password') {
+      const { id } = message;
+      void engine.resetPassword(ADMIN_USER, message.password).then(
+        () => channel.post({ type: 'password-reset', id, status: 200, body: ok({ username: ADMIN_USER }) }),
+        (error: unknown) => channel.post({ type: 'password-reset', id, ...errorAnswer(error) }),
+      );
+      return;
+    }
     try {
       channel.post({ type: 'token', id: message.id, token: engine.issueToken() });
     } catch (error) {
@@ -98,6 +110,18 @@ function serveParent(channel: ParentChannel, engine: Engine, stop: () => Promise
   });
   process.once('disconnect', () => void stop());
   channel.post({ type: 'ready', url: engine.url, port: engine.port });
+}
+
+/** A refusal as the API would answer it: the domain's own, else an internal error (logged here). */
+function errorAnswer(error: unknown): { status: number; body: unknown } {
+  const refused = toApiError(error);
+  if (refused) {
+    const field = refused.field === undefined ? {} : { field: refused.field };
+    return { status: refused.status, body: { code: refused.code, msg: refused.message, ...field } };
+  }
+  console.error(`engine: the password reset failed: ${(error as Error).message}`);
+  const { status, code } = ERRORS.INTERNAL;
+  return { status, body: { code, msg: 'internal engine error; see the engine log' } };
 }
 
 /** A wrong flag: answered with the usage, unlike a refused start (data dir in use, a bad database). */
