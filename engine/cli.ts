@@ -1,22 +1,29 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { toApiError } from './api/domain-errors';
+import { ok } from './api/envelope';
+import { ERRORS } from './api/errors';
+import { ADMIN_USER } from './auth/accounts';
 import { type EngineMessage, type ParentMessage, parseParentMessage } from './contract/engine-process';
 import { type Engine, startEngine } from './index';
 import { EXECUTION_PROVIDERS, isExecutionProviderSetting } from './inference/providers';
 import { ANALYSIS_SIZE_RANGE } from './media/analysis-size';
 import { HWACCELS, isHwaccelSetting } from './media/hwaccel';
+import { PRIVATE_UMASK } from './store/private-dir';
 
 const USAGE = `usage: npm run engine -- [--host 127.0.0.1] [--port 8080] [--data-dir ./.data] [--console-dir out/renderer]
                          [--analysis-fps 10] [--analysis-size 1280] [--max-source-pixels 8847360]
                          [--allowed-hosts name1,name2]
                          [--install package.zapk ...] [--allowed-origins origin1,origin2]
-                         [--builtin-dir assets/builtin] [--log-level info]
+                         [--builtin-dir assets/builtin] [--log-level info] [--media-dir DIR ...]
                          [--execution-provider auto|cpu|cuda|tensorrt|directml|coreml]
                          [--hwaccel auto|none|vaapi|cuda|qsv|videotoolbox|d3d11va]
 The headless engine: the REST API and, when built (npm run build), the console as a web page.
 --install: a package the engine makes sure is installed at start (installed, or upgraded when its
 version differs); repeat it for more. --console-dir "" serves the API only.
+--media-dir: a folder whose files may be video sources of tasks and previews (links resolved before
+the check); repeat it for more. Default: <data-dir>/media alone. Any other file is refused.
 --execution-provider: where models run (default auto: DirectML on Windows, CoreML on macOS, CUDA on
 Linux where its libraries are installed); one that is missing falls back to the CPU with a warning.
 --hwaccel: where video is decoded (default auto: the first of the platform's hardware decoders whose
@@ -26,7 +33,7 @@ device opens, else software); a stream whose hardware path fails decodes in soft
 --log-level: what the log gets (default info): JSON lines to stdout and to <data-dir>/logs/engine.log,
 rotated by size (5 files of 10 MiB at most); the audit trail of changes is also at GET /api/audit.
 Settings file: <data-dir>/settings.json {"host": ..., "port": ..., "analysis_fps": ..., "analysis_size": ...,
-"max_source_pixels": ...,
+"max_source_pixels": ..., "media_dirs": [...],
 "allowed_hosts": [...], "execution_provider": ..., "hwaccel": ...};
 flags win over it. The API answers to IP addresses and localhost, and to the names in allowed_hosts.`;
 
@@ -88,6 +95,14 @@ function serveParent(channel: ParentChannel, engine: Engine, stop: () => Promise
     const message: ParentMessage | null = parseParentMessage(raw);
     if (!message) return console.error('engine: ignored a message from the parent that is not one');
     if (message.type === 'stop') return void stop();
+    if (message.type === 'reset-password') {
+      const { id } = message;
+      void engine.resetPassword(ADMIN_USER, message.password).then(
+        () => channel.post({ type: 'password-reset', id, status: 200, body: ok({ username: ADMIN_USER }) }),
+        (error: unknown) => channel.post({ type: 'password-reset', id, ...errorAnswer(error) }),
+      );
+      return;
+    }
     try {
       channel.post({ type: 'token', id: message.id, token: engine.issueToken() });
     } catch (error) {
@@ -97,6 +112,18 @@ function serveParent(channel: ParentChannel, engine: Engine, stop: () => Promise
   });
   process.once('disconnect', () => void stop());
   channel.post({ type: 'ready', url: engine.url, port: engine.port });
+}
+
+/** A refusal as the API would answer it: the domain's own, else an internal error (logged here). */
+function errorAnswer(error: unknown): { status: number; body: unknown } {
+  const refused = toApiError(error);
+  if (refused) {
+    const field = refused.field === undefined ? {} : { field: refused.field };
+    return { status: refused.status, body: { code: refused.code, msg: refused.message, ...field } };
+  }
+  console.error(`engine: the password reset failed: ${(error as Error).message}`);
+  const { status, code } = ERRORS.INTERNAL;
+  return { status, body: { code, msg: 'internal engine error; see the engine log' } };
 }
 
 /** A wrong flag: answered with the usage, unlike a refused start (data dir in use, a bad database). */
@@ -110,6 +137,7 @@ function fileSettings(dataDir: string): {
   analysisSize?: number;
   maxSourcePixels?: number;
   allowedHosts?: string[];
+  mediaDirs?: string[];
   executionProvider?: unknown;
   hwaccel?: unknown;
 } {
@@ -119,6 +147,9 @@ function fileSettings(dataDir: string): {
   const hosts = parsed.allowed_hosts;
   if (hosts !== undefined && !(Array.isArray(hosts) && hosts.every((h) => typeof h === 'string')))
     throw new Error(`${file}: allowed_hosts must be an array of host names`);
+  const media = parsed.media_dirs;
+  if (media !== undefined && !(Array.isArray(media) && media.every((d) => typeof d === 'string' && d !== '')))
+    throw new Error(`${file}: media_dirs must be an array of folder paths`);
   return {
     host: typeof parsed.host === 'string' ? parsed.host : undefined,
     port: typeof parsed.port === 'number' ? parsed.port : undefined,
@@ -126,6 +157,8 @@ function fileSettings(dataDir: string): {
     analysisSize: typeof parsed.analysis_size === 'number' ? parsed.analysis_size : undefined,
     maxSourcePixels: typeof parsed.max_source_pixels === 'number' ? parsed.max_source_pixels : undefined,
     allowedHosts: hosts,
+    // Relative folders are the data dir's, wherever the engine was started from.
+    mediaDirs: media?.map((dir) => resolve(dataDir, dir)),
     executionProvider: parsed.execution_provider,
     hwaccel: parsed.hwaccel,
   };
@@ -140,6 +173,9 @@ function list(flag: string | undefined): string[] | undefined {
 }
 
 async function main(): Promise<void> {
+  // Everything the engine and its children (SQLite's WAL, ffmpeg's segments, packages, samples)
+  // create is its user's alone; startEngine fixes what an earlier run left.
+  process.umask(PRIVATE_UMASK);
   const { values } = parseArgs({
     options: {
       host: { type: 'string' },
@@ -151,6 +187,7 @@ async function main(): Promise<void> {
       'max-source-pixels': { type: 'string' },
       'allowed-hosts': { type: 'string' },
       install: { type: 'string', multiple: true },
+      'media-dir': { type: 'string', multiple: true },
       'allowed-origins': { type: 'string' },
       'builtin-dir': { type: 'string' },
       'log-level': { type: 'string' },
@@ -222,6 +259,7 @@ async function main(): Promise<void> {
     maxSourcePixels,
     allowedHosts: list(values['allowed-hosts']) ?? settings.allowedHosts,
     installPackages: values.install?.map((file) => resolve(file)),
+    mediaDirs: values['media-dir']?.map((dir) => resolve(dir)) ?? settings.mediaDirs,
     inference: { provider },
     hwaccel,
   });

@@ -8,8 +8,10 @@ export class DomainError<Kind extends string = string> extends Error {
     readonly kind: Kind,
     message: string,
     readonly details: DomainErrorDetails = {},
+    /** What went wrong inside, for the engine log only: the answer says `message`. */
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 

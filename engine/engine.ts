@@ -1,14 +1,16 @@
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import packageJson from '../package.json';
 import { buildApi, createServer } from './api/app';
 import { AuditRepository } from './audit/audit-repository';
 import { AuditTrail } from './audit/audit-trail';
+import { uploadMemory } from './api/upload-memory';
 import { Accounts, ADMIN_USER } from './auth/accounts';
 import { AccountsRepository } from './auth/accounts-repository';
 import { removeInitialPassword, writeInitialPassword } from './auth/initial-password';
+import { passwordProblem } from './auth/password-policy';
 import { randomPassword } from './auth/passwords';
 import { StreamTokens } from './auth/stream-tokens';
 import { HeldEvents } from './callbacks/held-events';
@@ -34,6 +36,7 @@ import { displayUrl } from './log/scrub';
 import { findFfmpeg } from './media/ffmpeg';
 import { FrameSource } from './media/frame-source';
 import { DecodePath, type ResolvedHwaccel, resolveHwaccel } from './media/hwaccel';
+import { DEFAULT_MEDIA_DIR, MediaFolders } from './media/media-folders';
 import { DEFAULT_MAX_SOURCE_PIXELS } from './media/source-limits';
 import { StreamWatchdog } from './media/stream-watchdog';
 import { OptimizationRepository } from './optimization/optimization-repository';
@@ -46,6 +49,7 @@ import { VideoAnalysis } from './pipeline/video-analysis';
 import { lockDataDir } from './store/data-dir-lock';
 import { type Db, openDb } from './store/db';
 import { writeUnlessFull } from './store/disk-full';
+import { makePrivate } from './store/private-dir';
 import { SettingsRepository } from './store/settings-repository';
 import { engineLoopLag, lagOverload } from './system/loop-lag';
 import { SystemMonitor } from './system/monitor';
@@ -77,7 +81,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const lock = lockDataDir(dataDir);
   let db: Db;
   let logging: ReturnType<typeof createEngineLogger>;
+  let notPrivate: string[];
   try {
+    notPrivate = makePrivate(dataDir);
     db = openDb(dataDir);
   } catch (error) {
     // A refused data dir is left as it was, free for the engine the operator starts next.
@@ -99,6 +105,16 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       if (username === ADMIN_USER) removeInitialPassword(dataDir);
     },
   });
+  // A first start's password given for automation is held to the policy before anything runs.
+  const givenPassword = options.adminPassword ?? process.env.VC_ADMIN_PASSWORD;
+  const weak =
+    givenPassword && !accounts.hasUser(ADMIN_USER) ? passwordProblem(givenPassword, ADMIN_USER) : null;
+  if (weak) {
+    db.close();
+    logging.close();
+    lock.release();
+    throw new Error(`the admin password of a first start (VC_ADMIN_PASSWORD) ${weak}; choose another`);
+  }
   const ffmpeg = findFfmpeg();
   const analysisFps = options.analysisFps ?? DEFAULT_ANALYSIS_FPS;
   const maxSourcePixels = options.maxSourcePixels ?? DEFAULT_MAX_SOURCE_PIXELS;
@@ -109,16 +125,26 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const tmpDir = join(dataDir, 'tmp');
   await rm(tmpDir, { recursive: true, force: true });
   const liveLimits = { ...LIVE_DEFAULTS, ...options.live };
+  // File sources come from the operator's media folders only (by default <data-dir>/media).
+  const sources = new MediaFolders(
+    options.mediaDirs?.map((dir) => resolve(dir)) ?? [join(dataDir, DEFAULT_MEDIA_DIR)],
+  );
+  if (!options.mediaDirs) await mkdir(join(dataDir, DEFAULT_MEDIA_DIR), { recursive: true });
   const previews = new PreviewStreams({
     ffmpeg,
     root: liveRoot,
     clock,
     maxSourcePixels,
     maxPreviews: liveLimits.maxPreviews,
+    sources,
   });
   // Every part logs through the engine's logger; the server, made first, listens only at the end.
   const log = logging.logger;
   const api = createServer(log, options.connections);
+  if (notPrivate.length > 0)
+    log.warn(
+      `${notPrivate.length} entries of the data dir belong to another user and stay readable to others, e.g. ${notPrivate[0]}`,
+    );
   // Hardware decoding is found in the background: streams opened before it is known decode in software.
   const hwaccelSetting = options.hwaccel ?? 'none';
   let decoding: ResolvedHwaccel = {
@@ -168,6 +194,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   );
 
   const video = new VideoAnalysis({
+    sources,
     packages,
     sink: held,
     createDetector: (app) => createDetector(app.model, pool),
@@ -269,6 +296,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     snapshots,
     alarms: new AlarmReview(new ReviewRepository(db), clock),
     previews,
+    uploadMemory: uploadMemory(options.uploadMemoryBytes),
     events: { outbox, bus, mqtt, held, delivery },
     clock,
     tmpDir,
@@ -280,11 +308,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   });
 
   if (!accounts.hasUser(ADMIN_USER)) {
-    const given = options.adminPassword ?? process.env.VC_ADMIN_PASSWORD;
-    const password = given || randomPassword();
+    const password = givenPassword || randomPassword();
     // The operator's way in when no password was given: a file only they can read, never a log that
     // persists. Written before the account exists, so a crash in between cannot lose the password.
-    const file = given ? undefined : writeInitialPassword(dataDir, password);
+    const file = givenPassword ? undefined : writeInitialPassword(dataDir, password);
     await accounts.setPassword(ADMIN_USER, password);
     if (file) {
       api.log.warn(

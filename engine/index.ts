@@ -26,6 +26,11 @@ export interface EngineOptions {
    * when its version differs from the installed one (never while a task uses it).
    */
   installPackages?: readonly string[];
+  /**
+   * Folders whose files may be video sources (tasks and previews), links resolved before the check;
+   * any other file is refused like a missing one. Default: <data-dir>/media alone.
+   */
+  mediaDirs?: readonly string[];
   /** Folder with the built console (index.html) served at "/"; omitted = API only. */
   consoleDir?: string;
   /**
@@ -63,6 +68,11 @@ export interface EngineOptions {
    * platform's whose device opens. A stream whose hardware path fails decodes in software.
    */
   hwaccel?: HwaccelSetting;
+  /**
+   * Bytes of image upload bodies received and held at once, all uploads together (default 128 MiB,
+   * DEFAULT_UPLOAD_MEMORY_BYTES): an upload beyond it waits up to 10 s, then gets 503 50302.
+   */
+  uploadMemoryBytes?: number;
   /**
    * Open connections at most (512), of which connections without a valid token may hold all but
    * `reserved` (32), `perClient` (64) from one client; how long headers (10 s) and idle keep-alives

@@ -43,6 +43,8 @@ export const STOP_GRACE_MS = 20_000;
 export const KILL_GRACE_MS = 5_000;
 /** How long a token request may wait for its answer. */
 export const TOKEN_TIMEOUT_MS = 10_000;
+/** How long a password reset may wait for its answer (one scrypt, which may queue behind logins). */
+export const RESET_TIMEOUT_MS = 30_000;
 
 /**
  * What to do after a crash: the quick crashes in a row so far (including this one) and either the
@@ -95,6 +97,8 @@ export interface SupervisorOptions {
 
 /** The engine's event feed as it arrives: the payloads are relayed to the console unchanged. */
 export type FeedMessage = Extract<EngineMessage, { type: 'event' | 'delivery' }>;
+/** The engine's answer to a request of main's. */
+type EngineAnswer = Extract<EngineMessage, { type: 'token' | 'password-reset' }>;
 
 interface Run {
   child: EngineChild;
@@ -121,10 +125,11 @@ export class EngineSupervisor {
   /** The port of the last run that got ready: a restart listens there again, so the URL holds. */
   private lastPort: number | undefined;
   private stopping = false;
-  private nextTokenId = 1;
-  private readonly pendingTokens = new Map<
+  private nextRequestId = 1;
+  /** Requests to the engine process waiting for the answer of their id (tokens, password resets). */
+  private readonly pending = new Map<
     number,
-    { resolve(token: IssuedToken): void; reject(error: Error): void; timer: unknown }
+    { resolve(answer: EngineAnswer): void; reject(error: Error): void; timer: unknown }
   >();
   private readonly stateListeners = new Set<(state: EngineState) => void>();
   private readonly feedListeners = new Set<(message: FeedMessage) => void>();
@@ -182,17 +187,43 @@ export class EngineSupervisor {
   }
 
   /** A token for the local admin from the running engine (how main signs the console in). */
-  issueToken(): Promise<IssuedToken> {
+  async issueToken(): Promise<IssuedToken> {
+    const answer = await this.ask((id) => ({ type: 'issue-token', id }), 'a token request', TOKEN_TIMEOUT_MS);
+    if (answer.type !== 'token') throw new Error('the engine answered a token request with something else');
+    return answer.token;
+  }
+
+  /**
+   * Sets the admin's password without the current one (the desktop console's reset, confirmed by
+   * the operator in main): the engine's answer as PUT /api/auth/password gives it.
+   */
+  async resetPassword(password: string): Promise<{ status: number; body: unknown }> {
+    const answer = await this.ask(
+      (id) => ({ type: 'reset-password', id, password }),
+      'a password reset',
+      RESET_TIMEOUT_MS,
+    );
+    if (answer.type !== 'password-reset')
+      throw new Error('the engine answered a password reset with something else');
+    return { status: answer.status, body: answer.body };
+  }
+
+  /** Sends a request to the running engine and waits for the answer of its id. */
+  private ask(
+    message: (id: number) => ParentMessage,
+    what: string,
+    timeoutMs: number,
+  ): Promise<EngineAnswer> {
     const run = this.run;
     if (!run?.ready) return Promise.reject(new Error('the engine is not running'));
-    const id = this.nextTokenId++;
+    const id = this.nextRequestId++;
     return new Promise((resolve, reject) => {
       const timer = this.timers.setTimeout(() => {
-        this.pendingTokens.delete(id);
-        reject(new Error('the engine did not answer a token request'));
-      }, TOKEN_TIMEOUT_MS);
-      this.pendingTokens.set(id, { resolve, reject, timer });
-      run.child.postMessage({ type: 'issue-token', id });
+        this.pending.delete(id);
+        reject(new Error(`the engine did not answer ${what}`));
+      }, timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+      run.child.postMessage(message(id));
     });
   }
 
@@ -275,12 +306,13 @@ export class EngineSupervisor {
           restarts: this.restarts,
         });
         return;
-      case 'token': {
-        const pending = this.pendingTokens.get(message.id);
+      case 'token':
+      case 'password-reset': {
+        const pending = this.pending.get(message.id);
         if (!pending) return;
-        this.pendingTokens.delete(message.id);
+        this.pending.delete(message.id);
         this.timers.clearTimeout(pending.timer);
-        pending.resolve(message.token);
+        pending.resolve(message);
         return;
       }
       case 'fatal':
@@ -294,10 +326,10 @@ export class EngineSupervisor {
   private exited(run: Run, exit: EngineExit): void {
     this.timers.clearTimeout(run.readyTimer);
     if (this.run === run) this.run = null;
-    for (const [id, pending] of this.pendingTokens) {
+    for (const [id, pending] of this.pending) {
       this.timers.clearTimeout(pending.timer);
       pending.reject(new Error('the engine stopped'));
-      this.pendingTokens.delete(id);
+      this.pending.delete(id);
     }
     if (this.stopping) return;
     // A run that got ready keeps its port for the next; one that failed to start gives it up.

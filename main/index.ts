@@ -320,6 +320,7 @@ async function start(): Promise<void> {
       return engineUrl ?? '';
     },
     issueToken: () => supervisor.issueToken(),
+    resetPassword: (password: string) => supervisor.resetPassword(password),
   };
   const stopIpc = registerIpc({
     appOrigin,

@@ -8,7 +8,15 @@ import { openAsBlob } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, extname, isAbsolute } from 'node:path';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { BrowserWindow, dialog, type IpcMainInvokeEvent, type OpenDialogOptions } from 'electron';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import {
+  BrowserWindow,
+  dialog,
+  type IpcMainInvokeEvent,
+  type MessageBoxOptions,
+  type OpenDialogOptions,
+} from 'electron';
+import { PasswordReset } from '../engine/contract';
 import type { IssuedToken } from '../engine/contract/engine-process';
 import type { AppInfo, EngineResponse, SettingsView } from '../preload/api';
 import { type Channel, Channels } from '../preload/channels';
@@ -22,6 +30,20 @@ export interface EngineHandle {
   readonly url: string;
   /** A token for the local admin; rejects while no engine runs. */
   issueToken(): Promise<IssuedToken>;
+  /**
+   * Sets the admin's password without the current one, which main never holds (the engine
+   * process's own channel); answers as PUT /api/auth/password would. Rejects while no engine runs.
+   */
+  resetPassword(password: string): Promise<EngineResponse>;
+}
+
+/** What main asks the operator before an action a page alone must not be able to take. */
+export interface Confirmation {
+  title: string;
+  message: string;
+  detail: string;
+  /** The label of the button that goes ahead; the other one cancels, and is the default. */
+  action: string;
 }
 
 /** The desktop settings file, as main reads and writes it (./settings does the checking). */
@@ -49,7 +71,49 @@ export interface IpcOptions {
   now?: () => number;
   /** Where refusals are reported (main's console by default). */
   log?: (message: string) => void;
+  /**
+   * Asks the operator in a native dialog, outside the page: true to go ahead. A compromised console
+   * page could otherwise set a new admin password or expose the engine on the LAN by itself.
+   */
+  confirm?: (question: Confirmation, event: IpcMainInvokeEvent) => Promise<boolean>;
 }
+
+/** The native question: a warning whose default button cancels. */
+async function askInDialog(question: Confirmation, event: IpcMainInvokeEvent): Promise<boolean> {
+  const window = BrowserWindow.fromWebContents(event.sender);
+  const options: MessageBoxOptions = {
+    type: 'warning',
+    title: question.title,
+    message: question.message,
+    detail: question.detail,
+    buttons: ['Cancel', question.action],
+    defaultId: 0,
+    cancelId: 0,
+    noLink: true,
+  };
+  const { response } = window
+    ? await dialog.showMessageBox(window, options)
+    : await dialog.showMessageBox(options);
+  return response === 1;
+}
+
+const RESET_PASSWORD: Confirmation = {
+  title: 'Vision Console',
+  message: 'Set a new admin password?',
+  detail:
+    'The console asks to replace the admin password. Everyone signed in as admin elsewhere (the web console, API clients) is signed out.',
+  action: 'Set password',
+};
+
+const EXPOSE_ON_LAN: Confirmation = {
+  title: 'Vision Console',
+  message: 'Expose the engine on the local network?',
+  detail:
+    'After a restart, every computer on the network can reach the engine and its web console (a password still guards them). The engine speaks plain HTTP: use it on a network you trust.',
+  action: 'Expose on the network',
+};
+
+const resetBody = TypeCompiler.Compile(PasswordReset);
 
 /** JSON bodies the engine accepts (api-decisions.md: up to 1 MiB). */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
@@ -70,7 +134,16 @@ export function maxBodyBytes(path: string): number {
  * The one exception is changing the admin password (PUT /api/auth/password, the settings screen).
  */
 const DENIED_PREFIXES = ['/api/auth/'];
-const ALLOWED_UNDER_DENIED = [{ method: 'PUT', path: '/api/auth/password/' }];
+const PASSWORD_PATH = '/api/auth/password/';
+const ALLOWED_UNDER_DENIED = [{ method: 'PUT', path: PASSWORD_PATH }];
+
+/** A checked API path as the engine's router reads it: decoded, lower case, with a trailing slash. */
+const routedPath = (path: string) =>
+  `/${path
+    .slice(1)
+    .split('/')
+    .map((segment) => decodeURIComponent(segment))
+    .join('/')}/`.toLowerCase();
 
 export const EngineRequestSchema = Type.Object(
   {
@@ -178,6 +251,7 @@ export function registerIpc(options: IpcOptions): () => void {
   const grantedDirs = new Set<string>();
 
   const refuse = refuser(log);
+  const confirm = options.confirm ?? askInDialog;
 
   const engineUrl = (path: string, query?: Record<string, string | number | boolean>): URL => {
     const base = new URL(options.engine.url);
@@ -236,10 +310,22 @@ export function registerIpc(options: IpcOptions): () => void {
     Exclude<Channel, typeof Channels.engineState>,
     (payload: unknown, event: IpcMainInvokeEvent) => Promise<unknown>
   > = {
-    [Channels.request]: async (payload) => {
+    [Channels.request]: async (payload, event) => {
       const request = payload as EngineRequestPayload;
       const pathProblem = checkApiPath(request.path, request.method);
       if (pathProblem) return refuse(Channels.request, pathProblem);
+      if (request.method === 'PUT' && routedPath(request.path) === PASSWORD_PATH) {
+        // Main holds no password to send as the current one: it resets the password through the
+        // engine process, once the operator said yes outside the page.
+        if (!resetBody.Check(request.body))
+          return refuse(Channels.request, 'a password reset takes {"password": "<8 to 256 characters>"}');
+        if (!(await confirm(RESET_PASSWORD, event)))
+          throw new Error('cancelled: the admin password was not changed');
+        const answer = await options.engine.resetPassword(request.body.password);
+        // Every admin token was revoked, main's own included.
+        if (answer.status === 200) tokens.invalidate();
+        return answer;
+      }
       const hasBody = request.body !== undefined;
       if (hasBody && (request.method === 'GET' || request.method === 'DELETE')) {
         return refuse(Channels.request, `${request.method} takes no body`);
@@ -337,12 +423,16 @@ export function registerIpc(options: IpcOptions): () => void {
 
     [Channels.getSettings]: async () => options.settings.view(),
 
-    [Channels.saveSettings]: async (payload) => {
+    [Channels.saveSettings]: async (payload, event) => {
       const patch = payload as SettingsPatch;
       if (patch.data_dir !== undefined && patch.data_dir !== '') {
         if (!isAbsolute(patch.data_dir) || !grantedDirs.has(patch.data_dir)) {
           return refuse(Channels.saveSettings, 'data_dir was not chosen in the folder dialog');
         }
+      }
+      if (patch.lan === true && !(await options.settings.view()).saved.lan) {
+        if (!(await confirm(EXPOSE_ON_LAN, event)))
+          throw new Error('cancelled: the engine stays on this computer only');
       }
       const view = await options.settings.save(patch);
       if (patch.data_dir) grantedDirs.delete(patch.data_dir);

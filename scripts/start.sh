@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs whatever is missing and starts the product: the headless engine with the web console on
 # http://127.0.0.1:8080 (data in ./.data), the built-in package and the example detection package
-# installed. Arguments go to the engine (npm run engine -- --help lists them). Safe to run again.
+# installed, and ../shared/fixtures/media as a media folder. Arguments go to the engine (npm run engine -- --help lists them). Safe to run again.
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
 
@@ -27,4 +27,7 @@ cat <<INFO
 Vision Console: http://127.0.0.1:8080 (web console and API), user admin, password from
 VC_ADMIN_PASSWORD, else in .data/initial-admin-password after the first start. Ctrl-C stops it.
 INFO
-exec node out/main/engine.js "${install[@]}" "$@"
+# File sources come from the media folders only: the fixture clips beside the repository, when there.
+media=()
+if [ -d ../shared/fixtures/media ]; then media=(--media-dir ../shared/fixtures/media); fi
+exec node out/main/engine.js "${install[@]}" "${media[@]}" "$@"

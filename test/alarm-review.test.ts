@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AlarmFacets, AlarmPage } from '../engine/contract';
 import { readZip } from './helpers/coco';
-import { startTestEngine, type TestEngine } from './helpers/engine';
+import { linkFor, startTestEngine, type TestEngine } from './helpers/engine';
 import { installExamplePackage } from './helpers/example-package';
 import { FIXTURES } from './helpers/fixtures';
 
@@ -126,9 +126,9 @@ describe('an alarm’s pictures and export', () => {
   const get = (path: string, headers: Record<string, string> = { authorization: `Bearer ${t.token}` }) =>
     fetch(`${t.engine.url}${path}`, { headers });
 
-  it('has a 320 px thumbnail (token in the query too) and its whole snapshot', async () => {
+  it('has a 320 px thumbnail (a link token in the query too) and its whole snapshot', async () => {
     const eventId = (await alarms()).items[0]?.event_id;
-    const thumb = await get(`/api/alarms/${eventId}/thumbnail?token=${encodeURIComponent(t.token)}`, {});
+    const thumb = await get(await linkFor(t, `/api/alarms/${eventId}/thumbnail`), {});
     expect(thumb.status).toBe(200);
     const small = await sharp(Buffer.from(await thumb.arrayBuffer())).metadata();
     expect([small.format, small.width, small.height]).toEqual(['jpeg', 320, 240]);

@@ -123,7 +123,7 @@ let probeId = 0;
 function send(port: number, probe: Probe): Promise<ProbeAnswer> {
   const id = String(++probeId);
   const body = ['POST', 'PUT', 'PATCH'].includes(probe.method)
-    ? JSON.stringify({ password: NEW_PASSWORD })
+    ? JSON.stringify({ current_password: ADMIN_PASSWORD, password: NEW_PASSWORD })
     : undefined;
   return new Promise((resolve) => {
     const req = request(

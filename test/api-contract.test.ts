@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../engine/api/errors';
 import { buildZapk } from '../engine/packages/zapk';
 import type { TaskView } from '../engine/tasks/schema';
-import { type Answer, startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
+import { ADMIN_PASSWORD, type Answer, startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
 
 /**
  * The REST contract (service-interface.md + api-decisions.md) driven over real HTTP against a real
@@ -146,12 +146,16 @@ describe('4.1 authorization', () => {
     const other = await startTestEngine();
     try {
       const old = other.token;
-      expectOk(await other.call('PUT', '/api/auth/password', { json: { password: 'a-new-password' } }));
+      expectOk(
+        await other.call('PUT', '/api/auth/password', {
+          json: { current_password: ADMIN_PASSWORD, password: 'a-new-password' },
+        }),
+      );
       expectError(await other.call('GET', '/api/zapk', { token: old }), 'INVALID_TOKEN');
       expectError(
         await other.call('PUT', '/api/auth/password', {
           token: other.engine.issueToken().access_token,
-          json: { password: 'short' },
+          json: { current_password: 'a-new-password', password: 'short' },
         }),
         'INVALID_PARAMETER',
         'body.password',
@@ -191,7 +195,7 @@ const PROTECTED: ReadonlyArray<[string, string, unknown?]> = [
   ],
   ['GET', '/api/task/00000000-0000-4000-8000-000000000000/optimization/o1'],
   ['GET', '/api/task/00000000-0000-4000-8000-000000000000/optimization/o1/export'],
-  ['PUT', '/api/auth/password', { password: 'whatever-long' }],
+  ['PUT', '/api/auth/password', { current_password: ADMIN_PASSWORD, password: 'whatever-long' }],
   ['GET', '/api/openapi.json'],
   ['GET', '/api/task/00000000-0000-4000-8000-000000000000/events'],
   ['GET', '/api/task/00000000-0000-4000-8000-000000000000/counts'],

@@ -159,7 +159,10 @@ describe('a login flood against a running engine', () => {
     loop.enable();
     const changes = await Promise.all(
       tokens.map((token) =>
-        t.call('PUT', '/api/auth/password', { token, json: { password: 'another-password' } }),
+        t.call('PUT', '/api/auth/password', {
+          token,
+          json: { current_password: 'first-password', password: 'another-password' },
+        }),
       ),
     );
     loop.disable();

@@ -16,6 +16,7 @@ const CONTRACT_MODULES = [
   'engine/api/errors.ts',
   'engine/api/schemas.ts',
   'engine/audit/audit-schema.ts',
+  'engine/auth/password-policy.ts',
   'engine/events/delivery.ts',
   'engine/events/review-schema.ts',
   'engine/events/schema.ts',
@@ -28,6 +29,7 @@ const CONTRACT_MODULES = [
   'engine/rules/schema.ts',
   'engine/rules/validate.ts',
   'engine/schema/ajv.ts',
+  'engine/schema/text.ts',
   'engine/tasks/polygon.ts',
   'engine/tasks/schema.ts',
 ];

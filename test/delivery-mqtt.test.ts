@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../engine/api/errors';
+import { sameBroker } from '../engine/callbacks/mqtt-settings';
 import type { CallbackBody } from '../engine/events/schema';
 import { type Answer, startTestEngine, type TestEngine } from './helpers/engine';
 import { Mosquitto } from './helpers/mosquitto';
@@ -96,6 +98,152 @@ describe('MQTT settings', () => {
       expect(answer.body.msg).toMatch(msg);
     }
     expect(data(await t.call('GET', '/api/settings/mqtt'))).toEqual(before);
+  });
+});
+
+/** What a client's MQTT CONNECT packet says about its credentials (MQTT 3.1.1, section 3.1). */
+interface Connect {
+  username: string | null;
+  password: string | null;
+  /** Every byte the client sent, to look for the password wherever it might be. */
+  raw: Buffer;
+}
+
+/**
+ * A fake broker: a plain TCP server that reads each connection's CONNECT packet and never answers,
+ * so the engine's client keeps reconnecting to it. Real capture of what the engine sends a host.
+ */
+class CapturingBroker {
+  readonly connects: Connect[] = [];
+  private constructor(private readonly server: Server) {}
+
+  static async start(): Promise<CapturingBroker> {
+    const server = createServer();
+    const broker = new CapturingBroker(server);
+    server.on('connection', (socket) => {
+      let raw = Buffer.alloc(0);
+      socket.on('data', (chunk: Buffer) => {
+        raw = Buffer.concat([raw, chunk]);
+        const packet = parseConnect(raw);
+        if (packet) {
+          broker.connects.push(packet);
+          socket.destroy();
+        }
+      });
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    return broker;
+  }
+
+  get url(): string {
+    return `mqtt://127.0.0.1:${(this.server.address() as { port: number }).port}`;
+  }
+
+  close(): Promise<void> {
+    return new Promise((done) => this.server.close(() => done()));
+  }
+}
+
+/** The CONNECT packet at the start of `raw` once it is whole, else null. */
+function parseConnect(raw: Buffer): Connect | null {
+  if (raw.length < 2) return null;
+  expect(raw[0], 'the first packet is a CONNECT').toBe(0x10);
+  let length = 0;
+  let at = 1;
+  for (let shift = 0; ; shift += 7) {
+    const byte = raw[at++];
+    if (byte === undefined) return null;
+    length += (byte & 0x7f) << shift;
+    if (!(byte & 0x80)) break;
+  }
+  if (raw.length < at + length) return null;
+  const text = () => {
+    const size = raw.readUInt16BE(at);
+    const value = raw.toString('utf8', at + 2, at + 2 + size);
+    at += 2 + size;
+    return value;
+  };
+  expect(text()).toBe('MQTT');
+  const level = raw[at];
+  const flags = raw[at + 1] as number;
+  expect(level, 'MQTT 3.1.1').toBe(4);
+  at += 4; // level, flags, keep-alive
+  text(); // client id
+  if (flags & 0x04) {
+    text(); // will topic
+    text(); // will message
+  }
+  const username = flags & 0x80 ? text() : null;
+  const password = flags & 0x40 ? text() : null;
+  return { username, password, raw: Buffer.from(raw) };
+}
+
+describe('MQTT retarget', () => {
+  it('counts scheme, host and port as the broker; path, host case and a default port spelled out do not', () => {
+    expect(sameBroker('mqtt://broker.lan', 'mqtt://BROKER.lan:1883/')).toBe(true);
+    expect(sameBroker('mqtts://broker.lan', 'mqtts://broker.lan:8883')).toBe(true);
+    expect(sameBroker('mqtt://[::1]:1883', 'mqtt://[0:0:0:0:0:0:0:1]')).toBe(true);
+    // Other spellings of one address are other brokers: the credentials are asked for again.
+    expect(sameBroker('mqtt://127.0.0.1', 'mqtt://0x7f.1')).toBe(false);
+    expect(sameBroker('mqtt://broker.lan', 'mqtt://other.lan')).toBe(false);
+    expect(sameBroker('mqtt://broker.lan', 'mqtt://broker.lan:1884')).toBe(false);
+    expect(sameBroker('mqtts://broker.lan:1883', 'mqtt://broker.lan:1883')).toBe(false);
+    expect(sameBroker('', 'mqtt://broker.lan')).toBe(false);
+  });
+
+  it('sends the stored credentials only to the broker they were given for', async () => {
+    const first = await CapturingBroker.start();
+    const second = await CapturingBroker.start();
+    const third = await CapturingBroker.start();
+    try {
+      const put = async (json: unknown) => data(await t.call('PUT', '/api/settings/mqtt', { json }));
+      // Given with the first broker: it gets them (the capture sees credentials when they are sent).
+      await put({ enabled: true, url: first.url, username: 'engine', password: 'first-secret' });
+      await until('a CONNECT at the first broker', () => first.connects.length > 0);
+      expect(first.connects[0]).toMatchObject({ username: 'engine', password: 'first-secret' });
+      // Other fields changed, same broker spelled otherwise: the credentials stay.
+      await put({ client_id: 'vc-retarget', url: `${first.url}/` });
+      const seen = first.connects.length;
+      await until('a CONNECT after the change', () => first.connects.length > seen);
+      expect(first.connects.at(-1)).toMatchObject({ username: 'engine', password: 'first-secret' });
+
+      // Only the url changes: the new host gets no credentials at all, and none are stored any more.
+      const moved = await put({ url: second.url });
+      expect(moved).toMatchObject({ url: second.url, username: '', password_set: false });
+      await until('two CONNECTs at the second broker', () => second.connects.length >= 2);
+      for (const connect of second.connects) {
+        expect(connect).toMatchObject({ username: null, password: null });
+        expect(connect.raw.includes('first-secret')).toBe(false);
+        expect(connect.raw.includes('engine')).toBe(false);
+      }
+      // Moving back does not bring them back either.
+      await put({ url: first.url });
+      expect(data(await t.call('GET', '/api/settings/mqtt'))).toMatchObject({ password_set: false });
+
+      // A new host with its own credentials in the same request gets those.
+      await put({ url: third.url, username: 'third-user', password: 'third-secret' });
+      await until('a CONNECT at the third broker', () => third.connects.length > 0);
+      expect(third.connects[0]).toMatchObject({ username: 'third-user', password: 'third-secret' });
+    } finally {
+      await t.call('PUT', '/api/settings/mqtt', { json: { enabled: false, url: '' } });
+      await Promise.all([first.close(), second.close(), third.close()]);
+    }
+  });
+
+  it('connects to a real broker with the credentials given beside a new url', async () => {
+    data(
+      await t.call('PUT', '/api/settings/mqtt', {
+        json: { enabled: true, url: broker.url, username: 'engine', password: 'real-secret' },
+      }),
+    );
+    await until('connected to mosquitto', async () => (await status()).connected);
+    expect(data(await t.call('GET', '/api/settings/mqtt'))).toMatchObject({
+      url: broker.url,
+      username: 'engine',
+      password_set: true,
+    });
+    data(await t.call('PUT', '/api/settings/mqtt', { json: { enabled: false, url: '' } }));
   });
 });
 

@@ -11,7 +11,7 @@ import { PushChannels } from '../preload/channels';
 import { ffmpegChildrenOf, isAlive } from './helpers/child';
 import { callApi } from './helpers/engine-process';
 import { eventually } from './helpers/eventually';
-import { ADMIN_PASSWORD, VIDEO } from './helpers/fixtures';
+import { ADMIN_PASSWORD, TEST_MEDIA_DIRS, VIDEO } from './helpers/fixtures';
 
 /**
  * The desktop's engine supervision (main/engine-supervisor.ts). Electron cannot launch on this
@@ -47,7 +47,9 @@ function nodeFork(dataDir: string, extraArgs: string[] = []): ForkEngine {
       consoleDir: null,
       builtinDir: join(ROOT, 'assets', 'builtin'),
     });
-    const child = fork(join(ROOT, 'engine/cli.ts'), [...args, ...extraArgs], {
+    // The fixture video is a file source: the tests' media folders are given as the operator would.
+    const media = TEST_MEDIA_DIRS.flatMap((dir) => ['--media-dir', dir]);
+    const child = fork(join(ROOT, 'engine/cli.ts'), [...args, ...media, ...extraArgs], {
       cwd: ROOT,
       execArgv: ['--import', 'tsx'],
       env: { ...process.env, VC_ADMIN_PASSWORD: ADMIN_PASSWORD },
@@ -156,6 +158,44 @@ describe('engine supervisor (the real engine process)', () => {
     expect(isAlive(running.pid)).toBe(false);
     await eventually('no ffmpeg after the stop', () => resumed.every((pid) => !isAlive(pid)));
   }, 400_000);
+
+  it("resets the admin password through the engine process's own channel, held to the password policy", async () => {
+    const supervisor = new EngineSupervisor({
+      fork: nodeFork(join(work, 'reset')),
+      policy: TEST_POLICY,
+      log: () => {},
+    });
+    const url = await supervisor.start();
+    try {
+      const before = (await supervisor.issueToken()).access_token;
+      const login = (password: string) =>
+        fetch(`${url}/api/auth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ username: 'admin', password }),
+        }).then((answer) => answer.status);
+      expect(await supervisor.resetPassword('00000000')).toEqual({
+        status: 400,
+        body: {
+          code: 40001,
+          msg: 'body.password: must have at least 4 different characters',
+          field: 'password',
+        },
+      });
+      expect(await login(ADMIN_PASSWORD)).toBe(200);
+      expect(await supervisor.resetPassword('chosen-on-the-desktop')).toEqual({
+        status: 200,
+        body: { code: 0, msg: 'success', data: { username: 'admin' } },
+      });
+      expect(await login('chosen-on-the-desktop')).toBe(200);
+      expect(await login(ADMIN_PASSWORD)).toBe(401);
+      // The admin's tokens went with the old password, main's included.
+      const tasks = await fetch(`${url}/api/tasks`, { headers: { authorization: `Bearer ${before}` } });
+      expect(tasks.status).toBe(401);
+    } finally {
+      await supervisor.stop();
+    }
+  }, 120_000);
 
   it('gives up on an engine that cannot start, with its reason', async () => {
     const supervisor = new EngineSupervisor({

@@ -28,7 +28,10 @@ describe('the first start without VC_ADMIN_PASSWORD', () => {
 
     const token = await signIn(first.url, password);
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    await callApi(first.url, token, 'PUT', '/api/auth/password', { password: 'chosen-by-admin' });
+    await callApi(first.url, token, 'PUT', '/api/auth/password', {
+      current_password: password,
+      password: 'chosen-by-admin',
+    });
     expect(existsSync(file)).toBe(false);
     await stopEngine(first);
 

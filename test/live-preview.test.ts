@@ -197,7 +197,9 @@ describe('raw preview of a source (4.12)', () => {
     const answer = await t.call('POST', '/api/stream', { json: { video_url: '/nonexistent/camera.mp4' } });
     expect(answer.status).toBe(503);
     expect(answer.body.code).toBe(50301);
-    expect(answer.body.msg).toMatch(/^video_url: the source could not be previewed: .*No such file/);
+    expect(answer.body.msg).toBe(
+      "video_url: the source could not be previewed: no video file at this path in the engine's media folders",
+    );
     expect(await previewProcesses()).toEqual([]);
     expect(folders()).toEqual([]);
   });

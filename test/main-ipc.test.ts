@@ -11,11 +11,13 @@ import { Channels, PushChannels } from '../preload/channels';
 /*
  * The 'electron' module is replaced by this mock ONLY because the Electron binary cannot be
  * downloaded or run on this machine. It stands in for ipcMain (records the handlers main registers),
- * dialog (returns a scripted file choice) and BrowserWindow.fromWebContents.
+ * dialog (returns a scripted file choice, and a scripted answer to a native confirmation) and
+ * BrowserWindow.fromWebContents.
  */
 const electron = vi.hoisted(() => ({
   handlers: new Map<string, (event: unknown, ...args: unknown[]) => Promise<unknown>>(),
   showOpenDialog: vi.fn<(...args: unknown[]) => Promise<{ canceled: boolean; filePaths: string[] }>>(),
+  showMessageBox: vi.fn<(...args: unknown[]) => Promise<{ response: number }>>(),
 }));
 vi.mock('electron', () => ({
   ipcMain: {
@@ -25,7 +27,7 @@ vi.mock('electron', () => ({
     },
     removeHandler: (channel: string) => electron.handlers.delete(channel),
   },
-  dialog: { showOpenDialog: electron.showOpenDialog },
+  dialog: { showOpenDialog: electron.showOpenDialog, showMessageBox: electron.showMessageBox },
   BrowserWindow: { fromWebContents: () => null },
 }));
 
@@ -57,6 +59,8 @@ let tmp: string;
 /** What the settings store was asked to save, and how often main was asked to relaunch. */
 const savedPatches: unknown[] = [];
 let relaunches = 0;
+/** Passwords main asked the engine process to set. */
+const resets: string[] = [];
 const settingsView = {
   saved: { port: 0, lan: false, data_dir: '' },
   running: { url: 'http://127.0.0.1:1', host: '127.0.0.1', port: 1, dataDir: '/data' },
@@ -110,6 +114,8 @@ beforeEach(() => {
   validTokens.clear();
   issued = 0;
   electron.showOpenDialog.mockReset();
+  electron.showMessageBox.mockReset();
+  resets.length = 0;
   savedPatches.length = 0;
   relaunches = 0;
   engineState = { state: 'starting', attempt: 0 };
@@ -154,6 +160,12 @@ beforeEach(() => {
         const token = `token-${issued}`;
         validTokens.add(token);
         return { access_token: token, token_type: 'Bearer' as const, expires_in: 86_400 };
+      },
+      async resetPassword(password) {
+        resets.push(password);
+        // As the engine does: every admin token is revoked.
+        validTokens.clear();
+        return { status: 200, body: { code: 0, msg: 'success', data: { username: 'admin' } } };
       },
     },
   });
@@ -401,22 +413,61 @@ describe('package install', () => {
 });
 
 describe('admin password and image uploads through engine:request', () => {
-  it('passes PUT /api/auth/password on, and nothing else under /api/auth/', async () => {
-    const result = (await invoke(Channels.request, [
-      { method: 'PUT', path: '/api/auth/password', body: { password: 'new-password' } },
-    ])) as { status: number };
-    expect(result.status).toBe(200);
-    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual(['PUT /api/auth/password']);
+  it('resets the admin password through the engine process only once the operator confirms it in a native dialog', async () => {
+    const reset = { method: 'PUT', path: '/api/auth/password', body: { password: 'new-password' } };
+    // Cancelled (the dialog's default): nothing is set, nothing goes to the engine.
+    electron.showMessageBox.mockResolvedValueOnce({ response: 0 });
+    await expect(invoke(Channels.request, [reset])).rejects.toThrow(
+      /cancelled: the admin password was not changed/,
+    );
+    expect(resets).toEqual([]);
+    const [question] = electron.showMessageBox.mock.calls[0] as [Record<string, unknown>];
+    expect(question).toMatchObject({
+      type: 'warning',
+      message: 'Set a new admin password?',
+      buttons: ['Cancel', 'Set password'],
+      defaultId: 0,
+      cancelId: 0,
+    });
+    // Confirmed: set by the engine process's own channel, main holding no current password; never
+    // sent over HTTP with main's token. Any spelling of the path is the same endpoint.
+    electron.showMessageBox.mockResolvedValueOnce({ response: 1 });
+    const answer = await invoke(Channels.request, [reset]);
+    expect(answer).toEqual({ status: 200, body: { code: 0, msg: 'success', data: { username: 'admin' } } });
+    electron.showMessageBox.mockResolvedValueOnce({ response: 0 });
+    await expect(invoke(Channels.request, [{ ...reset, path: '/api/auth/%70assword' }])).rejects.toThrow(
+      /cancelled/,
+    );
+    expect(resets).toEqual(['new-password']);
+    expect(seen).toHaveLength(0);
+    // Main's token went with the reset: its next call signs in afresh.
+    const after = (await invoke(Channels.request, [{ method: 'GET', path: '/api/tasks' }])) as {
+      status: number;
+    };
+    expect(after.status).toBe(200);
+    expect(issued).toBe(1);
+  });
+
+  it('refuses a malformed reset without asking, and nothing else under /api/auth/', async () => {
+    for (const body of [{ password: 5 }, { password: 'new-password', current_password: 'x' }, {}]) {
+      await expect(
+        invoke(Channels.request, [{ method: 'PUT', path: '/api/auth/password', body }]),
+        JSON.stringify(body),
+      ).rejects.toThrow(/a password reset takes/);
+    }
     for (const request of [
       { method: 'GET', path: '/api/auth/password' },
       { method: 'POST', path: '/api/auth/password', body: {} },
       { method: 'PUT', path: '/api/auth/token', body: {} },
+      { method: 'POST', path: '/api/auth/link', body: { paths: ['/api/task/t/snapshot'] } },
     ]) {
       await expect(invoke(Channels.request, [request]), JSON.stringify(request)).rejects.toThrow(
         /not available to the console/,
       );
     }
-    expect(seen).toHaveLength(1);
+    expect(electron.showMessageBox).not.toHaveBeenCalled();
+    expect(resets).toEqual([]);
+    expect(seen).toHaveLength(0);
   });
 
   it('takes base64 image uploads over 1 MiB on the image endpoints only', async () => {
@@ -468,6 +519,7 @@ describe('dropped packages (engine:installZapkData)', () => {
 describe('desktop settings channels', () => {
   it('reads and saves settings; a data folder must come from the folder dialog, once', async () => {
     await expect(invoke(Channels.getSettings, [null])).resolves.toEqual(settingsView);
+    electron.showMessageBox.mockResolvedValueOnce({ response: 1 });
     await invoke(Channels.saveSettings, [{ port: 9100, lan: true }]);
     await expect(invoke(Channels.saveSettings, [{ data_dir: '/srv/vision' }])).rejects.toThrow(
       /not chosen in the folder dialog/,
@@ -484,6 +536,27 @@ describe('desktop settings channels', () => {
     // "" (back to the default folder) needs no dialog.
     await invoke(Channels.saveSettings, [{ data_dir: '' }]);
     expect(savedPatches).toEqual([{ port: 9100, lan: true }, { data_dir: '/srv/vision' }, { data_dir: '' }]);
+  });
+
+  it('exposes the engine on the LAN only once the operator confirms it in a native dialog', async () => {
+    electron.showMessageBox.mockResolvedValueOnce({ response: 0 });
+    await expect(invoke(Channels.saveSettings, [{ lan: true, port: 8080 }])).rejects.toThrow(
+      /cancelled: the engine stays on this computer only/,
+    );
+    expect(savedPatches).toEqual([]);
+    const [question] = electron.showMessageBox.mock.calls[0] as [Record<string, unknown>];
+    expect(question).toMatchObject({
+      type: 'warning',
+      message: 'Expose the engine on the local network?',
+      buttons: ['Cancel', 'Expose on the network'],
+      cancelId: 0,
+    });
+    electron.showMessageBox.mockResolvedValueOnce({ response: 1 });
+    await invoke(Channels.saveSettings, [{ lan: true }]);
+    // Staying on this computer, or another port, needs no question.
+    await invoke(Channels.saveSettings, [{ lan: false, port: 9000 }]);
+    expect(savedPatches).toEqual([{ lan: true }, { lan: false, port: 9000 }]);
+    expect(electron.showMessageBox).toHaveBeenCalledTimes(2);
   });
 
   it('refuses settings that do not match the schema, and relaunches on request', async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS, type ErrorKind } from '../engine/api/errors';
 import type { OptimizationView, SamplePage, SampleView } from '../engine/optimization/schema';
 import { type Coco, cocoProblems, readZip } from './helpers/coco';
-import { type CallOptions, startTestEngine, type TestEngine } from './helpers/engine';
+import { type CallOptions, linkFor, startTestEngine, type TestEngine } from './helpers/engine';
 import { eventually as poll } from './helpers/eventually';
 import { installExamplePackage } from './helpers/example-package';
 import { encodedFixture, RtmpSource } from './helpers/rtmp-source';
@@ -177,13 +177,13 @@ describe('effect optimization on a live RTMP source', () => {
     const hardScores = nearPerson?.annotations.filter((a) => a.hard).map((a) => a.score) ?? [];
     expect(hardScores.some((score) => Math.abs(score - PERSON_THRESHOLD) <= 0.15 + 1e-9)).toBe(true);
 
-    // The source frame, not the annotated one, full size and as a thumbnail; ?token= works for links.
+    // The source frame, not the annotated one, full size and as a thumbnail; a link token works for links.
     const first = page.items[0] as SampleView;
     const image = await fetchBinary(first.image_url);
     expect(image.status).toBe(200);
     expect(image.type).toBe('image/jpeg');
     expect(await sharp(image.body).metadata()).toMatchObject({ width: 768, height: 576, format: 'jpeg' });
-    const thumb = await fetchBinary(`${first.thumb_url}&token=${t.token}`, { token: null });
+    const thumb = await fetchBinary(await linkFor(t, first.thumb_url), { token: null });
     expect(thumb.status).toBe(200);
     expect(await sharp(thumb.body).metadata()).toMatchObject({ width: 320, height: 240 });
     expect((await fetchBinary(first.image_url, { token: null })).status).toBe(401);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { OptimizationView, Proposal, SampleView } from '../engine/optimization/schema';
 import { columnsOf, keepSelection, moveSelection, verdictOfKey } from '../renderer/src/optimization/grid';
-import { engineLink, exportPath } from '../renderer/src/optimization/links';
+import { engineLink, exportPath, socketLink } from '../renderer/src/optimization/links';
 import { decimal, hasVerdicts, proposalAction, signed, undoOf } from '../renderer/src/optimization/proposals';
 import { busyApps, chosenRun, elapsedShare, secondsLeft } from '../renderer/src/optimization/run';
 import {
@@ -12,6 +12,7 @@ import {
   withReason,
 } from '../renderer/src/optimization/samples';
 import { startErrors, startRequest } from '../renderer/src/optimization/start';
+import { LinkSigner } from '../renderer/src/transport/link-signer';
 
 /** The proposal of docs/api.md 4.13 (person, 0.8 proposed down to 0.53). */
 function proposal(overrides: Partial<Proposal> = {}): Proposal {
@@ -266,16 +267,61 @@ describe('proposal to rule update', () => {
 });
 
 describe('engine links', () => {
-  const web = { base: 'http://192.168.1.20:8080/', token: 'tok en' };
-  const desktop = { base: 'http://127.0.0.1:39217', token: null };
+  /** A signer whose engine mints "link-<n>" tokens and records each request; time moves by hand. */
+  function signerWithClock() {
+    const requests: string[][] = [];
+    let now = 1_000_000;
+    let minted = 0;
+    const signer = new LinkSigner(
+      async (paths) => {
+        requests.push(paths);
+        minted += 1;
+        return {
+          links: paths.map((path) => ({ path, url: `${path}?token=link-${minted}` })),
+          expires_in: 600,
+        };
+      },
+      () => now,
+    );
+    return { signer, requests, advance: (ms: number) => (now += ms) };
+  }
+  const settle = () => new Promise((done) => setTimeout(done, 0));
+  const { signer, requests, advance } = signerWithClock();
+  const web = { base: 'http://192.168.1.20:8080/', signer, token: 'api-token' };
+  const desktop = { base: 'http://127.0.0.1:39217', signer: null, token: null };
 
-  it('adds the web console token to a path, after its own query', () => {
-    expect(engineLink('/api/task/t/optimization/o/samples/3/image?thumb=true', web)).toBe(
-      'http://192.168.1.20:8080/api/task/t/optimization/o/samples/3/image?thumb=true&token=tok+en',
+  it('signs web links with a link token (one request for the page), never the API token', async () => {
+    const thumb = '/api/task/t/optimization/o/samples/3/image?thumb=true';
+    expect(engineLink(thumb, web)).toBeNull();
+    expect(engineLink(exportPath('t', 'o'), web)).toBeNull();
+    await settle();
+    expect(requests).toEqual([
+      ['/api/task/t/optimization/o/samples/3/image', '/api/task/t/optimization/o/export'],
+    ]);
+    expect(engineLink(thumb, web)).toBe(
+      'http://192.168.1.20:8080/api/task/t/optimization/o/samples/3/image?thumb=true&token=link-1',
     );
     expect(engineLink(exportPath('t', 'o'), web)).toBe(
-      'http://192.168.1.20:8080/api/task/t/optimization/o/export?token=tok+en',
+      'http://192.168.1.20:8080/api/task/t/optimization/o/export?token=link-1',
     );
+    expect(engineLink(thumb, web)).not.toContain('api-token');
+  });
+
+  it('renews a link token a minute before it expires, and links nothing once it has', async () => {
+    const path = '/api/task/t/optimization/o/export';
+    advance(540_000);
+    expect(engineLink(path, web)).toContain('token=link-1');
+    await settle();
+    expect(engineLink(path, web)).toContain('token=link-2');
+    advance(600_000);
+    expect(engineLink(path, web)).toBeNull();
+  });
+
+  it('puts the API token on video sockets alone', () => {
+    expect(socketLink('/api/stream/s/socket', web)).toBe(
+      'ws://192.168.1.20:8080/api/stream/s/socket?token=api-token',
+    );
+    expect(socketLink('/api/stream/s/socket', desktop)).toBe('ws://127.0.0.1:39217/api/stream/s/socket');
   });
 
   it('links the engine without a token in the desktop app', () => {

@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
+import { linkFor, startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
 
 /**
  * GET and DELETE /api/task/:id/heatmap on the fixture video with the built-in motion app: where the
@@ -66,11 +66,8 @@ describe('a running camera’s heatmap', () => {
     expect([r - Math.max(g, b) > 60, corner]).toEqual([true, [true, true, true]]);
   }, 30_000);
 
-  it('takes a width and the token in the query for an <img>, and refuses no token', async () => {
-    const answer = await get(
-      `/api/task/${taskId}/heatmap?width=200&token=${encodeURIComponent(t.token)}`,
-      {},
-    );
+  it('takes a width and a link token in the query for an <img>, and refuses no token', async () => {
+    const answer = await get(await linkFor(t, `/api/task/${taskId}/heatmap?width=200`), {});
     expect(answer.status).toBe(200);
     const meta = await sharp(Buffer.from(await answer.arrayBuffer())).metadata();
     expect([meta.width, meta.height]).toEqual([200, 150]);

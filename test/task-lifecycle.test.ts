@@ -8,6 +8,7 @@ import type { NewEvent } from '../engine/events/schema';
 import { InferencePool } from '../engine/inference/pool';
 import { findFfmpeg } from '../engine/media/ffmpeg';
 import { FrameSource } from '../engine/media/frame-source';
+import { MediaFolders } from '../engine/media/media-folders';
 import { StreamWatchdog } from '../engine/media/stream-watchdog';
 import { PackagesRepository } from '../engine/packages/packages-repository';
 import { PackageRegistry } from '../engine/packages/registry';
@@ -19,7 +20,7 @@ import { PackageUse } from '../engine/tasks/package-use';
 import { TaskRegistry } from '../engine/tasks/registry';
 import type { TaskView } from '../engine/tasks/schema';
 import { TaskRepository } from '../engine/tasks/task-repository';
-import { BUILTIN_PACKAGE_DIR, VIDEO } from './helpers/fixtures';
+import { BUILTIN_PACKAGE_DIR, TEST_MEDIA_DIRS, VIDEO } from './helpers/fixtures';
 
 /** The task state machine of part 3 with the real store and ffmpeg, and time moved by hand. */
 let dir: string;
@@ -42,6 +43,7 @@ beforeEach(async () => {
   await packages.installDir(BUILTIN_PACKAGE_DIR, true);
   pool = new InferencePool({ workers: 1 });
   const video = new VideoAnalysis({
+    sources: new MediaFolders(TEST_MEDIA_DIRS),
     packages,
     sink: { enqueue: (_target, event) => events.push(event) },
     createDetector: (app) => createDetector(app.model, pool),

@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskView } from '../engine/tasks/schema';
-import { startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
+import { linkFor, startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
 
 /** GET /api/task/:id/snapshot: the small pictures a wall of cameras refreshes. */
 
@@ -31,8 +31,8 @@ describe('a running camera’s snapshot', () => {
     expect([meta.format, meta.width, meta.height]).toEqual(['jpeg', 200, 150]);
   });
 
-  it('is 320 px wide by default, and takes the token in the query for an <img>', async () => {
-    const answer = await snapshot(`/api/task/${taskId}/snapshot?token=${encodeURIComponent(t.token)}`, {});
+  it('is 320 px wide by default, and takes a link token in the query for an <img>', async () => {
+    const answer = await snapshot(await linkFor(t, `/api/task/${taskId}/snapshot`), {});
     expect(answer.status).toBe(200);
     expect((await sharp(Buffer.from(await answer.arrayBuffer())).metadata()).width).toBe(320);
     expect((await snapshot(`/api/task/${taskId}/snapshot`, {})).status).toBe(401);

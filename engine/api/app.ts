@@ -13,6 +13,7 @@ import Fastify, {
 } from 'fastify';
 import { buildCsp, securityHeaders } from '../contract/csp';
 import type { EngineLogger } from '../log/logger';
+import { DomainError } from '../domain-error';
 import { ajvErrorField, describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
 import { isDiskFull } from '../store/disk-full';
 import { auditHooks } from './audit-hook';
@@ -28,6 +29,7 @@ import type { ApiContext } from './context';
 import { toApiError } from './domain-errors';
 import { ApiError, ERRORS, type ErrorKind } from './errors';
 import { checkPeers } from './host-check';
+import { LinkRoutes } from './links';
 import { alarmRoutes } from './routes/alarms';
 import { auditRoutes } from './routes/audit';
 import { authRoutes } from './routes/auth';
@@ -146,12 +148,16 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
   await app.register(fastifyWebsocket, { options: { maxPayload: 1024 } });
 
   const routeTable = registerRouteTable(app);
+  const links = new LinkRoutes(app);
   acceptEmptyDeleteBodies(app);
   app.addHook('onRequest', checkPeers(ctx.allowed));
   app.addHook('preParsing', async (request) => checkContentType(request));
   app.setErrorHandler((thrown: FastifyError, request, reply) => {
     const error = toApiError(thrown) ?? thrown;
     if (error instanceof ApiError) {
+      // What the answer leaves out (why a source did not open) is the operator's to read.
+      if (thrown instanceof DomainError && thrown.cause !== undefined)
+        request.log.warn({ err: thrown.cause }, error.message);
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
       const field = error.field === undefined ? {} : { field: error.field };
       return reply.status(error.status).send({ code: error.code, msg: error.message, ...field });
@@ -174,7 +180,7 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
     api.addHook('onRequest', async (request) => authenticate(ctx, request));
     auditHooks(api, ctx.audit, ctx.clock);
     api.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-    authRoutes(api, ctx);
+    authRoutes(api, ctx, links);
     packageRoutes(api, ctx);
     taskRoutes(api, ctx);
     imageRoutes(api, ctx);

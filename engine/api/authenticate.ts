@@ -3,6 +3,7 @@ import type { HoldEnd } from '../auth/token-holds';
 import { CONNECTIONS_RETRY_AFTER_S } from './connections';
 import type { ApiContext } from './context';
 import { ApiError } from './errors';
+import { requestLinkScope } from './links';
 
 // RFC 7235: the scheme is case-insensitive and one or more spaces separate it from the credentials.
 const BEARER = /^bearer +(\S+)$/i;
@@ -29,8 +30,20 @@ export async function authenticate(ctx: ApiContext, request: FastifyRequest): Pr
       { 'retry-after': String(CONNECTIONS_RETRY_AFTER_S) },
     );
   }
-  const query = config.queryToken ? (request.query as { token?: unknown }).token : undefined;
-  const token = bearerToken(request.headers.authorization) ?? (typeof query === 'string' ? query : undefined);
+  const linkScope = requestLinkScope(request);
+  const query =
+    config.queryToken || linkScope !== undefined ? (request.query as { token?: unknown }).token : undefined;
+  const header = bearerToken(request.headers.authorization);
+  // A link's ?token= is a link token for this resource and nothing else, never the API token.
+  if (header === undefined && typeof query === 'string' && linkScope !== undefined) {
+    if (ctx.streamTokens.verify(linkScope, query)) return;
+    throw new ApiError(
+      'INVALID_TOKEN',
+      "the link's token is invalid, expired or for another resource; get a new link from POST /api/auth/link, or send the API token in the Authorization header",
+      { 'www-authenticate': 'Bearer error="invalid_token"' },
+    );
+  }
+  const token = header ?? (typeof query === 'string' ? query : undefined);
   if (!token) {
     throw new ApiError(
       'MISSING_TOKEN',

@@ -9,6 +9,7 @@ import type { Clock } from '../clock';
 import type { EventBus } from '../events/bus';
 import type { AlarmReview } from '../events/review';
 import type { ImageAnalysis } from '../images/analysis';
+import type { WaitingBudget } from '../images/budget';
 import type { PreviewStreams } from '../live/preview';
 import type { Optimizations } from '../optimization/service';
 import type { PackageRegistry } from '../packages/registry';
@@ -18,6 +19,7 @@ import type { SystemMonitor } from '../system/monitor';
 import type { TaskRegistry } from '../tasks/registry';
 import type { ConnectionSlots } from './connection-slots';
 import type { AllowedPeers } from './host-check';
+import type { LinkScope } from './links';
 
 /** What the HTTP layer needs from the engine; routes reach the domain only through this. */
 export interface ApiContext {
@@ -38,6 +40,8 @@ export interface ApiContext {
   snapshots: FrameSnapshots;
   /** Raw previews of sources (4.12). */
   previews: PreviewStreams;
+  /** Bytes of image upload bodies received and held at once, all uploads together. */
+  uploadMemory: WaitingBudget;
   /**
    * Result delivery: the outbox, the in-process bus of events, the MQTT publisher, the events held
    * in memory and the delivery worker (what waits for disk space when the disk is full).
@@ -72,6 +76,11 @@ declare module 'fastify' {
      * segment; a segment token of exactly that scope is accepted there (and nowhere else).
      */
     segmentScope?: (params: unknown) => string | undefined;
+    /**
+     * A link route (an image or download a page links to): its ?token= takes a link token of the
+     * scope the params give (links.ts), never the API token.
+     */
+    linkScope?: LinkScope;
     /** Content types the route accepts for a body; JSON when unset. */
     accepts?: readonly string[];
   }

@@ -38,6 +38,8 @@ const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'image.model_not_supported': 'MODEL_NOT_SUPPORTED',
   'auth.bad_credentials': 'BAD_CREDENTIALS',
   'auth.too_many_logins': 'TOO_MANY_LOGINS',
+  'auth.weak_password': 'INVALID_PARAMETER',
+  'auth.wrong_current_password': 'INVALID_PARAMETER',
   'delivery.event_not_found': 'EVENT_NOT_FOUND',
   'alarm.not_found': 'EVENT_NOT_FOUND',
   'alarm.no_image': 'EVENT_NOT_FOUND',

@@ -176,7 +176,8 @@ export const ERRORS = {
   IMAGES_BUSY: {
     code: 50302,
     status: 503,
-    meaning: 'Uploaded images already fill the memory for decoding and none finished within 10 s; try again',
+    meaning:
+      'Uploaded images already fill the memory for receiving or decoding them and none finished within 10 s; try again',
   },
   MODEL_CHECKS_BUSY: {
     code: 50303,

@@ -1,7 +1,9 @@
 import { Type } from '@sinclair/typebox';
+import { PASSWORD_POLICY } from '../auth/password-policy';
 import { Verdict } from '../optimization/schema';
 import { Rule } from '../rules/schema';
 import { oneOf } from '../schema/ajv';
+import { Name } from '../schema/text';
 
 /** Request and answer shapes of the endpoints not owned by a domain module. */
 
@@ -19,10 +21,28 @@ export const TokenData = Type.Object({
   expires_in: Type.Integer({ description: 'Seconds until the token expires' }),
 });
 
+/** A new password as every way of setting one takes it (the policy's further rules: password-policy.ts). */
+const NewPassword = Type.String({
+  minLength: PASSWORD_POLICY.minLength,
+  maxLength: PASSWORD_POLICY.maxLength,
+  description:
+    'The new password: at least 8 characters, 4 of them different, not a run such as 12345678, not the username, not one of the most common passwords',
+});
+
 export const PasswordChange = Type.Object(
-  { password: Type.String({ minLength: 8, maxLength: 256, description: 'The new password' }) },
+  {
+    current_password: Type.String({
+      minLength: 1,
+      maxLength: PASSWORD_POLICY.maxLength,
+      description: "The user's current password",
+    }),
+    password: NewPassword,
+  },
   { additionalProperties: false },
 );
+
+/** The desktop console's reset of the admin password, through main (which holds no password). */
+export const PasswordReset = Type.Object({ password: NewPassword }, { additionalProperties: false });
 
 export const PackageInstalled = Type.Object({
   zapk_id: Type.String(),
@@ -38,7 +58,7 @@ export const PackageInstalled = Type.Object({
 
 export const AppUpdateBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    name: Type.Optional(Name({ minLength: 1, maxLength: 128 })),
     rule: Type.Optional(Rule),
   },
   { additionalProperties: false, minProperties: 1 },
@@ -124,6 +144,28 @@ export const StreamFileParams = Type.Object({
   stream_id: Type.String({ minLength: 1, maxLength: 128 }),
   file: HlsFileName,
 });
+export const LinkRequest = Type.Object(
+  {
+    paths: Type.Array(Type.String({ minLength: 5, maxLength: 2048, pattern: '^/api/' }), {
+      minItems: 1,
+      maxItems: 200,
+      description:
+        'Engine paths of pictures or downloads (their own query kept), e.g. /api/task/{id}/snapshot',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const LinkData = Type.Object({
+  links: Type.Array(
+    Type.Object({
+      path: Type.String(),
+      url: Type.String({ description: 'The path with its link token in ?token= (or &token=)' }),
+    }),
+  ),
+  expires_in: Type.Integer({ description: 'Seconds the links work for (5 to 10 minutes)' }),
+});
+
 export const HlsQuery = Type.Object(
   {
     token: Type.Optional(

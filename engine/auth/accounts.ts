@@ -3,6 +3,7 @@ import type { Clock } from '../clock';
 import { DomainError } from '../domain-error';
 import type { AccountsRepository } from './accounts-repository';
 import { LoginLimiter, type LoginLimits } from './login-limiter';
+import { passwordProblem } from './password-policy';
 import { decoyHash, HasherBusyError, type HasherLimits, PasswordHasher } from './passwords';
 import { type HoldEnd, TokenHolds } from './token-holds';
 
@@ -28,8 +29,12 @@ export interface AccountsOptions {
   onPasswordChange?: (username: string) => void;
 }
 
-/** Why a login was refused; engine/api/domain-errors.ts maps each to its envelope code. */
-export type AuthErrorKind = 'auth.bad_credentials' | 'auth.too_many_logins';
+/** Why a login or a password change was refused; engine/api/domain-errors.ts maps each to its envelope code. */
+export type AuthErrorKind =
+  | 'auth.bad_credentials'
+  | 'auth.too_many_logins'
+  | 'auth.weak_password'
+  | 'auth.wrong_current_password';
 
 const tooManyAttempts = (retryAfterMs: number, why: string) => {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
@@ -63,8 +68,17 @@ export class Accounts {
     return this.store.passwordHash(username) !== undefined;
   }
 
-  /** Creates or replaces a user's password; a reset also revokes the user's tokens and ends what they hold open. */
-  async setPassword(username: string, password: string): Promise<void> {
+  /**
+   * Creates or replaces a user's password, refused when the password policy refuses it; a reset also
+   * revokes the user's tokens and ends what they hold open. The way in for who holds no password (the desktop main process, a
+   * first start): a signed-in user changes its own with changePassword.
+   */
+  async setPassword(username: string, password: string, current?: string): Promise<void> {
+    const problem = passwordProblem(password, username, current);
+    if (problem)
+      throw new DomainError<AuthErrorKind>('auth.weak_password', `body.password: ${problem}`, {
+        field: 'password',
+      });
     const hash = await this.hasher.hash(password).catch((error: unknown) => {
       throw error instanceof HasherBusyError ? busy() : error;
     });
@@ -81,6 +95,27 @@ export class Accounts {
   }
 
   /**
+   * A signed-in user's change of its own password, which needs the current one: a token alone (a
+   * stolen one, a page that uses the console's) cannot take the account over. A wrong current
+   * password counts as a failed login of the user from that client, so this is no way around the
+   * login limits.
+   */
+  async changePassword(username: string, current: string, password: string, client: string): Promise<void> {
+    const problem = passwordProblem(password, username, current);
+    if (problem)
+      throw new DomainError<AuthErrorKind>('auth.weak_password', `body.password: ${problem}`, {
+        field: 'password',
+      });
+    if (!(await this.limitedCheck(username, current, client)))
+      throw new DomainError<AuthErrorKind>(
+        'auth.wrong_current_password',
+        'body.current_password: is not the current password',
+        { field: 'current_password' },
+      );
+    await this.setPassword(username, password, current);
+  }
+
+  /**
    * A token for the right password. Failed attempts are limited per client (its address, or the
    * key the caller counts it under) and per username (429 TOO_MANY_LOGINS with Retry-After), checked
    * before any hashing so refused guesses cost nothing.
@@ -90,6 +125,13 @@ export class Accounts {
     password: string,
     client: string,
   ): Promise<{ token: string; expiresIn: number }> {
+    if (!(await this.limitedCheck(username, password, client)))
+      throw new DomainError<AuthErrorKind>('auth.bad_credentials', 'wrong username or password');
+    return this.issueToken(username);
+  }
+
+  /** The password check behind the login limits: a failure counts, a refusal (429) costs no hashing. */
+  private async limitedCheck(username: string, password: string, client: string): Promise<boolean> {
     const attempt = this.logins.begin(client, username, this.hasUser(username));
     if (!attempt.ok)
       throw tooManyAttempts(
@@ -104,9 +146,8 @@ export class Accounts {
       attempt.forget();
       throw error instanceof HasherBusyError ? busy() : error;
     }
-    if (!matches) throw new DomainError<AuthErrorKind>('auth.bad_credentials', 'wrong username or password');
-    attempt.forget();
-    return this.issueToken(username);
+    if (matches) attempt.forget();
+    return matches;
   }
 
   issueToken(username: string): { token: string; expiresIn: number } {

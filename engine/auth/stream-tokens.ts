@@ -21,8 +21,13 @@ export class StreamTokens {
   ) {}
 
   issue(scope: string): string {
-    const expires = (Math.floor(this.clock.now() / this.periodMs) + 2) * this.periodMs;
+    const expires = this.expiresAt();
     return `${expires.toString(36)}.${this.mac(scope, expires)}`;
+  }
+
+  /** When a token issued now expires (epoch ms). */
+  expiresAt(): number {
+    return (Math.floor(this.clock.now() / this.periodMs) + 2) * this.periodMs;
   }
 
   /** Whether the token was issued for exactly this scope and has not expired. */

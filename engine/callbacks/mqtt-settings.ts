@@ -91,15 +91,22 @@ export function saveMqttSettings(settings: SettingsRepository, mqtt: MqttSetting
   settings.set(KEY, mqtt);
 }
 
-/** The stored settings with the body applied, or a 400 naming the field; nothing is saved here. */
+/**
+ * The stored settings with the body applied, or a 400 naming the field; nothing is saved here. The
+ * stored username and password belong to the broker they were given for: a url naming another
+ * broker (see sameBroker) drops them unless the body gives them again, so whoever may change the url
+ * cannot have the engine send the stored password to a host of their choosing.
+ */
 export function mergeMqttSettings(current: MqttSettings, body: MqttSettingsBody): MqttSettings {
+  const url = body.url ?? current.url;
+  const kept = sameBroker(current.url, url) ? current : { username: '', password: '' };
   const next: MqttSettings = {
     enabled: body.enabled ?? current.enabled,
-    url: body.url ?? current.url,
+    url,
     // A fixed id per engine: the broker then knows a reconnecting engine as the same client.
     client_id: body.client_id ?? (current.client_id || `vision-console-${randomBytes(4).toString('hex')}`),
-    username: body.username ?? current.username,
-    password: body.password ?? current.password,
+    username: body.username ?? kept.username,
+    password: body.password ?? kept.password,
     tls: {
       reject_unauthorized: body.tls?.reject_unauthorized ?? current.tls.reject_unauthorized,
       ca: body.tls?.ca ?? current.tls.ca,
@@ -110,6 +117,30 @@ export function mergeMqttSettings(current: MqttSettings, body: MqttSettingsBody)
   if (next.tls.ca !== '' && !next.tls.ca.includes('-----BEGIN CERTIFICATE-----'))
     throw invalid('body.tls.ca: must be PEM text with at least one "-----BEGIN CERTIFICATE-----" block');
   return next;
+}
+
+const DEFAULT_PORTS: Record<string, string> = { 'mqtt:': '1883', 'mqtts:': '8883' };
+
+/**
+ * Whether two broker URLs name the same broker: the same scheme (mqtts to mqtt would send the
+ * password in clear), host and port (the scheme's default when none is given). A name or IPv4
+ * address must be spelled the same but for case: mqtt:// hosts are opaque to URL parsing, so two
+ * spellings of one address (127.0.0.1, 0x7f.1) count as two brokers, which errs on the side of
+ * asking for the credentials again; IPv6 addresses are compared as URL parsing normalises them. Path,
+ * query and fragment name no other broker. An unset or unparsable url is no broker at all.
+ */
+export function sameBroker(a: string, b: string): boolean {
+  const broker = (text: string) => {
+    try {
+      const url = new URL(text);
+      const port = url.port || DEFAULT_PORTS[url.protocol];
+      return `${url.protocol}//${url.hostname.toLowerCase()}:${port}`;
+    } catch {
+      return undefined;
+    }
+  };
+  const first = broker(a);
+  return first !== undefined && first === broker(b);
 }
 
 function checkUrl(text: string): void {

@@ -30,6 +30,16 @@ export const EngineMessageSchema = Type.Union([
   Type.Object({ type: Type.Literal('delivery'), record: Type.Unknown() }),
   /** The answer to an issue-token request of the same id. */
   Type.Object({ type: Type.Literal('token'), id: Type.Integer(), token: IssuedTokenSchema }),
+  /**
+   * The answer to a reset-password request of the same id, as PUT /api/auth/password would answer:
+   * the HTTP status and the envelope (400 when the password policy refuses the password).
+   */
+  Type.Object({
+    type: Type.Literal('password-reset'),
+    id: Type.Integer(),
+    status: Type.Integer(),
+    body: Type.Unknown(),
+  }),
   /** The engine cannot start or has to stop; the process exits next. */
   Type.Object({ type: Type.Literal('fatal'), message: Type.String() }),
 ]);
@@ -38,6 +48,15 @@ export type EngineMessage = Static<typeof EngineMessageSchema>;
 /** What the parent asks of the engine process. */
 export const ParentMessageSchema = Type.Union([
   Type.Object({ type: Type.Literal('issue-token'), id: Type.Integer() }),
+  /**
+   * Sets the admin's password without the current one: the desktop console's reset, which main
+   * (holding no password) asks for only after the operator confirmed it in a native dialog.
+   */
+  Type.Object({
+    type: Type.Literal('reset-password'),
+    id: Type.Integer(),
+    password: Type.String({ minLength: 1, maxLength: 256 }),
+  }),
   /** Stop every task, close the store, exit 0. */
   Type.Object({ type: Type.Literal('stop') }),
 ]);

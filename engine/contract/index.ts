@@ -9,7 +9,14 @@
  */
 
 export { ERRORS, type ErrorKind } from '../api/errors';
-export { AppUpdateBody, OptimizationBody, PasswordChange, SampleListQuery } from '../api/schemas';
+export {
+  AppUpdateBody,
+  OptimizationBody,
+  PasswordChange,
+  PasswordReset,
+  SampleListQuery,
+} from '../api/schemas';
+export { PASSWORD_POLICY, passwordProblem } from '../auth/password-policy';
 export { AuditEntry, AuditPage } from '../audit/audit-schema';
 export { DeliveryRecord, DeliveryState, EventItem } from '../events/delivery';
 export { AlarmFacets, AlarmPage, AlarmQuery, AlarmView, ReviewBody } from '../events/review-schema';

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock';
 import { sourceInputArgs } from '../media/frame-source';
+import type { MediaFolders } from '../media/media-folders';
 import { probeFirstFrame, QUICK_START_ARGS } from '../media/probe';
 import type { SourceUrl } from '../media/source-url';
 import { FMP4_TEE_OUTPUT } from './fmp4';
@@ -31,6 +32,8 @@ export interface PreviewDeps {
   maxSourcePixels?: number;
   /** Previews at once; more are refused (LiveLimits.maxPreviews). */
   maxPreviews?: number;
+  /** Where file sources may come from: a file outside them is refused before anything runs. */
+  sources: MediaFolders;
 }
 
 export interface PreviewInfo {
@@ -101,7 +104,8 @@ export class PreviewStreams {
    * Opens a preview; rejects (leaving nothing behind) when the source gives no frame, and with
    * DomainError 'live.limit' when every preview slot is taken.
    */
-  async open(source: SourceUrl): Promise<PreviewInfo> {
+  async open(requested: SourceUrl): Promise<PreviewInfo> {
+    const source = await this.deps.sources.resolve(requested);
     const timeoutMs = this.deps.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
     const maxPixels = this.deps.maxSourcePixels;
     const release = this.slots.take();

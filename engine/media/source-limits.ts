@@ -30,6 +30,13 @@ export class SourceTooLargeError extends Error {
   }
 }
 
+/** A source ffmpeg reads as a format the engine refuses (text, images, playlists of files): not video. */
+export class SourceNotVideoError extends Error {
+  constructor(readonly format: string) {
+    super(`it is not video: ffmpeg reads it as "${format}", a format the engine refuses`);
+  }
+}
+
 const megapixels = (pixels: number) => (pixels / 1e6).toFixed(1);
 
 // "[h264 @ 0x..] [IMGUTILS @ 0x..] [error] Picture size 7680x4320 exceeds specified max pixel count 8847360, ..."
@@ -46,7 +53,6 @@ export function sourceRefusal(line: string): Error | null {
   const large = TOO_LARGE.exec(line);
   if (large) return new SourceTooLargeError(Number(large[1]), Number(large[2]), Number(large[3]));
   const format = NOT_VIDEO.exec(line);
-  if (format)
-    return new Error(`it is not video: ffmpeg reads it as "${format[1]}", a format the engine refuses`);
+  if (format?.[1]) return new SourceNotVideoError(format[1]);
   return null;
 }

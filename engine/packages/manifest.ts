@@ -10,6 +10,7 @@ import {
 import { APP_TYPE, AppType, LengthReference, Rule } from '../rules/schema';
 import { ruleProblems } from '../rules/validate';
 import { compileCheck } from '../schema/ajv';
+import { hasUnsafeCharacter, Name } from '../schema/text';
 
 /**
  * manifest.json of a .zapk package: the package identity, the models with their exact pre- and
@@ -86,7 +87,7 @@ export type ModelSpec = Static<typeof ModelSpec>;
 export const AppSpec = Type.Object(
   {
     app_id: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' }),
-    name: Type.String({ minLength: 1, maxLength: 128 }),
+    name: Name({ minLength: 1, maxLength: 128 }),
     type: AppType,
     model: Type.String({ minLength: 1, maxLength: 64 }),
     rule: Rule,
@@ -102,7 +103,7 @@ export const Manifest = Type.Object(
   {
     format: Type.Literal(1),
     zapk_id: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' }),
-    name: Type.String({ minLength: 1, maxLength: 128 }),
+    name: Name({ minLength: 1, maxLength: 128 }),
     version: Type.String({
       minLength: 1,
       maxLength: 32,
@@ -158,7 +159,11 @@ function labelListProblems(labels: readonly string[], at: string): string[] {
   }
   const blank = labels.findIndex((label) => label.trim() === '' || label.length > 128);
   // A blank line would silently shift every later class id, so it is refused rather than skipped.
-  return blank >= 0 ? [`${at}: label on line ${blank + 1} is empty or longer than 128 characters`] : [];
+  if (blank >= 0) return [`${at}: label on line ${blank + 1} is empty or longer than 128 characters`];
+  const unsafe = labels.findIndex(hasUnsafeCharacter);
+  return unsafe >= 0
+    ? [`${at}: label on line ${unsafe + 1} contains a control or bidirectional-override character`]
+    : [];
 }
 
 function modelProblems(id: string, model: ModelSpec): string[] {

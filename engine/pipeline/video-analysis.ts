@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { AnalysisHealth } from '../contract/health';
 import { type LiveDeps, TaskLive } from '../live/task-live';
 import type { PixelSize } from '../media/analysis-size';
+import type { MediaFolders } from '../media/media-folders';
 import type { SourceUrl } from '../media/source-url';
 import type { StreamWatchdog } from '../media/stream-watchdog';
 import type { AppCounts } from '../rules/counts';
@@ -9,6 +10,8 @@ import { HeatGrid } from './heat-grid';
 import { type AnalysedFrame, type PipelineDeps, type PipelineTask, TaskPipeline } from './task-pipeline';
 
 export interface VideoAnalysisDeps extends PipelineDeps {
+  /** Where file sources may come from: a task's file outside them is refused before anything runs. */
+  sources: MediaFolders;
   /** Opens a task's source; `analysisFps` says the task's rate whenever an ffmpeg is made. */
   openStream(source: SourceUrl, analysisFps: () => number): StreamWatchdog;
   /** What the AI video of running tasks (4.10) needs; without it no task has one. */
@@ -67,10 +70,11 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     timeoutMs: number,
     signal?: AbortSignal,
   ): Promise<PixelSize> {
+    const readable = await this.deps.sources.resolve(source);
     await this.stop(task.task_id);
     // The rate of the task as last updated, whenever the stream makes an ffmpeg.
     const stream = this.deps.openStream(
-      source,
+      readable,
       () => (this.running.get(task.task_id)?.task ?? task).analysis_fps,
     );
     const pipeline = new TaskPipeline(task, stream, this.deps);

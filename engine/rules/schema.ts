@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { oneOf } from '../schema/ajv';
+import { Name } from '../schema/text';
 
 /**
  * Rule shapes of service-interface 2.4-2.6 with the units fixed by api-decisions.md.
@@ -19,7 +20,7 @@ export const ClassEntry = Type.Object(
       maxLength: 64,
       description: 'Model class id (label index as a string)',
     }),
-    name: Type.String({ minLength: 1, maxLength: 64 }),
+    name: Name({ minLength: 1, maxLength: 64 }),
     color: Color,
     threshold: Type.Number({ minimum: 0, maximum: 1, description: 'Minimum score, 0..1' }),
     min_pixel: Type.Number({

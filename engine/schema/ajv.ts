@@ -1,5 +1,6 @@
 import { type SchemaOptions, type TSchema, Type } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
+import { TEXT_PATTERN_MESSAGES } from './text';
 
 /**
  * One strict validator for every JSON shape the engine accepts: no type coercion, no silent removal
@@ -34,6 +35,10 @@ export function describeAjvError(error: ErrorObject, root: string): string {
       return `${where}: must be one of ${JSON.stringify(params.allowedValues)}`;
     case 'anyOf': {
       return `${where}: has an invalid value`;
+    }
+    case 'pattern': {
+      const meaning = TEXT_PATTERN_MESSAGES[String(params.pattern)];
+      return `${where}: ${meaning ?? error.message ?? 'is invalid'}`;
     }
     default:
       return `${where}: ${error.message ?? 'is invalid'}`;

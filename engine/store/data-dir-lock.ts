@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { PRIVATE_DIR_MODE } from './private-dir';
 
 export interface DataDirLock {
   release(): void;
@@ -15,7 +16,7 @@ const LOCK_FILE = 'engine.lock';
  * it when the process dies, kill -9 included, so there is never a stale lock to guess about.
  */
 export function lockDataDir(dataDir: string): DataDirLock {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE });
   let lock: Database.Database | undefined;
   try {
     // No busy timeout: a second engine is refused at once rather than waiting for the first to stop.

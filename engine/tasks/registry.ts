@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Clock, TimerHandle } from '../clock';
 import type { AnalysisHealth } from '../contract/health';
+import { sourceFailure } from '../media/media-folders';
 import { ReconnectBackoff } from '../media/reconnect-policy';
 import { SourceTooLargeError } from '../media/source-limits';
 import { parseSourceUrl, type SourceUrl } from '../media/source-url';
@@ -211,8 +212,9 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
           throw taskError('task.source_too_large', `video_url: ${error.message}`, 'video_url');
         throw taskError(
           'task.stream_unavailable',
-          `video_url: the source could not be opened: ${(error as Error).message}`,
+          `video_url: the source could not be opened: ${sourceFailure(error)}`,
           'video_url',
+          error,
         );
       }
       row.polygon_width = source.width;

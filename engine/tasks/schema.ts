@@ -2,14 +2,14 @@ import { type Static, Type } from '@sinclair/typebox';
 import { TaskHealth } from '../contract/health';
 import { LineCounts, ZoneOccupancy } from '../rules/counts';
 import { oneOf } from '../schema/ajv';
+import { Name, SafeText } from '../schema/text';
 
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
 const Text = (description: string) => Type.String({ maxLength: 256, description });
 /** A task's name as operators see it: printable, not blank (task-name.ts trims it). */
-const TaskName = Type.String({
+const TaskName = Name({
   minLength: 1,
   maxLength: 64,
-  pattern: '^[^\\u0000-\\u001f\\u007f]*\\S[^\\u0000-\\u001f\\u007f]*$',
   description: 'Extension: what operators call the task; default its device_id, else its source',
 });
 
@@ -58,7 +58,7 @@ export type Polygon = Static<typeof Polygon>;
 
 /** A named region of an app (extension): objects name the zones they stand in, counters count per zone. */
 export const Zone = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 64 }), polygon: Polygon },
+  { name: Name({ minLength: 1, maxLength: 64 }), polygon: Polygon },
   { additionalProperties: false },
 );
 export type Zone = Static<typeof Zone>;
@@ -126,7 +126,12 @@ export const StartTaskBody = Type.Object(
     analysis_fps: Type.Optional(AnalysisFps),
     zapk_id: Id('Application package id'),
     app_ids: AppIds,
-    device_id: Type.Optional(Text('Device identifier')),
+    device_id: Type.Optional(
+      SafeText({
+        maxLength: 256,
+        description: 'Device identifier; the task is known by it when it has no name',
+      }),
+    ),
     business_id: Type.Optional(Text('Echoed as business_id in callbacks')),
     video_url: Type.Optional(
       Type.String({

@@ -14,6 +14,14 @@ export type TaskErrorKind =
   | 'task.time_series_not_video'
   | 'task.image_too_soon';
 
-/** A refusal of the tasks domain, naming the request field at fault where there is one. */
-export const taskError = (kind: TaskErrorKind, message: string, field?: string) =>
-  new DomainError<TaskErrorKind>(kind, message, field === undefined ? {} : { field });
+/**
+ * A refusal of the tasks domain, naming the request field at fault where there is one; `cause` is
+ * what went wrong inside, for the engine log and never the answer.
+ */
+export const taskError = (kind: TaskErrorKind, message: string, field?: string, cause?: unknown) =>
+  new DomainError<TaskErrorKind>(
+    kind,
+    message,
+    field === undefined ? {} : { field },
+    cause === undefined ? undefined : { cause },
+  );

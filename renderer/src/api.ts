@@ -19,6 +19,7 @@ import type {
   OptimizationView,
   Osd,
   PasswordChange,
+  PasswordReset,
   Proposal,
   SampleJudgement,
   SampleListQuery,
@@ -297,9 +298,13 @@ export async function putMqtt(transport: Transport, body: Record<string, unknown
   return (await transport.request<MqttSettings>('PUT', '/api/settings/mqtt', body)).data;
 }
 
+/**
+ * The web console changes the password given the current one; the desktop console's main process,
+ * which holds no password, resets it after its own confirmation and takes the new password alone.
+ */
 export async function changePassword(
   transport: Transport,
-  body: Static<typeof PasswordChange>,
+  body: Static<typeof PasswordChange> | Static<typeof PasswordReset>,
 ): Promise<void> {
   await transport.request('PUT', '/api/auth/password', body);
 }

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { terminate } from './child';
+import { TEST_MEDIA_DIRS } from './fixtures';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -22,11 +23,14 @@ export async function spawnEngine(
   /** Node's own flags and preloads (--expose-gc, --import ...), before the engine's entry point. */
   nodeArgs: readonly string[] = [],
   entry = 'engine/cli.ts',
+  /** Given as --media-dir flags; null for none (the engine's default, or its settings.json's). */
+  mediaDirs: readonly string[] | null = TEST_MEDIA_DIRS,
 ): Promise<EngineProcess> {
   const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const media = (mediaDirs ?? []).flatMap((dir) => ['--media-dir', dir]);
   const child = spawn(
     process.execPath,
-    [...loader, ...nodeArgs, entry, '--port', '0', '--data-dir', dataDir, ...extraArgs],
+    [...loader, ...nodeArgs, entry, '--port', '0', '--data-dir', dataDir, ...media, ...extraArgs],
     {
       cwd: ROOT,
       env: { ...process.env, VC_ADMIN_PASSWORD: adminPassword },

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ManualClock } from '../../engine/clock';
 import { type Engine, type EngineOptions, startEngine } from '../../engine/index';
 
-import { ADMIN_PASSWORD } from './fixtures';
+import { ADMIN_PASSWORD, TEST_MEDIA_DIRS } from './fixtures';
 
 export { ADMIN_PASSWORD, FIXTURES, SHARED, VIDEO } from './fixtures';
 
@@ -58,6 +58,7 @@ export async function startTestEngine(
     adminPassword: ADMIN_PASSWORD,
     clock,
     logLevel: 'silent',
+    mediaDirs: TEST_MEDIA_DIRS,
     ...options,
   });
   const call = async (method: string, path: string, options: CallOptions = {}): Promise<Answer> => {
@@ -100,4 +101,12 @@ export async function startTestEngine(
     },
   };
   return test;
+}
+
+/** The link (path with a link token, POST /api/auth/link) an <img> or a download uses for an engine path. */
+export async function linkFor(t: TestEngine, path: string): Promise<string> {
+  const answer = await t.call('POST', '/api/auth/link', { json: { paths: [path] } });
+  const links = (answer.body.data as { links?: { url: string }[] } | undefined)?.links;
+  if (!links?.[0]) throw new Error(`no link for ${path}: ${answer.body.code} ${answer.body.msg}`);
+  return links[0].url;
 }

@@ -11,6 +11,9 @@ const TokenQuery = Type.Object(
 );
 
 /** Alarm review (extension): stored alarms filtered and paged, reviewed state, pictures, export. */
+/** A link to an alarm's picture or export opens that alarm's pictures and export alone. */
+const alarmLink = (params: Record<string, string>) => ['alarm', params.event_id];
+
 export function alarmRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/alarms',
@@ -54,10 +57,11 @@ export function alarmRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/alarms/:event_id/thumbnail',
     {
-      config: { queryToken: true },
+      config: { linkScope: alarmLink },
       schema: {
         tags: ['events'],
-        summary: "Extension: a fired rule's snapshot 320 px wide (JPEG); token in Authorization or ?token=",
+        summary:
+          "Extension: a fired rule's snapshot 320 px wide (JPEG); token in Authorization, or a link token (POST /api/auth/link) in ?token=",
         params: AlarmParams,
         querystring: AlarmImageQuery,
       },
@@ -69,11 +73,11 @@ export function alarmRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/alarms/:event_id/snapshot',
     {
-      config: { queryToken: true },
+      config: { linkScope: alarmLink },
       schema: {
         tags: ['events'],
         summary:
-          "Extension: a fired rule's whole annotated snapshot (JPEG); token in Authorization or ?token=",
+          "Extension: a fired rule's whole annotated snapshot (JPEG); token in Authorization, or a link token (POST /api/auth/link) in ?token=",
         params: AlarmParams,
         querystring: AlarmImageQuery,
       },
@@ -85,11 +89,11 @@ export function alarmRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/alarms/:event_id/export',
     {
-      config: { queryToken: true },
+      config: { linkScope: alarmLink },
       schema: {
         tags: ['events'],
         summary:
-          'Extension: one alarm as a zip (alarm.json and its snapshots); token in Authorization or ?token=',
+          'Extension: one alarm as a zip (alarm.json and its snapshots); token in Authorization, or a link token (POST /api/auth/link) in ?token=',
         params: AlarmParams,
         querystring: TokenQuery,
       },

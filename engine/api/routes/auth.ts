@@ -5,9 +5,11 @@ import { bearerToken } from '../authenticate';
 import { clientKey } from '../client-address';
 import type { ApiContext } from '../context';
 import { Envelope, ErrorEnvelope, ok } from '../envelope';
-import { Health, PasswordChange, TokenData, TokenRequest } from '../schemas';
+import { ApiError } from '../errors';
+import { type LinkRoutes, mintLinks } from '../links';
+import { Health, LinkData, LinkRequest, PasswordChange, TokenData, TokenRequest } from '../schemas';
 
-export function authRoutes(app: Api, ctx: ApiContext): void {
+export function authRoutes(app: Api, ctx: ApiContext, links: LinkRoutes): void {
   app.get(
     '/api/health',
     {
@@ -52,15 +54,43 @@ export function authRoutes(app: Api, ctx: ApiContext): void {
       schema: {
         tags: ['auth'],
         summary:
-          "Extension: set the signed-in user's password (admin reset from the console); revokes its tokens",
+          "Extension: change the signed-in user's password, given its current one; revokes the user's tokens",
         body: PasswordChange,
         response: { 200: Envelope(Type.Object({ username: Type.String() })) },
       },
     },
     async (request) => {
       const username = request.username ?? ADMIN_USER;
-      await ctx.accounts.setPassword(username, request.body.password);
+      const { current_password, password } = request.body;
+      await ctx.accounts.changePassword(username, current_password, password, request.ip);
       return ok({ username });
+    },
+  );
+
+  app.post(
+    '/api/auth/link',
+    {
+      schema: {
+        tags: ['auth'],
+        summary:
+          "Extension: short-lived link tokens for pictures and downloads (<img src>, download links), each for one resource's scope",
+        body: LinkRequest,
+        response: { 200: Envelope(LinkData) },
+      },
+    },
+    async (request) => {
+      const minted = mintLinks(links, ctx.streamTokens, request.body.paths);
+      if ('refused' in minted) {
+        const at = `paths[${minted.refused}]`;
+        throw new ApiError(
+          'INVALID_PARAMETER',
+          `body.${at}: is not a picture or download of the API that takes a link (task snapshot or heatmap, alarm picture or export, optimization export or sample image)`,
+          {},
+          at,
+        );
+      }
+      const expiresIn = Math.floor((ctx.streamTokens.expiresAt() - ctx.clock.now()) / 1000);
+      return ok({ links: minted, expires_in: expiresIn });
     },
   );
 

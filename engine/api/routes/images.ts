@@ -5,6 +5,7 @@ import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
 import { IMAGE_BODY_LIMIT, RAW_IMAGE_TYPES, readImageParts } from '../image-body';
 import { ImageQuery, TaskParams } from '../schemas';
+import { reserveUploadBody } from '../upload-memory';
 
 /**
  * Image uploads of image tasks (4.8) and diff tasks (4.9). Checked in order: the task, the body, each
@@ -13,6 +14,11 @@ import { ImageQuery, TaskParams } from '../schemas';
  * nothing.
  */
 export function imageRoutes(app: Api, ctx: ApiContext): void {
+  // What an upload may hold in memory comes from the shared budget before its body is read, and no
+  // body is larger than the whole budget.
+  const bodyLimit = Math.min(IMAGE_BODY_LIMIT, ctx.uploadMemory.capacity);
+  const preParsing = reserveUploadBody(ctx.uploadMemory);
+
   // Raw image bodies for 4.8; size is checked per image after parsing.
   app.addContentTypeParser([...RAW_IMAGE_TYPES], { parseAs: 'buffer' }, (_request, body, done) =>
     done(null, body),
@@ -22,7 +28,8 @@ export function imageRoutes(app: Api, ctx: ApiContext): void {
     '/api/task/:task_id/image',
     {
       config: { accepts: ['multipart/form-data', 'application/json', ...RAW_IMAGE_TYPES] },
-      bodyLimit: IMAGE_BODY_LIMIT,
+      bodyLimit,
+      preParsing,
       schema: {
         tags: ['tasks'],
         summary: '4.8 Upload a task image: analysed at once, answered with the fired rules',
@@ -45,7 +52,8 @@ export function imageRoutes(app: Api, ctx: ApiContext): void {
     '/api/task/:task_id/diff_image',
     {
       config: { accepts: ['multipart/form-data', 'application/json'] },
-      bodyLimit: IMAGE_BODY_LIMIT,
+      bodyLimit,
+      preParsing,
       schema: {
         tags: ['tasks'],
         summary: '4.9 Upload a change-detection pair (or image_b alone against the previous image_b)',

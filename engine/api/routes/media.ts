@@ -5,6 +5,7 @@ import type { HoldEnd } from '../../auth/token-holds';
 import type { Fmp4Channel } from '../../live/fmp4-channel';
 import { type HlsFile, isSegmentName } from '../../live/hls-files';
 import type { PreviewInfo } from '../../live/preview';
+import { sourceFailure } from '../../media/media-folders';
 import { SourceTooLargeError } from '../../media/source-limits';
 import { parseSourceUrl } from '../../media/source-url';
 import type { TaskView } from '../../tasks/schema';
@@ -196,9 +197,10 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
         if (error instanceof DomainError) throw error;
         if (error instanceof SourceTooLargeError)
           throw new ApiError('SOURCE_TOO_LARGE', `video_url: ${error.message}`);
+        request.log.warn({ err: error }, 'a preview source did not open');
         throw new ApiError(
           'STREAM_UNAVAILABLE',
-          `video_url: the source could not be previewed: ${(error as Error).message}`,
+          `video_url: the source could not be previewed: ${sourceFailure(error)}`,
         );
       }
       return ok({

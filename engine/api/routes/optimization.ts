@@ -16,6 +16,13 @@ import {
 import { checkAppsOfTask } from './media';
 
 /** 4.13 effect optimization, and the sample endpoints the console reviews a run with (extensions). */
+/** A link to a run's export or a sample's image opens that run's dataset alone. */
+const runDataset = (params: Record<string, string>) => [
+  'optimization',
+  params.task_id,
+  params.optimization_id,
+];
+
 export function optimizationRoutes(app: Api, ctx: ApiContext): void {
   app.post(
     '/api/task/:task_id/optimization',
@@ -52,11 +59,11 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/optimization/:optimization_id/export',
     {
-      config: { queryToken: true },
+      config: { linkScope: runDataset },
       schema: {
         tags: ['optimization'],
         summary:
-          '4.13 Download the collected dataset (zip: COCO annotations.json, images/, YOLO labels/ and data.yaml); token in Authorization or ?token=',
+          '4.13 Download the collected dataset (zip: COCO annotations.json, images/, YOLO labels/ and data.yaml); token in Authorization, or a link token (POST /api/auth/link) in ?token=',
         params: OptimizationParams,
         querystring: ExportQuery,
       },
@@ -127,11 +134,11 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/optimization/:optimization_id/samples/:sample_id/image',
     {
-      config: { queryToken: true },
+      config: { linkScope: runDataset },
       schema: {
         tags: ['optimization'],
         summary:
-          "Extension: a sample's source frame as JPEG (?thumb=true: 320 px wide); token in Authorization or ?token=",
+          "Extension: a sample's source frame as JPEG (?thumb=true: 320 px wide); token in Authorization, or a link token (POST /api/auth/link) in ?token=",
         params: SampleParams,
         querystring: SampleImageQuery,
       },

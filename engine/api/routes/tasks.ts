@@ -47,6 +47,8 @@ const noFrame = (taskId: string, waitMs: number) =>
     'STREAM_UNAVAILABLE',
     `task ${taskId} gave no frame within ${Math.round(waitMs / 100) / 10} s`,
   );
+/** A link to a running task's snapshot or heatmap opens that task's pictures alone. */
+const taskPictures = (params: Record<string, string>) => ['task-pictures', params.task_id];
 
 export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.post(
@@ -93,11 +95,11 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/snapshot',
     {
-      config: { queryToken: true },
+      config: { linkScope: taskPictures },
       schema: {
         tags: ['tasks'],
         summary:
-          "Extension: a running video task's latest analysed frame as a small JPEG (recent for the task's rate, or the next one); token in Authorization or ?token=",
+          "Extension: a running video task's latest analysed frame as a small JPEG (recent for the task's rate, or the next one); token in Authorization, or a link token (POST /api/auth/link) in ?token=",
         params: TaskParams,
         querystring: pictureQuery(SNAPSHOT_WIDTHS.default),
       },
@@ -114,11 +116,11 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/heatmap',
     {
-      config: { queryToken: true },
+      config: { linkScope: taskPictures },
       schema: {
         tags: ['tasks'],
         summary:
-          "Extension: where a running video task's objects stood (foot points) as heat over its latest analysed frame, PNG; token in Authorization or ?token=",
+          "Extension: where a running video task's objects stood (foot points) as heat over its latest analysed frame, PNG; token in Authorization, or a link token (POST /api/auth/link) in ?token=",
         params: TaskParams,
         querystring: pictureQuery(HEATMAP_WIDTH),
       },

@@ -10,7 +10,7 @@ import { useTransport } from '../context';
 import type { Size } from '../geometry/viewport';
 import { useLinkAccess } from '../hooks/useLinkAccess';
 import { Fmp4Player, STREAM_GONE } from '../live/fmp4-player';
-import { engineLink } from '../optimization/links';
+import { socketLink } from '../optimization/links';
 import { HlsVideo, type VideoState } from './HlsVideo';
 
 interface LiveVideoProps {
@@ -34,8 +34,7 @@ export function LiveVideo({ socketPath, hlsUrl, label, onState, onSize }: LiveVi
   const latest = useRef({ onState, onSize });
   latest.current = { onState, onSize };
   const [fallback, setFallback] = useState(!Fmp4Player.supported());
-  const link = access ? engineLink(socketPath, access) : null;
-  const url = link ? link.replace(/^http/, 'ws') : null;
+  const url = access ? socketLink(socketPath, access) : null;
 
   useEffect(() => {
     const video = videoRef.current;

@@ -1,7 +1,7 @@
 // Over 400 lines on purpose: the settings screen's three panels (engine place, desktop, MQTT) are small forms on one page.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useState } from 'react';
-import { PasswordChange } from '../../../engine/contract';
+import { PasswordChange, PasswordReset } from '../../../engine/contract';
 import type { SavedSettings } from '../../../preload/api';
 import { changePassword, type MqttSettings } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
@@ -175,16 +175,21 @@ function AdminPassword() {
   const transport = useTransport();
   const signOut = useSession((state) => state.signOut);
   const queryClient = useQueryClient();
-  const ids = { title: useId(), password: useId(), confirm: useId() };
+  const ids = { title: useId(), current: useId(), password: useId(), confirm: useId() };
+  // The desktop console holds no password: main resets it, after its own confirmation dialog.
+  const web = transport.kind === 'http';
+  const [current, setCurrent] = useState('');
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
   const [submitted, setSubmitted] = useState(false);
   const [done, setDone] = useState(false);
-  const errors: FieldErrors = schemaErrors(PasswordChange, { password });
+  const body = web ? { current_password: current, password } : { password };
+  const errors: FieldErrors = web ? schemaErrors(PasswordChange, body) : schemaErrors(PasswordReset, body);
   if (confirm !== password) errors.confirm = { key: 'settings.passwordMismatch' };
   const change = useMutation({
-    mutationFn: () => changePassword(transport, { password }),
+    mutationFn: () => changePassword(transport, body),
     onSuccess: () => {
+      setCurrent('');
       setPassword('');
       setConfirm('');
       setSubmitted(false);
@@ -210,6 +215,20 @@ function AdminPassword() {
         noValidate
       >
         <div className="field-grid">
+          {web && (
+            <div className="field">
+              <label htmlFor={ids.current}>{t('settings.currentPassword')}</label>
+              <input
+                id={ids.current}
+                type="password"
+                autoComplete="current-password"
+                value={current}
+                onChange={(event) => setCurrent(event.target.value)}
+                {...errorProps(`${ids.current}-error`, show('current_password'))}
+              />
+              <FieldError id={`${ids.current}-error`} message={show('current_password')} />
+            </div>
+          )}
           <div className="field">
             <label htmlFor={ids.password}>{t('settings.newPassword')}</label>
             <input
