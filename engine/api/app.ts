@@ -12,8 +12,8 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { buildCsp, securityHeaders } from '../contract/csp';
-import type { EngineLogger } from '../log/logger';
 import { DomainError } from '../domain-error';
+import type { EngineLogger } from '../log/logger';
 import { ajvErrorField, describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
 import { isDiskFull } from '../store/disk-full';
 import { auditHooks } from './audit-hook';

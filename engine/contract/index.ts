@@ -16,8 +16,8 @@ export {
   PasswordReset,
   SampleListQuery,
 } from '../api/schemas';
-export { PASSWORD_POLICY, passwordProblem } from '../auth/password-policy';
 export { AuditEntry, AuditPage } from '../audit/audit-schema';
+export { PASSWORD_POLICY, passwordProblem } from '../auth/password-policy';
 export { DeliveryRecord, DeliveryState, EventItem } from '../events/delivery';
 export { AlarmFacets, AlarmPage, AlarmQuery, AlarmView, ReviewBody } from '../events/review-schema';
 export { CallbackBody, ImageResult } from '../events/schema';

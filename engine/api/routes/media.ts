@@ -1,7 +1,7 @@
 import type { WebSocket } from '@fastify/websocket';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError } from '../../domain-error';
 import type { HoldEnd } from '../../auth/token-holds';
+import { DomainError } from '../../domain-error';
 import type { Fmp4Channel } from '../../live/fmp4-channel';
 import { type HlsFile, isSegmentName } from '../../live/hls-files';
 import type { PreviewInfo } from '../../live/preview';
