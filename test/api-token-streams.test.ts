@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { DEFAULT_TOKEN_LIFETIME_S } from '../engine/auth/accounts';
-import { startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
+import { ADMIN_PASSWORD, startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
 
 /**
  * A token's long-lived answers end with the token: the SSE feed and the video WebSockets it opened
@@ -105,7 +105,7 @@ describe('streams end with the token that opened them', () => {
     const start = performance.now();
     const answer = await t.call('PUT', '/api/auth/password', {
       token: one,
-      json: { password: 'a-new-password-31' },
+      json: { current_password: ADMIN_PASSWORD, password: 'a-new-password-31' },
     });
     expect(answer.body.code).toBe(0);
     const after = await endedWithin(streams, start);

@@ -165,9 +165,18 @@ describe('the audit trail', () => {
     expected.push(entry({ action: 'task.close', route: 'DELETE /api/task/:task_id', target: taskId }));
 
     // The admin password changed (every token of the admin revoked), a new login, a logout.
-    data(await t.call('PUT', '/api/auth/password', { token, json: { password: NEW_PASSWORD } }));
+    data(
+      await t.call('PUT', '/api/auth/password', {
+        token,
+        json: { current_password: ADMIN_PASSWORD, password: NEW_PASSWORD },
+      }),
+    );
     expected.push(
-      entry({ action: 'auth.password_change', route: 'PUT /api/auth/password', fields: ['password'] }),
+      entry({
+        action: 'auth.password_change',
+        route: 'PUT /api/auth/password',
+        fields: ['current_password', 'password'],
+      }),
     );
     const second = data<{ access_token: string }>(await login(NEW_PASSWORD)).access_token;
     tokens.push(second);

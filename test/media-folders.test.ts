@@ -37,7 +37,8 @@ beforeAll(async () => {
   // A link to a folder outside, and a text file of the operator's.
   symlinkSync(elsewhere, join(media, 'to-elsewhere'));
   writeFileSync(join(media, 'notes.txt'), 'not a video');
-  t = await startTestEngine(undefined, undefined, { mediaDirs: [media] });
+  // Previews the five failures of a test open at once, past the engine's default cap of 4.
+  t = await startTestEngine(undefined, undefined, { mediaDirs: [media], live: { maxPreviews: 8 } });
   // An internal web server that must stay unknown: each path answers another status with a banner.
   server = createServer((request, response) => {
     const status = Number(request.url?.slice(1)) || 404;
