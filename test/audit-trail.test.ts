@@ -161,6 +161,10 @@ describe('the audit trail', () => {
         fields: ['app_ids'],
       }),
     );
+    // Signing links to its pictures changes nothing: no entry.
+    data(
+      await t.call('POST', '/api/auth/link', { token, json: { paths: [`/api/task/${taskId}/snapshot`] } }),
+    );
     data(await t.call('DELETE', `/api/task/${taskId}`, { token }));
     expected.push(entry({ action: 'task.close', route: 'DELETE /api/task/:task_id', target: taskId }));
 

@@ -13,6 +13,8 @@ export const AUDIT_ACTIONS: Readonly<Record<string, string | null>> = {
   'POST /api/auth/token': 'auth.login',
   'PUT /api/auth/password': 'auth.password_change',
   'POST /api/auth/logout': 'auth.logout',
+  // Signing the console's picture and download links, a batch every few minutes: changes nothing.
+  'POST /api/auth/link': null,
   'POST /api/task': 'task.start',
   'PUT /api/task/:task_id': 'task.update',
   'DELETE /api/task/:task_id': 'task.close',
