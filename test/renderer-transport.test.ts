@@ -322,6 +322,62 @@ describe('live event feed', () => {
     expect(status).toEqual([true, false]);
     expect(source.closed).toBe(true);
   });
+  it('http: opens a feed the engine refused again after 5 s, from the last event it had', () => {
+    vi.useFakeTimers();
+    try {
+      const opened: Array<EventTarget & { url: string; readyState: number; closed: boolean }> = [];
+      class FakeEventSource extends EventTarget {
+        static readonly CLOSED = 2;
+        readyState = 0;
+        closed = false;
+        constructor(readonly url: string) {
+          super();
+          opened.push(this);
+        }
+        close() {
+          this.closed = true;
+          this.readyState = 2;
+        }
+      }
+      const transport = createHttpTransport({
+        baseUrl: 'http://127.0.0.1:8080',
+        getToken: () => 'tok',
+        EventSource: FakeEventSource as unknown as typeof EventSource,
+      });
+      const received: FeedMessage[] = [];
+      const unsubscribe = transport.subscribe((message) => received.push(message));
+      const first = opened[0] as (typeof opened)[number];
+      first.dispatchEvent(new MessageEvent('callback', { data: JSON.stringify(event), lastEventId: '41' }));
+      // A dropped connection that EventSource retries itself: nothing to do.
+      first.dispatchEvent(new Event('error'));
+      vi.advanceTimersByTime(10_000);
+      expect(opened).toHaveLength(1);
+      // An answer that is no feed (503 while the engine serves as many as it may): EventSource gives up.
+      first.readyState = 2;
+      first.dispatchEvent(new Event('error'));
+      vi.advanceTimersByTime(4_999);
+      expect(opened).toHaveLength(1);
+      vi.advanceTimersByTime(1);
+      expect(opened.map((source) => source.url)).toEqual([
+        'http://127.0.0.1:8080/api/events/stream?token=tok',
+        'http://127.0.0.1:8080/api/events/stream?token=tok&last_event_id=41',
+      ]);
+      const second = opened[1] as (typeof opened)[number];
+      second.dispatchEvent(new MessageEvent('delivery', { data: JSON.stringify(record), lastEventId: '42' }));
+      expect(received).toEqual([
+        { type: 'callback', body: event },
+        { type: 'delivery', record },
+      ]);
+      unsubscribe();
+      expect(second.closed).toBe(true);
+      second.readyState = 2;
+      second.dispatchEvent(new Event('error'));
+      vi.advanceTimersByTime(10_000);
+      expect(opened).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });
 
 describe('packages and media', () => {

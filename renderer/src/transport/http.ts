@@ -27,6 +27,9 @@ export interface HttpTransportOptions {
   EventSource?: typeof EventSource;
 }
 
+/** A feed the engine refused (it serves as many as it may: Retry-After 5 s) is opened again after this. */
+const FEED_REOPEN_MS = 5_000;
+
 function resolveBase(baseUrl: string | undefined): string {
   const base = baseUrl ?? globalThis.location?.origin;
   if (!base) throw new Error('http transport: no base URL');
@@ -117,32 +120,59 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
     },
     mediaHeaders: authHeaders,
     subscribe(listener, onStatus) {
-      // EventSource cannot send headers, so the feed alone takes the token in its query string.
-      const url = new URL('/api/events/stream', resolveBase(options.baseUrl));
-      const token = options.getToken();
-      if (token) url.searchParams.set('token', token);
       const EventSourceImpl = options.EventSource ?? globalThis.EventSource;
-      const source = new EventSourceImpl(url.toString());
+      let source: EventSource | null = null;
+      let retry: ReturnType<typeof setTimeout> | undefined;
+      // Where a feed opened again takes up, so that no event is missed in between.
+      let lastEventId = '';
+      const seen = (message: MessageEvent<string>) => {
+        if (message.lastEventId) lastEventId = message.lastEventId;
+      };
       const onCallback = (message: MessageEvent<string>) => {
+        seen(message);
         const body = parseData<EngineEvent>(message);
         if (body) listener({ type: 'callback', body });
       };
       const onDelivery = (message: MessageEvent<string>) => {
+        seen(message);
         const record = parseData<DeliveryRecord>(message);
         if (record) listener({ type: 'delivery', record });
       };
       const onOpen = () => onStatus?.(true);
-      const onError = () => onStatus?.(false);
-      source.addEventListener('callback', onCallback);
-      source.addEventListener('delivery', onDelivery);
-      source.addEventListener('open', onOpen);
-      source.addEventListener('error', onError);
-      return () => {
+      const onError = () => {
+        onStatus?.(false);
+        // EventSource retries a dropped connection itself, but gives up for good on an answer that is
+        // no feed (the engine's 503 when it serves as many feeds as it may, a 401): open it again later.
+        if (source?.readyState === EventSourceImpl.CLOSED && retry === undefined)
+          retry = setTimeout(open, FEED_REOPEN_MS);
+      };
+      const close = () => {
+        if (!source) return;
         source.removeEventListener('callback', onCallback);
         source.removeEventListener('delivery', onDelivery);
         source.removeEventListener('open', onOpen);
         source.removeEventListener('error', onError);
         source.close();
+        source = null;
+      };
+      const open = () => {
+        retry = undefined;
+        close();
+        // EventSource cannot send headers, so the feed alone takes the token in its query string.
+        const url = new URL('/api/events/stream', resolveBase(options.baseUrl));
+        const token = options.getToken();
+        if (token) url.searchParams.set('token', token);
+        if (lastEventId) url.searchParams.set('last_event_id', lastEventId);
+        source = new EventSourceImpl(url.toString());
+        source.addEventListener('callback', onCallback);
+        source.addEventListener('delivery', onDelivery);
+        source.addEventListener('open', onOpen);
+        source.addEventListener('error', onError);
+      };
+      open();
+      return () => {
+        clearTimeout(retry);
+        close();
       };
     },
   };
