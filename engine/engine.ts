@@ -83,7 +83,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   let logging: ReturnType<typeof createEngineLogger>;
   let notPrivate: string[];
   try {
-    notPrivate = makePrivate(dataDir);
+    notPrivate = makePrivate(dataDir, [lock.path]);
     db = openDb(dataDir);
   } catch (error) {
     // A refused data dir is left as it was, free for the engine the operator starts next.

@@ -1,9 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { PRIVATE_DIR_MODE } from './private-dir';
+import { makeLockedFilePrivate, PRIVATE_DIR_MODE } from './private-dir';
 
 export interface DataDirLock {
+  /** The locked file: nothing else in this process may open and close it (makePrivate's `held`). */
+  readonly path: string;
   release(): void;
 }
 
@@ -17,14 +19,16 @@ const LOCK_FILE = 'engine.lock';
  */
 export function lockDataDir(dataDir: string): DataDirLock {
   mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  const path = join(dataDir, LOCK_FILE);
   let lock: Database.Database | undefined;
   try {
     // No busy timeout: a second engine is refused at once rather than waiting for the first to stop.
-    lock = new Database(join(dataDir, LOCK_FILE), { timeout: 0 });
+    lock = new Database(path, { timeout: 0 });
     // The journal in memory: the lock writes nothing to disk, so a full data disk does not stop it.
     lock.pragma('journal_mode = MEMORY');
     lock.pragma('locking_mode = EXCLUSIVE');
     lock.exec('BEGIN EXCLUSIVE');
+    makeLockedFilePrivate(path);
   } catch (error) {
     lock?.close();
     if ((error as { code?: string }).code === 'SQLITE_BUSY') {
@@ -35,5 +39,5 @@ export function lockDataDir(dataDir: string): DataDirLock {
     throw new Error(`cannot lock the data dir ${dataDir} (${LOCK_FILE}: ${(error as Error).message})`);
   }
   const held = lock;
-  return { release: () => held.close() };
+  return { path, release: () => held.close() };
 }

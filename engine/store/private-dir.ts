@@ -1,4 +1,13 @@
-import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, readdirSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 /** The data dir holds the admin's password hash, MQTT and callback secrets, snapshots and live video. */
@@ -16,8 +25,10 @@ const HAS_MODES = process.platform !== 'win32';
  * is never followed, so nothing outside the data dir changes; each entry is opened without following
  * one and changed through its descriptor, so a link put in its place meanwhile changes nothing either.
  * Returns the paths it could not change (owned by another user), for the caller to warn about.
+ * `held`: files this process holds a lock on, left alone, since closing any descriptor of a file
+ * drops the process's POSIX (fcntl) locks on it: the data-dir lock would be gone.
  */
-export function makePrivate(dataDir: string): string[] {
+export function makePrivate(dataDir: string, held: readonly string[] = []): string[] {
   mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE });
   if (!HAS_MODES) return [];
   const refused: string[] = [];
@@ -25,11 +36,20 @@ export function makePrivate(dataDir: string): string[] {
     const isDirectory = restrict(path, refused);
     if (!isDirectory) return;
     for (const entry of readdirSync(path, { withFileTypes: true })) {
-      if (entry.isDirectory() || entry.isFile()) visit(join(path, entry.name));
+      const entryPath = join(path, entry.name);
+      if ((entry.isDirectory() || entry.isFile()) && !held.includes(entryPath)) visit(entryPath);
     }
   };
   visit(dataDir);
   return refused;
+}
+
+/**
+ * Makes a file the engine holds a lock on owner-only, by its path: opening and closing a descriptor
+ * of it would drop the lock (see makePrivate's `held`).
+ */
+export function makeLockedFilePrivate(path: string): void {
+  if (HAS_MODES) chmodSync(path, PRIVATE_FILE_MODE);
 }
 
 /** Sets one entry's mode through a descriptor; true when it is a folder to go into. */
