@@ -74,12 +74,15 @@ export const tokenEnded = () => invalidToken('revoked or expired');
 /**
  * Ties a long-lived answer to the API token that opened it (see Accounts.hold): `end` runs when the
  * token is revoked or expires. Returns the function that lets go, for an answer that ends first;
- * null when the token already ended, since the request was authenticated.
+ * null when the token already ended, since the request was authenticated. An answer opened with a
+ * link token (a download link) is not held: that token opens one resource for minutes, is never
+ * revoked, and was valid when the answer began.
  */
 export function holdToken(
   ctx: ApiContext,
   request: FastifyRequest,
   end: (why: HoldEnd) => void,
 ): (() => void) | null {
-  return request.tokenHash === undefined ? null : ctx.accounts.hold(request.tokenHash, end);
+  if (request.tokenHash === undefined) return () => {};
+  return ctx.accounts.hold(request.tokenHash, end);
 }
