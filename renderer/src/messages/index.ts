@@ -8,6 +8,7 @@ import * as areas from './areas';
 import * as cameras from './cameras';
 import * as defects from './defects';
 import * as heatmap from './heatmap';
+import * as listing from './listing';
 import * as review from './review';
 import * as system from './system';
 import * as wall from './wall';
@@ -23,6 +24,7 @@ export const featureMessages = {
     ...cameras.en,
     ...defects.en,
     ...heatmap.en,
+    ...listing.en,
     ...review.en,
     ...system.en,
     ...wall.en,
@@ -34,6 +36,7 @@ export const featureMessages = {
     ...cameras.zhCN,
     ...defects.zhCN,
     ...heatmap.zhCN,
+    ...listing.zhCN,
     ...review.zhCN,
     ...system.zhCN,
     ...wall.zhCN,

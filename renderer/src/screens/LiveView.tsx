@@ -26,7 +26,7 @@ import { sourceSize } from '../health';
 import { useAiLive } from '../hooks/useAiLive';
 import { useNow } from '../hooks/useNow';
 import { packagesQuery } from '../queries/packages';
-import { taskKeys, taskQuery, tasksQuery, updateTaskMutation } from '../queries/tasks';
+import { RUNNING_VIDEO, taskKeys, taskQuery, tasksQuery, updateTaskMutation } from '../queries/tasks';
 import { paths } from '../routes';
 import { useT } from '../store';
 import { stageAppsOf } from '../tasks/stage-apps';
@@ -56,7 +56,7 @@ export function LiveView({ taskId }: { taskId: string | null }) {
   const transport = useTransport();
   const [, navigate] = useLocation();
   const selectId = useId();
-  const tasks = useQuery(tasksQuery(transport));
+  const tasks = useQuery(tasksQuery(transport, RUNNING_VIDEO));
   const videoTasks = (tasks.data ?? []).filter((task) => task.mode === 'video' && isRunning(task));
 
   return (
