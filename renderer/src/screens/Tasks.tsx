@@ -83,7 +83,8 @@ export function Tasks({ taskId }: { taskId: string | null }) {
           }}
         />
       )}
-      {editing.data && (
+      {/* The editor starts from the task as the engine has it now, not from what the cache kept. */}
+      {editing.data && editing.isFetchedAfterMount && (
         <TaskEditor
           task={editing.data}
           onClose={() => navigate(paths.tasks)}
