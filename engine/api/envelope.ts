@@ -24,16 +24,13 @@ const ARRAY_HEAD = Buffer.from(JSON.stringify(ok([])).slice(0, -2));
 const ARRAY_TAIL = Buffer.from(']}');
 const COMMA = Buffer.from(',');
 
-/**
- * The envelope of a success answer whose data is an array of elements already serialized as JSON,
- * as the parts to send one after the other (not copied into one buffer).
- */
-export function okArrayJson(elements: readonly Buffer[]): Buffer[] {
+/** The envelope of a success answer whose data is an array of elements already serialized as JSON. */
+export function okArrayJson(elements: readonly Buffer[]): Buffer {
   const parts: Buffer[] = [ARRAY_HEAD];
   elements.forEach((element, i) => {
     if (i > 0) parts.push(COMMA);
     parts.push(element);
   });
   parts.push(ARRAY_TAIL);
-  return parts;
+  return Buffer.concat(parts);
 }

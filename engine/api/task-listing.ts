@@ -28,14 +28,11 @@ export class TaskListing {
     private readonly limitBytes = LISTING_CACHE_BYTES,
   ) {}
 
-  /**
-   * One page as the envelope's JSON, in parts that go out one after the other (so a large page
-   * leaves the event loop between them), and how many tasks the filter matches in all.
-   */
+  /** One page as the envelope's JSON, and how many tasks the filter matches in all. */
   page(
     query: TaskPageQuery & { withAreas: boolean },
     serialize: (task: TaskSummary) => string,
-  ): { json: Buffer[]; count: number; total: number } {
+  ): { json: Buffer; count: number; total: number } {
     const { items, total } = this.tasks.list(query);
     const elements = items.map((task) => this.element(task, query.withAreas, serialize));
     return { json: okArrayJson(elements), count: items.length, total };

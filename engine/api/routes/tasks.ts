@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import { heatmapPng } from '../../osd/heatmap';
 import { SNAPSHOT_WIDTHS } from '../../pipeline/frame-snapshots';
@@ -117,9 +116,8 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
       const next = offset + page.count;
       if (page.count > 0 && next < page.total)
         reply.header('link', `<${nextPage(request.query, next)}>; rel="next"`);
-      // Already JSON, streamed part by part as the socket takes it; the schema documents its shape.
-      reply.header('content-length', String(page.json.reduce((sum, part) => sum + part.length, 0)));
-      return reply.type('application/json; charset=utf-8').send(Readable.from(page.json) as never);
+      // Already JSON: Fastify sends a Buffer as it is; the schema documents its shape.
+      return reply.type('application/json; charset=utf-8').send(page.json as never);
     },
   );
 
