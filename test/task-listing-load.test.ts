@@ -20,18 +20,22 @@ import { bodyBytes, heaviestImageTask, issueVideoTask } from './helpers/heavy-ta
  * apart: some 40 times the console's rate, and with areas, which the console never asks for.
  *
  * The margin: the issue's bound is 100 ms. /api/health answers in 1 to 5 ms, and a listing of these
- * tasks costs the engine about 1 ms of CPU, or 5 ms with every polygon (bench/api.ts), so 100 ms is
- * left to the machine alone. On a loaded 2-core machine (CI, or this one shared with other builds:
- * loads of 2 to 60 were seen) the machine alone now and then keeps the engine or this process off
- * the cores for 100 to 200 ms: a probe took 124 ms with no listing at all at a load of 2. So 99% of
- * the probes must answer within 100 ms, and the worst within 250 ms. The code before the bounds spent about 140 ms of CPU on each
- * of these listings: in this test its probes' p95 was 690 ms and the worst 1.1 s (and the issue's
- * 790 KB tasks blocked it for 7 to 9 s).
+ * tasks costs the engine about 1 ms of CPU, or 5 ms with every polygon (bench/api.ts). But on a
+ * loaded 2-core machine (CI runs two test files at once; this one was shared with other builds, at
+ * loads of 2 to 60) the machine alone keeps the engine or this process off the cores for 100 to 200
+ * ms now and then: with a browser test beside it, 1% of the probes took over 110 ms with no listing
+ * at all. So the probes run through six rounds of 2 s without listings and 2 s with, which share
+ * the machine's load as it comes and goes, and the listings may add to what the machine alone
+ * shows: under 100 ms at the 99th percentile, under 250 ms at the worst. On an idle machine that is
+ * the issue's 100 ms (the quiet rounds' p99 is under 10 ms). The code before the bounds spent about
+ * 140 ms of CPU on each of these listings: in this test its probes' p99 was 160 to 890 ms (idle to
+ * loaded machine) where the rounds without listings had 8 to 77 ms; the issue's 790 KB tasks
+ * blocked it for 7 to 9 s.
  */
 
 const TASKS = 60;
-const LISTING_MS = 12_000;
-const QUIET_MS = 5_000;
+const ROUNDS = 6;
+const ROUND_MS = 2_000;
 const LISTING_PAUSE_MS = 50;
 const PROBE_EVERY_MS = 25;
 const HEALTH_LIMIT_MS = 100;
@@ -67,22 +71,27 @@ type Envelope = { code: number; msg: string; data?: unknown };
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /**
- * Listings for `ms`, the console's (no areas) and a script's (every polygon) in turn, 50 ms apart,
- * from a thread of its own: reading megabytes of answers must not delay this thread's health
- * probes, which would count the client's time as the engine's.
+ * A thread of its own that lists while told to (`listing(true)`), the console's listing (no areas)
+ * and a script's (every polygon) in turn, 50 ms apart: reading megabytes of answers must not delay
+ * this thread's health probes, which would count the client's time as the engine's.
  */
-function listInWorker(
-  url: string,
-  token: string,
-  ms: number,
-): Promise<{ listings: number; sizes: { plain: number; areas: number } }> {
+function listerThread(url: string, token: string) {
   const code = `
-    const { parentPort, workerData: { url, token, ms, pauseMs } } = require('node:worker_threads');
+    const { parentPort, workerData: { url, token, pauseMs } } = require('node:worker_threads');
+    const sizes = { plain: 0, areas: 0 };
+    let listings = 0;
+    let on = false;
+    let stop = false;
+    parentPort.on('message', (message) => {
+      if (message === 'stop') stop = true;
+      else on = message;
+    });
     (async () => {
-      const sizes = { plain: 0, areas: 0 };
-      let listings = 0;
-      const until = performance.now() + ms;
-      while (performance.now() < until) {
+      while (!stop) {
+        if (!on) {
+          await new Promise((done) => setTimeout(done, 10));
+          continue;
+        }
         for (const [kind, path] of [['plain', '/api/tasks'], ['areas', '/api/tasks?with_areas=true']]) {
           const answer = await fetch(url + path, { headers: { authorization: 'Bearer ' + token } });
           if (answer.status !== 200) throw new Error(path + ' answered ' + answer.status);
@@ -94,11 +103,21 @@ function listInWorker(
       parentPort.postMessage({ listings, sizes });
     })();
   `;
-  const worker = new Worker(code, { eval: true, workerData: { url, token, ms, pauseMs: LISTING_PAUSE_MS } });
-  return new Promise((done, fail) => {
-    worker.once('message', done);
-    worker.once('error', fail);
-  });
+  const worker = new Worker(code, { eval: true, workerData: { url, token, pauseMs: LISTING_PAUSE_MS } });
+  const failed = new Promise<never>((_, fail) => worker.once('error', fail));
+  return {
+    listing: (on: boolean) => worker.postMessage(on),
+    /** Stops it; what it listed. */
+    stop: async (): Promise<{ listings: number; sizes: { plain: number; areas: number } }> => {
+      const result = new Promise<{ listings: number; sizes: { plain: number; areas: number } }>((done) =>
+        worker.once('message', done),
+      );
+      worker.postMessage('stop');
+      const answer = await Promise.race([result, failed]);
+      await worker.terminate();
+      return answer;
+    },
+  };
 }
 
 async function cameraHealth(taskId: string): Promise<TaskView> {
@@ -142,37 +161,43 @@ describe('the task listing under 60 closed heavy tasks', () => {
       Array(TASKS).fill(heavy.app_configs),
     );
 
-    // Health probes every 25 ms, first alone (the machine's own latency now), then during the
-    // listings.
-    const probe = async (until: number) => {
-      const latencies: number[] = [];
+    // Health probes every 25 ms through rounds without and with listings.
+    const probe = async (ms: number, into: number[]) => {
+      const until = performance.now() + ms;
       while (performance.now() < until) {
         const sent = performance.now();
         const answer = await fetch(`${engine.url}/api/health`);
         await answer.arrayBuffer();
-        latencies.push(performance.now() - sent);
+        into.push(performance.now() - sent);
         await sleep(PROBE_EVERY_MS);
       }
-      return latencies.sort((a, b) => a - b);
     };
-    const quiet = await probe(performance.now() + QUIET_MS);
+    const quiet: number[] = [];
+    const busy: number[] = [];
     const framesBefore = (await cameraHealth(cameraId)).health.frames_analysed;
-    const until = performance.now() + LISTING_MS;
-    const lister = listInWorker(engine.url, token, LISTING_MS);
-    const [busy, { listings, sizes }] = await Promise.all([probe(until), lister]);
+    const lister = listerThread(engine.url, token);
+    for (let round = 0; round < ROUNDS; round++) {
+      await probe(ROUND_MS, quiet);
+      lister.listing(true);
+      await probe(ROUND_MS, busy);
+      lister.listing(false);
+    }
+    const { listings, sizes } = await lister.stop();
 
-    const at = (latencies: number[], share: number) =>
-      latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * share))] ?? Number.NaN;
+    const at = (latencies: number[], share: number) => {
+      const sorted = [...latencies].sort((a, b) => a - b);
+      return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))] ?? Number.NaN;
+    };
     const figures = (latencies: number[]) =>
       `${latencies.length} probes, median ${at(latencies, 0.5).toFixed(1)} ms, p99 ${at(latencies, 0.99).toFixed(1)} ms, ` +
       `worst ${at(latencies, 1).toFixed(1)} ms`;
     console.log(
-      `/api/health alone: ${figures(quiet)}; during ${listings} listings (${sizes.plain} B each, ` +
+      `/api/health without listings: ${figures(quiet)}; during ${listings} listings (${sizes.plain} B each, ` +
         `${sizes.areas} B with areas): ${figures(busy)}`,
     );
-    expect(at(busy, 0.99)).toBeLessThan(HEALTH_LIMIT_MS);
-    expect(at(busy, 1)).toBeLessThan(WORST_LIMIT_MS);
-    expect(listings).toBeGreaterThan(LISTING_MS / 1000);
+    expect(at(busy, 0.99)).toBeLessThan(at(quiet, 0.99) + HEALTH_LIMIT_MS);
+    expect(at(busy, 1)).toBeLessThan(at(quiet, 1) + WORST_LIMIT_MS);
+    expect(listings).toBeGreaterThan((ROUNDS * ROUND_MS) / 1000);
     expect(sizes.plain).toBeLessThan(TASKS * 3_000);
     expect(sizes.areas).toBeGreaterThan(TASKS * 60_000);
 
@@ -180,6 +205,6 @@ describe('the task listing under 60 closed heavy tasks', () => {
     expect(after.status).toBe('running');
     expect(after.health.stream).toMatchObject({ state: 'running', reconnects: 0, black_frames: 0 });
     // It went on analysing (10 fps asked; at least 1 a second however loaded the machine).
-    expect(after.health.frames_analysed - framesBefore).toBeGreaterThan(LISTING_MS / 1000);
+    expect(after.health.frames_analysed - framesBefore).toBeGreaterThan((2 * ROUNDS * ROUND_MS) / 1000);
   }, 180_000);
 });
