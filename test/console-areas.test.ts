@@ -257,7 +257,7 @@ describe('zones and masks in the start wizard', () => {
     await wizard.getByRole('button', { name: 'Start task' }).click();
     await wizard.waitFor({ state: 'detached', ...POLL });
 
-    const tasks = await c.api<TaskView[]>('GET', '/api/tasks');
+    const tasks = await c.api<TaskView[]>('GET', '/api/tasks?with_areas=true');
     const started = tasks.find((task) => task.name === 'Gate');
     expect(
       near(started?.app_configs, [

@@ -107,6 +107,35 @@ describe('the task table', () => {
     await page.close();
   });
 
+  it('asks for the listing without areas, reads the whole task only for its editor, and removes a closed task', async () => {
+    const page = await open('/tasks');
+    const asked: string[] = [];
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.pathname.startsWith('/api/task'))
+        asked.push(`${request.method()} ${url.pathname}${url.search}`);
+    });
+    await expect.poll(() => rowNames(page, /^Closed/), POLL).toEqual(['Archive']);
+    await page.getByRole('link', { name: 'Edit task Gate 10' }).click();
+    const editor = page.getByRole('dialog', { name: 'Edit task Gate 10' });
+    await editor.waitFor(POLL);
+    await page.keyboard.press('Escape');
+    await editor.waitFor({ state: 'detached', ...POLL });
+    await page.getByRole('button', { name: 'Remove closed task Archive' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Remove task' });
+    await confirm.getByRole('button', { name: 'Remove' }).click();
+    await expect.poll(() => rowNames(page, /^Closed/), POLL).toEqual([]);
+    await expect(api('GET', `/api/task/${ids.Archive}`)).rejects.toThrow(/40401/);
+    const listings = asked.filter((line) => line.startsWith('GET /api/tasks'));
+    expect(listings.length).toBeGreaterThan(0);
+    expect(new Set(listings)).toEqual(
+      new Set(['GET /api/tasks?state=running', 'GET /api/tasks?state=closed']),
+    );
+    expect(asked).toContain(`GET /api/task/${ids['Gate 10']}`);
+    expect(asked).toContain(`DELETE /api/task/${ids.Archive}?purge=true`);
+    await page.close();
+  }, 60_000);
+
   it('names a task in the start wizard', async () => {
     const page = await open('/tasks');
     await page.getByRole('button', { name: 'New task…' }).click();

@@ -10,13 +10,15 @@ import {
 import { settingsKeys } from '../renderer/src/queries/settings';
 import {
   closeTaskMutation,
+  purgeTaskMutation,
+  RUNNING_VIDEO,
   startTaskMutation,
   taskKeys,
   taskQuery,
   tasksQuery,
   updateTaskMutation,
 } from '../renderer/src/queries/tasks';
-import type { Transport } from '../renderer/src/transport';
+import type { RequestOptions, Transport } from '../renderer/src/transport';
 
 /** A transport that answers every call with `data` and records what was asked. */
 function fakeTransport(data: unknown): Transport & { calls: string[] } {
@@ -24,8 +26,9 @@ function fakeTransport(data: unknown): Transport & { calls: string[] } {
   return {
     kind: 'http',
     calls,
-    request: async (method: string, path: string) => {
-      calls.push(`${method} ${path}`);
+    request: async (method: string, path: string, _body?: unknown, options?: RequestOptions) => {
+      const query = new URLSearchParams(Object.entries(options?.query ?? {}).map(([k, v]) => [k, String(v)]));
+      calls.push(`${method} ${path}${query.size > 0 ? `?${query}` : ''}`);
       return { code: 0, msg: 'success', data } as never;
     },
     subscribe: () => () => {},
@@ -36,7 +39,8 @@ function fakeTransport(data: unknown): Transport & { calls: string[] } {
 }
 
 const CACHED = [
-  taskKeys.all,
+  taskKeys.list({}),
+  taskKeys.list(RUNNING_VIDEO),
   taskKeys.one('a'),
   taskKeys.one('b'),
   packageKeys.all,
@@ -53,21 +57,40 @@ async function invalidatedBy<T, V>(
   const client = new QueryClient();
   for (const key of CACHED) client.setQueryData(key, []);
   await new MutationObserver(client, options(client)).mutate(variables);
-  return CACHED.filter((key) => client.getQueryState(key)?.isInvalidated).map((key) => key.join('/'));
+  return CACHED.filter((key) => client.getQueryState(key)?.isInvalidated).map((key) =>
+    key.map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join('/'),
+  );
 }
 
 describe('the console data layer', () => {
   it('one key per resource, the same for reading and invalidating', () => {
     const transport = fakeTransport([]);
-    expect(tasksQuery(transport).queryKey).toEqual(['tasks']);
+    expect(tasksQuery(transport).queryKey).toEqual(['tasks', {}]);
+    expect(tasksQuery(transport, RUNNING_VIDEO).queryKey).toEqual([
+      'tasks',
+      { state: 'running', mode: 'video' },
+    ]);
     expect(taskQuery(transport, 'a').queryKey).toEqual(['task', 'a']);
     expect(packagesQuery(transport).queryKey).toEqual(['packages']);
   });
 
-  it('a task write invalidates the list and that task, nothing else', async () => {
+  it('asks the listing for the page it shows, never for the areas', async () => {
+    const transport = fakeTransport([]);
+    const client = new QueryClient();
+    await client.fetchQuery(tasksQuery(transport, RUNNING_VIDEO));
+    await client.fetchQuery(tasksQuery(transport));
+    expect(transport.calls).toEqual(['GET /api/tasks?state=running&mode=video', 'GET /api/tasks']);
+  });
+
+  it('a task write invalidates every list and that task, nothing else', async () => {
     const transport = fakeTransport({ task_id: 'a' });
+    const lists = ['tasks/{}', 'tasks/{"state":"running","mode":"video"}'];
     expect(await invalidatedBy((client) => closeTaskMutation(transport, client), 'a')).toEqual([
-      'tasks',
+      ...lists,
+      'task/a',
+    ]);
+    expect(await invalidatedBy((client) => purgeTaskMutation(transport, client), 'a')).toEqual([
+      ...lists,
       'task/a',
     ]);
     expect(
@@ -75,7 +98,7 @@ describe('the console data layer', () => {
         taskId: 'b',
         body: { app_ids: ['x'] },
       }),
-    ).toEqual(['tasks', 'task/b']);
+    ).toEqual([...lists, 'task/b']);
     expect(
       await invalidatedBy((client) => startTaskMutation(transport, client), {
         mode: 'video',
@@ -83,8 +106,13 @@ describe('the console data layer', () => {
         app_ids: ['x'],
         video_url: 'rtsp://127.0.0.1/cam',
       }),
-    ).toEqual(['tasks', 'task/a']);
-    expect(transport.calls).toEqual(['DELETE /api/task/a', 'PUT /api/task/b', 'POST /api/task']);
+    ).toEqual([...lists, 'task/a']);
+    expect(transport.calls).toEqual([
+      'DELETE /api/task/a',
+      'DELETE /api/task/a?purge=true',
+      'PUT /api/task/b',
+      'POST /api/task',
+    ]);
   });
 
   it('a package write invalidates packages; a verdict the runs of its task', async () => {

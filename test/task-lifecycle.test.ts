@@ -131,6 +131,6 @@ describe('video tasks', () => {
     await expect(
       tasks.start({ zapk_id: 'builtin', app_ids: ['motion'], video_url: '/dev/null' }),
     ).rejects.toMatchObject({ kind: 'task.stream_unavailable', details: { field: 'video_url' } });
-    expect(tasks.list()).toEqual([]);
+    expect(tasks.list({ limit: 100, offset: 0 })).toEqual({ items: [], total: 0 });
   });
 });

@@ -201,7 +201,8 @@ function bodyTooLarge(request: FastifyRequest, error: FastifyError): string {
   if (error.code === 'FST_REQ_FILE_TOO_LARGE')
     return 'a file part is larger than this endpoint accepts (images 20 MiB, packages 1 GiB)';
   const limit = request.routeOptions.bodyLimit ?? JSON_BODY_LIMIT;
-  return `the body is larger than the ${Math.round(limit / MiB)} MiB this endpoint accepts`;
+  const size = limit >= MiB ? `${Math.round(limit / MiB)} MiB` : `${Math.round(limit / 1024)} KiB`;
+  return `the body is larger than the ${size} this endpoint accepts`;
 }
 
 /**

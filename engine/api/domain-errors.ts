@@ -52,6 +52,7 @@ const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'task.invalid': 'INVALID_PARAMETER',
   'task.not_found': 'TASK_NOT_FOUND',
   'task.closed': 'TASK_CLOSED',
+  'task.not_closed': 'TASK_NOT_CLOSED',
   'task.wrong_mode': 'WRONG_TASK_MODE',
   'task.source_too_large': 'SOURCE_TOO_LARGE',
   'task.stream_unavailable': 'STREAM_UNAVAILABLE',

@@ -18,3 +18,19 @@ export const ErrorEnvelope = Type.Object({
 });
 
 export const ok = <T>(data: T) => ({ code: 0 as const, msg: 'success', data });
+
+/** `{"code":0,"msg":"success","data":[` and `]}`: ok([]) serialized, cut around its empty array. */
+const ARRAY_HEAD = Buffer.from(JSON.stringify(ok([])).slice(0, -2));
+const ARRAY_TAIL = Buffer.from(']}');
+const COMMA = Buffer.from(',');
+
+/** The envelope of a success answer whose data is an array of elements already serialized as JSON. */
+export function okArrayJson(elements: readonly Buffer[]): Buffer {
+  const parts: Buffer[] = [ARRAY_HEAD];
+  elements.forEach((element, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(element);
+  });
+  parts.push(ARRAY_TAIL);
+  return Buffer.concat(parts);
+}

@@ -91,10 +91,16 @@ export const ERRORS = {
     status: 409,
     meaning: 'An optimization of that application of the task is already running',
   },
+  TASK_NOT_CLOSED: {
+    code: 40906,
+    status: 409,
+    meaning: 'Only a closed task can be purged (DELETE with purge=true); close it first',
+  },
   BODY_TOO_LARGE: {
     code: 41301,
     status: 413,
-    meaning: 'The body is larger than the endpoint accepts (JSON 1 MiB, images 20 MiB, packages 1 GiB)',
+    meaning:
+      'The body is larger than the endpoint accepts (JSON 1 MiB, task start and update 64 KiB, images 20 MiB, packages 1 GiB)',
   },
   IMAGE_TOO_LARGE: {
     code: 41302,

@@ -43,6 +43,7 @@ export {
 } from '../rules/schema';
 export { ruleProblems } from '../rules/validate';
 export { type Check, compileCheck } from '../schema/ajv';
+export { TASK_PAGE_LIMIT } from '../tasks/limits';
 export { polygonProblem } from '../tasks/polygon';
 export {
   AppConfig,
@@ -52,8 +53,10 @@ export {
   Osd,
   Polygon,
   StartTaskBody,
+  TaskListQuery,
   TaskMode,
   TaskStatus,
+  TaskSummary,
   TaskView,
   UpdateTaskBody,
 } from '../tasks/schema';

@@ -224,4 +224,12 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       CREATE INDEX audit_at ON audit(at);
     `,
   },
+  {
+    // The task listing's pages (issue 31): order and filters from the index alone, so that a page
+    // reads only its own rows, not every task's polygons, which lie before status in each row.
+    version: 11,
+    sql: `
+      CREATE INDEX tasks_listing ON tasks(created_at, task_id, status, mode);
+    `,
+  },
 ];

@@ -25,7 +25,7 @@ export interface MonitorDeps {
     backlog(): { pending: number; oldest_pending_at: number | null };
     readonly refused: { readonly total: number; readonly lastReason: string | null };
   };
-  tasks: { list(): Array<{ status: string }> };
+  tasks: { statusCounts(): Partial<Record<string, number>> };
   /** Where new streams decode. */
   decoding(): ResolvedHwaccel;
 }
@@ -64,7 +64,7 @@ export class SystemMonitor {
     const [ffmpeg, disk] = await Promise.all([this.ffmpeg(), this.disk()]);
     const pids = deps.inference.hostPids;
     const backlog = deps.outbox.backlog();
-    const tasks = deps.tasks.list();
+    const tasks = deps.tasks.statusCounts();
     return {
       cpu: {
         cores: availableParallelism(),
@@ -99,9 +99,9 @@ export class SystemMonitor {
         last_refusal: deps.outbox.refused.lastReason,
       },
       tasks: {
-        running: tasks.filter((task) => task.status === 'running').length,
-        stream_lost: tasks.filter((task) => task.status === 'stream_lost').length,
-        total: tasks.length,
+        running: tasks.running ?? 0,
+        stream_lost: tasks.stream_lost ?? 0,
+        total: Object.values(tasks).reduce((sum: number, n) => sum + (n ?? 0), 0),
       },
       decoding: deps.decoding(),
       uptime_s: Math.max(0, (deps.now() - deps.startedAt) / 1000),

@@ -18,3 +18,25 @@ export const TASK_LIMITS = {
 
 /** Frames a video task analyses per second when neither it nor the engine's settings say. */
 export const DEFAULT_ANALYSIS_FPS = 10;
+
+/**
+ * What one task may carry (docs/security.md): bounds no operator's drawing reaches (a hand-drawn
+ * region rarely has 100 points) that keep a stored task in the tens of KB, so that listing and
+ * resuming tasks stays cheap. Over them, start and update answer 40001 naming the field.
+ */
+export const TASK_AREA_LIMITS = {
+  /** Points of one polygon, zone or mask. */
+  pointsPerPolygon: 256,
+  /** Zones of one application's config, and masks likewise. */
+  zonesPerApp: 32,
+  masksPerApp: 32,
+  /** Polygons, zones and masks with points, over all the task's applications. */
+  polygonsPerTask: 128,
+  /** Their points together. */
+  pointsPerTask: 2048,
+  /** Bytes of a start or update body (413 beyond), against 1 MiB for other JSON bodies. */
+  bodyBytes: 64 * 1024,
+} as const;
+
+/** Tasks on one page of GET /api/tasks: the default and the most a caller may ask for. */
+export const TASK_PAGE_LIMIT = 100;

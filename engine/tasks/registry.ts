@@ -24,14 +24,22 @@ import {
   type StartTaskBody,
   type TaskMode,
   type TaskStatus,
+  type TaskSummary,
   type TaskView,
   type UpdateTaskBody,
 } from './schema';
 import { taskError } from './task-error';
 import { normaliseTaskName } from './task-name';
-import type { TaskRepository, TaskRow } from './task-repository';
-import { analysisFpsOf, pipelineTask, polygonFrameOf, toView } from './task-view';
-import { applyAppConfig, checkAppConfigs, checkApps, checkReportUrl, refuseTooSoon } from './validation';
+import type { ListedRow, TaskPageQuery, TaskRepository, TaskRow } from './task-repository';
+import { analysisFpsOf, areasOf, pipelineTask, polygonFrameOf, summaryOf } from './task-view';
+import {
+  applyAppConfig,
+  checkAppConfigs,
+  checkApps,
+  checkReportUrl,
+  checkTaskAreas,
+  refuseTooSoon,
+} from './validation';
 
 /** Runs the analysis of video tasks; the registry decides when, the runner does the work. */
 export interface VideoRunner {
@@ -162,6 +170,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const mode = body.mode ?? 'video';
     const apps = checkApps(this.packages, body.zapk_id, body.app_ids, mode, this.clock.now());
     const appConfigs = checkAppConfigs(body.app_configs ?? [], apps);
+    checkTaskAreas(appConfigs);
     const reportUrl = checkReportUrl(body.report_url ?? '');
     if (mode !== 'video' && body.analysis_fps !== undefined)
       throw taskError(
@@ -252,8 +261,24 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     return view;
   }
 
-  list(): TaskView[] {
-    return this.store.all().map((row) => this.view(row));
+  /** One page of the listing, and how many tasks its filter matches in all. */
+  list(query: TaskPageQuery): { items: TaskSummary[]; total: number } {
+    return { items: this.store.page(query).map((row) => this.summary(row)), total: this.store.count(query) };
+  }
+
+  /**
+   * The task's app_configs as stored, JSON text: what a listing with areas passes through without
+   * parsing and serializing polygons again.
+   */
+  storedAreas(taskId: string): string {
+    const areas = this.store.areas(taskId);
+    if (areas === undefined) throw taskError('task.not_found', `no task "${taskId}"`);
+    return areas;
+  }
+
+  /** Listed tasks by status. */
+  statusCounts(): Partial<Record<TaskStatus, number>> {
+    return this.store.statusCounts();
   }
 
   get(taskId: string): TaskView {
@@ -283,13 +308,16 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const frame = body.app_configs && runtime?.source ? runtime.source : storedFrame;
     // Polygons of apps the task no longer runs go; given ones replace the app's previous polygon.
     const configs = new Map<string, AppConfig>();
-    for (const config of JSON.parse(row.app_configs) as AppConfig[]) {
+    for (const config of areasOf(row)) {
       if (!appIds.includes(config.app_id)) continue;
       configs.set(config.app_id, frame ? { ...config, ...scaleAreas(config, storedFrame, frame) } : config);
     }
     for (const config of checkAppConfigs(body.app_configs ?? [], apps)) {
       configs.set(config.app_id, applyAppConfig(configs.get(config.app_id), config));
     }
+    // New areas must leave the task within its bounds; a task stored before them keeps what it has
+    // until its areas are changed.
+    if (body.app_configs) checkTaskAreas([...configs.values()]);
     const osd = { ...(JSON.parse(row.osd) as Osd), ...body.osd };
     this.store.change({
       task_id: taskId,
@@ -322,6 +350,23 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     this.stopRuntime(taskId);
     const view = this.get(taskId);
     this.emit('closed', view);
+    return view;
+  }
+
+  /**
+   * Removes a closed task from the listing and from storage now, rather than 24 h after it closed;
+   * answers it as it was. Its undelivered events still go out: the outbox keeps them and where they
+   * go (engine/callbacks/outbox.ts).
+   */
+  purge(taskId: string): TaskView {
+    const row = this.row(taskId);
+    if (row.status !== 'closed')
+      throw taskError(
+        'task.not_closed',
+        `task ${taskId} is not closed: close it first (DELETE without purge), then purge it`,
+      );
+    const view = this.view(row);
+    this.store.purgeOne(taskId);
     return view;
   }
 
@@ -518,8 +563,13 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     return `running, source ${size}, ${runtime.reconnects} reconnects`;
   }
 
-  /** The stored row as the listing shows it, with its health; a running video task's is live. */
+  /** The whole task: its summary and its areas. */
   private view(row: TaskRow): TaskView {
+    return { ...this.summary(row), app_configs: areasOf(row) };
+  }
+
+  /** The stored row as the listing shows it, with its health; a running video task's is live. */
+  private summary(row: ListedRow): TaskSummary {
     const live =
       (row.status === 'running' || row.status === 'stream_lost') && row.mode === 'video'
         ? this.video.health(row.task_id)
@@ -534,7 +584,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       ...(live ?? restingHealth(runtime?.images ?? 0, reopening, target)),
       events_refused: this.refusedEvents(row.task_id),
     };
-    return { ...toView(row, this.engineFps), health, ...(live ? { dump: renderDump(health) } : {}) };
+    return { ...summaryOf(row, this.engineFps), health, ...(live ? { dump: renderDump(health) } : {}) };
   }
 
   /** Stored when there is room: on a full disk the listing shows the previous status until then. */

@@ -3,6 +3,7 @@ import { TaskHealth } from '../contract/health';
 import { LineCounts, ZoneOccupancy } from '../rules/counts';
 import { oneOf } from '../schema/ajv';
 import { Name, SafeText } from '../schema/text';
+import { TASK_AREA_LIMITS, TASK_PAGE_LIMIT } from './limits';
 
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
 const Text = (description: string) => Type.String({ maxLength: 256, description });
@@ -53,7 +54,7 @@ export const DEFAULT_OSD: Required<Osd> = {
 const Coordinate = Type.Number({ minimum: 0, maximum: 16_384 });
 export const Point = Type.Array(Coordinate, { minItems: 2, maxItems: 2 });
 /** [x, y] points in source-frame pixels: 3+ points a region, exactly 2 a counting line (type 3), none the whole frame. */
-export const Polygon = Type.Array(Point, { maxItems: 256 });
+export const Polygon = Type.Array(Point, { maxItems: TASK_AREA_LIMITS.pointsPerPolygon });
 export type Polygon = Static<typeof Polygon>;
 
 /** A named region of an app (extension): objects name the zones they stand in, counters count per zone. */
@@ -84,11 +85,14 @@ export type Calibration = Static<typeof Calibration>;
 export const AppAreas = Type.Object({
   polygon: Polygon,
   zones: Type.Optional(
-    Type.Array(Zone, { maxItems: 32, description: 'Extension: named regions (3+ points), names unique' }),
+    Type.Array(Zone, {
+      maxItems: TASK_AREA_LIMITS.zonesPerApp,
+      description: 'Extension: named regions (3+ points), names unique',
+    }),
   ),
   masks: Type.Optional(
     Type.Array(Polygon, {
-      maxItems: 32,
+      maxItems: TASK_AREA_LIMITS.masksPerApp,
       description: 'Extension: regions (3+ points) where nothing counts for any rule of the app',
     }),
   ),
@@ -180,7 +184,7 @@ export const TaskStatus = Type.Union([
 ]);
 export type TaskStatus = Static<typeof TaskStatus>;
 
-/** A task as the listing (2.7) shows it, plus extensions (status, app_configs, times). */
+/** A task as GET /api/task/{task_id} shows it: 2.7 plus extensions (status, app_configs, times). */
 export const TaskView = Type.Object({
   task_id: Type.String({ format: 'uuid' }),
   name: Type.String({ description: 'Extension: the given name, else the device_id, else from the source' }),
@@ -208,6 +212,45 @@ export const TaskView = Type.Object({
   closed_at: Type.Union([Type.Integer(), Type.Null()]),
 });
 export type TaskView = Static<typeof TaskView>;
+
+/** A task as the listing (4.5) shows it by default: every field but app_configs, the heavy one. */
+export const TaskSummary = Type.Omit(TaskView, ['app_configs']);
+export type TaskSummary = Static<typeof TaskSummary>;
+
+/** An element of the listing: app_configs only when asked for (with_areas). */
+export const TaskListItem = Type.Object({
+  ...TaskSummary.properties,
+  app_configs: Type.Optional(TaskView.properties.app_configs),
+});
+
+/** Paging and filters of the listing (extension): with none, the first page of every listed task. */
+export const TaskListQuery = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: TASK_PAGE_LIMIT,
+        description: `Tasks on the page; default and most ${TASK_PAGE_LIMIT}`,
+      }),
+    ),
+    offset: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Tasks skipped first; default 0' }),
+    ),
+    state: Type.Optional(
+      oneOf(['running', 'closed'], {
+        description: 'running: close_code 0 (status starting, running or stream_lost); closed: the others',
+      }),
+    ),
+    mode: Type.Optional(TaskMode),
+    with_areas: Type.Optional(
+      Type.Boolean({
+        description: "Include each task's app_configs (polygons, zones, masks); default false",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type TaskListQuery = Static<typeof TaskListQuery>;
 
 /** GET /api/task/{task_id}/counts (extension): each app's counting line and zones, null without them. */
 export const TaskCounts = Type.Object({

@@ -5,6 +5,7 @@ export type TaskErrorKind =
   | 'task.invalid'
   | 'task.not_found'
   | 'task.closed'
+  | 'task.not_closed'
   | 'task.wrong_mode'
   | 'task.source_too_large'
   | 'task.stream_unavailable'

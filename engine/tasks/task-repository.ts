@@ -32,6 +32,29 @@ export interface TaskRow {
 
 export type NewTaskRow = Omit<TaskRow, 'unclean_resumes'>;
 
+/** A row as the listing reads it: neither the secret nor the areas (app_configs), the bulk of a row. */
+export type ListedRow = Omit<TaskRow, 'app_configs' | 'report_secret'>;
+
+/** Which tasks a listing shows: closed or not, of one mode; undefined is any. */
+export interface TaskFilter {
+  closed?: boolean;
+  mode?: TaskMode;
+}
+
+/** One page of the listing, oldest first. */
+export interface TaskPageQuery extends TaskFilter {
+  limit: number;
+  offset: number;
+}
+
+/** The columns of a listed row without its areas. */
+const LISTED_COLUMNS = `task_id, name, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url, osd,
+  status, close_code, dump, created_at, updated_at, closed_at, last_image_at, polygon_width, polygon_height,
+  unclean_resumes, analysis_fps`;
+const FILTER = `(@closed IS NULL OR (status = 'closed') = @closed) AND (@mode IS NULL OR mode = @mode)`;
+type FilterParams = { closed: number | null; mode: TaskMode | null };
+type PageParams = FilterParams & { limit: number; offset: number };
+
 /** What update-task changes of a row. */
 export interface TaskChange {
   task_id: string;
@@ -63,7 +86,15 @@ export class TaskRepository {
            @report_secret, @polygon_width, @polygon_height, @analysis_fps)`,
       ),
       find: db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE task_id = ?'),
-      all: db.prepare<[], TaskRow>('SELECT * FROM tasks ORDER BY created_at, task_id'),
+      page: db.prepare<PageParams, ListedRow>(
+        `SELECT ${LISTED_COLUMNS} FROM tasks WHERE ${FILTER}
+         ORDER BY created_at, task_id LIMIT @limit OFFSET @offset`,
+      ),
+      areas: db.prepare<[string], { app_configs: string }>('SELECT app_configs FROM tasks WHERE task_id = ?'),
+      count: db.prepare<FilterParams, { n: number }>(`SELECT COUNT(*) AS n FROM tasks WHERE ${FILTER}`),
+      statusCounts: db.prepare<[], { status: TaskStatus; n: number }>(
+        'SELECT status, COUNT(*) AS n FROM tasks GROUP BY status',
+      ),
       notClosed: db.prepare<[], TaskRow>(
         "SELECT * FROM tasks WHERE status != 'closed' ORDER BY created_at, task_id",
       ),
@@ -96,6 +127,7 @@ export class TaskRepository {
       ),
       resumedHealthy: db.prepare<[string]>('UPDATE tasks SET unclean_resumes = 0 WHERE task_id = ?'),
       purge: db.prepare<[number]>("DELETE FROM tasks WHERE status = 'closed' AND closed_at <= ?"),
+      purgeOne: db.prepare<[string]>("DELETE FROM tasks WHERE task_id = ? AND status = 'closed'"),
     };
   }
 
@@ -107,9 +139,25 @@ export class TaskRepository {
     return this.sql.find.get(taskId);
   }
 
-  /** Every listed task (closed ones until they are purged), oldest first. */
-  all(): TaskRow[] {
-    return this.sql.all.all();
+  /** One page of the listed tasks (closed ones until they are purged), oldest first. */
+  page(query: TaskPageQuery): ListedRow[] {
+    const params = { ...filterParams(query), limit: query.limit, offset: query.offset };
+    return this.sql.page.all(params);
+  }
+
+  /** The task's app_configs as stored (JSON text); undefined when there is no such task. */
+  areas(taskId: string): string | undefined {
+    return this.sql.areas.get(taskId)?.app_configs;
+  }
+
+  /** How many listed tasks the filter matches. */
+  count(filter: TaskFilter): number {
+    return this.sql.count.get(filterParams(filter))?.n ?? 0;
+  }
+
+  /** Listed tasks by status. */
+  statusCounts(): Partial<Record<TaskStatus, number>> {
+    return Object.fromEntries(this.sql.statusCounts.all().map((row) => [row.status, row.n]));
   }
 
   notClosed(): TaskRow[] {
@@ -161,4 +209,14 @@ export class TaskRepository {
   purgeClosed(before: number): void {
     this.sql.purge.run(before);
   }
+
+  /** Deletes one closed task; false when there is no closed task of that id. */
+  purgeOne(taskId: string): boolean {
+    return this.sql.purgeOne.run(taskId).changes > 0;
+  }
 }
+
+const filterParams = (filter: TaskFilter): FilterParams => ({
+  closed: filter.closed === undefined ? null : Number(filter.closed),
+  mode: filter.mode ?? null,
+});

@@ -1,13 +1,13 @@
 import type { FrameSize } from '../pipeline/app-runtime';
 import type { PipelineTask } from '../pipeline/task-pipeline';
-import { type AppConfig, DEFAULT_OSD, type Osd, type TaskView } from './schema';
+import { type AppConfig, DEFAULT_OSD, type Osd, type TaskSummary } from './schema';
 import { taskName } from './task-name';
-import type { TaskRow } from './task-repository';
+import type { ListedRow, TaskRow } from './task-repository';
 
 // A stored task row as the analysis and the listing see it.
 
 /** The rate a video task is analysed at: its own, else the engine's. */
-export function analysisFpsOf(row: TaskRow, engineFps: number): number {
+export function analysisFpsOf(row: Pick<TaskRow, 'analysis_fps'>, engineFps: number): number {
   return row.analysis_fps ?? engineFps;
 }
 
@@ -17,7 +17,7 @@ export function pipelineTask(row: TaskRow, engineFps: number): PipelineTask {
     task_id: row.task_id,
     zapk_id: row.zapk_id,
     app_ids: JSON.parse(row.app_ids) as string[],
-    app_configs: JSON.parse(row.app_configs) as AppConfig[],
+    app_configs: areasOf(row),
     osd: { ...DEFAULT_OSD, ...(JSON.parse(row.osd) as Osd) },
     business_id: row.business_id,
     report_url: row.report_url,
@@ -35,7 +35,7 @@ export function polygonFrameOf(row: TaskRow): FrameSize | null {
 }
 
 /** The row as the listing shows it, before its health is added; engineFps is the engine's analysis rate. */
-export function toView(row: TaskRow, engineFps: number): Omit<TaskView, 'health'> {
+export function summaryOf(row: ListedRow, engineFps: number): Omit<TaskSummary, 'health'> {
   return {
     task_id: row.task_id,
     name: taskName(row),
@@ -51,8 +51,12 @@ export function toView(row: TaskRow, engineFps: number): Omit<TaskView, 'health'
     close_code: row.close_code,
     dump: row.dump,
     status: row.status,
-    app_configs: JSON.parse(row.app_configs) as AppConfig[],
     created_at: row.created_at,
     closed_at: row.closed_at,
   };
+}
+
+/** The task's areas (app_configs) as stored. */
+export function areasOf(row: Pick<TaskRow, 'app_configs'>): AppConfig[] {
+  return JSON.parse(row.app_configs) as AppConfig[];
 }

@@ -2,9 +2,9 @@ import type { InstalledApp, PackageRegistry } from '../packages/registry';
 import type { Pt } from '../rules/geometry';
 import { homography } from '../rules/ground';
 import { APP_TYPE } from '../rules/schema';
-import { TASK_LIMITS } from './limits';
+import { TASK_AREA_LIMITS, TASK_LIMITS } from './limits';
 import { polygonProblem } from './polygon';
-import type { AppConfig, AppConfigUpdate, Polygon, TaskMode } from './schema';
+import type { AppAreas, AppConfig, AppConfigUpdate, Polygon, TaskMode } from './schema';
 import { taskError } from './task-error';
 import type { TaskRow } from './task-repository';
 
@@ -87,6 +87,32 @@ export function checkAppConfigs(
     ...(masks && { masks }),
     ...(calibration !== undefined && { calibration }),
   }));
+}
+
+/**
+ * What all of a task's apps' areas carry together, within TASK_AREA_LIMITS (the schema bounds each
+ * polygon and each app's zones and masks; this bounds the task): refused as a whole, naming
+ * app_configs.
+ */
+export function checkTaskAreas(configs: readonly Pick<AppAreas, 'polygon' | 'zones' | 'masks'>[]): void {
+  const polygons = configs
+    .flatMap((config) => [
+      config.polygon,
+      ...(config.zones ?? []).map((zone) => zone.polygon),
+      ...(config.masks ?? []),
+    ])
+    .filter((polygon) => polygon.length > 0);
+  const points = polygons.reduce((sum, polygon) => sum + polygon.length, 0);
+  const { polygonsPerTask, pointsPerTask } = TASK_AREA_LIMITS;
+  const refuse = (what: string) => taskError('task.invalid', `body.app_configs: ${what}`, 'app_configs');
+  if (polygons.length > polygonsPerTask)
+    throw refuse(
+      `the task would carry ${polygons.length} polygons, zones and masks; a task carries at most ${polygonsPerTask}`,
+    );
+  if (points > pointsPerTask)
+    throw refuse(
+      `the task's polygons, zones and masks would have ${points} points in all; a task carries at most ${pointsPerTask}`,
+    );
 }
 
 /** A given config over the stored one: the fields it leaves out are kept, calibration null removes it. */

@@ -28,7 +28,9 @@ import type {
   SampleView,
   StartTaskBody,
   SystemInfo,
+  TaskListQuery,
   TaskMode,
+  TaskSummary,
   TaskView,
   UpdateTaskBody,
   Verdict,
@@ -83,8 +85,14 @@ export interface ZapkPackage {
   apps: Record<string, ZapkApp> | ZapkApp[];
 }
 
-/** A task as the engine lists it (2.7 with extensions), health included. */
+/** A whole task as GET /api/task/{task_id} answers it (2.7 with extensions), areas included. */
 export type Task = TaskView;
+
+/** A task as the listing shows it: every field but its areas (app_configs). */
+export type { TaskSummary };
+
+/** The listing's paging and filters (docs/api.md 4.5). */
+export type TaskFilter = Omit<TaskListQuery, 'with_areas'>;
 
 const withSignal = (signal?: AbortSignal) => (signal ? { signal } : {});
 
@@ -106,8 +114,17 @@ export async function uninstallPackage(transport: Transport, zapkId: string): Pr
   await transport.request('DELETE', apiPath`/api/zapk/${zapkId}`);
 }
 
-export async function listTasks(transport: Transport, signal?: AbortSignal): Promise<Task[]> {
-  const envelope = await transport.request<Task[]>('GET', '/api/tasks', undefined, withSignal(signal));
+/** One page of the listing, without areas: what the console's tables, wall and pickers show. */
+export async function listTasks(
+  transport: Transport,
+  filter: TaskFilter = {},
+  signal?: AbortSignal,
+): Promise<TaskSummary[]> {
+  const query = Object.fromEntries(Object.entries(filter).filter(([, value]) => value !== undefined));
+  const envelope = await transport.request<TaskSummary[]>('GET', '/api/tasks', undefined, {
+    query,
+    ...withSignal(signal),
+  });
   return Array.isArray(envelope.data) ? envelope.data : [];
 }
 
@@ -126,6 +143,13 @@ export async function updateTask(transport: Transport, taskId: string, body: Upd
 
 export async function closeTask(transport: Transport, taskId: string): Promise<void> {
   await transport.request<unknown>('DELETE', apiPath`/api/task/${taskId}`);
+}
+
+/** Removes a closed task from the listing now (its undelivered events still go out). */
+export async function purgeTask(transport: Transport, taskId: string): Promise<void> {
+  await transport.request<unknown>('DELETE', apiPath`/api/task/${taskId}`, undefined, {
+    query: { purge: true },
+  });
 }
 
 /** The heatmap of a running video task (extension E.13b) as PNG: for an <img>, through engineLink. */

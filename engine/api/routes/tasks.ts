@@ -2,12 +2,23 @@ import { Type } from '@sinclair/typebox';
 import { heatmapPng } from '../../osd/heatmap';
 import { SNAPSHOT_WIDTHS } from '../../pipeline/frame-snapshots';
 import { HEAT_COLUMNS, HEAT_ROWS } from '../../pipeline/heat-grid';
-import { CLOSE_CODE, StartTaskBody, TaskCounts, TaskView, UpdateTaskBody } from '../../tasks/schema';
+import { TASK_AREA_LIMITS, TASK_PAGE_LIMIT } from '../../tasks/limits';
+import {
+  CLOSE_CODE,
+  StartTaskBody,
+  TaskCounts,
+  TaskListItem,
+  TaskListQuery,
+  TaskSummary,
+  TaskView,
+  UpdateTaskBody,
+} from '../../tasks/schema';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
 import { ApiError } from '../errors';
 import { TaskParams } from '../schemas';
+import { TaskListing } from '../task-listing';
 
 const pictureQuery = (defaultWidth: number) =>
   Type.Object(
@@ -38,6 +49,30 @@ const HeatGridData = Type.Object({
   }),
 });
 
+const CloseQuery = Type.Object(
+  {
+    purge: Type.Optional(
+      Type.Boolean({
+        description:
+          'Extension: true removes a closed task from the listing and storage now (409 40906 while it runs)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const Closed = Type.Object({
+  task_id: Type.String(),
+  close_code: Type.Integer(),
+  purged: Type.Optional(Type.Boolean({ description: 'Extension: true when purge=true removed the task' })),
+});
+
+/** The listing's query for the page after this one: only validated values, never the caller's text. */
+function nextPage(query: TaskListQuery, offset: number): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries({ ...query, offset })) params.set(name, String(value));
+  return `/api/tasks?${params}`;
+}
+
 /** A heatmap is looked at on its own, larger than a wall's tile. */
 const HEATMAP_WIDTH = 640;
 
@@ -51,9 +86,12 @@ const noFrame = (taskId: string, waitMs: number) =>
 const taskPictures = (params: Record<string, string>) => ['task-pictures', params.task_id];
 
 export function taskRoutes(app: Api, ctx: ApiContext): void {
+  const listing = new TaskListing(ctx.tasks);
+
   app.post(
     '/api/task',
     {
+      bodyLimit: TASK_AREA_LIMITS.bodyBytes,
       schema: {
         tags: ['tasks'],
         summary: '4.4 Start a task (a video task answers once its first frame is decoded, or 503 after 15 s)',
@@ -72,11 +110,24 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
     {
       schema: {
         tags: ['tasks'],
-        summary: '4.5 List tasks (closed ones stay 24 h)',
-        response: { 200: Envelope(Type.Array(TaskView)) },
+        summary:
+          '4.5 List tasks (closed ones stay 24 h), oldest first, a page at a time: X-Total-Count says how many match, Link the next page',
+        querystring: TaskListQuery,
+        response: { 200: Envelope(Type.Array(TaskListItem)) },
       },
     },
-    async () => ok(ctx.tasks.list()),
+    async (request, reply) => {
+      const { limit = TASK_PAGE_LIMIT, offset = 0, state, mode, with_areas = false } = request.query;
+      const closed = state === undefined ? undefined : state === 'closed';
+      const serialize = reply.compileSerializationSchema(TaskSummary);
+      const page = listing.page({ limit, offset, closed, mode, withAreas: with_areas }, serialize);
+      reply.header('x-total-count', String(page.total));
+      const next = offset + page.count;
+      if (page.count > 0 && next < page.total)
+        reply.header('link', `<${nextPage(request.query, next)}>; rel="next"`);
+      // Already JSON: Fastify sends a Buffer as it is; the schema documents its shape.
+      return reply.type('application/json; charset=utf-8').send(page.json as never);
+    },
   );
 
   app.get(
@@ -199,6 +250,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.put(
     '/api/task/:task_id',
     {
+      bodyLimit: TASK_AREA_LIMITS.bodyBytes,
       schema: {
         tags: ['tasks'],
         summary: '4.7 Update a task live (app_ids, osd, and the extension app_configs)',
@@ -215,13 +267,21 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
     {
       schema: {
         tags: ['tasks'],
-        summary: '4.6 Close a task (closing a closed task again answers the same)',
+        summary:
+          '4.6 Close a task (closing a closed task again answers the same); with purge=true, remove a closed task now',
         params: TaskParams,
-        response: { 200: Envelope(Type.Object({ task_id: Type.String(), close_code: Type.Integer() })) },
+        querystring: CloseQuery,
+        response: { 200: Envelope(Closed) },
       },
     },
     async (request) => {
-      const task = ctx.tasks.close(request.params.task_id, CLOSE_CODE.byCaller);
+      const taskId = request.params.task_id;
+      if (request.query.purge) {
+        const task = ctx.tasks.purge(taskId);
+        listing.forget(taskId);
+        return ok({ task_id: task.task_id, close_code: task.close_code, purged: true });
+      }
+      const task = ctx.tasks.close(taskId, CLOSE_CODE.byCaller);
       return ok({ task_id: task.task_id, close_code: task.close_code });
     },
   );

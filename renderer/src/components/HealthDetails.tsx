@@ -1,4 +1,4 @@
-import type { Task } from '../api';
+import type { TaskSummary } from '../api';
 import { formatNumber } from '../i18n';
 import { useSession, useT } from '../store';
 import { redactCredentials, streamErrorKind } from '../tasks/stream-error';
@@ -8,7 +8,7 @@ import { redactCredentials, streamErrorKind } from '../tasks/stream-error';
  * below them for whoever reports a problem. A stream error of a known kind is said in the operator's
  * language with ffmpeg's line beside it; other errors as they were said (files, codecs, hosts).
  */
-export function HealthDetails({ task }: { task: Task }) {
+export function HealthDetails({ task }: { task: TaskSummary }) {
   const t = useT();
   const language = useSession((state) => state.language);
   const { health } = task;

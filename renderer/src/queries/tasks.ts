@@ -8,9 +8,11 @@ import {
   closeTask,
   getTask,
   listTasks,
+  purgeTask,
   type StartTaskBody,
   startTask,
   type Task,
+  type TaskFilter,
   type UpdateTaskBody,
   updateTask,
 } from '../api';
@@ -21,15 +23,25 @@ export const TASKS_REFRESH_MS = 2_000;
 
 export const taskKeys = {
   all: ['tasks'] as const,
+  list: (filter: TaskFilter) => ['tasks', filter] as const,
   one: (taskId: string) => ['task', taskId] as const,
 };
 
-export const tasksQuery = (transport: Transport) =>
+/**
+ * A page of the listing without areas, filtered to what the screen shows (running video tasks for
+ * the wall, say); the whole task, areas included, is taskQuery's.
+ */
+export const tasksQuery = (transport: Transport, filter: TaskFilter = {}) =>
   queryOptions({
-    queryKey: taskKeys.all,
-    queryFn: ({ signal }) => listTasks(transport, signal),
+    queryKey: taskKeys.list(filter),
+    queryFn: ({ signal }) => listTasks(transport, filter, signal),
     refetchInterval: TASKS_REFRESH_MS,
   });
+
+/** What the screens that show only running tasks ask for. */
+export const RUNNING: TaskFilter = { state: 'running' };
+/** ...and the wall, the live view and other pickers of cameras. */
+export const RUNNING_VIDEO: TaskFilter = { state: 'running', mode: 'video' };
 
 export const taskQuery = (transport: Transport, taskId: string) =>
   queryOptions({
@@ -62,5 +74,11 @@ export const updateTaskMutation = (transport: Transport, client: QueryClient) =>
 export const closeTaskMutation = (transport: Transport, client: QueryClient) =>
   mutationOptions({
     mutationFn: (taskId: string) => closeTask(transport, taskId),
+    onSettled: (_data, _error, taskId) => invalidateTask(client, taskId),
+  });
+
+export const purgeTaskMutation = (transport: Transport, client: QueryClient) =>
+  mutationOptions({
+    mutationFn: (taskId: string) => purgeTask(transport, taskId),
     onSettled: (_data, _error, taskId) => invalidateTask(client, taskId),
   });

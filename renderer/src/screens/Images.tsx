@@ -1,10 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 import { Link, useLocation } from 'wouter';
-import { fileToBase64, type ImageResult, isRunning, type Task, uploadDiff, uploadImage } from '../api';
+import { fileToBase64, type ImageResult, isRunning, type TaskSummary, uploadDiff, uploadImage } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
-import { invalidateTask, tasksQuery } from '../queries/tasks';
+import { invalidateTask, RUNNING, tasksQuery } from '../queries/tasks';
 import { paths } from '../routes';
 import { useT } from '../store';
 import { taskTitle } from '../tasks/title';
@@ -28,7 +28,7 @@ export function Images({ taskId }: { taskId: string | null }) {
   const transport = useTransport();
   const [, navigate] = useLocation();
   const ids = { task: useId(), title: useId() };
-  const tasks = useQuery(tasksQuery(transport));
+  const tasks = useQuery(tasksQuery(transport, RUNNING));
   const imageTasks = (tasks.data ?? []).filter((task) => task.mode !== 'video' && isRunning(task));
   const task = imageTasks.find((candidate) => candidate.task_id === taskId);
 
@@ -64,7 +64,7 @@ export function Images({ taskId }: { taskId: string | null }) {
   );
 }
 
-function Uploads({ task }: { task: Task }) {
+function Uploads({ task }: { task: TaskSummary }) {
   const t = useT();
   const transport = useTransport();
   const queryClient = useQueryClient();

@@ -26,7 +26,7 @@ import { sourceSize } from '../health';
 import { useAiLive } from '../hooks/useAiLive';
 import { useNow } from '../hooks/useNow';
 import { packagesQuery } from '../queries/packages';
-import { taskKeys, taskQuery, tasksQuery, updateTaskMutation } from '../queries/tasks';
+import { RUNNING_VIDEO, taskKeys, taskQuery, tasksQuery, updateTaskMutation } from '../queries/tasks';
 import { paths } from '../routes';
 import { useT } from '../store';
 import { stageAppsOf } from '../tasks/stage-apps';
@@ -56,7 +56,7 @@ export function LiveView({ taskId }: { taskId: string | null }) {
   const transport = useTransport();
   const [, navigate] = useLocation();
   const selectId = useId();
-  const tasks = useQuery(tasksQuery(transport));
+  const tasks = useQuery(tasksQuery(transport, RUNNING_VIDEO));
   const videoTasks = (tasks.data ?? []).filter((task) => task.mode === 'video' && isRunning(task));
 
   return (
@@ -145,12 +145,14 @@ function LiveTask({ taskId }: { taskId: string }) {
     (latestFrame ? { width: latestFrame.width, height: latestFrame.height } : null) ??
     videoSize;
 
-  // The editor starts from what the engine has, and follows a change of the task's apps.
+  // The editor starts from what the engine has (read since this view opened, not what the cache
+  // kept from another screen), and follows a change of the task's apps.
   const [editor, setEditor] = useState<EditorState | null>(null);
   /** Each app's config as last sent (JSON), to send only what changed. */
   const saved = useRef<Record<string, string>>({});
+  const fresh = task.isFetchedAfterMount;
   useEffect(() => {
-    if (!data || apps.length === 0) return;
+    if (!data || !fresh || apps.length === 0) return;
     setEditor((current) => {
       if (!current) {
         const first = editorWithAreas(apps, data.app_configs);
@@ -167,7 +169,7 @@ function LiveTask({ taskId }: { taskId: string }) {
         active: current.active in current.shapes ? current.active : (apps[0]?.app_id ?? ''),
       };
     });
-  }, [data, apps]);
+  }, [data, fresh, apps]);
 
   // Each app's finished, valid shapes that differ from what the engine has are saved live (4.7).
   const [save, setSave] = useState<SaveState>({ kind: 'idle' });

@@ -37,7 +37,7 @@ export function Optimization({ taskId, runId }: { taskId: string | null; runId: 
   const access = useLinkAccess();
   const [starting, setStarting] = useState(false);
 
-  const tasks = useQuery(tasksQuery(transport));
+  const tasks = useQuery(tasksQuery(transport, { mode: 'video' }));
   const videoTasks = (tasks.data ?? []).filter((task) => task.mode === 'video');
   const task = videoTasks.find((candidate) => candidate.task_id === taskId);
   const taskRunning = task ? isRunning(task) : false;

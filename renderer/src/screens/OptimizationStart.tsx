@@ -1,6 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useState } from 'react';
-import type { OptimizationView, Task } from '../api';
+import type { OptimizationView, TaskSummary } from '../api';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { errorProps, FieldError } from '../components/FieldError';
@@ -17,7 +17,7 @@ import { startOptimizationMutation } from '../queries/optimizations';
 import { useT } from '../store';
 
 interface OptimizationStartProps {
-  task: Task;
+  task: TaskSummary;
   /** The task's runs: an app in one still collecting cannot join another (40905). */
   runs: readonly OptimizationView[];
   onClose: () => void;

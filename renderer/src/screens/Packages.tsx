@@ -12,7 +12,7 @@ import {
   restoreBuiltinMutation,
   uninstallPackageMutation,
 } from '../queries/packages';
-import { tasksQuery } from '../queries/tasks';
+import { RUNNING, tasksQuery } from '../queries/tasks';
 import { useSession, useT } from '../store';
 import { useTaskTitle } from '../tasks/title';
 import { ApiError, type PackageInstalled } from '../transport';
@@ -166,7 +166,7 @@ export function Packages() {
   // A refusal because running tasks use the package names those tasks (409 from DELETE /api/zapk/:id).
   const inUse =
     uninstall.error instanceof ApiError && uninstall.error.status === 409 ? uninstall.variables : undefined;
-  const tasks = useQuery(tasksQuery(transport));
+  const tasks = useQuery(tasksQuery(transport, RUNNING));
   const users = (tasks.data ?? []).filter((task) => task.zapk_id === inUse && isRunning(task));
 
   const zapks = (list: FileList | null) => [...(list ?? [])].filter((file) => /\.zapk$/i.test(file.name));

@@ -13,7 +13,7 @@ import {
   type Translate,
 } from '../i18n';
 import { systemQuery } from '../queries/system';
-import { tasksQuery } from '../queries/tasks';
+import { RUNNING_VIDEO, tasksQuery } from '../queries/tasks';
 import { useSession, useT } from '../store';
 import { type SystemSample, seriesOf } from '../system/history';
 import { RecentChanges } from '../system/RecentChanges';
@@ -37,7 +37,7 @@ export function System() {
   const transport = useTransport();
   const headingId = useId();
   const system = useQuery(systemQuery(transport));
-  const tasks = useQuery(tasksQuery(transport));
+  const tasks = useQuery(tasksQuery(transport, RUNNING_VIDEO));
   const samples = useSystemHistory((state) => state.samples);
   const record = useSystemHistory((state) => state.record);
 

@@ -1,20 +1,26 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { Link, useLocation } from 'wouter';
-import { isRunning, type Task } from '../api';
+import { TASK_PAGE_LIMIT } from '../../../engine/contract';
+import { isRunning, type TaskSummary } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { StatusBadge } from '../components/StatusBadge';
 import { useTransport } from '../context';
 import { taskFigures } from '../health';
-import { closeTaskMutation, tasksQuery } from '../queries/tasks';
+import { closeTaskMutation, purgeTaskMutation, RUNNING, taskQuery, tasksQuery } from '../queries/tasks';
 import { paths } from '../routes';
 import { useSession, useT } from '../store';
 import { taskTitle } from '../tasks/title';
 import { StartTask } from './StartTask';
 import { TaskEditor } from './TaskEditor';
 
-/** The task table; `taskId` (from the address) opens that task's editor. */
+const CLOSED = { state: 'closed' } as const;
+
+/**
+ * The task table, running tasks and then closed ones (each a page of the listing without areas);
+ * `taskId` (from the address) opens that task's editor, which reads the whole task.
+ */
 export function Tasks({ taskId }: { taskId: string | null }) {
   const t = useT();
   const transport = useTransport();
@@ -22,17 +28,26 @@ export function Tasks({ taskId }: { taskId: string | null }) {
   const headingId = useId();
   const [, navigate] = useLocation();
   const [starting, setStarting] = useState(false);
-  const [closing, setClosing] = useState<Task | null>(null);
-  const tasks = useQuery(tasksQuery(transport));
+  const [closing, setClosing] = useState<TaskSummary | null>(null);
+  const [removing, setRemoving] = useState<TaskSummary | null>(null);
+  const running = useQuery(tasksQuery(transport, RUNNING));
+  const closed = useQuery(tasksQuery(transport, CLOSED));
+  const editing = useQuery({ ...taskQuery(transport, taskId ?? ''), enabled: taskId !== null });
   const close = useMutation(closeTaskMutation(transport, queryClient));
+  const remove = useMutation(purgeTaskMutation(transport, queryClient));
   const language = useSession((state) => state.language);
-  const editing = taskId === null ? undefined : tasks.data?.find((task) => task.task_id === taskId);
+  const failed = running.error ?? closed.error;
+  const listed = running.isSuccess && closed.isSuccess;
 
   return (
     <section aria-labelledby={headingId}>
       <div className="toolbar">
         <h2 id={headingId}>{t('tasks.title')}</h2>
-        <button type="button" onClick={() => tasks.refetch()} disabled={tasks.isFetching}>
+        <button
+          type="button"
+          onClick={() => Promise.all([running.refetch(), closed.refetch()])}
+          disabled={running.isFetching || closed.isFetching}
+        >
           {t('common.refresh')}
         </button>
         <button type="button" className="primary" onClick={() => setStarting(true)}>
@@ -40,11 +55,12 @@ export function Tasks({ taskId }: { taskId: string | null }) {
         </button>
       </div>
       {close.isError && <ErrorNotice error={close.error} />}
-      {tasks.isPending && <p role="status">{t('common.loading')}</p>}
-      {tasks.isError && <ErrorNotice error={tasks.error} />}
-      {tasks.isSuccess && tasks.data.length === 0 && <p>{t('tasks.empty')}</p>}
-      {tasks.isSuccess &&
-        groupTasks(tasks.data, language).map((group) => (
+      {remove.isError && <ErrorNotice error={remove.error} />}
+      {(running.isPending || closed.isPending) && <p role="status">{t('common.loading')}</p>}
+      {failed && <ErrorNotice error={failed} />}
+      {listed && running.data.length + closed.data.length === 0 && <p>{t('tasks.empty')}</p>}
+      {listed &&
+        groupTasks(running.data, closed.data, language).map((group) => (
           <TaskGroup
             key={group.id}
             label={t(group.id === 'active' ? 'tasks.group.active' : 'tasks.group.closed', {
@@ -52,8 +68,10 @@ export function Tasks({ taskId }: { taskId: string | null }) {
             })}
             tasks={group.tasks}
             open={group.id === 'active' || group.tasks.length <= FOLDED_CLOSED}
+            more={group.id === 'closed' && group.tasks.length >= TASK_PAGE_LIMIT}
             closingId={close.isPending ? (close.variables ?? null) : null}
             onClose={setClosing}
+            onRemove={setRemoving}
           />
         ))}
       {starting && (
@@ -65,11 +83,12 @@ export function Tasks({ taskId }: { taskId: string | null }) {
           }}
         />
       )}
-      {editing && (
+      {/* The editor starts from the task as the engine has it now, not from what the cache kept. */}
+      {editing.data && editing.isFetchedAfterMount && (
         <TaskEditor
-          task={editing}
+          task={editing.data}
           onClose={() => navigate(paths.tasks)}
-          onEditRegions={() => navigate(paths.live(editing.task_id))}
+          onEditRegions={() => navigate(paths.live(editing.data.task_id))}
         />
       )}
       {closing && (
@@ -81,6 +100,15 @@ export function Tasks({ taskId }: { taskId: string | null }) {
           onClose={() => setClosing(null)}
         />
       )}
+      {removing && (
+        <ConfirmDialog
+          title={t('tasks.removeTitle')}
+          message={t('tasks.removeConfirm', { id: taskTitle(removing) })}
+          confirmLabel={t('tasks.remove')}
+          onConfirm={() => remove.mutate(removing.task_id)}
+          onClose={() => setRemoving(null)}
+        />
+      )}
     </section>
   );
 }
@@ -89,11 +117,11 @@ export function Tasks({ taskId }: { taskId: string | null }) {
 const FOLDED_CLOSED = 10;
 
 /** Running tasks first, then closed ones, each sorted by name as the operator reads it. */
-function groupTasks(tasks: readonly Task[], language: string) {
-  const byName = (a: Task, b: Task) =>
+function groupTasks(running: readonly TaskSummary[], stopped: readonly TaskSummary[], language: string) {
+  const byName = (a: TaskSummary, b: TaskSummary) =>
     taskTitle(a).localeCompare(taskTitle(b), language, { numeric: true }) || a.created_at - b.created_at;
-  const active = tasks.filter(isRunning).sort(byName);
-  const closed = tasks.filter((task) => !isRunning(task)).sort(byName);
+  const active = [...running].sort(byName);
+  const closed = [...stopped].sort(byName);
   return [
     { id: 'active' as const, tasks: active },
     { id: 'closed' as const, tasks: closed },
@@ -102,17 +130,21 @@ function groupTasks(tasks: readonly Task[], language: string) {
 
 interface TaskGroupProps {
   label: string;
-  tasks: readonly Task[];
+  tasks: readonly TaskSummary[];
   open: boolean;
+  /** The group is a full page of the listing: there may be more than it shows. */
+  more: boolean;
   closingId: string | null;
-  onClose: (task: Task) => void;
+  onClose: (task: TaskSummary) => void;
+  onRemove: (task: TaskSummary) => void;
 }
 
-function TaskGroup({ label, tasks, open, closingId, onClose }: TaskGroupProps) {
+function TaskGroup({ label, tasks, open, more, closingId, onClose, onRemove }: TaskGroupProps) {
   const t = useT();
   return (
     <details className="task-group" open={open}>
       <summary>{label}</summary>
+      {more && <p className="hint">{t('tasks.closedPage', { count: tasks.length })}</p>}
       <div className="table-scroll">
         <table className="tasks-table">
           <caption className="visually-hidden">{t('tasks.caption')}</caption>
@@ -138,6 +170,7 @@ function TaskGroup({ label, tasks, open, closingId, onClose }: TaskGroupProps) {
                 task={task}
                 closing={closingId === task.task_id}
                 onClose={onClose}
+                onRemove={onRemove}
               />
             ))}
           </tbody>
@@ -151,10 +184,12 @@ function TaskRow({
   task,
   closing,
   onClose,
+  onRemove,
 }: {
-  task: Task;
+  task: TaskSummary;
   closing: boolean;
-  onClose: (task: Task) => void;
+  onClose: (task: TaskSummary) => void;
+  onRemove: (task: TaskSummary) => void;
 }) {
   const t = useT();
   const running = isRunning(task);
@@ -220,6 +255,18 @@ function TaskRow({
               disabled={closing}
             >
               {closing ? t('tasks.closing') : t('tasks.close')}
+            </button>
+          </div>
+        )}
+        {!running && (
+          <div className="row-actions">
+            <button
+              type="button"
+              className="danger"
+              aria-label={t('tasks.removeLabel', { id: title })}
+              onClick={() => onRemove(task)}
+            >
+              {t('tasks.remove')}
             </button>
           </div>
         )}

@@ -4,7 +4,7 @@ import { isRunning } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
 import { useFeed } from '../feed/store';
-import { tasksQuery } from '../queries/tasks';
+import { RUNNING_VIDEO, tasksQuery } from '../queries/tasks';
 import { useSession, useT } from '../store';
 import { taskTitle } from '../tasks/title';
 import { ALARM_WINDOW_MS, pageCount, pageOf, playsVideo, recentAlarms, WALL_SIZES } from '../wall/layout';
@@ -24,7 +24,7 @@ export function Wall() {
   const language = useSession((state) => state.language);
   const size = useWallSettings((state) => state.size);
   const setSize = useWallSettings((state) => state.setSize);
-  const tasks = useQuery(tasksQuery(transport));
+  const tasks = useQuery(tasksQuery(transport, RUNNING_VIDEO));
   const items = useFeed((state) => state.items);
   const [page, setPage] = useState(0);
   const [focused, setFocused] = useState<string | null>(null);

@@ -3,7 +3,7 @@
  * kept for the last few minutes. Pure: the screen's store appends, the charts read.
  */
 import type { SystemInfo } from '../../../engine/contract';
-import { isRunning, type Task } from '../api';
+import { isRunning, type TaskSummary } from '../api';
 
 /** One camera's figures at one reading. */
 export interface CameraSample {
@@ -33,7 +33,7 @@ export const HISTORY_LENGTH = 150;
 
 export function sampleOf(
   system: SystemInfo,
-  tasks: readonly Task[],
+  tasks: readonly TaskSummary[],
   at: number,
   previous: SystemSample | undefined,
 ): SystemSample {

@@ -4,14 +4,14 @@
  */
 import { create } from 'zustand';
 import type { SystemInfo } from '../../../engine/contract';
-import type { Task } from '../api';
+import type { TaskSummary } from '../api';
 import { appendSample, type SystemSample, sampleOf } from './history';
 
 interface SystemHistoryState {
   samples: SystemSample[];
   /** The engine's uptime at the last reading: the same answer read twice is recorded once. */
   lastUptimeS: number | null;
-  record(system: SystemInfo, tasks: readonly Task[], at: number): void;
+  record(system: SystemInfo, tasks: readonly TaskSummary[], at: number): void;
 }
 
 export const useSystemHistory = create<SystemHistoryState>((set) => ({

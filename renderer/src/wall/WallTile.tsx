@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { aiVideoSocket, type Task } from '../api';
+import { aiVideoSocket, type TaskSummary } from '../api';
 import type { VideoState } from '../components/HlsVideo';
 import { LiveVideo } from '../components/LiveVideo';
 import { StatusBadge } from '../components/StatusBadge';
@@ -13,7 +13,7 @@ import { apiPath } from '../transport';
 import { SNAPSHOT_REFRESH_MS } from './layout';
 
 interface WallTileProps {
-  task: Task;
+  task: TaskSummary;
   /** Play the annotated video; otherwise show a snapshot refreshed every few seconds. */
   video: boolean;
   alarms: number;
@@ -47,7 +47,7 @@ export function WallTile({ task, video, alarms, focused, onSelect }: WallTilePro
 /** How long a lost AI video waits before the tile asks for a new one. */
 const VIDEO_RENEW_MS = 2_000;
 
-function TileVideo({ task }: { task: Task }) {
+function TileVideo({ task }: { task: TaskSummary }) {
   const t = useT();
   const transport = useTransport();
   const live = useAiLive(transport, task.task_id, task.app_ids);
