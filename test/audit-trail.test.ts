@@ -167,6 +167,8 @@ describe('the audit trail', () => {
     );
     data(await t.call('DELETE', `/api/task/${taskId}`, { token }));
     expected.push(entry({ action: 'task.close', route: 'DELETE /api/task/:task_id', target: taskId }));
+    data(await t.call('DELETE', `/api/task/${taskId}?purge=true`, { token }));
+    expected.push(entry({ action: 'task.purge', route: 'DELETE /api/task/:task_id', target: taskId }));
 
     // The admin password changed (every token of the admin revoked), a new login, a logout.
     data(

@@ -109,6 +109,12 @@ export function auditHooks(api: Api, trail: AuditTrail, clock: Clock): void {
 function actionOf(request: FastifyRequest): string | undefined {
   const url = request.routeOptions.url;
   if (READS.has(request.method) || url === undefined || UNKNOWN_PATHS.has(url)) return undefined;
+  // One route, two verbs: DELETE closes a task, or with ?purge=true removes a closed one for good.
+  if (
+    routeOf(request) === 'DELETE /api/task/:task_id' &&
+    (request.query as { purge?: unknown }).purge === true
+  )
+    return 'task.purge';
   const name = AUDIT_ACTIONS[routeOf(request)];
   return name === null ? undefined : (name ?? routeOf(request));
 }
