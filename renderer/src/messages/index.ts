@@ -9,6 +9,7 @@ import * as audit from './audit';
 import * as cameras from './cameras';
 import * as defects from './defects';
 import * as heatmap from './heatmap';
+import * as media from './media';
 import * as review from './review';
 import * as system from './system';
 import * as wall from './wall';
@@ -25,6 +26,7 @@ export const featureMessages = {
     ...cameras.en,
     ...defects.en,
     ...heatmap.en,
+    ...media.en,
     ...review.en,
     ...system.en,
     ...wall.en,
@@ -37,6 +39,7 @@ export const featureMessages = {
     ...cameras.zhCN,
     ...defects.zhCN,
     ...heatmap.zhCN,
+    ...media.zhCN,
     ...review.zhCN,
     ...system.zhCN,
     ...wall.zhCN,
