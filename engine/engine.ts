@@ -21,6 +21,7 @@ import { startRetention } from './callbacks/retention';
 import { wireTaskEvents } from './callbacks/task-events';
 import { DeliveryWorker } from './callbacks/worker';
 import { systemClock } from './clock';
+import { DEFAULT_MEDIA_DIR } from './contract/media-folders';
 import { EventBus } from './events/bus';
 import { AlarmReview } from './events/review';
 import { ReviewRepository } from './events/review-repository';
@@ -36,7 +37,7 @@ import { displayUrl } from './log/scrub';
 import { findFfmpeg } from './media/ffmpeg';
 import { FrameSource } from './media/frame-source';
 import { DecodePath, type ResolvedHwaccel, resolveHwaccel } from './media/hwaccel';
-import { DEFAULT_MEDIA_DIR, MediaFolders } from './media/media-folders';
+import { MediaFolders } from './media/media-folders';
 import { DEFAULT_MAX_SOURCE_PIXELS } from './media/source-limits';
 import { StreamWatchdog } from './media/stream-watchdog';
 import { OptimizationRepository } from './optimization/optimization-repository';
@@ -126,10 +127,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   await rm(tmpDir, { recursive: true, force: true });
   const liveLimits = { ...LIVE_DEFAULTS, ...options.live };
   // File sources come from the operator's media folders only (by default <data-dir>/media).
-  const sources = new MediaFolders(
-    options.mediaDirs?.map((dir) => resolve(dir)) ?? [join(dataDir, DEFAULT_MEDIA_DIR)],
-  );
-  if (!options.mediaDirs) await mkdir(join(dataDir, DEFAULT_MEDIA_DIR), { recursive: true });
+  const dataMediaDir = join(dataDir, DEFAULT_MEDIA_DIR);
+  const sources = new MediaFolders(options.mediaDirs?.map((dir) => resolve(dir)) ?? [dataMediaDir]);
+  // The data dir's own media folder is made whenever it is one (the desktop names it among others).
+  if (sources.dirs.includes(dataMediaDir)) await mkdir(dataMediaDir, { recursive: true });
   const previews = new PreviewStreams({
     ffmpeg,
     root: liveRoot,
@@ -275,6 +276,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const startedAt = clock.now();
   const system = new SystemMonitor({
     dataDir,
+    mediaDirs: sources.dirs,
     ffmpeg,
     version: packageJson.version,
     startedAt,

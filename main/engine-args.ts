@@ -31,5 +31,8 @@ export function engineArgs(launch: EngineLaunch): string[] {
     launch.builtinDir,
     '--log-level',
     'info',
+    // The folders file sources may come from (the settings' media folders); never none, or the
+    // engine would take media_dirs from the data folder's settings.json instead.
+    ...launch.settings.mediaDirs.flatMap((dir) => ['--media-dir', dir]),
   ];
 }

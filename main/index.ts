@@ -6,7 +6,8 @@
  *   (./engine-ipc), its event feed relayed to the window (./events); main's thread never runs the engine;
  * - one instance per user (a second launch focuses the first window);
  * - the engine listens on 127.0.0.1 with an ephemeral port unless VC_PORT / the settings file fix
- *   one (./settings; the console's settings screen edits it, also LAN exposure and the data folder);
+ *   one (./settings; the console's settings screen edits it, also LAN exposure, the data folder and
+ *   the media folders file sources may come from);
  * - the console is served from app://console (built renderer) with a strict CSP, sandboxed, with
  *   context isolation; it talks to the engine only through the validated IPC of ./ipc; media it loads
  *   from the engine directly (HLS) gets the token added here, so the page never holds it;
@@ -50,6 +51,7 @@ import {
 } from './security';
 import {
   applyPatch,
+  type DesktopDefaults,
   type DesktopSettings,
   parseSavedSettings,
   resolveSettings,
@@ -97,14 +99,23 @@ async function readText(file: string): Promise<string | undefined> {
   }
 }
 
+/** The OS's Videos folder, one of the default media folders; null where the OS names none. */
+function videosFolder(): string | null {
+  try {
+    return app.getPath('videos');
+  } catch {
+    return null;
+  }
+}
+
 /** The settings file beside (never inside) the data folder it names; the settings screen edits it. */
 function settingsStore(
   file: string,
   running: () => DesktopSettings & { url: string },
-  defaultDataDir: string,
+  defaults: DesktopDefaults,
 ): SettingsStore {
   const load = async () => parseSavedSettings(await readText(file)).saved;
-  const view = async () => settingsView(await load(), running(), defaultDataDir, process.env);
+  const view = async () => settingsView(await load(), running(), defaults, process.env);
   return {
     view,
     async save(patch) {
@@ -277,9 +288,9 @@ function followEngine(state: EngineState, tokens: TokenSource): void {
 async function start(): Promise<void> {
   const userData = app.getPath('userData');
   const settingsFile = join(userData, SETTINGS_FILE);
-  const defaultDataDir = join(userData, 'data');
+  const defaults: DesktopDefaults = { dataDir: join(userData, 'data'), videosDir: videosFolder() };
   const { saved, warnings: fileWarnings } = parseSavedSettings(await readText(settingsFile));
-  const { settings, warnings } = resolveSettings(process.env, saved, defaultDataDir);
+  const { settings, warnings } = resolveSettings(process.env, saved, defaults);
   for (const warning of [...fileWarnings, ...warnings]) console.warn(warning);
 
   const fork: ForkEngine = ({ port }) =>
@@ -330,7 +341,7 @@ async function start(): Promise<void> {
     settings: settingsStore(
       settingsFile,
       () => ({ ...settings, port: Number(new URL(handle.url).port), url: handle.url }),
-      defaultDataDir,
+      defaults,
     ),
     relaunch: () => {
       app.relaunch();

@@ -1,3 +1,4 @@
+// Over 400 lines on purpose: every IPC channel's handler with its checks, one place to audit what the page can ask of main.
 /**
  * IPC between the console page and the main process. The renderer reaches the engine only through
  * these handlers: every message is checked (sender frame = the app's own top-level page, payload =
@@ -22,7 +23,7 @@ import type { AppInfo, EngineResponse, SettingsView } from '../preload/api';
 import { type Channel, Channels } from '../preload/channels';
 import { TokenSource } from './engine-token';
 import { handleChecked, IpcRefusedError, refuser } from './ipc-guard';
-import { type SettingsPatch, SettingsPatchSchema } from './settings';
+import { mediaDirProblem, type SettingsPatch, SettingsPatchSchema } from './settings';
 
 /** What the IPC layer needs from the engine process (the supervisor answers for it). */
 export interface EngineHandle {
@@ -76,6 +77,19 @@ export interface IpcOptions {
    * page could otherwise set a new admin password or expose the engine on the LAN by itself.
    */
   confirm?: (question: Confirmation, event: IpcMainInvokeEvent) => Promise<boolean>;
+}
+
+/** The native folder dialog over the asking window: the chosen folder, or null when cancelled. */
+async function chooseFolder(
+  event: IpcMainInvokeEvent,
+  title: string,
+  properties: OpenDialogOptions['properties'],
+): Promise<string | null> {
+  const window = BrowserWindow.fromWebContents(event.sender);
+  const options: OpenDialogOptions = { title, properties };
+  const result = window ? await dialog.showOpenDialog(window, options) : await dialog.showOpenDialog(options);
+  const chosen = result.filePaths[0];
+  return result.canceled || chosen === undefined ? null : chosen;
 }
 
 /** The native question: a warning whose default button cancels. */
@@ -195,6 +209,7 @@ export const CHANNEL_SCHEMAS: Record<Channel, TSchema> = {
   [Channels.getSettings]: NoPayloadSchema,
   [Channels.saveSettings]: SettingsPatchSchema,
   [Channels.chooseDataDir]: NoPayloadSchema,
+  [Channels.chooseMediaDir]: NoPayloadSchema,
   [Channels.relaunch]: NoPayloadSchema,
   [Channels.engineState]: NoPayloadSchema,
 };
@@ -249,6 +264,8 @@ export function registerIpc(options: IpcOptions): () => void {
   const granted = new Set<string>();
   /** Folders the user picked in the data-folder dialog; each may be saved as data_dir. */
   const grantedDirs = new Set<string>();
+  /** Folders the user picked in the media-folder dialog; each may be saved among media_dirs. */
+  const grantedMediaDirs = new Set<string>();
 
   const refuse = refuser(log);
   const confirm = options.confirm ?? askInDialog;
@@ -430,27 +447,35 @@ export function registerIpc(options: IpcOptions): () => void {
           return refuse(Channels.saveSettings, 'data_dir was not chosen in the folder dialog');
         }
       }
-      if (patch.lan === true && !(await options.settings.view()).saved.lan) {
+      const current = await options.settings.view();
+      if (patch.media_dirs) {
+        // The page may reorder and drop listed folders; a new one only comes from the dialog.
+        const listed = new Set(current.saved.media_dirs ?? current.defaultMediaDirs);
+        if (patch.media_dirs.some((dir) => !listed.has(dir) && !grantedMediaDirs.has(dir)))
+          return refuse(Channels.saveSettings, 'a new media folder was not chosen in the folder dialog');
+      }
+      if (patch.lan === true && !current.saved.lan) {
         if (!(await confirm(EXPOSE_ON_LAN, event)))
           throw new Error('cancelled: the engine stays on this computer only');
       }
       const view = await options.settings.save(patch);
       if (patch.data_dir) grantedDirs.delete(patch.data_dir);
+      for (const dir of patch.media_dirs ?? []) grantedMediaDirs.delete(dir);
       return view;
     },
 
     [Channels.chooseDataDir]: async (_payload, event) => {
-      const window = BrowserWindow.fromWebContents(event.sender);
-      const dialogOptions: OpenDialogOptions = {
-        title: 'Data folder',
-        properties: ['openDirectory', 'createDirectory'],
-      };
-      const result = window
-        ? await dialog.showOpenDialog(window, dialogOptions)
-        : await dialog.showOpenDialog(dialogOptions);
-      const chosen = result.filePaths[0];
-      if (result.canceled || chosen === undefined) return null;
-      grantedDirs.add(chosen);
+      const chosen = await chooseFolder(event, 'Data folder', ['openDirectory', 'createDirectory']);
+      if (chosen !== null) grantedDirs.add(chosen);
+      return chosen;
+    },
+
+    [Channels.chooseMediaDir]: async (_payload, event) => {
+      const chosen = await chooseFolder(event, 'Add a media folder', ['openDirectory']);
+      if (chosen === null) return null;
+      const problem = mediaDirProblem(chosen);
+      if (problem !== null) return refuse(Channels.chooseMediaDir, `the folder ${problem}`);
+      grantedMediaDirs.add(chosen);
       return chosen;
     },
 

@@ -46,8 +46,10 @@ export interface ZapkData {
 export interface SettingsView {
   saved: SavedSettings;
   /** What the running engine uses. */
-  running: { url: string; host: string; port: number; dataDir: string };
+  running: { url: string; host: string; port: number; dataDir: string; mediaDirs: string[] };
   defaultDataDir: string;
+  /** The media folders of the next start when the saved list is null (the defaults). */
+  defaultMediaDirs: string[];
   /** VC_PORT is set: it overrides the saved port. */
   portFromEnv: boolean;
 }
@@ -62,10 +64,15 @@ export interface VisionConsoleApi {
   installZapkData(zapk: ZapkData): Promise<EngineResponse>;
   info(): Promise<AppInfo>;
   getSettings(): Promise<SettingsView>;
-  /** Saves settings for the next start; a data_dir must come from chooseDataDir. */
+  /**
+   * Saves settings for the next start; a data_dir must come from chooseDataDir, and a media folder
+   * that is not listed already from chooseMediaDir.
+   */
   saveSettings(patch: Partial<SavedSettings>): Promise<SettingsView>;
   /** The native folder dialog; resolves to the chosen folder or null when cancelled. */
   chooseDataDir(): Promise<string | null>;
+  /** The native folder dialog for a media folder; resolves to the chosen folder or null when cancelled. */
+  chooseMediaDir(): Promise<string | null>;
   /** Restarts the app (the engine stops every task first) so saved settings apply. */
   relaunch(): Promise<void>;
   /** Calls the listener with every result event the engine stores; returns the unsubscribe. */

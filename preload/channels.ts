@@ -15,10 +15,12 @@ export const Channels = {
   info: 'app:info',
   /** null -> the settings view (saved and running). */
   getSettings: 'settings:get',
-  /** {port?, lan?, data_dir?} -> the settings view; applies at the next start. */
+  /** {port?, lan?, data_dir?, media_dirs?} -> the settings view; applies at the next start. */
   saveSettings: 'settings:save',
   /** null -> chosen folder or null: main's folder dialog; the folder is granted for settings:save. */
   chooseDataDir: 'dialog:chooseDataDir',
+  /** null -> chosen folder or null: main's folder dialog; granted as a media folder for settings:save. */
+  chooseMediaDir: 'dialog:chooseMediaDir',
   /** null -> nothing: quits (stopping the engine) and starts again. */
   relaunch: 'app:relaunch',
   /** null -> the engine process's supervision state (starting, running, restarting, failed). */

@@ -24,6 +24,7 @@ const api: VisionConsoleApi = {
   getSettings: () => ipcRenderer.invoke(Channels.getSettings, null),
   saveSettings: (patch) => ipcRenderer.invoke(Channels.saveSettings, patch),
   chooseDataDir: () => ipcRenderer.invoke(Channels.chooseDataDir, null),
+  chooseMediaDir: () => ipcRenderer.invoke(Channels.chooseMediaDir, null),
   relaunch: () => ipcRenderer.invoke(Channels.relaunch, null),
   onEvent: (listener) => push<EngineEvent>(PushChannels.event, listener),
   onDelivery: (listener) => push<DeliveryRecord>(PushChannels.delivery, listener),

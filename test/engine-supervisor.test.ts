@@ -41,15 +41,14 @@ afterAll(async () => {
 function nodeFork(dataDir: string, extraArgs: string[] = []): ForkEngine {
   return ({ port }) => {
     const args = engineArgs({
-      settings: { host: '127.0.0.1', port: 0, dataDir },
+      // The fixture video is a file source: the tests' media folders are given as the operator's.
+      settings: { host: '127.0.0.1', port: 0, dataDir, mediaDirs: [...TEST_MEDIA_DIRS] },
       port,
       appOrigin: 'app://console',
       consoleDir: null,
       builtinDir: join(ROOT, 'assets', 'builtin'),
     });
-    // The fixture video is a file source: the tests' media folders are given as the operator would.
-    const media = TEST_MEDIA_DIRS.flatMap((dir) => ['--media-dir', dir]);
-    const child = fork(join(ROOT, 'engine/cli.ts'), [...args, ...media, ...extraArgs], {
+    const child = fork(join(ROOT, 'engine/cli.ts'), [...args, ...extraArgs], {
       cwd: ROOT,
       execArgv: ['--import', 'tsx'],
       env: { ...process.env, VC_ADMIN_PASSWORD: ADMIN_PASSWORD },

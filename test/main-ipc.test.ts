@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { EngineState } from '../engine/contract/engine-process';
+import type { SettingsView } from '../preload/api';
 import { Channels, PushChannels } from '../preload/channels';
 
 /*
@@ -56,15 +57,27 @@ let engineState: EngineState = { state: 'starting', attempt: 0 };
 const stateListeners = new Set<(state: EngineState) => void>();
 const pushed: Array<[string, unknown]> = [];
 let tmp: string;
-/** What the settings store was asked to save, and how often main was asked to relaunch. */
+/**
+ * What the settings store was asked to save, and how often main was asked to relaunch. The stand-in
+ * store keeps what it saved (as the file does), so main's next check sees it.
+ */
 const savedPatches: unknown[] = [];
+let stored: SettingsView['saved'];
 let relaunches = 0;
 /** Passwords main asked the engine process to set. */
 const resets: string[] = [];
-const settingsView = {
-  saved: { port: 0, lan: false, data_dir: '' },
-  running: { url: 'http://127.0.0.1:1', host: '127.0.0.1', port: 1, dataDir: '/data' },
+const DEFAULT_MEDIA_DIRS = ['/data/media', '/home/op/Videos'];
+const settingsView: SettingsView = {
+  saved: { port: 0, lan: false, data_dir: '', media_dirs: null },
+  running: {
+    url: 'http://127.0.0.1:1',
+    host: '127.0.0.1',
+    port: 1,
+    dataDir: '/data',
+    mediaDirs: DEFAULT_MEDIA_DIRS,
+  },
   defaultDataDir: '/data',
+  defaultMediaDirs: DEFAULT_MEDIA_DIRS,
   portFromEnv: false,
 };
 
@@ -117,6 +130,7 @@ beforeEach(() => {
   electron.showMessageBox.mockReset();
   resets.length = 0;
   savedPatches.length = 0;
+  stored = settingsView.saved;
   relaunches = 0;
   engineState = { state: 'starting', attempt: 0 };
   pushed.length = 0;
@@ -142,10 +156,11 @@ beforeEach(() => {
     version: '1.2.3',
     log: () => {},
     settings: {
-      view: async () => settingsView,
+      view: async () => ({ ...settingsView, saved: stored }),
       save: async (patch) => {
         savedPatches.push(patch);
-        return settingsView;
+        stored = { ...stored, ...patch };
+        return { ...settingsView, saved: stored };
       },
     },
     relaunch: () => {
@@ -184,6 +199,7 @@ describe('channel registration', () => {
         'app:info',
         'app:relaunch',
         'dialog:chooseDataDir',
+        'dialog:chooseMediaDir',
         'dialog:openZapk',
         'engine:installZapk',
         'engine:installZapkData',
@@ -572,5 +588,75 @@ describe('desktop settings channels', () => {
       invoke(Channels.relaunch, [null], { url: 'https://evil.example/', parent: null }),
     ).rejects.toThrow(/sender/);
     expect(relaunches).toBe(1);
+  });
+
+  it('adds a media folder only through the native folder dialog; listed ones may be dropped or reordered', async () => {
+    // A folder the page names itself is refused: nothing is saved.
+    await expect(
+      invoke(Channels.saveSettings, [{ media_dirs: [...DEFAULT_MEDIA_DIRS, '/etc'] }]),
+    ).rejects.toThrow(/a new media folder was not chosen in the folder dialog/);
+    // A folder chosen as the data folder is no media folder.
+    electron.showOpenDialog.mockResolvedValueOnce({ canceled: false, filePaths: ['/srv/vision'] });
+    await invoke(Channels.chooseDataDir, [null]);
+    await expect(invoke(Channels.saveSettings, [{ media_dirs: ['/srv/vision'] }])).rejects.toThrow(
+      /not chosen in the folder dialog/,
+    );
+    expect(savedPatches).toEqual([]);
+
+    // Cancelled: nothing chosen, nothing granted.
+    electron.showOpenDialog.mockResolvedValueOnce({ canceled: true, filePaths: [] });
+    await expect(invoke(Channels.chooseMediaDir, [null])).resolves.toBeNull();
+    electron.showOpenDialog.mockResolvedValueOnce({ canceled: false, filePaths: ['/srv/clips'] });
+    await expect(invoke(Channels.chooseMediaDir, [null])).resolves.toBe('/srv/clips');
+    const options = electron.showOpenDialog.mock.calls.at(-1)?.[0] as { title: string; properties: string[] };
+    expect(options).toEqual({ title: 'Add a media folder', properties: ['openDirectory'] });
+    const added = [...DEFAULT_MEDIA_DIRS, '/srv/clips'];
+    await expect(invoke(Channels.saveSettings, [{ media_dirs: added }])).resolves.toMatchObject({
+      saved: { media_dirs: added },
+    });
+
+    // Listed folders need no dialog: drop one, reorder, or go back to the defaults (null).
+    await invoke(Channels.saveSettings, [{ media_dirs: ['/srv/clips', '/data/media'] }]);
+    await invoke(Channels.saveSettings, [{ media_dirs: null }]);
+    // The grant was used: with the defaults back, /srv/clips is a new folder again.
+    await expect(invoke(Channels.saveSettings, [{ media_dirs: ['/srv/clips'] }])).rejects.toThrow(
+      /not chosen in the folder dialog/,
+    );
+    expect(savedPatches).toEqual([
+      { media_dirs: added },
+      { media_dirs: ['/srv/clips', '/data/media'] },
+      { media_dirs: null },
+    ]);
+  });
+
+  it('refuses a file system root from the media-folder dialog, and grants it nothing', async () => {
+    electron.showOpenDialog.mockResolvedValueOnce({ canceled: false, filePaths: ['/'] });
+    await expect(invoke(Channels.chooseMediaDir, [null])).rejects.toThrow(
+      /dialog:chooseMediaDir: the folder is the root of a file system/,
+    );
+    await expect(invoke(Channels.saveSettings, [{ media_dirs: ['/'] }])).rejects.toThrow(/folder dialog/);
+    expect(savedPatches).toEqual([]);
+  });
+
+  it('refuses media-folder payloads that are not what the channels expect, before any dialog', async () => {
+    const many = Array.from({ length: 33 }, (_, i) => `/data/media/${i}`);
+    for (const media_dirs of ['/data/media', [], [''], [7], ['/data/media', '/data/media'], many, {}]) {
+      await expect(
+        invoke(Channels.saveSettings, [{ media_dirs }]),
+        JSON.stringify(media_dirs).slice(0, 40),
+      ).rejects.toThrow(/settings:save: invalid payload: payload.media_dirs/);
+    }
+    // The dialog takes no argument: a page cannot suggest the folder.
+    for (const payload of [{ path: '/etc' }, '/etc', ['/etc']]) {
+      await expect(invoke(Channels.chooseMediaDir, [payload])).rejects.toThrow(
+        /dialog:chooseMediaDir: invalid payload/,
+      );
+    }
+    await expect(invoke(Channels.chooseMediaDir, [null, '/etc'])).rejects.toThrow(/a single payload/);
+    await expect(
+      invoke(Channels.chooseMediaDir, [null], { url: 'https://evil.example/', parent: null }),
+    ).rejects.toThrow(/sender is not the console page/);
+    expect(electron.showOpenDialog).not.toHaveBeenCalled();
+    expect(savedPatches).toEqual([]);
   });
 });

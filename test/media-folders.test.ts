@@ -147,6 +147,19 @@ describe('the media folders an engine is given', () => {
     }
   }, 60_000);
 
+  it('makes <data-dir>/media also when it is named among others, as the desktop names it; GET /api/system lists them', async () => {
+    const dataDir = join(work, 'named-data');
+    const folder = join(dataDir, 'media');
+    const own = await startTestEngine(dataDir, undefined, { mediaDirs: [folder, media] });
+    try {
+      expect(statSync(folder).isDirectory()).toBe(true);
+      const system = await own.call('GET', '/api/system');
+      expect((system.body.data as { media_dirs: string[] }).media_dirs).toEqual([folder, media]);
+    } finally {
+      await own.engine.close();
+    }
+  }, 60_000);
+
   it('takes --media-dir, and media_dirs from settings.json when no flag is given', async () => {
     const password = 'media-folders-password';
     let engine: EngineProcess | undefined;

@@ -42,6 +42,7 @@ function system(overrides: Partial<SystemInfo> = {}): SystemInfo {
     models: [{ model: 'pkg/a', inference_ms: 12.5, queue: 0, provider: 'cpu', provider_fallback: null }],
     versions: { engine: '1', node: '22', ffmpeg: '7', onnxruntime: '1.30' },
     disk: { data_dir_bytes: 1e6, free_bytes: 1e10, total_bytes: 1e11 },
+    media_dirs: ['/srv/vision/media'],
     outbox: { pending: 3, oldest_age_ms: 1500, refused_events: 0, last_refusal: null },
     tasks: { running: 1, stream_lost: 0, total: 3 },
     decoding: { setting: 'auto', hwaccel: 'none', fallback: null },

@@ -170,6 +170,7 @@ describe('ipc transport', () => {
         throw new Error('not used here');
       },
       chooseDataDir: async () => null,
+      chooseMediaDir: async () => null,
       relaunch: async () => {},
       onEvent: (listener) => {
         listeners.push(listener);

@@ -195,6 +195,10 @@ export const SystemInfo = Type.Object(
       },
       { additionalProperties: false },
     ),
+    media_dirs: Type.Array(Type.String(), {
+      description:
+        'Folders whose video files may be sources of tasks and previews (--media-dir, media_dirs; default <data-dir>/media), as the engine was started with',
+    }),
     outbox: Type.Object(
       {
         pending: Count('Callbacks waiting for delivery'),

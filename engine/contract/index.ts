@@ -61,6 +61,7 @@ export {
   UpdateTaskBody,
 } from '../tasks/schema';
 export { SystemInfo, TaskHealth } from './health';
+export { DEFAULT_MEDIA_DIR, SOURCE_REFUSED_REASON } from './media-folders';
 
 import type { ErrorKind } from '../api/errors';
 import { ERRORS } from '../api/errors';

@@ -1,10 +1,8 @@
 import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, sep } from 'node:path';
+import { SOURCE_REFUSED_REASON } from '../contract/media-folders';
 import { SourceNotVideoError } from './source-limits';
 import type { SourceUrl } from './source-url';
-
-/** The folder under the data dir that file sources come from when the operator names none. */
-export const DEFAULT_MEDIA_DIR = 'media';
 
 /**
  * A file source the engine may not read, or that is not there: one answer for both, so that the API
@@ -12,7 +10,7 @@ export const DEFAULT_MEDIA_DIR = 'media';
  */
 export class SourceRefusedError extends Error {
   constructor() {
-    super("no video file at this path in the engine's media folders");
+    super(SOURCE_REFUSED_REASON);
   }
 }
 

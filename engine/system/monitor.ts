@@ -12,6 +12,8 @@ import { cpuSeconds, rssBytes } from './process-stats';
 /** What the machine's view is made of; each part answers for itself. */
 export interface MonitorDeps {
   dataDir: string;
+  /** The folders file sources may come from. */
+  mediaDirs: readonly string[];
   ffmpeg: string;
   version: string;
   /** ms since the Unix epoch when the engine started. */
@@ -91,6 +93,7 @@ export class SystemMonitor {
         onnxruntime: onnxruntimeVersion(),
       },
       disk,
+      media_dirs: [...deps.mediaDirs],
       outbox: {
         pending: backlog.pending,
         oldest_age_ms:

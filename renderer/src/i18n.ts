@@ -195,7 +195,7 @@ const baseEn = {
   'wizard.source': 'Video source',
   'wizard.videoUrl': 'Source URL',
   'wizard.videoUrlHint':
-    'rtsp://, rtmp://, http(s)://, file:// or an absolute file path in the engine’s media folders (by default <data folder>/media).',
+    'rtsp://, rtmp://, http(s)://, file:// or an absolute file path in one of the engine’s media folders (Settings lists them).',
   'wizard.preview': 'Preview',
   'wizard.previewing': 'Opening…',
   'wizard.previewLabel': 'Raw preview of the source',
@@ -689,7 +689,7 @@ const zhCN: Dictionary = {
   'wizard.source': '视频源',
   'wizard.videoUrl': '视频源地址',
   'wizard.videoUrlHint':
-    'rtsp://、rtmp://、http(s)://、file:// 或引擎媒体文件夹中的绝对路径（默认为 <数据文件夹>/media）。',
+    'rtsp://、rtmp://、http(s)://、file:// 或引擎某个媒体文件夹中的绝对路径（“设置”中列出了这些文件夹）。',
   'wizard.preview': '预览',
   'wizard.previewing': '正在打开…',
   'wizard.previewLabel': '视频源原始预览',

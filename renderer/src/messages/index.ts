@@ -10,6 +10,7 @@ import * as cameras from './cameras';
 import * as defects from './defects';
 import * as heatmap from './heatmap';
 import * as listing from './listing';
+import * as media from './media';
 import * as review from './review';
 import * as system from './system';
 import * as wall from './wall';
@@ -27,6 +28,7 @@ export const featureMessages = {
     ...defects.en,
     ...heatmap.en,
     ...listing.en,
+    ...media.en,
     ...review.en,
     ...system.en,
     ...wall.en,
@@ -40,6 +42,7 @@ export const featureMessages = {
     ...defects.zhCN,
     ...heatmap.zhCN,
     ...listing.zhCN,
+    ...media.zhCN,
     ...review.zhCN,
     ...system.zhCN,
     ...wall.zhCN,

@@ -13,6 +13,7 @@ import {
   saveDesktopSettingsMutation,
   saveMqttMutation,
 } from '../queries/settings';
+import { systemQuery } from '../queries/system';
 import { useSession, useT } from '../store';
 import { ApiError } from '../transport';
 import { type FieldErrors, fieldPath, schemaErrors } from '../validation/schema-errors';
@@ -33,10 +34,15 @@ export function Settings() {
   );
 }
 
-/** The web console cannot move the engine: it shows where it is and how the operator sets it. */
+/**
+ * The web console cannot move the engine: it shows where it is, the folders file sources may come
+ * from (read once: they change only with a restart), and how the operator sets them.
+ */
 function WebEngine() {
   const t = useT();
+  const transport = useTransport();
   const id = useId();
+  const system = useQuery({ ...systemQuery(transport), refetchInterval: false });
   return (
     <section className="card" aria-labelledby={id}>
       <h3 id={id}>{t('settings.engine')}</h3>
@@ -45,6 +51,15 @@ function WebEngine() {
         <dd>
           <code>{window.location.origin}</code>
         </dd>
+        {system.data && (
+          <>
+            <dt>{t('media.title')}</dt>
+            <dd>
+              <FolderList folders={system.data.media_dirs} />
+              <span className="hint">{t('media.webHint')}</span>
+            </dd>
+          </>
+        )}
       </dl>
       <p className="hint">{t('settings.webEngineHint')}</p>
       <pre className="command">npm run engine -- --host 0.0.0.0 --port 8080 --data-dir /var/lib/vision</pre>
@@ -52,11 +67,46 @@ function WebEngine() {
   );
 }
 
-/** Desktop: port, LAN exposure and data folder, saved for the next start (main/settings.ts). */
+/** Folders as a list, each removable when `onRemove` is given (never the last one). */
+function FolderList({
+  folders,
+  onRemove,
+}: {
+  folders: readonly string[];
+  onRemove?: (folder: string) => void;
+}) {
+  const t = useT();
+  const last = folders.length === 1;
+  return (
+    <ul className="folder-list">
+      {folders.map((folder) => (
+        <li key={folder}>
+          <code>{folder}</code>
+          {onRemove && (
+            <button
+              type="button"
+              aria-label={t('media.removeFolder', { folder })}
+              title={last ? t('media.lastOne') : undefined}
+              disabled={last}
+              onClick={() => onRemove(folder)}
+            >
+              {t('media.remove')}
+            </button>
+          )}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/**
+ * Desktop: port, LAN exposure, data folder and media folders, saved for the next start
+ * (main/settings.ts). A save sends only what changed; a new folder comes from main's native dialog.
+ */
 function DesktopEngine() {
   const t = useT();
   const api = window.visionConsole;
-  const ids = { title: useId(), port: useId(), lan: useId(), dir: useId() };
+  const ids = { title: useId(), port: useId(), lan: useId(), dir: useId(), media: useId() };
   const queryClient = useQueryClient();
   const view = useQuery(desktopSettingsQuery(api));
   const [draft, setDraft] = useState<SavedSettings | null>(null);
@@ -73,15 +123,34 @@ function DesktopEngine() {
       if (dir) setDraft((current) => (current ? { ...current, data_dir: dir } : current));
     },
   });
+  const chooseMedia = useMutation({
+    mutationFn: () => api?.chooseMediaDir() ?? Promise.resolve(null),
+    onSuccess: (dir) => {
+      if (!dir || !view.data) return;
+      const defaults = view.data.defaultMediaDirs;
+      setDraft((current) => {
+        const folders = current?.media_dirs ?? defaults;
+        return current && !folders.includes(dir) ? { ...current, media_dirs: [...folders, dir] } : current;
+      });
+    },
+  });
   if (view.isError) return <ErrorNotice error={view.error} />;
   if (!view.data || !draft) return <p role="status">{t('common.loading')}</p>;
-  const running = view.data.running;
+  const { saved, running, defaultMediaDirs } = view.data;
   const portValid = Number.isInteger(draft.port) && draft.port >= 0 && draft.port <= 65535;
-  const changed = JSON.stringify(draft) !== JSON.stringify(view.data.saved);
+  // Only what changed is sent: main asks again for a folder that was not chosen in its dialog.
+  const patch = Object.fromEntries(
+    (Object.keys(draft) as Array<keyof SavedSettings>)
+      .filter((key) => JSON.stringify(draft[key]) !== JSON.stringify(saved[key]))
+      .map((key) => [key, draft[key]]),
+  ) as Partial<SavedSettings>;
+  const changed = Object.keys(patch).length > 0;
+  const mediaDirs = draft.media_dirs ?? defaultMediaDirs;
   const pendingRestart =
-    view.data.saved.lan !== (running.host !== '127.0.0.1') ||
-    (view.data.saved.data_dir || view.data.defaultDataDir) !== running.dataDir ||
-    (!view.data.portFromEnv && view.data.saved.port !== 0 && view.data.saved.port !== running.port);
+    saved.lan !== (running.host !== '127.0.0.1') ||
+    (saved.data_dir || view.data.defaultDataDir) !== running.dataDir ||
+    (!view.data.portFromEnv && saved.port !== 0 && saved.port !== running.port) ||
+    JSON.stringify(saved.media_dirs ?? defaultMediaDirs) !== JSON.stringify(running.mediaDirs);
 
   return (
     <section className="card" aria-labelledby={ids.title}>
@@ -91,11 +160,15 @@ function DesktopEngine() {
         <dd>
           <code>{running.url}</code> · {running.host} · <code>{running.dataDir}</code>
         </dd>
+        <dt>{t('media.title')}</dt>
+        <dd>
+          <FolderList folders={running.mediaDirs} />
+        </dd>
       </dl>
       <form
         onSubmit={(event: FormEvent) => {
           event.preventDefault();
-          if (portValid) save.mutate(draft);
+          if (portValid && changed) save.mutate(patch);
         }}
       >
         <div className="field-grid">
@@ -149,6 +222,31 @@ function DesktopEngine() {
             <span className="hint">{t('settings.dataDirHint')}</span>
           </div>
         </div>
+        <fieldset aria-describedby={ids.media}>
+          <legend>{t('media.title')}</legend>
+          <FolderList
+            folders={mediaDirs}
+            onRemove={(folder) =>
+              setDraft({ ...draft, media_dirs: mediaDirs.filter((dir) => dir !== folder) })
+            }
+          />
+          <div className="button-row">
+            <button type="button" onClick={() => chooseMedia.mutate()} disabled={chooseMedia.isPending}>
+              {t('media.add')}
+            </button>
+            <button
+              type="button"
+              onClick={() => setDraft({ ...draft, media_dirs: null })}
+              disabled={draft.media_dirs === null}
+            >
+              {t('media.defaults')}
+            </button>
+          </div>
+          {chooseMedia.isError && <ErrorNotice error={chooseMedia.error} />}
+          <span className="hint" id={ids.media}>
+            {t('media.hint')} {t('media.defaultsHint')}
+          </span>
+        </fieldset>
         {save.isError && <ErrorNotice error={save.error} />}
         <div className="button-row">
           <button type="submit" className="primary" disabled={!changed || !portValid || save.isPending}>

@@ -21,6 +21,7 @@ import { ErrorNotice } from '../components/ErrorNotice';
 import { errorProps, FieldError } from '../components/FieldError';
 import type { VideoState } from '../components/HlsVideo';
 import { LiveVideo } from '../components/LiveVideo';
+import { isMediaFolderRefusal, MediaFolderHint } from '../components/MediaFolderHint';
 import { OsdFields } from '../components/OsdFields';
 import { RegionEditor } from '../components/RegionEditor';
 import { useTransport } from '../context';
@@ -303,6 +304,8 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
                   <FieldError id={`${ids.url}-error`} message={visible('video_url')} />
                 </div>
                 {openPreview.isError && <ErrorNotice error={openPreview.error} />}
+                {(isMediaFolderRefusal(openPreview.error) ||
+                  (isMediaFolderRefusal(start.error) && 'video_url' in serverErrors)) && <MediaFolderHint />}
                 {preview && (
                   <div className="preview">
                     <LiveVideo
