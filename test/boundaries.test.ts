@@ -30,6 +30,7 @@ const CONTRACT_MODULES = [
   'engine/rules/validate.ts',
   'engine/schema/ajv.ts',
   'engine/schema/text.ts',
+  'engine/tasks/limits.ts',
   'engine/tasks/polygon.ts',
   'engine/tasks/schema.ts',
 ];
