@@ -97,6 +97,34 @@ describe('changing the password through the API', () => {
     t.advance(60_000);
   });
 
+  it('counts them for the same client as logins, whatever form its address takes', async () => {
+    // Dual stack: an IPv4 client arrives as ::ffff:127.0.0.1, which the login limits count as 127.0.0.1.
+    const dual = await startTestEngine(undefined, undefined, { host: '::' });
+    try {
+      const url = `http://127.0.0.1:${dual.engine.port}`;
+      const send = (method: string, path: string, json: unknown, token?: string) =>
+        fetch(`${url}${path}`, {
+          method,
+          headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) },
+          body: JSON.stringify(json),
+        });
+      for (let i = 0; i < 10; i++) {
+        const answer = await send(
+          'PUT',
+          '/api/auth/password',
+          { current_password: `guess-number-${i}`, password: 'a-brand-new-one' },
+          dual.token,
+        );
+        expect(answer.status).toBe(400);
+      }
+      // The client spent its 10 failures a minute: a login from it waits, the right password included.
+      const login = await send('POST', '/api/auth/token', { username: 'admin', password: ADMIN_PASSWORD });
+      expect(login.status).toBe(429);
+    } finally {
+      await dual.stop();
+    }
+  });
+
   it('changes it given the current password', async () => {
     const answer = await change({ current_password: ADMIN_PASSWORD, password: 'a-brand-new-one' });
     expect(answer.body).toEqual({ code: 0, msg: 'success', data: { username: 'admin' } });

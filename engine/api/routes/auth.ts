@@ -62,7 +62,7 @@ export function authRoutes(app: Api, ctx: ApiContext, links: LinkRoutes): void {
     async (request) => {
       const username = request.username ?? ADMIN_USER;
       const { current_password, password } = request.body;
-      await ctx.accounts.changePassword(username, current_password, password, request.ip);
+      await ctx.accounts.changePassword(username, current_password, password, clientKey(request.ip));
       return ok({ username });
     },
   );
