@@ -18,6 +18,7 @@ import { createEngineLogger, MAX_LINE_CHARS } from '../engine/log/logger';
 import { logOperations } from '../engine/log/operations-log';
 import { displayUrl, scrubSecrets } from '../engine/log/scrub';
 import { LogThrottle } from '../engine/log/throttle';
+import { makePrivate } from '../engine/store/private-dir';
 import type { TaskRegistry } from '../engine/tasks/registry';
 
 /**
@@ -84,12 +85,14 @@ describe('the log file', () => {
     for (const name of files(data)) expect(statSync(join(logDir(data), name)).mode & 0o777).toBe(0o600);
   });
 
-  it('closes a log folder and files that an older engine or a loose umask left open', () => {
+  it('a start closes a log folder and files that an older engine or a loose umask left open', () => {
     const data = dataDir();
     mkdirSync(logDir(data), { mode: 0o755 });
     chmodSync(logDir(data), 0o755);
     writeFileSync(join(logDir(data), 'engine.log'), '', { mode: 0o644 });
     writeFileSync(join(logDir(data), 'engine.log.1'), '', { mode: 0o644 });
+    // As startEngine does: the data dir made private, then the log opened.
+    makePrivate(data);
     createEngineLogger(data, 'info', { stdout: false }).close();
     expect(statSync(logDir(data)).mode & 0o777).toBe(0o700);
     for (const name of ['engine.log', 'engine.log.1'])

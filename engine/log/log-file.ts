@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readdirSync, renameSync, statSync } from 'node:fs';
+import { mkdirSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 
@@ -51,10 +51,9 @@ export class LogFile {
     if (!(limits.maxFiles >= 2 && limits.maxFileBytes >= 1))
       throw new Error('the log keeps at least 2 files of at least 1 byte');
     const dir = join(dataDir, LOG_DIR);
+    // Created owner-only whatever the umask; what an older engine left open, the engine's start has
+    // closed already (store/private-dir.ts makes the whole data dir private).
     mkdirSync(dir, { recursive: true, mode: DIR_MODE });
-    // Made before this rule, or by a looser umask: closed now.
-    chmodSync(dir, DIR_MODE);
-    for (const name of readdirSync(dir)) if (name.startsWith(LOG_FILE)) chmodSync(join(dir, name), FILE_MODE);
     this.file = join(dir, LOG_FILE);
     this.size = statSync(this.file, { throwIfNoEntry: false })?.size ?? 0;
     this.stream = pino.destination({
