@@ -28,6 +28,21 @@ export abstract class LocalServer {
     await terminate(child);
   }
 
+  /** Sends the server a signal: SIGKILL for a crash, SIGSTOP and SIGCONT for a freeze. */
+  signal(name: NodeJS.Signals): void {
+    this.child?.kill(name);
+  }
+
+  /** Kills the server as a crash would (SIGKILL, nothing saved) and waits for it to exit. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((done) => child.once('exit', done));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
   /** Starts it again on the same port, with the same files. */
   async restart(): Promise<void> {
     await this.stop();

@@ -1,0 +1,67 @@
+import { RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import type { ClusterConnection } from './connection';
+
+/** The buckets and streams a site keeps in JetStream, each replicated on up to three servers. */
+export interface SiteStore {
+  /** Node cards: one key per node, rewritten each beat; liveness is judged by revision. */
+  nodes: KV;
+  /** Leases by revision: the placement leader's, under "leader". */
+  leases: KV;
+  /** Task definitions (the stored task, parsed), one key per task. */
+  tasks: KV;
+  /** Which node runs each task, and the epoch of that assignment; written by the placement leader. */
+  assignments: KV;
+  /** How far each task's events were delivered (chain sequence), recorded by the owner. */
+  delivery: KV;
+}
+
+/** The stream of every task's event chain: subject vc.ev.<task_id>, one message per event or owner change. */
+export const EVENTS_STREAM = 'VC_EVENTS';
+export const eventSubject = (taskId: string) => `vc.ev.${taskId}`;
+/** Events a superseded owner still held, handed to the task's current owner: vc.late.<task_id>. */
+export const LATE_STREAM = 'VC_LATE';
+export const lateSubject = (taskId: string) => `vc.late.${taskId}`;
+
+/** How long a duplicate message id is remembered: an append retried after a failover is stored once. */
+const DUPLICATE_WINDOW_NS = 2 * 60 * 1e9;
+/** Event chains are kept a week: delivery retries for a day (OUTBOX_DEFAULTS.retryForMs). */
+const EVENTS_MAX_AGE_NS = 7 * 24 * 3600 * 1e9;
+
+/** Opens (creating on first use) the site's buckets and streams with `replicas` copies each. */
+export async function openSiteStore(conn: ClusterConnection, replicas: number): Promise<SiteStore> {
+  const bucket = (name: string) => conn.kvm.create(name, { replicas, history: 1 });
+  const stream = async (name: string, subjects: string[], maxAgeNs: number, retention: RetentionPolicy) => {
+    const config = {
+      name,
+      subjects,
+      num_replicas: replicas,
+      storage: StorageType.File,
+      retention,
+      duplicate_window: DUPLICATE_WINDOW_NS,
+      max_age: maxAgeNs,
+    };
+    try {
+      await conn.jsm.streams.info(name);
+    } catch {
+      await conn.jsm.streams.add(config).catch(async (error) => {
+        // Another node created it meanwhile.
+        await conn.jsm.streams.info(name).catch(() => {
+          throw error;
+        });
+      });
+    }
+  };
+  await stream(EVENTS_STREAM, ['vc.ev.>'], EVENTS_MAX_AGE_NS, RetentionPolicy.Limits);
+  await stream(LATE_STREAM, ['vc.late.>'], EVENTS_MAX_AGE_NS, RetentionPolicy.Limits);
+  const [nodes, leases, tasks, assignments, delivery] = await Promise.all(
+    ['vc_nodes', 'vc_leases', 'vc_tasks', 'vc_assign', 'vc_delivery'].map(bucket),
+  );
+  return {
+    nodes: nodes as KV,
+    leases: leases as KV,
+    tasks: tasks as KV,
+    assignments: assignments as KV,
+    delivery: delivery as KV,
+  };
+}

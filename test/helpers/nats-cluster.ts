@@ -1,0 +1,118 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { LocalServer } from './local-server';
+import { freePort } from './rtmp-source';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** The cluster's client user: what engines connect as (anonymous access is off). */
+export const NATS_USER = 'vc-engine';
+export const NATS_PASSWORD = 'test-nats-password';
+/** The routes between the servers authenticate too, as another user. */
+const ROUTE_USER = 'vc-route';
+const ROUTE_PASSWORD = 'test-route-password';
+
+/**
+ * The NATS server binary at or above the cluster's floor: VC_NATS_SERVER (what scripts/test.sh sets),
+ * else what scripts/nats-server.sh finds or fetches from Debian. Throws when there is none: the
+ * cluster tests fail, never skip, on a machine without it.
+ */
+export function natsServerBinary(): string {
+  if (process.env.VC_NATS_SERVER) return process.env.VC_NATS_SERVER;
+  const found = execFileSync('bash', [join(ROOT, 'scripts/nats-server.sh')], { encoding: 'utf8' }).trim();
+  process.env.VC_NATS_SERVER = found;
+  return found;
+}
+
+/** One server of a test cluster: JetStream on, its store in its own folder, loopback only. */
+export class NatsServer extends LocalServer {
+  private output = '';
+
+  constructor(
+    private readonly binary: string,
+    dir: string,
+    port: number,
+    readonly name: string,
+  ) {
+    super(dir, port);
+  }
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.port}`;
+  }
+
+  get log(): string {
+    return this.output;
+  }
+
+  /** Starts (or starts again, keeping its store) this server. */
+  start(): Promise<void> {
+    return this.run();
+  }
+
+  protected spawnServer(): ChildProcess {
+    const child = spawn(this.binary, ['-c', join(this.dir, 'nats.conf')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const collect = (chunk: Buffer) => {
+      // Kept short: a long-running server logs every election.
+      this.output = (this.output + chunk.toString()).slice(-20_000);
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    return child;
+  }
+
+  /** Writes the configuration: client auth, route auth, JetStream with a store of `storeMb`. */
+  configure(clusterPort: number, routes: readonly number[], storeMb: number): void {
+    mkdirSync(join(this.dir, 'store'), { recursive: true });
+    const routeUrls = routes.map((port) => `"nats://${ROUTE_USER}:${ROUTE_PASSWORD}@127.0.0.1:${port}"`);
+    writeFileSync(
+      join(this.dir, 'nats.conf'),
+      [
+        `server_name: ${this.name}`,
+        `listen: 127.0.0.1:${this.port}`,
+        `jetstream { store_dir: "${join(this.dir, 'store')}", max_memory_store: 64MB, max_file_store: ${storeMb}MB }`,
+        'cluster {',
+        '  name: vc-test',
+        `  listen: 127.0.0.1:${clusterPort}`,
+        `  authorization { user: ${ROUTE_USER}, password: ${ROUTE_PASSWORD} }`,
+        `  routes: [${routeUrls.join(', ')}]`,
+        '}',
+        `authorization { users: [ { user: ${NATS_USER}, password: ${NATS_PASSWORD} } ] }`,
+      ].join('\n'),
+    );
+  }
+}
+
+/** Three (or `size`) NATS servers clustered on loopback, each with JetStream: a site's control plane. */
+export class NatsCluster {
+  private constructor(readonly servers: NatsServer[]) {}
+
+  static async start(size = 3, storeMb = 256): Promise<NatsCluster> {
+    const binary = natsServerBinary();
+    const ports = await Promise.all(Array.from({ length: size }, () => freePort()));
+    const clusterPorts = await Promise.all(Array.from({ length: size }, () => freePort()));
+    const servers = ports.map((port, i) => {
+      const server = new NatsServer(binary, mkdtempSync(join(tmpdir(), `vc-nats-${i}-`)), port, `n${i + 1}`);
+      server.configure(
+        clusterPorts[i] as number,
+        clusterPorts.filter((_, j) => j !== i),
+        storeMb,
+      );
+      return server;
+    });
+    await Promise.all(servers.map((server) => server.start()));
+    return new NatsCluster(servers);
+  }
+
+  get urls(): string[] {
+    return this.servers.map((server) => server.url);
+  }
+
+  async dispose(): Promise<void> {
+    await Promise.all(this.servers.map((server) => server.dispose()));
+  }
+}
