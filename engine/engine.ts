@@ -21,6 +21,7 @@ import { startRetention } from './callbacks/retention';
 import { wireTaskEvents } from './callbacks/task-events';
 import { DeliveryWorker } from './callbacks/worker';
 import { systemClock } from './clock';
+import { ClusterNode } from './cluster/cluster-node';
 import { DEFAULT_MEDIA_DIR } from './contract/media-folders';
 import { EventBus } from './events/bus';
 import { AlarmReview } from './events/review';
@@ -240,6 +241,24 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     analysisFps,
     (taskId) => outbox.refused.of(taskId),
   );
+  let cluster: ClusterNode | undefined;
+  if (options.cluster) {
+    try {
+      cluster = await ClusterNode.join(options.cluster, {
+        tasks,
+        outbox,
+        bus,
+        log,
+        version: packageJson.version,
+      });
+    } catch (error) {
+      await pool.close();
+      db.close();
+      logging.close();
+      lock.release();
+      throw error;
+    }
+  }
   const images = new ImageAnalysis({
     tasks,
     packages,
@@ -305,6 +324,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     version: packageJson.version,
     startedAt,
     system,
+    cluster,
     consoleDir: options.consoleDir,
     allowed: { hosts: options.allowedHosts ?? [], origins: options.allowedOrigins ?? [] },
   });
@@ -342,7 +362,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     }
   }
   optimizations.open();
-  tasks.resumeAll();
+  // A cluster node resumes only the tasks still assigned to it; the others run elsewhere now.
+  tasks.resumeAll(cluster && { acquire: (taskId) => cluster.mayRun(taskId) });
   delivery.start();
   mqtt.start();
   const stopRetention = startRetention(outbox, clock);
@@ -352,6 +373,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 8080);
   const host = options.host ?? '127.0.0.1';
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+
+  cluster?.start(options.cluster?.advertiseUrl ?? `http://${urlHost}:${port}`);
 
   let closed = false;
   return {
@@ -370,6 +393,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       if (closed) return;
       closed = true;
       await Promise.all([tasks.shutdown(), previews.closeAll()]);
+      await cluster?.close();
       await optimizations.close();
       await pool.close();
       // Attempts in flight are dropped unrecorded: they go out again after the next start.

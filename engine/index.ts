@@ -6,6 +6,7 @@ import type { HeldEventsOptions } from './callbacks/held-events';
 import type { Outbox, OutboxOptions } from './callbacks/outbox';
 import type { DeliveryOptions } from './callbacks/worker';
 import type { Clock } from './clock';
+import type { ClusterOptions } from './cluster/options';
 import type { EventBus } from './events/bus';
 import type { PoolOptions } from './inference/pool';
 import type { LiveLimits } from './live/limits';
@@ -13,6 +14,11 @@ import type { LogLevel, LogOptions } from './log/logger';
 import type { HwaccelSetting } from './media/hwaccel';
 
 export interface EngineOptions {
+  /**
+   * Joins the cluster of these NATS servers (engine/cluster): tasks, their events and the site's
+   * nodes are shared through JetStream. Absent: the single workstation, with no NATS at all.
+   */
+  cluster?: ClusterOptions;
   /** Address to bind; loopback unless the operator exposes the API on the LAN. */
   host?: string;
   port?: number;

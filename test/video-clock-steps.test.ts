@@ -1,18 +1,16 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { SystemInfo } from '../engine/contract/health';
 import { CallbackBody } from '../engine/events/schema';
-import { findFfmpeg } from '../engine/media/ffmpeg';
 import { compileCheck } from '../engine/schema/ajv';
 import type { TaskView } from '../engine/tasks/schema';
 import { terminate } from './helpers/child';
 import { startTestEngine, type TestEngine } from './helpers/engine';
 import { eventually } from './helpers/eventually';
 import { installExamplePackage } from './helpers/example-package';
-import { NginxRtmp } from './helpers/nginx-rtmp';
+import { NginxRtmp, publishLooping } from './helpers/nginx-rtmp';
 import { Receiver } from './helpers/receiver';
-import { encodedFixture } from './helpers/rtmp-source';
 
 /**
  * Cameras whose clocks step back, as real ones do, behind a real RTMP server (nginx): one publisher
@@ -29,19 +27,8 @@ let t: TestEngine;
 let receiver: Receiver;
 const publishers = new Set<ChildProcess>();
 
-/**
- * ffmpeg publishing the clip to the RTMP server in real time, looping: its timestamps go on from
- * one round to the next, and start over only when the publisher itself starts over.
- */
 function publish(name: string): ChildProcess {
-  const child = spawn(
-    findFfmpeg(),
-    [
-      ...['-hide_banner', '-loglevel', 'error', '-re', '-stream_loop', '-1'],
-      ...['-i', encodedFixture(CLIP_FRAMES), '-c', 'copy', '-f', 'flv', nginx.url(name)],
-    ],
-    { stdio: 'ignore' },
-  );
+  const child = publishLooping(nginx, name, CLIP_FRAMES);
   publishers.add(child);
   return child;
 }

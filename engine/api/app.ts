@@ -33,6 +33,7 @@ import { LinkRoutes } from './links';
 import { alarmRoutes } from './routes/alarms';
 import { auditRoutes } from './routes/audit';
 import { authRoutes } from './routes/auth';
+import { clusterRoutes } from './routes/cluster';
 import { eventRoutes } from './routes/events';
 import { imageRoutes } from './routes/images';
 import { mediaRoutes } from './routes/media';
@@ -190,6 +191,7 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
     alarmRoutes(api, ctx);
     systemRoutes(api, ctx);
     auditRoutes(api, ctx);
+    clusterRoutes(api, ctx);
     unknownApiPaths(api, routeTable);
   });
   await app.register(async (scope) => serveConsole(scope.withTypeProvider<TypeBoxTypeProvider>(), ctx));

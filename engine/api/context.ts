@@ -6,6 +6,7 @@ import type { MqttPublisher } from '../callbacks/mqtt';
 import type { Outbox } from '../callbacks/outbox';
 import type { DeliveryWorker } from '../callbacks/worker';
 import type { Clock } from '../clock';
+import type { ClusterNode } from '../cluster/cluster-node';
 import type { EventBus } from '../events/bus';
 import type { AlarmReview } from '../events/review';
 import type { ImageAnalysis } from '../images/analysis';
@@ -57,6 +58,8 @@ export interface ApiContext {
   version: string;
   startedAt: number;
   consoleDir?: string;
+  /** The cluster this engine is a node of; absent on a single workstation. */
+  cluster?: ClusterNode;
   /** Host names and page origins accepted besides IP literals, localhost and the engine's own origin. */
   allowed: AllowedPeers;
 }

@@ -22,6 +22,11 @@ export class OutboxRepository {
            report_url = excluded.report_url, report_secret = excluded.report_secret
          RETURNING last_seq`,
       ),
+      continueSeq: db.prepare<[string, number, string, string]>(
+        `INSERT INTO outbox_tasks (task_id, last_seq, report_url, report_secret) VALUES (?, ?, ?, ?)
+         ON CONFLICT (task_id) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq),
+           report_url = excluded.report_url, report_secret = excluded.report_secret`,
+      ),
       insert: db.prepare<NewEventRow, { id: number }>(
         `INSERT INTO events (event_id, task_id, seq, kind, app_id, timestamp, body, image_bytes, state,
            next_attempt_at, deadline_at, created_at, rules, classes, max_score)
@@ -123,6 +128,11 @@ export class OutboxRepository {
     const seq = this.sql.nextSeq.get(taskId, reportUrl, reportSecret)?.last_seq;
     if (seq === undefined) throw new Error('outbox: no seq was assigned');
     return seq;
+  }
+
+  /** The task's seq goes on after `lastSeq` (or after its own last, when later). */
+  continueSeq(taskId: string, lastSeq: number, reportUrl: string, reportSecret: string): void {
+    this.sql.continueSeq.run(taskId, lastSeq, reportUrl, reportSecret);
   }
 
   /** Stores an event; returns its storage id. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock';
 import { DomainError } from '../domain-error';
 import { alarmFacts } from '../events/alarm-facts';
-import type { EventBus } from '../events/bus';
+import type { EventBus, StoredEvent } from '../events/bus';
 import type { DeliveryRecord, DeliveryState, EventItem } from '../events/delivery';
 import { type CallbackBody, NewEvent } from '../events/schema';
 import { compileCheck } from '../schema/ajv';
@@ -108,48 +108,66 @@ export class Outbox {
     }
     if (event.task_id !== target.task_id)
       throw new Error(`outbox: event of task ${event.task_id} enqueued for task ${target.task_id}`);
-    const now = this.clock.now();
     const stored = this.store.transaction(() => {
       const seq = this.store.nextSeq(target.task_id, target.report_url, target.report_secret ?? '');
       const { data, ...head } = event;
-      const body = { ...head, event_id: randomUUID(), seq, data } as CallbackBody;
-      const json = JSON.stringify(body);
-      const imageBytes =
-        body.event === 'message' ? body.data.rules.reduce((n, r) => n + r.image.length, 0) : 0;
-      const state: DeliveryState = target.report_url === '' ? 'no_receiver' : 'pending';
-      const row = {
-        event_id: body.event_id,
-        task_id: body.task_id,
-        seq,
-        kind: body.event,
-        app_id: body.app_id,
-        timestamp: body.timestamp,
-        body: json,
-        image_bytes: imageBytes,
-        state,
-        created_at: now,
-        deadline_at: now + this.options.retryForMs,
-        ...alarmFacts(body),
-      };
-      const id = this.store.insert(row);
-      this.imageBytes += imageBytes;
-      const dropped = this.boundImages(id);
-      const delivery = toRecord({
-        ...row,
-        id,
-        image_dropped: dropped ? 1 : 0,
-        attempts: 0,
-        next_attempt_at: now,
-        delivered_at: null,
-        http_status: null,
-        answer_code: null,
-        answer_msg: null,
-        last_error: null,
-      });
-      return { id, body, json, delivery };
+      return this.insert(target, { ...head, event_id: randomUUID(), seq, data } as CallbackBody);
     });
     this.bus.emit('event', stored);
     return stored.body;
+  }
+
+  /**
+   * Stores events that another node stored and did not see delivered (cluster mode: this node took
+   * their task over), with their event_id and seq, to be delivered from here; and continues the
+   * task's seq after `lastSeq`. Events this node holds already are not stored twice.
+   */
+  adopt(target: ReportTarget, bodies: readonly CallbackBody[], lastSeq: number): void {
+    const stored = this.store.transaction(() => {
+      this.store.continueSeq(target.task_id, lastSeq, target.report_url, target.report_secret ?? '');
+      return bodies
+        .filter((body) => !this.store.byEventId(body.event_id))
+        .map((body) => this.insert(target, body));
+    });
+    for (const event of stored) this.bus.emit('event', event);
+  }
+
+  /** Stores one event whose event_id and seq are given; within the caller's transaction. */
+  private insert(target: ReportTarget, body: CallbackBody): StoredEvent {
+    const now = this.clock.now();
+    const json = JSON.stringify(body);
+    const imageBytes = body.event === 'message' ? body.data.rules.reduce((n, r) => n + r.image.length, 0) : 0;
+    const state: DeliveryState = target.report_url === '' ? 'no_receiver' : 'pending';
+    const row = {
+      event_id: body.event_id,
+      task_id: body.task_id,
+      seq: body.seq,
+      kind: body.event,
+      app_id: body.app_id,
+      timestamp: body.timestamp,
+      body: json,
+      image_bytes: imageBytes,
+      state,
+      created_at: now,
+      deadline_at: now + this.options.retryForMs,
+      ...alarmFacts(body),
+    };
+    const id = this.store.insert(row);
+    this.imageBytes += imageBytes;
+    const dropped = this.boundImages(id);
+    const delivery = toRecord({
+      ...row,
+      id,
+      image_dropped: dropped ? 1 : 0,
+      attempts: 0,
+      next_attempt_at: now,
+      delivered_at: null,
+      http_status: null,
+      answer_code: null,
+      answer_msg: null,
+      last_error: null,
+    });
+    return { id, body, json, delivery };
   }
 
   /** Tasks with at least one pending event: where the delivery worker starts after a restart. */

@@ -76,6 +76,8 @@ export async function readChain(
 export class TaskChain {
   private tail = 0;
   private lastSeq = 0;
+  /** Where this owner's recent events lie in the stream, by seq: delivery marks name both. */
+  private readonly placed = new Map<number, number>();
 
   constructor(
     private readonly conn: ClusterConnection,
@@ -87,6 +89,16 @@ export class TaskChain {
   /** The seq of the last event in the chain as this owner knows it. */
   get seq(): number {
     return this.lastSeq;
+  }
+
+  /**
+   * The stream sequence of an event this owner appended, forgetting those before it (delivery goes
+   * in seq order); undefined when it was not appended by this owner.
+   */
+  streamSeqOf(seq: number): number | undefined {
+    const found = this.placed.get(seq);
+    for (const placedSeq of this.placed.keys()) if (placedSeq < seq) this.placed.delete(placedSeq);
+    return found;
   }
 
   /**
@@ -131,6 +143,7 @@ export class TaskChain {
     if (stored !== null) {
       this.tail = stored;
       this.lastSeq = entry.seq;
+      this.placed.set(entry.seq, stored);
       return;
     }
     const { streamSeq, entry: last } = await chainTail(this.conn, this.taskId);

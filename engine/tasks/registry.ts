@@ -54,6 +54,16 @@ export interface VideoRunner {
   on(event: 'restored', listener: (taskId: string, info: { width: number; height: number }) => void): unknown;
 }
 
+/**
+ * Which of its stored tasks an engine may run. A single workstation runs every one; a cluster node
+ * only those assigned to it (engine/cluster).
+ */
+export interface TaskLeases {
+  acquire(taskId: string): boolean;
+}
+
+const LOCAL_LEASES: TaskLeases = { acquire: () => true };
+
 export interface TaskEvents {
   started: [TaskView];
   updated: [TaskView];
@@ -125,10 +135,15 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
    * A video task resumed maxUncleanResumes times in a row into an engine that then died is closed
    * with close_code 5 instead: whatever kills the engine, it is not resumed into a crash loop.
    */
-  resumeAll(): void {
+  resumeAll(leases: TaskLeases = LOCAL_LEASES): void {
     this.purgeClosed();
     this.countResumes();
     for (const row of this.store.notClosed()) {
+      // In a cluster another node may run the task now: this node keeps no copy of it.
+      if (!leases.acquire(row.task_id)) {
+        this.store.forget(row.task_id);
+        continue;
+      }
       if (row.unclean_resumes > TASK_LIMITS.maxUncleanResumes) {
         const within = `${TASK_LIMITS.resumeHealthyMs / 60_000} min`;
         this.close(
@@ -152,6 +167,44 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
         this.armIdleTimer(row.task_id, row.last_image_at ?? row.created_at);
       }
     }
+  }
+
+  /**
+   * Takes over a task another node ran until now (cluster mode): stores its row as that node last
+   * shared it and resumes it here, as a restart would; a video task reopens its source.
+   */
+  adopt(row: TaskRow): void {
+    if (this.runtimes.has(row.task_id) || row.status === 'closed') return;
+    // The resume guard counts this node's own restarts: a task taken over starts its count afresh.
+    const { unclean_resumes: _previousNodes, ...stored } = row;
+    this.store.replace({ ...stored, status: 'starting' });
+    const runtime = this.newRuntime(row.task_id);
+    this.armLicenseTimer(row, runtime);
+    if (row.mode === 'video') {
+      this.setStatus(row.task_id, 'starting', 'starting: taken over from another node');
+      void this.reopen(row.task_id);
+    } else {
+      this.armIdleTimer(row.task_id, row.last_image_at ?? row.created_at);
+    }
+  }
+
+  /**
+   * Stops running a task without closing it, and forgets it (cluster mode: another node runs it now).
+   * Its stored events stay in the outbox.
+   */
+  async release(taskId: string): Promise<void> {
+    await this.stopRuntime(taskId);
+    this.store.forget(taskId);
+  }
+
+  /** Whether this engine runs the task now (its timers and, for a video task, its source). */
+  runs(taskId: string): boolean {
+    return this.runtimes.has(taskId);
+  }
+
+  /** The task as stored, for another node to take it over; undefined when there is none. */
+  storedRow(taskId: string): TaskRow | undefined {
+    return this.store.find(taskId);
   }
 
   async start(body: StartTaskBody): Promise<TaskView> {

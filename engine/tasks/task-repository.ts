@@ -128,7 +128,24 @@ export class TaskRepository {
       resumedHealthy: db.prepare<[string]>('UPDATE tasks SET unclean_resumes = 0 WHERE task_id = ?'),
       purge: db.prepare<[number]>("DELETE FROM tasks WHERE status = 'closed' AND closed_at <= ?"),
       purgeOne: db.prepare<[string]>("DELETE FROM tasks WHERE task_id = ? AND status = 'closed'"),
+      forget: db.prepare<[string]>('DELETE FROM tasks WHERE task_id = ?'),
     };
+    this.replaceRow = db.transaction((row: NewTaskRow) => {
+      this.sql.forget.run(row.task_id);
+      this.sql.insert.run(row);
+    });
+  }
+
+  private readonly replaceRow: (row: NewTaskRow) => void;
+
+  /** Stores a task another node ran until now (cluster mode), over whatever this node kept of it. */
+  replace(row: NewTaskRow): void {
+    this.replaceRow(row);
+  }
+
+  /** Deletes a task this node no longer runs (cluster mode: it runs elsewhere now), closed or not. */
+  forget(taskId: string): void {
+    this.sql.forget.run(taskId);
   }
 
   insert(row: NewTaskRow): void {

@@ -1,10 +1,11 @@
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { findFfmpeg } from '../../engine/media/ffmpeg';
 import { spawnOwned } from '../../engine/media/owned-child';
 import { LocalServer } from './local-server';
-import { freePort } from './rtmp-source';
+import { encodedFixture, freePort } from './rtmp-source';
 
 const NGINX = '/usr/sbin/nginx';
 const RTMP_MODULE = '/usr/lib/nginx/modules/ngx_rtmp_module.so';
@@ -60,4 +61,19 @@ export class NginxRtmp extends LocalServer {
       { stdio: 'ignore' },
     );
   }
+}
+
+/**
+ * ffmpeg publishing the first `frames` fixture frames to the RTMP server in real time, looping: its
+ * timestamps go on from one round to the next, and start over only when the publisher itself does.
+ */
+export function publishLooping(server: NginxRtmp, name: string, frames: number): ChildProcess {
+  return spawn(
+    findFfmpeg(),
+    [
+      ...['-hide_banner', '-loglevel', 'error', '-re', '-stream_loop', '-1'],
+      ...['-i', encodedFixture(frames), '-c', 'copy', '-f', 'flv', server.url(name)],
+    ],
+    { stdio: 'ignore' },
+  );
 }

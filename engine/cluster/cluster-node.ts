@@ -1,0 +1,423 @@
+import { hostname } from 'node:os';
+import type { KV } from '@nats-io/kv';
+import type { Logger } from 'pino';
+import type { Outbox } from '../callbacks/outbox';
+import type { EventBus } from '../events/bus';
+import type { DeliveryRecord } from '../events/delivery';
+import type { CallbackBody } from '../events/schema';
+import type { TaskRegistry } from '../tasks/registry';
+import type { TaskRow } from '../tasks/task-repository';
+import { ChainAppender } from './chain-appender';
+import { type ClusterConnection, connectCluster } from './connection';
+import { readChain, Superseded, TaskChain } from './event-chain';
+import { BEAT_MS, LEASE_MS, Liveness } from './liveness';
+import type { ClusterOptions } from './options';
+import { openSiteStore, type SiteStore } from './site-store';
+import type { Assignment, MemberView, SiteView } from './site-view';
+
+/** How often a node reconciles what it runs with the assignments, and the leader checks the nodes. */
+const TICK_MS = 500;
+/**
+ * A node whose subscriptions are gone ("no responders") this long is dead: long enough for a client
+ * whose NATS server died to reconnect to another (well under a second, measured), short enough that
+ * a killed engine's cameras move at once.
+ */
+const GONE_CONFIRM_MS = 1_000;
+
+/** A node's card, rewritten each beat. */
+export interface MemberCard {
+  node: string;
+  api_url: string;
+  version: string;
+  started_at: number;
+  /** Tasks this node runs now. */
+  tasks: string[];
+}
+
+/** A node name as NATS subjects and KV keys take it: letters, digits, - and _. */
+export function nodeNameOf(options: ClusterOptions): string {
+  const name = (options.nodeName ?? hostname()).replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 64);
+  if (!name) throw new Error('cluster: the node name is empty');
+  return name;
+}
+
+interface Deps {
+  tasks: TaskRegistry;
+  outbox: Outbox;
+  bus: EventBus;
+  log: Logger;
+  version: string;
+}
+
+/**
+ * One engine's part in a cluster: its heartbeat, the tasks assigned to it (taken over when assigned,
+ * released when assigned elsewhere), its tasks' event chains, and, while it holds the leader's lease,
+ * the reassignment of a dead, frozen or cut-off node's tasks. Analysis is never stopped on a timer:
+ * a node stops a task when it sees it assigned elsewhere or when the chain refuses its append.
+ */
+export class ClusterNode {
+  private readonly liveness = new Liveness();
+  private readonly appender: ChainAppender;
+  private readonly gone = new Map<string, number>();
+  private readonly adopting = new Set<string>();
+  /** Delivery progress not yet recorded for the site, by task; written with each beat. */
+  private readonly deliveredMarks = new Map<string, { seq: number; stream_seq: number }>();
+  private leader?: { epoch: number; revision: number };
+  private members = new Map<string, { card: MemberCard; revision: number }>();
+  private assignments = new Map<string, { value: Assignment; revision: number }>();
+  private beatTimer?: NodeJS.Timeout;
+  private tickTimer?: NodeJS.Timeout;
+  private ticking = false;
+  private closed = false;
+  private readonly startedAt = Date.now();
+  /** Where the other nodes reach this node's API; known once it listens. */
+  private apiUrl = '';
+  private readonly unsubscribe: () => void;
+
+  private constructor(
+    readonly node: string,
+    private readonly conn: ClusterConnection,
+    private readonly site: SiteStore,
+    private readonly deps: Deps,
+  ) {
+    this.appender = new ChainAppender(
+      (taskId, held, error) => void this.superseded(taskId, held, error),
+      (error, taskId) => deps.log.warn({ err: error }, `cluster: the events of task ${taskId} wait for NATS`),
+    );
+    const onEvent = (event: { body: CallbackBody }) => this.appender.stored(event.body);
+    deps.bus.on('event', onEvent);
+    const onDelivery = (record: DeliveryRecord) => this.delivered(record);
+    deps.bus.on('delivery', onDelivery);
+    const onStarted = (view: { task_id: string }) => void this.started(view.task_id);
+    const onChanged = (view: { task_id: string }) => void this.share(view.task_id);
+    const onClosed = (view: { task_id: string }) => void this.closedHere(view.task_id);
+    deps.tasks.on('started', onStarted);
+    deps.tasks.on('updated', onChanged);
+    deps.tasks.on('closed', onClosed);
+    this.unsubscribe = () => {
+      deps.bus.off('event', onEvent);
+      deps.bus.off('delivery', onDelivery);
+      deps.tasks.off('started', onStarted);
+      deps.tasks.off('updated', onChanged);
+      deps.tasks.off('closed', onClosed);
+    };
+  }
+
+  /** Connects, opens the site's store and reads the assignments; the node runs once start() is called. */
+  static async join(options: ClusterOptions, deps: Deps): Promise<ClusterNode> {
+    const node = nodeNameOf(options);
+    const conn = await connectCluster(options, `vision-console:${node}`);
+    try {
+      const site = await openSiteStore(conn, Math.min(3, options.servers.length));
+      const member = new ClusterNode(node, conn, site, deps);
+      await member.readAssignments();
+      return member;
+    } catch (error) {
+      await conn.close();
+      throw error;
+    }
+  }
+
+  /** Whether this node may run a stored task at start: only one assigned to it (or to nobody yet). */
+  mayRun(taskId: string): boolean {
+    const assigned = this.assignments.get(taskId);
+    return !assigned || assigned.value.node === this.node;
+  }
+
+  /** Starts the heartbeat and the reconciliation; tasks resumed here get their chains claimed. */
+  start(apiUrl: string): void {
+    this.apiUrl = apiUrl;
+    this.conn.nc.subscribe(`vc.node.${this.node}.alive`, {
+      callback: (_error, message) => {
+        message.respond('ok');
+      },
+    });
+    void this.beat();
+    this.beatTimer = setInterval(() => void this.beat(), BEAT_MS);
+    this.tickTimer = setInterval(() => void this.tick(), TICK_MS);
+  }
+
+  /** The site as this node sees it: its nodes, the leader, and which node runs each task. */
+  view(): Omit<Extract<SiteView, { enabled: true }>, 'enabled'> {
+    const nodes = [...this.members.values()].map(({ card }) => ({
+      node: card.node,
+      api_url: card.api_url,
+      version: card.version,
+      state: this.stateOf(card.node),
+      tasks: card.tasks,
+    }));
+    const assignments = Object.fromEntries([...this.assignments].map(([task, { value }]) => [task, value]));
+    return { node: this.node, leader: this.leaderName ?? null, nodes, assignments };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.beatTimer);
+    clearInterval(this.tickTimer);
+    this.unsubscribe();
+    this.appender.close();
+    await this.conn.close();
+  }
+
+  private leaderName?: string;
+
+  private stateOf(node: string): MemberView['state'] {
+    if (node === this.node) return 'up';
+    const goneSince = this.gone.get(node);
+    if (goneSince !== undefined && Date.now() - goneSince >= GONE_CONFIRM_MS) return 'gone';
+    return this.liveness.silentFor(`node:${node}`) > LEASE_MS ? 'silent' : 'up';
+  }
+
+  private async beat(): Promise<void> {
+    if (this.closed) return;
+    const card: MemberCard = {
+      node: this.node,
+      api_url: this.apiUrl,
+      version: this.deps.version,
+      started_at: this.startedAt,
+      tasks: [...this.appenderTasks()],
+    };
+    try {
+      await this.site.nodes.put(this.node, JSON.stringify(card));
+      this.conn.answered();
+      this.liveness.ownBeat(Date.now());
+      await this.recordDelivery();
+    } catch (error) {
+      this.conn.timedOut();
+      this.deps.log.warn({ err: error }, 'cluster: the heartbeat was not stored');
+    }
+  }
+
+  /**
+   * Notes how far an owned task's events were settled (delivered, dead or without a receiver: the
+   * delivery worker goes in seq order); recorded for the site with the next beat, so a new owner
+   * delivers again only what the last second or so did not record.
+   */
+  private delivered(record: DeliveryRecord): void {
+    if (record.state === 'pending') return;
+    const streamSeq = this.appender.chainOf(record.task_id)?.streamSeqOf(record.seq);
+    if (streamSeq !== undefined)
+      this.deliveredMarks.set(record.task_id, { seq: record.seq, stream_seq: streamSeq });
+  }
+
+  private async recordDelivery(): Promise<void> {
+    const marks = [...this.deliveredMarks];
+    this.deliveredMarks.clear();
+    await Promise.all(marks.map(([taskId, mark]) => this.site.delivery.put(taskId, JSON.stringify(mark))));
+  }
+
+  private *appenderTasks(): Iterable<string> {
+    for (const taskId of this.assignments.keys()) if (this.appender.owns(taskId)) yield taskId;
+  }
+
+  private async tick(): Promise<void> {
+    if (this.ticking || this.closed) return;
+    this.ticking = true;
+    try {
+      await this.readMembers();
+      await this.readAssignments();
+      await this.lead();
+      await this.reconcile();
+    } catch (error) {
+      this.deps.log.warn({ err: error }, 'cluster: the reconciliation waits for NATS');
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async readMembers(): Promise<void> {
+    const members = new Map<string, { card: MemberCard; revision: number }>();
+    for (const key of await keysOf(this.site.nodes)) {
+      const entry = await this.site.nodes.get(key);
+      if (!entry || entry.operation !== 'PUT') continue;
+      members.set(key, { card: entry.json<MemberCard>(), revision: entry.revision });
+      this.liveness.observe(`node:${key}`, entry.revision);
+    }
+    this.members = members;
+  }
+
+  private async readAssignments(): Promise<void> {
+    const assignments = new Map<string, { value: Assignment; revision: number }>();
+    for (const key of await keysOf(this.site.assignments)) {
+      const entry = await this.site.assignments.get(key);
+      if (!entry || entry.operation !== 'PUT') continue;
+      assignments.set(key, { value: entry.json<Assignment>(), revision: entry.revision });
+    }
+    this.assignments = assignments;
+  }
+
+  /** Holds or takes the leader's lease; while held, moves the tasks of dead or silent nodes. */
+  private async lead(): Promise<void> {
+    const entry = await this.site.leases.get('leader');
+    const current = entry?.operation === 'PUT' ? entry.json<{ node: string; epoch: number }>() : undefined;
+    if (entry) this.liveness.observe('leader', entry.revision);
+    this.leaderName = current?.node;
+    const mine = current?.node === this.node;
+    const vacant =
+      !current || this.liveness.silentFor('leader') > LEASE_MS || this.stateOf(current.node) === 'gone';
+    if (!mine && !vacant) {
+      this.leader = undefined;
+      return;
+    }
+    const epoch = mine ? (current?.epoch ?? 1) : (current?.epoch ?? 0) + 1;
+    const value = JSON.stringify({ node: this.node, epoch, at: Date.now() });
+    try {
+      const revision = entry
+        ? await this.site.leases.update('leader', value, entry.revision)
+        : await this.site.leases.create('leader', value);
+      if (!mine) this.deps.log.info(`cluster: ${this.node} leads placement (epoch ${epoch})`);
+      this.leader = { epoch, revision };
+      this.leaderName = this.node;
+    } catch {
+      // Another node renewed or took it first: it leads.
+      this.leader = undefined;
+      return;
+    }
+    await this.probeMembers();
+    await this.moveOrphans();
+  }
+
+  /** Asks every other node whether it is there: a killed engine's subscriptions vanish at once. */
+  private async probeMembers(): Promise<void> {
+    await Promise.all(
+      [...this.members.keys()]
+        .filter((node) => node !== this.node)
+        .map(async (node) => {
+          try {
+            await this.conn.nc.request(`vc.node.${node}.alive`, '', { timeout: TICK_MS });
+            this.gone.delete(node);
+          } catch (error) {
+            const noResponders =
+              (error as { isNoResponders?: () => boolean }).isNoResponders?.() ??
+              /no responders/i.test(String(error));
+            if (noResponders) {
+              if (!this.gone.has(node)) this.gone.set(node, Date.now());
+            } else this.gone.delete(node);
+          }
+        }),
+    );
+  }
+
+  /** Reassigns, one epoch on, every task whose node is gone or silent, to the least loaded live node. */
+  private async moveOrphans(): Promise<void> {
+    const live = [...this.members.keys()].filter((node) => this.stateOf(node) === 'up');
+    if (live.length === 0) return;
+    const load = new Map(live.map((node) => [node, 0]));
+    for (const { value } of this.assignments.values())
+      if (load.has(value.node)) load.set(value.node, (load.get(value.node) ?? 0) + 1);
+    for (const [taskId, { value, revision }] of this.assignments) {
+      if (load.has(value.node)) continue;
+      const target = [...load].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]))[0]?.[0];
+      if (!target) return;
+      const next: Assignment = { node: target, epoch: value.epoch + 1 };
+      try {
+        await this.site.assignments.update(taskId, JSON.stringify(next), revision);
+        load.set(target, (load.get(target) ?? 0) + 1);
+        this.deps.log.info(
+          `cluster: task ${taskId} moves from ${value.node} (${this.stateOf(value.node)}) to ${target}`,
+        );
+      } catch {
+        // Changed meanwhile (the task closed, or another leader moved it): read again next tick.
+      }
+    }
+  }
+
+  /** Takes over what is assigned here and not running; releases what runs here but is assigned elsewhere. */
+  private async reconcile(): Promise<void> {
+    for (const [taskId, { value }] of this.assignments) {
+      if (value.node === this.node) {
+        if (!this.appender.owns(taskId) && !this.adopting.has(taskId)) void this.adopt(taskId, value.epoch);
+      } else if (this.deps.tasks.runs(taskId) || this.appender.owns(taskId)) {
+        await this.release(taskId, `assigned to ${value.node}`);
+      }
+    }
+  }
+
+  /** Claims the task's chain at its epoch, brings its undelivered events here, and runs it. */
+  private async adopt(taskId: string, epoch: number): Promise<void> {
+    this.adopting.add(taskId);
+    try {
+      const definition = await this.site.tasks.get(taskId);
+      if (!definition || definition.operation !== 'PUT') return;
+      const row = definition.json<TaskRow>();
+      if (row.status === 'closed') return;
+      const chain = new TaskChain(this.conn, taskId, this.node, epoch);
+      const lastSeq = await chain.claim();
+      const delivered = await this.site.delivery.get(taskId);
+      const from =
+        delivered?.operation === 'PUT'
+          ? delivered.json<{ seq: number; stream_seq: number }>()
+          : { seq: 0, stream_seq: 0 };
+      const undelivered = (await readChain(this.conn, taskId, from.stream_seq, 10_000)).flatMap(
+        ({ entry }) =>
+          entry.kind === 'event' && entry.seq > from.seq ? [entry.body as unknown as CallbackBody] : [],
+      );
+      const target = { task_id: taskId, report_url: row.report_url, report_secret: row.report_secret };
+      this.deps.outbox.adopt(target, undelivered, lastSeq);
+      this.appender.own(chain, this.storedAfter(taskId, lastSeq));
+      if (!this.deps.tasks.runs(taskId)) this.deps.tasks.adopt(row);
+      this.deps.log.info(
+        `cluster: ${this.node} runs task ${taskId} (epoch ${epoch}, events from seq ${lastSeq + 1})`,
+      );
+    } catch (error) {
+      if (!(error instanceof Superseded))
+        this.deps.log.warn({ err: error }, `cluster: task ${taskId} was not taken over`);
+    } finally {
+      this.adopting.delete(taskId);
+    }
+  }
+
+  private async release(taskId: string, why: string): Promise<void> {
+    this.appender.disown(taskId);
+    await this.deps.tasks.release(taskId);
+    this.deps.log.info(`cluster: ${this.node} stopped task ${taskId}: ${why}`);
+  }
+
+  private async superseded(taskId: string, held: CallbackBody[], error: Superseded): Promise<void> {
+    await this.deps.tasks.release(taskId);
+    this.deps.log.warn(`cluster: ${error.message}; ${held.length} events it held go to the new owner`);
+  }
+
+  /** A task started on this node: shared, assigned here at epoch 1, and its chain claimed. */
+  private async started(taskId: string): Promise<void> {
+    try {
+      await this.share(taskId);
+      const assignment: Assignment = { node: this.node, epoch: 1 };
+      await this.site.assignments.create(taskId, JSON.stringify(assignment));
+      const chain = new TaskChain(this.conn, taskId, this.node, 1);
+      // Events stored while the chain was being claimed go first.
+      this.appender.own(chain, this.storedAfter(taskId, await chain.claim()));
+    } catch (error) {
+      this.deps.log.error({ err: error }, `cluster: task ${taskId} was not shared with the site`);
+    }
+  }
+
+  /** The task's events this node stored after a seq, in seq order: what its chain lacks. */
+  private storedAfter(taskId: string, seq: number): CallbackBody[] {
+    const page = this.deps.outbox.list(taskId, { after_seq: seq, limit: 10_000, with_body: true });
+    return (page?.items ?? []).flatMap((item) => ('body' in item && item.body ? [item.body] : []));
+  }
+
+  /** Writes the task's definition for the site: what another node needs to take it over. */
+  private async share(taskId: string): Promise<void> {
+    const row = this.deps.tasks.storedRow(taskId);
+    if (row) await this.site.tasks.put(taskId, JSON.stringify(row));
+  }
+
+  private async closedHere(taskId: string): Promise<void> {
+    try {
+      await this.share(taskId);
+      await this.site.assignments.delete(taskId);
+      this.appender.disown(taskId);
+    } catch (error) {
+      this.deps.log.warn({ err: error }, `cluster: the close of task ${taskId} was not shared`);
+    }
+  }
+}
+
+async function keysOf(kv: KV): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const key of await kv.keys()) keys.push(key);
+  return keys;
+}

@@ -1,0 +1,44 @@
+/** How often a node rewrites its card (its heartbeat). */
+export const BEAT_MS = 1_000;
+/**
+ * How long a node's card may stay unchanged, in time the store was writable, before its node counts
+ * as frozen or cut off and its cameras move. Three beats: one late beat on a loaded machine is not a
+ * failure.
+ */
+export const LEASE_MS = 3_000;
+/** What one beat of this node's own can add to writable time, however long it took to be stored. */
+const MAX_CREDIT_MS = 1.5 * BEAT_MS;
+
+/**
+ * Judges other nodes' heartbeats by the revision of their cards, counting only time during which this
+ * node's own beats were stored. While the NATS servers elect a new leader (4-9 s, measured) nobody's
+ * beat is stored and nobody's lease runs out: an election moves no camera. A frozen node's card stops
+ * changing while the others' beats go on, and it is judged silent after LEASE_MS of that.
+ */
+export class Liveness {
+  private writableMs = 0;
+  private lastOwnBeat?: number;
+  private readonly seen = new Map<string, { revision: number; at: number }>();
+
+  /** This node's own beat was stored at `now` (wall-clock ms). */
+  ownBeat(now: number): void {
+    if (this.lastOwnBeat !== undefined) this.writableMs += Math.min(now - this.lastOwnBeat, MAX_CREDIT_MS);
+    this.lastOwnBeat = now;
+  }
+
+  /** A key (a node's card, a lease) was read at this revision. */
+  observe(key: string, revision: number): void {
+    const last = this.seen.get(key);
+    if (!last || last.revision !== revision) this.seen.set(key, { revision, at: this.writableMs });
+  }
+
+  /** Writable time since the key last changed; 0 for a key never observed. */
+  silentFor(key: string): number {
+    const last = this.seen.get(key);
+    return last ? this.writableMs - last.at : 0;
+  }
+
+  forget(key: string): void {
+    this.seen.delete(key);
+  }
+}

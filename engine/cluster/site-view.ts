@@ -1,0 +1,32 @@
+import { type Static, Type } from '@sinclair/typebox';
+
+const Assignment = Type.Object({
+  node: Type.String({ description: 'The node that runs the task' }),
+  epoch: Type.Integer({ minimum: 1, description: 'Counts the owners the task had: each move adds one' }),
+});
+
+const Member = Type.Object({
+  node: Type.String(),
+  api_url: Type.String({ description: "Where the other nodes reach this node's API" }),
+  version: Type.String(),
+  state: Type.Union([Type.Literal('up'), Type.Literal('silent'), Type.Literal('gone')], {
+    description:
+      'up: its heartbeat goes on; silent: none for 3 s of time the site could write (frozen or cut off: its tasks move); gone: its connection to NATS is gone (killed: its tasks move at once)',
+  }),
+  tasks: Type.Array(Type.String(), { description: 'Tasks whose events this node appends now' }),
+});
+
+/** GET /api/cluster: the site as the answering node sees it. */
+export const SiteView = Type.Union([
+  Type.Object({ enabled: Type.Literal(false) }),
+  Type.Object({
+    enabled: Type.Literal(true),
+    node: Type.String({ description: 'The node that answered' }),
+    leader: Type.Union([Type.String(), Type.Null()], { description: 'The node that places tasks now' }),
+    nodes: Type.Array(Member),
+    assignments: Type.Record(Type.String(), Assignment, { description: 'Which node runs each task' }),
+  }),
+]);
+export type SiteView = Static<typeof SiteView>;
+export type Assignment = Static<typeof Assignment>;
+export type MemberView = Static<typeof Member>;

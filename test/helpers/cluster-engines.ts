@@ -1,0 +1,112 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { EngineOptions } from '../../engine/index';
+import { terminate } from './child';
+import { signIn } from './engine-process';
+import { ADMIN_PASSWORD, BUILTIN_PACKAGE_DIR, TEST_MEDIA_DIRS } from './fixtures';
+import { NATS_PASSWORD, NATS_USER, type NatsCluster } from './nats-cluster';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** One engine process of a test site: its own data dir, joined to the site's NATS servers. */
+export class SiteEngine {
+  child?: ChildProcess;
+  url = '';
+  token = '';
+  private out = '';
+
+  constructor(
+    readonly name: string,
+    private readonly dataDir: string,
+    private readonly servers: readonly string[],
+  ) {}
+
+  async start(): Promise<void> {
+    const options: EngineOptions = {
+      dataDir: this.dataDir,
+      port: 0,
+      adminPassword: ADMIN_PASSWORD,
+      builtinDir: BUILTIN_PACKAGE_DIR,
+      mediaDirs: TEST_MEDIA_DIRS,
+      logLevel: 'info',
+      cluster: { servers: this.servers, user: NATS_USER, password: NATS_PASSWORD, nodeName: this.name },
+    };
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/cluster-engine-main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, VC_TEST_ENGINE: JSON.stringify(options) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    const collect = (chunk: Buffer) => {
+      this.out = (this.out + chunk.toString()).slice(-200_000);
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    this.url = await new Promise<string>((done, fail) => {
+      child.stdout?.on('data', () => {
+        const match = /engine listening on (http:\/\/\S+)/.exec(this.out);
+        if (match?.[1]) done(match[1]);
+      });
+      child.once('exit', (code) => fail(new Error(`engine ${this.name} exited with ${code}: ${this.out}`)));
+    });
+    this.token = await signIn(this.url, ADMIN_PASSWORD);
+  }
+
+  /** The engine's log so far (JSON lines). */
+  get log(): string {
+    return this.out;
+  }
+
+  signal(name: NodeJS.Signals): void {
+    this.child?.kill(name);
+  }
+
+  async kill(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    await terminate(child, 'SIGKILL');
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    await terminate(child);
+  }
+
+  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const answer = await fetch(`${this.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? null : JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const envelope = (await answer.json()) as { code: number; msg: string; data: T };
+    if (envelope.code !== 0)
+      throw new Error(`${this.name} ${method} ${path}: ${envelope.code} ${envelope.msg}`);
+    return envelope.data;
+  }
+
+  dispose(): void {
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+/** `count` engines joined to the cluster's servers, started one after another. */
+export async function startSite(nats: NatsCluster, count: number): Promise<SiteEngine[]> {
+  const engines = Array.from(
+    { length: count },
+    (_, i) => new SiteEngine(`e${i + 1}`, mkdtempSync(join(tmpdir(), `vc-site-e${i + 1}-`)), nats.urls),
+  );
+  for (const engine of engines) await engine.start();
+  return engines;
+}
+
+export async function stopSite(engines: readonly SiteEngine[]): Promise<void> {
+  await Promise.all(engines.map((engine) => engine.stop()));
+  for (const engine of engines) engine.dispose();
+}
