@@ -247,6 +247,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       cluster = await ClusterNode.join(options.cluster, {
         tasks,
         outbox,
+        delivery,
         bus,
         log,
         version: packageJson.version,

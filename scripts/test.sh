@@ -15,6 +15,9 @@ test -d ../shared/fixtures || {
   exit 1
 }
 need_node_modules
+# The NATS server of the cluster tests: at or above the floor, fetched from Debian when missing.
+VC_NATS_SERVER="$(bash scripts/nats-server.sh)"
+export VC_NATS_SERVER
 npm run typecheck
 npm run lint
 npm run build

@@ -27,6 +27,7 @@ export class OutboxRepository {
          ON CONFLICT (task_id) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq),
            report_url = excluded.report_url, report_secret = excluded.report_secret`,
       ),
+      dropPending: db.prepare<[string]>("DELETE FROM events WHERE task_id = ? AND state = 'pending'"),
       insert: db.prepare<NewEventRow, { id: number }>(
         `INSERT INTO events (event_id, task_id, seq, kind, app_id, timestamp, body, image_bytes, state,
            next_attempt_at, deadline_at, created_at, rules, classes, max_score)
@@ -133,6 +134,11 @@ export class OutboxRepository {
   /** The task's seq goes on after `lastSeq` (or after its own last, when later). */
   continueSeq(taskId: string, lastSeq: number, reportUrl: string, reportSecret: string): void {
     this.sql.continueSeq.run(taskId, lastSeq, reportUrl, reportSecret);
+  }
+
+  /** Deletes a task's pending events; returns how many. */
+  dropPending(taskId: string): number {
+    return this.sql.dropPending.run(taskId).changes;
   }
 
   /** Stores an event; returns its storage id. */

@@ -132,6 +132,30 @@ export class Outbox {
     for (const event of stored) this.bus.emit('event', event);
   }
 
+  /**
+   * Stores an event another node stored for a task this node now runs, after it had lost the task
+   * (cluster mode): the next seq, its own event_id, marked late. One this node holds already is not
+   * stored again.
+   */
+  enqueueLate(target: ReportTarget, body: CallbackBody): void {
+    const stored = this.store.transaction(() => {
+      if (this.store.byEventId(body.event_id)) return undefined;
+      const seq = this.store.nextSeq(target.task_id, target.report_url, target.report_secret ?? '');
+      return this.insert(target, { ...body, seq, late: true });
+    });
+    if (stored) this.bus.emit('event', stored);
+  }
+
+  /**
+   * Stops delivering a task's events from this node (cluster mode: another node runs the task and
+   * delivers them from its chain): its pending events are deleted here. Returns how many.
+   */
+  release(taskId: string): number {
+    const dropped = this.store.dropPending(taskId);
+    this.imageBytes = this.store.imageTotal();
+    return dropped;
+  }
+
   /** Stores one event whose event_id and seq are given; within the caller's transaction. */
   private insert(target: ReportTarget, body: CallbackBody): StoredEvent {
     const now = this.clock.now();

@@ -59,6 +59,12 @@ export class DeliveryWorker {
   private readonly proven = new Set<string>();
   private active = 0;
   private stopped = true;
+  /**
+   * Whether an event may go out now. A cluster node sends only what its task's chain holds (a node
+   * that lost the task meanwhile must not send what the new owner numbers anew); it kicks the task
+   * when more is appended. A single workstation sends everything.
+   */
+  gate: (taskId: string, seq: number) => boolean = () => true;
   private abort = new AbortController();
   private agent?: Agent;
   /** Recordings of outcomes that a full disk refused, by task, in the order they came. */
@@ -144,7 +150,7 @@ export class DeliveryWorker {
     if (lane.timer) this.clock.clearTimeout(lane.timer);
     lane.timer = undefined;
     const head = this.outbox.head(taskId);
-    if (!head) {
+    if (!head || !this.gate(taskId, head.seq)) {
       this.lanes.delete(taskId);
       return;
     }

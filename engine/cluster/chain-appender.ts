@@ -11,18 +11,24 @@ const RETRY_MS = 500;
  * because another node took the task over ends this node's part: onSuperseded gets what it still held.
  */
 export class ChainAppender {
-  private readonly chains = new Map<string, { chain: TaskChain; queue: CallbackBody[]; busy: boolean }>();
+  private readonly chains = new Map<
+    string,
+    { chain: TaskChain; queue: CallbackBody[]; busy: boolean; retired: boolean }
+  >();
   private retryTimer?: NodeJS.Timeout;
   private closed = false;
 
   constructor(
     private readonly onSuperseded: (taskId: string, held: CallbackBody[], error: Superseded) => void,
     private readonly onError: (error: unknown, taskId: string) => void,
+    /** Events up to the task's chain seq are in the chain now. */
+    private readonly onAppended: (taskId: string) => void,
   ) {}
 
   /** Starts appending a task's events to its claimed chain, beginning with `held` (stored, not yet appended). */
   own(chain: TaskChain, held: readonly CallbackBody[] = []): void {
-    this.chains.set(chain.taskId, { chain, queue: [...held], busy: false });
+    this.chains.set(chain.taskId, { chain, queue: [...held], busy: false, retired: false });
+    this.onAppended(chain.taskId);
     void this.drain(chain.taskId);
   }
 
@@ -31,6 +37,14 @@ export class ChainAppender {
     const entry = this.chains.get(taskId);
     this.chains.delete(taskId);
     return entry?.queue ?? [];
+  }
+
+  /** The task closed here: its chain is let go once what it holds is appended (its last events). */
+  retire(taskId: string): void {
+    const entry = this.chains.get(taskId);
+    if (!entry) return;
+    entry.retired = true;
+    if (!entry.busy && entry.queue.length === 0) this.chains.delete(taskId);
   }
 
   owns(taskId: string): boolean {
@@ -74,8 +88,9 @@ export class ChainAppender {
           entry.queue.shift();
           continue;
         }
-        await entry.chain.append({ seq: body.seq, event_id: body.event_id, late: false, body });
+        await entry.chain.append({ seq: body.seq, event_id: body.event_id, late: body.late === true, body });
         entry.queue.shift();
+        this.onAppended(taskId);
       }
     } catch (error) {
       if (error instanceof Superseded) {
@@ -88,6 +103,8 @@ export class ChainAppender {
     } finally {
       entry.busy = false;
     }
+    if (entry.retired && entry.queue.length === 0 && this.chains.get(taskId) === entry)
+      this.chains.delete(taskId);
   }
 
   private retryLater(): void {

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import type { Outbox } from '../callbacks/outbox';
+import type { DeliveryWorker } from '../callbacks/worker';
 import type { EventBus } from '../events/bus';
 import type { DeliveryRecord } from '../events/delivery';
 import type { CallbackBody } from '../events/schema';
@@ -9,10 +10,10 @@ import type { TaskRegistry } from '../tasks/registry';
 import type { TaskRow } from '../tasks/task-repository';
 import { ChainAppender } from './chain-appender';
 import { type ClusterConnection, connectCluster } from './connection';
-import { readChain, Superseded, TaskChain } from './event-chain';
+import { readChain, readSubject, Superseded, TaskChain } from './event-chain';
 import { BEAT_MS, LEASE_MS, Liveness } from './liveness';
 import type { ClusterOptions } from './options';
-import { openSiteStore, type SiteStore } from './site-store';
+import { LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
 import type { Assignment, MemberView, SiteView } from './site-view';
 
 /** How often a node reconciles what it runs with the assignments, and the leader checks the nodes. */
@@ -44,6 +45,7 @@ export function nodeNameOf(options: ClusterOptions): string {
 interface Deps {
   tasks: TaskRegistry;
   outbox: Outbox;
+  delivery: DeliveryWorker;
   bus: EventBus;
   log: Logger;
   version: string;
@@ -60,9 +62,12 @@ export class ClusterNode {
   private readonly appender: ChainAppender;
   private readonly gone = new Map<string, number>();
   private readonly adopting = new Set<string>();
+  /** Events of tasks this node lost, not yet handed to their new owners. */
+  private readonly handovers = new Map<string, CallbackBody[]>();
+  /** Tasks another node took from this one: nothing of theirs goes out from here. */
+  private readonly lost = new Set<string>();
   /** Delivery progress not yet recorded for the site, by task; written with each beat. */
   private readonly deliveredMarks = new Map<string, { seq: number; stream_seq: number }>();
-  private leader?: { epoch: number; revision: number };
   private members = new Map<string, { card: MemberCard; revision: number }>();
   private assignments = new Map<string, { value: Assignment; revision: number }>();
   private beatTimer?: NodeJS.Timeout;
@@ -83,7 +88,16 @@ export class ClusterNode {
     this.appender = new ChainAppender(
       (taskId, held, error) => void this.superseded(taskId, held, error),
       (error, taskId) => deps.log.warn({ err: error }, `cluster: the events of task ${taskId} wait for NATS`),
+      (taskId) => deps.delivery.kick(taskId),
     );
+    // An event of a task this node owns goes out once its chain holds it: were the task taken over
+    // meanwhile, the new owner numbers it anew (late), and a receiver must never see one seq twice
+    // with two event_ids.
+    deps.delivery.gate = (taskId, seq) => {
+      if (this.lost.has(taskId)) return false;
+      const chain = this.appender.chainOf(taskId);
+      return !chain || chain.seq >= seq;
+    };
     const onEvent = (event: { body: CallbackBody }) => this.appender.stored(event.body);
     deps.bus.on('event', onEvent);
     const onDelivery = (record: DeliveryRecord) => this.delivered(record);
@@ -217,8 +231,12 @@ export class ClusterNode {
     try {
       await this.readMembers();
       await this.readAssignments();
+      // Every node probes every other: a killed leader is seen gone as soon as a killed follower.
+      await this.probeMembers();
       await this.lead();
       await this.reconcile();
+      await this.handOver();
+      await this.collectLate();
     } catch (error) {
       this.deps.log.warn({ err: error }, 'cluster: the reconciliation waits for NATS');
     } finally {
@@ -230,7 +248,7 @@ export class ClusterNode {
     const members = new Map<string, { card: MemberCard; revision: number }>();
     for (const key of await keysOf(this.site.nodes)) {
       const entry = await this.site.nodes.get(key);
-      if (!entry || entry.operation !== 'PUT') continue;
+      if (entry?.operation !== 'PUT') continue;
       members.set(key, { card: entry.json<MemberCard>(), revision: entry.revision });
       this.liveness.observe(`node:${key}`, entry.revision);
     }
@@ -241,7 +259,7 @@ export class ClusterNode {
     const assignments = new Map<string, { value: Assignment; revision: number }>();
     for (const key of await keysOf(this.site.assignments)) {
       const entry = await this.site.assignments.get(key);
-      if (!entry || entry.operation !== 'PUT') continue;
+      if (entry?.operation !== 'PUT') continue;
       assignments.set(key, { value: entry.json<Assignment>(), revision: entry.revision });
     }
     this.assignments = assignments;
@@ -257,24 +275,19 @@ export class ClusterNode {
     const vacant =
       !current || this.liveness.silentFor('leader') > LEASE_MS || this.stateOf(current.node) === 'gone';
     if (!mine && !vacant) {
-      this.leader = undefined;
       return;
     }
     const epoch = mine ? (current?.epoch ?? 1) : (current?.epoch ?? 0) + 1;
     const value = JSON.stringify({ node: this.node, epoch, at: Date.now() });
     try {
-      const revision = entry
-        ? await this.site.leases.update('leader', value, entry.revision)
-        : await this.site.leases.create('leader', value);
+      if (entry) await this.site.leases.update('leader', value, entry.revision);
+      else await this.site.leases.create('leader', value);
       if (!mine) this.deps.log.info(`cluster: ${this.node} leads placement (epoch ${epoch})`);
-      this.leader = { epoch, revision };
       this.leaderName = this.node;
     } catch {
       // Another node renewed or took it first: it leads.
-      this.leader = undefined;
       return;
     }
-    await this.probeMembers();
     await this.moveOrphans();
   }
 
@@ -339,11 +352,12 @@ export class ClusterNode {
     this.adopting.add(taskId);
     try {
       const definition = await this.site.tasks.get(taskId);
-      if (!definition || definition.operation !== 'PUT') return;
+      if (definition?.operation !== 'PUT') return;
       const row = definition.json<TaskRow>();
       if (row.status === 'closed') return;
       const chain = new TaskChain(this.conn, taskId, this.node, epoch);
       const lastSeq = await chain.claim();
+      this.lost.delete(taskId);
       const delivered = await this.site.delivery.get(taskId);
       const from =
         delivered?.operation === 'PUT'
@@ -369,14 +383,62 @@ export class ClusterNode {
   }
 
   private async release(taskId: string, why: string): Promise<void> {
-    this.appender.disown(taskId);
-    await this.deps.tasks.release(taskId);
+    await this.letGo(taskId, this.appender.disown(taskId));
     this.deps.log.info(`cluster: ${this.node} stopped task ${taskId}: ${why}`);
   }
 
   private async superseded(taskId: string, held: CallbackBody[], error: Superseded): Promise<void> {
-    await this.deps.tasks.release(taskId);
     this.deps.log.warn(`cluster: ${error.message}; ${held.length} events it held go to the new owner`);
+    await this.letGo(taskId, held);
+  }
+
+  /**
+   * Stops the task here for good: the events it stored and could not chain go to the new owner
+   * (late), then its pending deliveries here are dropped (the new owner delivers from the chain).
+   */
+  private async letGo(taskId: string, held: CallbackBody[]): Promise<void> {
+    this.lost.add(taskId);
+    await this.deps.tasks.release(taskId);
+    this.handovers.set(taskId, [...(this.handovers.get(taskId) ?? []), ...held]);
+    await this.handOver();
+  }
+
+  /** Publishes the events held for other owners; what NATS does not take now goes with the next tick. */
+  private async handOver(): Promise<void> {
+    for (const [taskId, held] of this.handovers) {
+      try {
+        for (const body of held)
+          await this.conn.js.publish(lateSubject(taskId), JSON.stringify(body), {
+            msgID: `late:${body.event_id}`,
+          });
+        this.handovers.delete(taskId);
+        this.deps.outbox.release(taskId);
+      } catch (error) {
+        this.deps.log.warn({ err: error }, `cluster: the late events of task ${taskId} wait for NATS`);
+      }
+    }
+  }
+
+  /** Takes in the late events other nodes handed over for the tasks this node owns. */
+  private async collectLate(): Promise<void> {
+    const info = await this.conn.jsm.streams.info(LATE_STREAM);
+    if (info.state.messages === 0) return;
+    for (const taskId of this.assignments.keys()) {
+      if (!this.appender.owns(taskId)) continue;
+      const row = this.deps.tasks.storedRow(taskId);
+      if (!row) continue;
+      const target = { task_id: taskId, report_url: row.report_url, report_secret: row.report_secret };
+      for (const { streamSeq, json } of await readSubject(
+        this.conn,
+        LATE_STREAM,
+        lateSubject(taskId),
+        0,
+        1_000,
+      )) {
+        this.deps.outbox.enqueueLate(target, json as CallbackBody);
+        await this.conn.jsm.streams.deleteMessage(LATE_STREAM, streamSeq, false);
+      }
+    }
   }
 
   /** A task started on this node: shared, assigned here at epoch 1, and its chain claimed. */
@@ -409,7 +471,7 @@ export class ClusterNode {
     try {
       await this.share(taskId);
       await this.site.assignments.delete(taskId);
-      this.appender.disown(taskId);
+      this.appender.retire(taskId);
     } catch (error) {
       this.deps.log.warn({ err: error }, `cluster: the close of task ${taskId} was not shared`);
     }

@@ -54,17 +54,29 @@ export async function readChain(
   afterStreamSeq: number,
   limit: number,
 ): Promise<Array<{ streamSeq: number; entry: ChainEntry }>> {
-  const entries: Array<{ streamSeq: number; entry: ChainEntry }> = [];
+  const messages = await readSubject(conn, EVENTS_STREAM, eventSubject(taskId), afterStreamSeq, limit);
+  return messages.map(({ streamSeq, json }) => ({ streamSeq, entry: json as ChainEntry }));
+}
+
+/** A stream's messages on one subject after a stream sequence, oldest first, read from its leader. */
+export async function readSubject(
+  conn: ClusterConnection,
+  stream: string,
+  subject: string,
+  afterStreamSeq: number,
+  limit: number,
+): Promise<Array<{ streamSeq: number; json: unknown }>> {
+  const messages: Array<{ streamSeq: number; json: unknown }> = [];
   let next = afterStreamSeq + 1;
-  while (entries.length < limit) {
+  while (messages.length < limit) {
     // The leader's API takes next_by_subj too; the client's type names only seq and last_by_subj.
-    const query = { seq: next, next_by_subj: eventSubject(taskId) };
-    const message = await conn.jsm.streams.getMessage(EVENTS_STREAM, query);
+    const query = { seq: next, next_by_subj: subject };
+    const message = await conn.jsm.streams.getMessage(stream, query);
     if (!message) break;
-    entries.push({ streamSeq: message.seq, entry: message.json<ChainEntry>() });
+    messages.push({ streamSeq: message.seq, json: message.json() });
     next = message.seq + 1;
   }
-  return entries;
+  return messages;
 }
 
 /**

@@ -169,5 +169,11 @@ export type NewEvent = Static<typeof NewEvent>;
 export const CallbackBody = eventUnion({
   event_id: Type.String({ description: 'Stable id: receivers drop duplicates by it' }),
   seq: Type.Integer({ minimum: 1, description: 'Per task, gap-free: receivers detect loss by it' }),
+  late: Type.Optional(
+    Type.Boolean({
+      description:
+        'Extension (cluster mode): true for an event that a node stored after another had taken its task over; it arrives after events that followed it, with the next seq and its own event_id',
+    }),
+  ),
 });
 export type CallbackBody = Static<typeof CallbackBody>;

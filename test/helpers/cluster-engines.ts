@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { EngineOptions } from '../../engine/index';
@@ -39,8 +39,11 @@ export class SiteEngine {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
+    // A restart's log starts afresh: the URL is read from it.
+    this.out = '';
     const collect = (chunk: Buffer) => {
       this.out = (this.out + chunk.toString()).slice(-200_000);
+      if (process.env.VC_SITE_LOGS) appendFileSync(join(process.env.VC_SITE_LOGS, `${this.name}.log`), chunk);
     };
     child.stdout?.on('data', collect);
     child.stderr?.on('data', collect);
