@@ -6,6 +6,7 @@ import type { HeldEventsOptions } from './callbacks/held-events';
 import type { Outbox, OutboxOptions } from './callbacks/outbox';
 import type { DeliveryOptions } from './callbacks/worker';
 import type { Clock } from './clock';
+import type { ClusterOptions } from './cluster/options';
 import type { EventBus } from './events/bus';
 import type { PoolOptions } from './inference/pool';
 import type { LiveLimits } from './live/limits';
@@ -64,8 +65,9 @@ export interface EngineOptions {
    */
   fileReadRate?: number;
   /**
-   * Video decoding (default none: software): an ffmpeg hwaccel, or auto for the first of the
-   * platform's whose device opens. A stream whose hardware path fails decodes in software.
+   * Video decoding (default auto, DEFAULT_HWACCEL in engine/config/schema.ts, as from the command
+   * line): an ffmpeg hwaccel, none for software, or auto for the first of the platform's whose device
+   * opens. A stream whose hardware path fails decodes in software.
    */
   hwaccel?: HwaccelSetting;
   /**
@@ -101,6 +103,12 @@ export interface EngineOptions {
   log?: Partial<LogOptions>;
   /** Audit trail retention (AUDIT_RETENTION_DEFAULTS: 90 days, 100,000 entries). */
   audit?: Partial<AuditRetention>;
+  /**
+   * The cluster this engine joins (--cluster and its flags, `cluster` in settings.json); absent, the
+   * engine is a single workstation with no NATS connection. The loader (engine/config/load.ts) gives
+   * it only when servers are named, with a user and a password (anonymous access is refused).
+   */
+  cluster?: ClusterOptions;
 }
 
 export interface IssuedToken {

@@ -1,0 +1,7 @@
+/**
+ * Most pixels a source's frames may have unless the engine is told otherwise: DCI 4K (4096x2160),
+ * which every 4K UHD camera (3840x2160) fits. One such frame is 26.5 MB as RGB; an 8K stream took
+ * the engine to 3.5 GB and a 15872x15872 MJPEG killed it. A constant of its own, free of Node, so
+ * that the configuration schema (engine/config/schema.ts) can state it as its default.
+ */
+export const DEFAULT_MAX_SOURCE_PIXELS = 4096 * 2160;
