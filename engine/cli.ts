@@ -122,7 +122,7 @@ async function main(): Promise<void> {
   // Everything the engine and its children (SQLite's WAL, ffmpeg's segments, packages, samples)
   // create is its user's alone; startEngine fixes what an earlier run left.
   process.umask(PRIVATE_UMASK);
-  const loaded = loadEngineConfig(process.argv.slice(2), process.env, process.cwd());
+  const loaded = loadEngineConfig(undefined, process.env, process.cwd());
   if (loaded.help) {
     console.log(usage());
     return;

@@ -224,7 +224,7 @@ function clusterOptions(cluster: Partial<ClusterConfig>, env: Environment): Clus
   };
 }
 
-/** The keys with a value, later sources first: what the earlier ones leave open. */
+/** The sources merged key by key, the first that gives a key winning. */
 function merge(...sources: PartialConfig[]): PartialConfig {
   const merged: Record<string, unknown> = {};
   for (const source of [...sources].reverse())
@@ -233,12 +233,15 @@ function merge(...sources: PartialConfig[]): PartialConfig {
 }
 
 /**
- * Reads the configuration: flags (argv, as after `npm run engine --`), then settings.json in the data
- * dir they (or VC_DATA_DIR, or the default) name, then the environment. Throws a ConfigError naming
- * the setting for any value the schema refuses, and node:util's ERR_PARSE_ARGS_* for an unknown flag.
+ * Reads the configuration: flags (argv as after `npm run engine --`; the process's when undefined),
+ * then settings.json in the data dir they (or VC_DATA_DIR, or the default) name, then the
+ * environment. Throws a ConfigError naming the setting for any value the schema refuses, and
+ * node:util's ERR_PARSE_ARGS_* for an unknown flag.
  */
-export function loadEngineConfig(argv: readonly string[], env: Environment, cwd: string): Loaded {
-  const { values } = parseArgs({ args: [...argv], options: flagOptions(), strict: true });
+export function loadEngineConfig(argv: readonly string[] | undefined, env: Environment, cwd: string): Loaded {
+  // Without argv, node:util's own choice of the process's arguments (under Electron's utility process too).
+  const args = argv === undefined ? {} : { args: [...argv] };
+  const { values } = parseArgs({ ...args, options: flagOptions(), strict: true });
   if (values.help) return { help: true };
   const flags = flagSource(values);
   const fromEnv = envSource(env);
