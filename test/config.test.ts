@@ -200,7 +200,12 @@ describe('refusals name the setting', () => {
       [
         { max_source_pixels: 0 },
         'max_source_pixels',
-        'max_source_pixels must be a whole number of at least 1',
+        'max_source_pixels must be a whole number 1..2147483647, not 0',
+      ],
+      [
+        { max_source_pixels: 2 ** 31 },
+        'max_source_pixels',
+        'max_source_pixels must be a whole number 1..2147483647, not 2147483648',
       ],
       [
         { hwaccel: 'gpu' },

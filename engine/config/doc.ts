@@ -80,7 +80,8 @@ export function configurationTable(): string {
       env ? code(env) : '—',
       code(defaultText(row.schema)),
       expectation(row.schema),
-      String(row.schema.description ?? ''),
+      // A backslash keeps <data-dir> and the like text, not an HTML tag the renderer would drop.
+      String(row.schema.description ?? '').replaceAll('<', '\\<'),
     ];
     lines.push(`| ${cells.join(' | ')} |`);
   }

@@ -10,7 +10,7 @@ import { type SchemaOptions, type Static, Type } from '@sinclair/typebox';
 import { HWACCELS } from '../contract/health';
 import { EXECUTION_PROVIDERS } from '../inference/providers';
 import { ANALYSIS_SIZE_RANGE, MAX_FRAME_SIDE } from '../media/analysis-size';
-import { DEFAULT_MAX_SOURCE_PIXELS } from '../media/source-pixels';
+import { DEFAULT_MAX_SOURCE_PIXELS, MAX_SOURCE_PIXELS_SETTING } from '../media/source-pixels';
 import { DEFAULT_ANALYSIS_FPS } from '../tasks/limits';
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -137,6 +137,7 @@ export const EngineConfigSchema = Type.Object(
     }),
     max_source_pixels: Type.Integer({
       minimum: 1,
+      maximum: MAX_SOURCE_PIXELS_SETTING,
       default: DEFAULT_MAX_SOURCE_PIXELS,
       description:
         'Most pixels a video source may have (4096 x 2160, DCI 4K); a larger one is refused (422 42207). Raise it for e.g. 12 MP cameras.',

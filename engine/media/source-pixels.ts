@@ -5,3 +5,6 @@
  * that the configuration schema (engine/config/schema.ts) can state it as its default.
  */
 export const DEFAULT_MAX_SOURCE_PIXELS = 4096 * 2160;
+
+/** The most the setting may name: ffmpeg's -max_pixels takes 0..INT_MAX, and refuses every source beyond. */
+export const MAX_SOURCE_PIXELS_SETTING = 2 ** 31 - 1;
