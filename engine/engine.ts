@@ -22,6 +22,8 @@ import { wireTaskEvents } from './callbacks/task-events';
 import { DeliveryWorker } from './callbacks/worker';
 import { systemClock } from './clock';
 import { ClusterNode } from './cluster/cluster-node';
+import { checkEngineOptions } from './config/options';
+import { DEFAULT_HWACCEL } from './config/schema';
 import { DEFAULT_MEDIA_DIR } from './contract/media-folders';
 import { EventBus } from './events/bus';
 import { AlarmReview } from './events/review';
@@ -77,6 +79,8 @@ const BUILTIN_INSTALLED = 'builtin_package_installed';
 
 /** Opens the data dir, seeds what a first start needs, resumes live tasks and serves the API. */
 export async function startEngine(options: EngineOptions): Promise<Engine> {
+  // In-process callers are held to the ranges the command line is.
+  checkEngineOptions(options);
   const clock = options.clock ?? systemClock;
   const dataDir = resolve(options.dataDir);
   // Taken before anything in the data dir is touched; held until close() or the process dies.
@@ -148,7 +152,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       `${notPrivate.length} entries of the data dir belong to another user and stay readable to others, e.g. ${notPrivate[0]}`,
     );
   // Hardware decoding is found in the background: streams opened before it is known decode in software.
-  const hwaccelSetting = options.hwaccel ?? 'none';
+  const hwaccelSetting = options.hwaccel ?? DEFAULT_HWACCEL;
   let decoding: ResolvedHwaccel = {
     setting: hwaccelSetting,
     hwaccel: 'none',

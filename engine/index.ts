@@ -14,11 +14,6 @@ import type { LogLevel, LogOptions } from './log/logger';
 import type { HwaccelSetting } from './media/hwaccel';
 
 export interface EngineOptions {
-  /**
-   * Joins the cluster of these NATS servers (engine/cluster): tasks, their events and the site's
-   * nodes are shared through JetStream. Absent: the single workstation, with no NATS at all.
-   */
-  cluster?: ClusterOptions;
   /** Address to bind; loopback unless the operator exposes the API on the LAN. */
   host?: string;
   port?: number;
@@ -70,8 +65,9 @@ export interface EngineOptions {
    */
   fileReadRate?: number;
   /**
-   * Video decoding (default none: software): an ffmpeg hwaccel, or auto for the first of the
-   * platform's whose device opens. A stream whose hardware path fails decodes in software.
+   * Video decoding (default auto, DEFAULT_HWACCEL in engine/config/schema.ts, as from the command
+   * line): an ffmpeg hwaccel, none for software, or auto for the first of the platform's whose device
+   * opens. A stream whose hardware path fails decodes in software.
    */
   hwaccel?: HwaccelSetting;
   /**
@@ -107,6 +103,12 @@ export interface EngineOptions {
   log?: Partial<LogOptions>;
   /** Audit trail retention (AUDIT_RETENTION_DEFAULTS: 90 days, 100,000 entries). */
   audit?: Partial<AuditRetention>;
+  /**
+   * The cluster this engine joins (--cluster and its flags, `cluster` in settings.json); absent, the
+   * engine is a single workstation with no NATS connection. The loader (engine/config/load.ts) gives
+   * it only when servers are named, with a user and a password (anonymous access is refused).
+   */
+  cluster?: ClusterOptions;
 }
 
 export interface IssuedToken {

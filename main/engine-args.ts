@@ -1,7 +1,10 @@
 /**
  * The command line main starts the engine process with (the flags of engine/cli.ts, the entry that
  * `npm run engine` runs): what startEngine was given in-process before the engine had a process of its own.
+ * Written from the engine's configuration schema, which refuses a value the engine would refuse
+ * before the process is started.
  */
+import { configArgs } from '../engine/contract/config';
 import type { DesktopSettings } from './settings';
 
 export interface EngineLaunch {
@@ -16,23 +19,16 @@ export interface EngineLaunch {
 }
 
 export function engineArgs(launch: EngineLaunch): string[] {
-  return [
-    '--host',
-    launch.settings.host,
-    '--port',
-    String(launch.port ?? launch.settings.port),
-    '--data-dir',
-    launch.settings.dataDir,
-    '--allowed-origins',
-    launch.appOrigin,
-    '--console-dir',
-    launch.consoleDir ?? '',
-    '--builtin-dir',
-    launch.builtinDir,
-    '--log-level',
-    'info',
+  return configArgs({
+    host: launch.settings.host,
+    port: launch.port ?? launch.settings.port,
+    data_dir: launch.settings.dataDir,
+    allowed_origins: [launch.appOrigin],
+    console_dir: launch.consoleDir ?? '',
+    builtin_dir: launch.builtinDir,
+    log_level: 'info',
     // The folders file sources may come from (the settings' media folders); never none, or the
     // engine would take media_dirs from the data folder's settings.json instead.
-    ...launch.settings.mediaDirs.flatMap((dir) => ['--media-dir', dir]),
-  ];
+    media_dirs: launch.settings.mediaDirs,
+  });
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs whatever is missing and starts the product: the headless engine with the web console on
-# http://127.0.0.1:8080 (data in ./.data), the built-in package and the example detection package
+# http://127.0.0.1:8080 (data in ./.data) unless its arguments say otherwise, the built-in package and the example detection package
 # installed, and ../shared/fixtures/media as a media folder. Arguments go to the engine (npm run engine -- --help lists them). Safe to run again.
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
@@ -23,10 +23,8 @@ else
   echo "../shared/fixtures is not beside the repository: starting without the example package" >&2
 fi
 
-cat <<INFO
-Vision Console: http://127.0.0.1:8080 (web console and API), user admin, password from
-VC_ADMIN_PASSWORD, else in .data/initial-admin-password after the first start. Ctrl-C stops it.
-INFO
+# The engine prints where it listens, its data folder and, on a first start without
+# VC_ADMIN_PASSWORD, the file with the admin password, as it really is (with the arguments given).
 # File sources come from the media folders only: the fixture clips beside the repository, when there.
 media=()
 if [ -d ../shared/fixtures/media ]; then media=(--media-dir ../shared/fixtures/media); fi

@@ -84,7 +84,7 @@ describe('health as data', () => {
     const system = answer.body.data as SystemInfo;
     expect(checkSystem(system)).toEqual({ ok: true, value: system });
     expect(system.cpu.cores).toBe(availableParallelism());
-    // Test engines decode in software unless told otherwise (the CLI's default is auto).
+    // startTestEngine asks for software decoding (the engine's default, auto, depends on the machine).
     expect(system.decoding).toEqual({ setting: 'none', hwaccel: 'none', fallback: null });
     expect(system.memory.engine_rss_bytes).toBeGreaterThan(0);
     expect(system.memory.engine_rss_bytes).toBeLessThan(system.memory.total_bytes);

@@ -1,11 +1,7 @@
+import { DEFAULT_MAX_SOURCE_PIXELS } from './source-pixels';
 import { formatWhitelist, type SourceKind } from './source-url';
 
-/**
- * Most pixels a source's frames may have unless the engine is told otherwise: DCI 4K (4096x2160),
- * which every 4K UHD camera (3840x2160) fits. One such frame is 26.5 MB as RGB; an 8K stream took
- * the engine to 3.5 GB and a 15872x15872 MJPEG killed it.
- */
-export const DEFAULT_MAX_SOURCE_PIXELS = 4096 * 2160;
+export { DEFAULT_MAX_SOURCE_PIXELS };
 
 /**
  * ffmpeg input options that bound what a source can make it do: only video demuxers, and decoders

@@ -59,6 +59,10 @@ export async function startTestEngine(
     clock,
     logLevel: 'silent',
     mediaDirs: TEST_MEDIA_DIRS,
+    // Software decoding, chosen here rather than the production default (auto): what auto resolves
+    // to depends on the machine's GPU and on when its background probe ends, and tests judge the
+    // decode path in health figures. Engine processes (spawnEngine) run the default.
+    hwaccel: 'none',
     ...options,
   });
   const call = async (method: string, path: string, options: CallOptions = {}): Promise<Answer> => {
