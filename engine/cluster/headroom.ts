@@ -1,26 +1,25 @@
-import { bestNode, byName, placementOrder, Room, type Sized, sized } from './placement-fit';
+import { byName } from './placement-fit';
+import { type Placed, place } from './placement-round';
 import type { CameraDemand, Headroom, NodeCard } from './placement-schema';
 
 /**
  * Could the site lose a node and still run every camera? Each node that runs cameras is taken away in
- * turn and its cameras packed onto the room the other up nodes have left, by the rules placement uses
- * (model, GPU, source, capacity), without displacing anyone. The verdict names the node whose loss
- * leaves most cameras without a place: usually the largest, but a smaller one whose cameras only a few
- * nodes can run (a GPU node) can be worse. The operator is told before the failure, not after (the
- * prototype's 24 cameras on 2 survivors of capacity 10 left 4 unplaced with no word).
+ * turn and the round the placement leader would then plan is planned (placement-round.ts: its cameras
+ * moved by the same rules, room made, lower priorities displaced); a camera placed now that it leaves
+ * without a place counts against that node. The verdict names the node whose loss leaves most cameras
+ * out: usually the largest, but a smaller one whose cameras few nodes can run (the only GPU node) can be
+ * worse. The operator is told before the failure, not after (a prototype's 24 cameras on 2 survivors of
+ * capacity 10 left 4 unplaced with no word).
  */
 export function headroom(
   nodes: readonly NodeCard[],
   cameras: readonly CameraDemand[],
-  assignment: Readonly<Record<string, string>>,
+  placed: Placed,
 ): Headroom {
-  const placed = cameras
-    .filter((camera) => assignment[camera.task_id] !== undefined)
-    .map(sized)
-    .sort(placementOrder);
+  const running = cameras.map((camera) => ({ ...camera, node: placed.assignment[camera.task_id] ?? null }));
   let worst: Loss | undefined;
   for (const node of nodes) {
-    const loss = lose(node, nodes, placed, assignment);
+    const loss = lose(node, nodes, running, placed);
     if (loss.cameras > 0 && (!worst || worse(loss, worst))) worst = loss;
   }
   if (!worst) {
@@ -42,30 +41,23 @@ type Loss = Omit<Headroom, 'ok' | 'message'> & { node: string };
 function lose(
   lost: NodeCard,
   nodes: readonly NodeCard[],
-  placed: readonly Sized[],
-  assignment: Readonly<Record<string, string>>,
+  running: readonly CameraDemand[],
+  placed: Placed,
 ): Loss {
-  const room = new Room();
-  const orphans: Sized[] = [];
-  for (const item of placed) {
-    const node = assignment[item.camera.task_id] as string;
-    if (node === lost.name) orphans.push(item);
-    else room.add(node, item.cost);
-  }
-  const survivors = nodes.filter((node) => node.state === 'up' && node.name !== lost.name);
-  const spare = survivors.reduce((sum, node) => sum + room.free(node), 0);
-  let unplaced = 0;
-  for (const item of orphans) {
-    const target = bestNode(survivors, item, room);
-    if (target) room.add(target.name, item.cost);
-    else unplaced += 1;
-  }
+  const survivors = nodes.filter((node) => node.name !== lost.name);
+  const after = place(survivors, running, placed, placed.at);
+  const orphans = running.filter((camera) => camera.node === lost.name);
+  const spare = placed.loads
+    .filter(
+      (load) => load.node !== lost.name && nodes.find((node) => node.name === load.node)?.state === 'up',
+    )
+    .reduce((sum, load) => sum + Math.max(0, load.capacity_cores - load.load_cores), 0);
   return {
     node: lost.name,
     cameras: orphans.length,
-    would_unplace: unplaced,
+    would_unplace: after.unplaced.filter((camera) => placed.assignment[camera.task_id] !== undefined).length,
     spare_cores: round(spare),
-    needed_cores: round(orphans.reduce((sum, item) => sum + item.cost, 0)),
+    needed_cores: round(orphans.reduce((sum, camera) => sum + camera.cost_cores, 0)),
   };
 }
 
@@ -82,5 +74,5 @@ const round = (cores: number): number => Math.round(cores * 100) / 100;
 function verdict(loss: Loss): string {
   const figures = `its ${loss.cameras} cameras need ${loss.needed_cores.toFixed(2)} cores, the other nodes have ${loss.spare_cores.toFixed(2)} spare`;
   if (loss.would_unplace === 0) return `losing ${loss.node} leaves every camera a place: ${figures}`;
-  return `losing ${loss.node} would leave ${loss.would_unplace} of its ${loss.cameras} cameras without a place (${figures}): add a node or capacity`;
+  return `losing ${loss.node} would leave ${loss.would_unplace} cameras without a place (${figures}): add a node or capacity`;
 }

@@ -41,6 +41,13 @@ export class Room {
   private readonly cores = new Map<string, number>();
   private readonly counts = new Map<string, number>();
 
+  clone(): Room {
+    const copy = new Room();
+    for (const [node, cores] of this.cores) copy.cores.set(node, cores);
+    for (const [node, count] of this.counts) copy.counts.set(node, count);
+    return copy;
+  }
+
   add(node: string, cost: number): void {
     this.cores.set(node, this.load(node) + cost);
     this.counts.set(node, this.count(node) + 1);
@@ -78,27 +85,4 @@ export class Room {
 export function fitsIn(node: NodeCard, load: number, count: number, cost: number): boolean {
   const underCount = node.max_cameras === null || count < node.max_cameras;
   return underCount && load + cost <= node.capacity_cores + EPSILON;
-}
-
-/**
- * Of the up nodes given, the one that can run the camera, has room for it, and is left the least full
- * by it (spreading, so every node keeps headroom for a failed one's cameras); ties by name.
- */
-export function bestNode(
-  up: readonly NodeCard[],
-  item: Sized,
-  room: Room,
-  except?: string,
-): NodeCard | undefined {
-  let best: NodeCard | undefined;
-  let bestFraction = Number.POSITIVE_INFINITY;
-  for (const node of up) {
-    if (node.name === except || refusal(node, item.camera) !== null || !room.fits(node, item.cost)) continue;
-    const fraction = room.fraction(node, item.cost);
-    if (fraction < bestFraction || (fraction === bestFraction && best && byName(node.name, best.name) < 0)) {
-      best = node;
-      bestFraction = fraction;
-    }
-  }
-  return best;
 }

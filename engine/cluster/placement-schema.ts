@@ -58,6 +58,7 @@ export const MoveReason = Type.Union([
   Type.Literal('node_lost'),
   Type.Literal('not_eligible'),
   Type.Literal('displaced'),
+  Type.Literal('make_room'),
   Type.Literal('over_capacity'),
   Type.Literal('draining'),
   Type.Literal('rebalance'),
@@ -66,7 +67,9 @@ export const MoveReason = Type.Union([
  * Why a camera goes to a node this round. Forced (not counted against the round's planned moves):
  * unplaced (new, or found no room before), node_lost (its node is gone), not_eligible (its node can no
  * longer run it: its source failed to open there, or the model or GPU is gone), displaced (a camera of
- * higher priority took its room). Planned, at most a few a round: over_capacity, draining, rebalance.
+ * higher priority took its room), make_room (moved, still running, to make room on the only kind of node
+ * a camera that fits nowhere else can run on). Planned, at most a few a round: over_capacity (its node's
+ * cameras cost more than it has), draining, rebalance.
  */
 export type MoveReason = Static<typeof MoveReason>;
 
@@ -97,7 +100,9 @@ export const Headroom = Type.Object({
     description: 'The node whose loss leaves most cameras without a place (null: no node runs cameras)',
   }),
   cameras: Count('Cameras that node runs'),
-  would_unplace: Count('Of those, how many the other nodes could not take'),
+  would_unplace: Count(
+    'Cameras running now that its loss would leave without a place: its own, or lower-priority ones they would displace',
+  ),
   spare_cores: Cores('Free capacity of the other up nodes'),
   needed_cores: Cores("What that node's cameras cost"),
   message: Type.String({ description: 'The verdict in words, for the console' }),
