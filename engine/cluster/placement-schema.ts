@@ -72,6 +72,8 @@ export const MoveReason = Type.Union([
  * cameras cost more than it has), draining, rebalance.
  */
 export type MoveReason = Static<typeof MoveReason>;
+/** The reasons of planned moves: at most MAX_PLANNED_MOVES of them a round (placement-round.ts). */
+export const PLANNED_REASONS: readonly MoveReason[] = ['over_capacity', 'draining', 'rebalance'];
 
 /**
  * A camera to start on `to`. Make-before-break: start it on `to` first, then stop it on `from` once it
