@@ -11,10 +11,12 @@ import type { CameraDemand, Move, MoveReason, NodeCard, NodeLoad, Plan, Unplaced
  *    OVER_CAPACITY_TOLERANCE. A node past that keeps what fits its capacity, taken by priority, then
  *    cost: the lower-priority and smaller ones are the ones that go.
  * 2. Forced: a camera with no node (new, unplaced before), whose node is gone, or whose node can no
- *    longer run it goes, at once, to the eligible node it leaves least full. With no room anywhere, it
- *    makes room on an eligible node by moving cameras that can run elsewhere there (they keep running:
- *    make-before-break); failing that, it displaces cameras of lower priority, which are placed in
- *    turn or left out.
+ *    longer run it goes, at once, to the eligible node it leaves least full (costliest first, as in
+ *    best-fit decreasing, but to the node left with the most room rather than the tightest fit: the
+ *    tightest piles cameras onto few nodes and leaves none the room a failed node's cameras need). With
+ *    no room anywhere, it makes room on an eligible node by moving cameras that can run elsewhere
+ *    there (they keep running: make-before-break); failing that, it displaces cameras of lower
+ *    priority, which are placed in turn or left out.
  * 3. Planned, at most MAX_PLANNED_MOVES a round: cameras over their node's capacity, then those on a
  *    draining node, move where there is room; until then they stay where they run.
  * 4. Rebalance, within the same budget: once the spread of load (the fullest node's share of its
