@@ -4,7 +4,7 @@ import { type AppRuleContext, AppRuleState, type FrameInfo } from '../engine/rul
 import { Rule } from '../engine/rules/schema';
 import { STILL_AFTER_MS, TrackMotion } from '../engine/rules/stationary';
 import { compileCheck } from '../engine/schema/ajv';
-import type { TrackedObject } from '../engine/tracking/byte-tracker';
+import type { TrackedObject } from '../engine/vision/types';
 import { standing } from './helpers/rule-tracks';
 
 /** Frames 100 ms apart (10 fps). */

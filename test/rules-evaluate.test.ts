@@ -4,7 +4,7 @@ import { type AppRuleContext, AppRuleState, type FrameInfo, type RuleFiring } fr
 import type { ClassEntry, Counter, Inertia, Rule } from '../engine/rules/schema';
 import { FORGET_TRACK_AFTER_MS } from '../engine/rules/time-series';
 import type { Polygon } from '../engine/tasks/schema';
-import type { TrackedObject } from '../engine/tracking/byte-tracker';
+import type { TrackedObject } from '../engine/vision/types';
 
 const person = (over: Partial<ClassEntry> = {}): ClassEntry => ({
   class_id: '0',

@@ -3,7 +3,7 @@ import { type AppRuleContext, AppRuleState, type FrameInfo } from '../engine/rul
 import { DEFAULT_INERTIA, TrackInertia } from '../engine/rules/inertia';
 import type { Rule } from '../engine/rules/schema';
 import { ruleProblems } from '../engine/rules/validate';
-import type { TrackedObject } from '../engine/tracking/byte-tracker';
+import type { TrackedObject } from '../engine/vision/types';
 import { PERSON, standing } from './helpers/rule-tracks';
 
 const person = PERSON;

@@ -1,9 +1,8 @@
-import type { Frame } from '../inference/types';
 import type { Polygon, Zone } from '../tasks/schema';
-import type { TrackedObject } from '../tracking/byte-tracker';
+import { pointInPolygon, toPoints } from '../vision/geometry';
+import type { Frame, Point, TrackedObject } from '../vision/types';
 import type { AppCounts, DirectionCounts, LineCounts, ZoneOccupancy } from './counts';
 import { AreaDwell, seconds } from './dwell';
-import { type Pt, pointInPolygon } from './geometry';
 import type { GroundMap } from './ground';
 import { DEFAULT_INERTIA, TrackInertia } from './inertia';
 import { LeftObjects } from './left-object';
@@ -132,7 +131,7 @@ function reportRemoved({ name, box, fraction, area, sinceMs }: RemovedArea, nowM
 interface Match {
   object: TrackedObject;
   entry: ClassEntry;
-  foot: Pt;
+  foot: Point;
   /** Foot point inside the region; always true without a region (whole frame or counting line). */
   inRegion: boolean;
   /** Zones of the foot point; undefined when the app has none. */
@@ -299,12 +298,12 @@ export class AppRuleState {
     return { firings, shown, removed: removed.shown, zoneOccupied: shown.length > 0 };
   }
 
-  private get region(): Pt[] | null {
-    return this.ctx.polygon.length >= 3 ? (this.ctx.polygon as unknown as Pt[]) : null;
+  private get region(): Point[] | null {
+    return this.ctx.polygon.length >= 3 ? toPoints(this.ctx.polygon) : null;
   }
 
-  private get countingLine(): readonly [Pt, Pt] | null {
-    return this.ctx.polygon.length === 2 ? (this.ctx.polygon as unknown as [Pt, Pt]) : null;
+  private get countingLine(): readonly [Point, Point] | null {
+    return this.ctx.polygon.length === 2 ? (toPoints(this.ctx.polygon) as [Point, Point]) : null;
   }
 
   /** The app's zones; empty when it has none. */
@@ -330,7 +329,7 @@ export class AppRuleState {
     for (const object of objects) {
       const entry = this.entries.get(String(object.classIndex));
       if (!entry || !entryMatches(entry, object)) continue;
-      const foot: Pt = [(object.x1 + object.x2) / 2, object.y2];
+      const foot: Point = [(object.x1 + object.x2) / 2, object.y2];
       if (masked(foot, masks)) continue;
       matches.push({
         object,
@@ -550,10 +549,13 @@ export class AppRuleState {
     const personClass = rule.person_class_id ?? DEFAULT_PERSON_CLASS_ID;
     const people = objects
       .filter((o) => String(o.classIndex) === personClass)
-      .map((o): { foot: Pt; height: number } => ({ foot: [(o.x1 + o.x2) / 2, o.y2], height: o.y2 - o.y1 }));
+      .map((o): { foot: Point; height: number } => ({
+        foot: [(o.x1 + o.x2) / 2, o.y2],
+        height: o.y2 - o.y1,
+      }));
     const ground = this.ctx.ground;
-    const apart = (a: Pt, b: Pt) => Math.hypot(a[0] - b[0], a[1] - b[1]);
-    const near = (foot: Pt) =>
+    const apart = (a: Point, b: Point) => Math.hypot(a[0] - b[0], a[1] - b[1]);
+    const near = (foot: Point) =>
       people.some((p) =>
         ground && rule.meters !== undefined
           ? apart(ground(foot), ground(p.foot)) <= rule.meters
@@ -593,7 +595,7 @@ export class AppRuleState {
     const people = objects.filter((o) => String(o.classIndex) === personClass);
     const areas: WatchedArea[] =
       this.zones.length > 0
-        ? this.zones.map((zone) => ({ name: zone.name, polygon: zone.polygon as unknown as Pt[] }))
+        ? this.zones.map((zone) => ({ name: zone.name, polygon: toPoints(zone.polygon) }))
         : [{ name: '', polygon: this.region }];
     const nowMs = mediaTime(frame);
     const removed = this.books.removed.update(nowMs, picture, frame, areas, people, rule);
@@ -607,7 +609,7 @@ export class AppRuleState {
 
   private crossingFirings(
     frame: FrameInfo,
-    line: readonly [Pt, Pt],
+    line: readonly [Point, Point],
     matches: readonly Match[],
   ): RuleFiring[] {
     const directions = this.books.crossings.update(

@@ -1,6 +1,7 @@
 import type { Polygon, Zone } from '../tasks/schema';
+import { pointInPolygon, toPoints } from '../vision/geometry';
+import type { Point } from '../vision/types';
 import type { ZoneOccupancy } from './counts';
-import { type Pt, pointInPolygon } from './geometry';
 import { FlowTally } from './time-series';
 
 /**
@@ -8,16 +9,14 @@ import { FlowTally } from './time-series';
  * stands in, whether a mask hides it, and counts split per zone.
  */
 
-const points = (polygon: Polygon) => polygon as unknown as Pt[];
-
 /** True when the foot point lies in one of the masks: the object then counts for no rule of the app. */
-export function masked(foot: Pt, masks: readonly Polygon[]): boolean {
-  return masks.some((mask) => pointInPolygon(foot, points(mask)));
+export function masked(foot: Point, masks: readonly Polygon[]): boolean {
+  return masks.some((mask) => pointInPolygon(foot, toPoints(mask)));
 }
 
 /** Names of the zones the foot point stands in, in configuration order. */
-export function zonesAt(foot: Pt, zones: readonly Zone[]): string[] {
-  return zones.filter((zone) => pointInPolygon(foot, points(zone.polygon))).map((zone) => zone.name);
+export function zonesAt(foot: Point, zones: readonly Zone[]): string[] {
+  return zones.filter((zone) => pointInPolygon(foot, toPoints(zone.polygon))).map((zone) => zone.name);
 }
 
 /** How many of the objects stand in each zone; every zone is listed, zeros included. */
