@@ -15,8 +15,8 @@ import {
 import { paintObjects } from '../engine/osd/paint';
 import { renderOverlay, renderSnapshot } from '../engine/osd/render';
 import { appSnapshot, toOverlayObject } from '../engine/osd/snapshot';
-import type { ShownObject } from '../engine/rules/evaluate';
 import { REMOVED_COLOR } from '../engine/rules/removed-object';
+import type { ShownObject } from '../engine/rules/rule-kind';
 import { DEFAULT_OSD, type Osd } from '../engine/tasks/schema';
 import type { Frame } from '../engine/vision/types';
 import { FIXTURES } from './helpers/fixtures';

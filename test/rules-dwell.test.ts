@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AreaDwell } from '../engine/rules/dwell';
-import { type AppRuleContext, AppRuleState, type FrameInfo } from '../engine/rules/evaluate';
+import { type AppRuleContext, AppRuleState } from '../engine/rules/evaluate';
+import type { FrameInfo } from '../engine/rules/rule-kind';
 import { Rule } from '../engine/rules/schema';
 import { STILL_AFTER_MS, TrackMotion } from '../engine/rules/stationary';
 import { compileCheck } from '../engine/schema/ajv';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type AppRuleContext, AppRuleState, type FrameInfo, type RuleFiring } from '../engine/rules/evaluate';
+import { type AppRuleContext, AppRuleState } from '../engine/rules/evaluate';
 import { REMOVED_COLOR } from '../engine/rules/removed-object';
+import type { FrameInfo, RuleFiring } from '../engine/rules/rule-kind';
 import type { Rule } from '../engine/rules/schema';
 import { ruleProblems } from '../engine/rules/validate';
 import type { Frame, TrackedObject } from '../engine/vision/types';

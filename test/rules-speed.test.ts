@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { AppRuleState, type FrameInfo } from '../engine/rules/evaluate';
+import { AppRuleState } from '../engine/rules/evaluate';
 import { applyHomography, groundMap, homography } from '../engine/rules/ground';
+import type { FrameInfo } from '../engine/rules/rule-kind';
 import type { Rule } from '../engine/rules/schema';
 import { TrackSpeeds } from '../engine/rules/speed';
 import { ruleProblems } from '../engine/rules/validate';

@@ -186,7 +186,7 @@ export class Collector {
     const foot: Point = [(detection.x1 + detection.x2) / 2, detection.y2];
     if (polygon.length >= 3 && !pointInPolygon(foot, toPoints(polygon))) return undefined;
     // Detections in a mask never count for the app, so they are no hard samples of it either.
-    if (masked(foot, masks)) return undefined;
+    if (masked(foot, masks.map(toPoints))) return undefined;
     return entry;
   }
 

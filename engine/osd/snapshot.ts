@@ -1,4 +1,4 @@
-import type { ShownObject } from '../rules/evaluate';
+import type { ShownObject } from '../rules/rule-kind';
 import type { Osd } from '../tasks/schema';
 import type { Frame } from '../vision/types';
 import { onFrame } from './frame-space';
