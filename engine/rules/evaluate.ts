@@ -49,14 +49,15 @@ export interface RuleResult {
 
 /** The app as its rule kinds see it: class entries by id, areas as Points. */
 function viewOf(ctx: AppRuleContext): AppView {
-  const [a, b] = toPoints(ctx.polygon);
+  const points = toPoints(ctx.polygon);
+  const [a, b] = points;
   return {
     appId: ctx.appId,
     appType: ctx.appType,
     rule: ctx.rule,
     entries: new Map((ctx.rule.classes ?? []).map((entry) => [entry.class_id, entry])),
-    region: ctx.polygon.length >= 3 ? toPoints(ctx.polygon) : null,
-    line: ctx.polygon.length === 2 && a && b ? [a, b] : null,
+    region: points.length >= 3 ? points : null,
+    line: points.length === 2 && a && b ? [a, b] : null,
     zones: (ctx.zones ?? []).map((zone) => ({ name: zone.name, polygon: toPoints(zone.polygon) })),
     masks: (ctx.masks ?? []).map(toPoints),
     perImage: ctx.perImage ?? false,

@@ -37,10 +37,8 @@ export class RemovedObjectRule implements RuleKind {
     if (!rule || !picture) return [];
     const personClass = rule.person_class_id ?? DEFAULT_PERSON_CLASS_ID;
     const people = objects.filter((o) => String(o.classIndex) === personClass);
-    const areas: WatchedArea[] =
-      app.zones.length > 0
-        ? app.zones.map((zone) => ({ name: zone.name, polygon: zone.polygon }))
-        : [{ name: '', polygon: app.region }];
+    const areas: readonly WatchedArea[] =
+      app.zones.length > 0 ? app.zones : [{ name: '', polygon: app.region }];
     const removed = this.removed.update(nowMs, picture, frame, areas, people, rule);
     if (removed.length === 0) return [];
     const reported = removed.map((area) => reportRemoved(area, nowMs));
