@@ -9,7 +9,9 @@ export type Point = readonly [number, number];
 
 /**
  * Points as a request's JSON carries them (polygons, zones, masks, calibration marks): arrays that
- * the schema holds to two coordinates each. The geometry takes them as Points through toPoints.
+ * the schema holds to two coordinates each. The geometry takes them as Points through toPoints. The
+ * wire keeps arrays because a tuple schema (`items` as an array) is not OpenAPI 3.0 and the console
+ * builds its polygons as number[][].
  */
 export type PointList = readonly (readonly number[])[];
 
