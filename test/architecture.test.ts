@@ -60,3 +60,57 @@ describe('rule "sql in repositories": SQL lives only in *-repository.ts modules 
     expect(offenders.sort()).toEqual(Object.keys(EXEMPT).sort());
   });
 });
+
+describe('rule "one point type": no `as unknown as` between geometry types', () => {
+  /** Files still casting through unknown to a geometry type, each with the reason it may. */
+  const EXEMPT: Record<string, string> = {};
+  /** The vision stages' types (engine/vision/types.ts), read from it so that a new one is guarded too. */
+  const VISION_TYPES = [
+    ...readFileSync(join(ROOT, 'engine/vision/types.ts'), 'utf8').matchAll(
+      /export (?:type|interface) (\w+)/g,
+    ),
+  ].map((match) => match[1] as string);
+  /** The wire's polygon and the old point alias besides them; `number` only as a tuple or an array. */
+  const NAMES = [...VISION_TYPES, 'Polygon', 'Pt'].join('|');
+  const GEOMETRY_CAST = new RegExp(
+    `\\bas\\s+unknown\\s+as\\s+(?:readonly\\s+)?\\(?\\s*(?:(?:${NAMES})\\b|\\[\\s*(?:${NAMES}|number)\\b|number\\s*\\[\\s*\\])`,
+  );
+
+  it('guards the vision types', () => {
+    expect(VISION_TYPES).toEqual(
+      expect.arrayContaining([
+        'Point',
+        'PointList',
+        'FrameSize',
+        'Frame',
+        'Box',
+        'Detection',
+        'TrackedObject',
+      ]),
+    );
+  });
+
+  it('no module casts through unknown to a point, polygon, box, detection, frame or number tuple', () => {
+    const offenders = EVERYTHING.filter((file) => GEOMETRY_CAST.test(readFileSync(join(ROOT, file), 'utf8')));
+    expect(offenders.sort()).toEqual(Object.keys(EXEMPT).sort());
+  });
+});
+
+describe('rule "rule kinds": each rule kind is its own module behind RuleKind; the orchestrator has none', () => {
+  const KINDS = sources('engine/rules/kinds');
+  const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+
+  it('each module of engine/rules/kinds/ implements RuleKind once, and no other engine module does', () => {
+    const implementing = ENGINE.flatMap((file) => {
+      const count = read(file).match(/\bimplements\s+RuleKind\b/g)?.length ?? 0;
+      return count > 0 ? [[file, count]] : [];
+    });
+    expect(KINDS.length).toBeGreaterThanOrEqual(6);
+    expect(implementing.sort()).toEqual(KINDS.map((file) => [file, 1]).sort());
+  });
+
+  it('engine/rules/evaluate.ts reads no rule kind’s fields and dispatches on no app type', () => {
+    const kindLogic = /\brule\.(counter|left_object|removed_object|speed|stationary)\b|\bAPP_TYPE\b/g;
+    expect(read('engine/rules/evaluate.ts').match(kindLogic) ?? []).toEqual([]);
+  });
+});

@@ -29,7 +29,6 @@ const CONTRACT_MODULES = [
   'engine/optimization/schema.ts',
   'engine/osd/label-placement.ts',
   'engine/rules/counts.ts',
-  'engine/rules/geometry.ts',
   'engine/rules/ground.ts',
   'engine/rules/inertia.ts',
   'engine/rules/schema.ts',
@@ -39,6 +38,8 @@ const CONTRACT_MODULES = [
   'engine/tasks/limits.ts',
   'engine/tasks/polygon.ts',
   'engine/tasks/schema.ts',
+  'engine/vision/geometry.ts',
+  'engine/vision/types.ts',
 ];
 /** The packages the contract may reach: pure JavaScript that runs in a browser. */
 const CONTRACT_PACKAGES = ['@sinclair/typebox', 'ajv'];

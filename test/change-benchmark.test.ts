@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { detectChanges } from '../engine/change/detect';
 import { loadOpenCv, type OpenCv } from '../engine/change/opencv';
 import { NotRegisteredError } from '../engine/change/register';
-import type { Box, Frame } from '../engine/inference/types';
+import type { Box, Frame } from '../engine/vision/types';
 import { type ChangePair, changePairs, fixtureFrame, score } from './helpers/change-pairs';
 import { FIXTURES } from './helpers/fixtures';
 

@@ -8,9 +8,9 @@ import { tileStarts } from '../engine/change/change-model';
 import type { ImageResult } from '../engine/events/schema';
 import { changeProbabilities } from '../engine/inference/change-map';
 import { iou } from '../engine/inference/nms';
-import type { Box } from '../engine/inference/types';
 import type { ModelInput, ModelSpec } from '../engine/packages/manifest';
 import { buildZapk } from '../engine/packages/zapk';
+import type { Box } from '../engine/vision/types';
 import { type Answer, FIXTURES, startTestEngine, type TestEngine } from './helpers/engine';
 import { constantModel, type SiameseOptions, siameseChangeModel } from './helpers/onnx-graphs';
 

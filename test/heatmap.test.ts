@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { heatmapPng, heatPixels } from '../engine/osd/heatmap';
 import { HEAT_COLUMNS, HEAT_ROWS, HeatGrid } from '../engine/pipeline/heat-grid';
 import type { AnalysedFrame } from '../engine/pipeline/task-pipeline';
-import type { ShownObject } from '../engine/rules/evaluate';
+import type { ShownObject } from '../engine/rules/rule-kind';
 
 /** The grid's warm cells as [column, row, count]. */
 const warm = (grid: HeatGrid) =>

@@ -8,8 +8,8 @@ import { STARVED_DEADLINE_FACTOR } from '../engine/inference/host';
 import { InferencePool } from '../engine/inference/pool';
 import type { OnnxModelRef } from '../engine/inference/protocol';
 import { Quarantine } from '../engine/inference/quarantine';
-import type { Frame } from '../engine/inference/types';
 import type { TaskView } from '../engine/tasks/schema';
+import type { Frame } from '../engine/vision/types';
 import { inferenceChildren, isAlive } from './helpers/child';
 import {
   ADMIN_PASSWORD,

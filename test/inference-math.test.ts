@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { decodeOutput } from '../engine/inference/decode';
 import { letterbox, undoLetterbox } from '../engine/inference/letterbox';
 import { iou, nms, postprocess } from '../engine/inference/nms';
-import type { Detection, Frame } from '../engine/inference/types';
 import type { ModelInput } from '../engine/packages/manifest';
+import type { Detection, Frame } from '../engine/vision/types';
 import { FIXTURES } from './helpers/fixtures';
 
 /** A [1, rows, columns] tensor with every value 0 except the given rows. */

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { InferencePool } from '../engine/inference/pool';
 import type { HostRequest } from '../engine/inference/protocol';
 import { RequestReader, requestHead } from '../engine/inference/request-stream';
-import type { Frame } from '../engine/inference/types';
+import type { Frame } from '../engine/vision/types';
 import { FIXTURE_MODEL } from './helpers/example-package';
 import { FIXTURES } from './helpers/fixtures';
 

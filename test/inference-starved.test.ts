@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InferencePool } from '../engine/inference/pool';
-import type { Frame } from '../engine/inference/types';
+import type { Frame } from '../engine/vision/types';
 import { FIXTURE_MODEL } from './helpers/example-package';
 import { FIXTURES } from './helpers/fixtures';
 

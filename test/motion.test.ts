@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MOTION_DEFAULTS, MotionDetector } from '../engine/inference/motion';
 import { iou } from '../engine/inference/nms';
-import type { Box, Detection, Frame } from '../engine/inference/types';
+import type { Box, Detection, Frame } from '../engine/vision/types';
 import { FIXTURES } from './helpers/fixtures';
 
 const WARMUP = MOTION_DEFAULTS.warmupFrames;

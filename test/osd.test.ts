@@ -4,7 +4,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import type { Frame } from '../engine/inference/types';
 import {
   areaZones,
   buildOverlay,
@@ -16,9 +15,10 @@ import {
 import { paintObjects } from '../engine/osd/paint';
 import { renderOverlay, renderSnapshot } from '../engine/osd/render';
 import { appSnapshot, toOverlayObject } from '../engine/osd/snapshot';
-import type { ShownObject } from '../engine/rules/evaluate';
 import { REMOVED_COLOR } from '../engine/rules/removed-object';
+import type { ShownObject } from '../engine/rules/rule-kind';
 import { DEFAULT_OSD, type Osd } from '../engine/tasks/schema';
+import type { Frame } from '../engine/vision/types';
 import { FIXTURES } from './helpers/fixtures';
 
 type Rgb = readonly [number, number, number];

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { AreaDwell } from '../engine/rules/dwell';
-import { type AppRuleContext, AppRuleState, type FrameInfo } from '../engine/rules/evaluate';
+import { type AppRuleContext, AppRuleState } from '../engine/rules/evaluate';
+import type { FrameInfo } from '../engine/rules/rule-kind';
 import { Rule } from '../engine/rules/schema';
 import { STILL_AFTER_MS, TrackMotion } from '../engine/rules/stationary';
 import { compileCheck } from '../engine/schema/ajv';
-import type { TrackedObject } from '../engine/tracking/byte-tracker';
+import type { TrackedObject } from '../engine/vision/types';
 import { standing } from './helpers/rule-tracks';
 
 /** Frames 100 ms apart (10 fps). */

@@ -1,10 +1,11 @@
 // Over 400 lines on purpose: every rule kind on hand-made tracks, each compared whole.
 import { describe, expect, it } from 'vitest';
-import { type AppRuleContext, AppRuleState, type FrameInfo, type RuleFiring } from '../engine/rules/evaluate';
+import { type AppRuleContext, AppRuleState } from '../engine/rules/evaluate';
+import type { FrameInfo, RuleFiring } from '../engine/rules/rule-kind';
 import type { ClassEntry, Counter, Inertia, Rule } from '../engine/rules/schema';
 import { FORGET_TRACK_AFTER_MS } from '../engine/rules/time-series';
 import type { Polygon } from '../engine/tasks/schema';
-import type { TrackedObject } from '../engine/tracking/byte-tracker';
+import type { TrackedObject } from '../engine/vision/types';
 
 const person = (over: Partial<ClassEntry> = {}): ClassEntry => ({
   class_id: '0',

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type AppRuleContext, AppRuleState, type RuleFiring } from '../engine/rules/evaluate';
+import { type AppRuleContext, AppRuleState } from '../engine/rules/evaluate';
+import type { RuleFiring } from '../engine/rules/rule-kind';
 import type { ClassEntry, Rule } from '../engine/rules/schema';
-import type { TrackedObject } from '../engine/tracking/byte-tracker';
+import type { TrackedObject } from '../engine/vision/types';
 import { FIXTURE_SIZE, fixtureTracks } from './helpers/fixture-tracks';
 
 /**

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { type AppRuleContext, AppRuleState, type FrameInfo } from '../engine/rules/evaluate';
+import { type AppRuleContext, AppRuleState } from '../engine/rules/evaluate';
 import { DEFAULT_INERTIA, TrackInertia } from '../engine/rules/inertia';
+import type { FrameInfo } from '../engine/rules/rule-kind';
 import type { Rule } from '../engine/rules/schema';
 import { ruleProblems } from '../engine/rules/validate';
-import type { TrackedObject } from '../engine/tracking/byte-tracker';
+import type { TrackedObject } from '../engine/vision/types';
 import { PERSON, standing } from './helpers/rule-tracks';
 
 const person = PERSON;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { Frame } from '../engine/inference/types';
-import { type AppRuleContext, AppRuleState, type FrameInfo, type RuleFiring } from '../engine/rules/evaluate';
+import { type AppRuleContext, AppRuleState } from '../engine/rules/evaluate';
 import { REMOVED_COLOR } from '../engine/rules/removed-object';
+import type { FrameInfo, RuleFiring } from '../engine/rules/rule-kind';
 import type { Rule } from '../engine/rules/schema';
 import { ruleProblems } from '../engine/rules/validate';
-import type { TrackedObject } from '../engine/tracking/byte-tracker';
+import type { Frame, TrackedObject } from '../engine/vision/types';
 import { standing } from './helpers/rule-tracks';
 
 /** Frames 100 ms apart (10 fps) of a 320x240 source. */

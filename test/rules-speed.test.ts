@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { AppRuleState, type FrameInfo } from '../engine/rules/evaluate';
-import type { Pt } from '../engine/rules/geometry';
+import { AppRuleState } from '../engine/rules/evaluate';
 import { applyHomography, groundMap, homography } from '../engine/rules/ground';
+import type { FrameInfo } from '../engine/rules/rule-kind';
 import type { Rule } from '../engine/rules/schema';
 import { TrackSpeeds } from '../engine/rules/speed';
 import { ruleProblems } from '../engine/rules/validate';
+import type { Point as Pt } from '../engine/vision/types';
 import { standing } from './helpers/rule-tracks';
 
 const near = (a: readonly number[], b: readonly number[], eps = 1e-6) =>

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { onFrame } from '../engine/osd/frame-space';
 import { scaleAreas } from '../engine/pipeline/app-runtime';
-import { type AppRuleContext, AppRuleState, type FrameInfo } from '../engine/rules/evaluate';
+import { type AppRuleContext, AppRuleState } from '../engine/rules/evaluate';
+import type { FrameInfo } from '../engine/rules/rule-kind';
 import type { Counter, Rule } from '../engine/rules/schema';
 import type { Polygon, Zone } from '../engine/tasks/schema';
 import { PERSON, standing } from './helpers/rule-tracks';

@@ -8,7 +8,6 @@ import sharp from 'sharp';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../engine/clock';
 import { CallbackBody, NewEvent } from '../engine/events/schema';
-import type { Detection, Frame } from '../engine/inference/types';
 import type { StreamWatchdog, WatchdogFrame } from '../engine/media/stream-watchdog';
 import type { Manifest } from '../engine/packages/manifest';
 import { PackagesRepository } from '../engine/packages/packages-repository';
@@ -19,6 +18,7 @@ import type { ClassEntry } from '../engine/rules/schema';
 import { compileCheck } from '../engine/schema/ajv';
 import { type Db, openDb } from '../engine/store/db';
 import { DEFAULT_OSD, type Polygon } from '../engine/tasks/schema';
+import type { Detection, Frame } from '../engine/vision/types';
 import { BUILTIN_PACKAGE_DIR } from './helpers/fixtures';
 
 /**

@@ -1,10 +1,10 @@
 // Over 400 lines on purpose: tracking scenarios on hand-made detections, each compared whole.
 import { describe, expect, it } from 'vitest';
 import { iou } from '../engine/inference/nms';
-import type { Box, Detection } from '../engine/inference/types';
 import { assign } from '../engine/tracking/assignment';
-import { ByteTracker, type TrackedObject } from '../engine/tracking/byte-tracker';
+import { ByteTracker } from '../engine/tracking/byte-tracker';
 import { KalmanBoxFilter } from '../engine/tracking/kalman';
+import type { Box, Detection, TrackedObject } from '../engine/vision/types';
 
 /** mulberry32: a tiny seeded PRNG so the simulations are the same on every run. */
 function prng(seed: number): () => number {

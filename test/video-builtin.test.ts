@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskHealth } from '../engine/contract/health';
 import { CallbackBody } from '../engine/events/schema';
-import { pointInPolygon } from '../engine/rules/geometry';
 import type { Rule } from '../engine/rules/schema';
 import { compileCheck } from '../engine/schema/ajv';
 import { renderDump } from '../engine/tasks/health-view';
 import type { TaskView } from '../engine/tasks/schema';
+import { pointInPolygon } from '../engine/vision/geometry';
 import { startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
 import { Receiver } from './helpers/receiver';
 

@@ -1,4 +1,4 @@
-import type { Frame } from '../inference/types';
+import type { Frame } from '../vision/types';
 import { changeImage } from './detect';
 import type { OpenCv } from './opencv';
 import { register, rescale } from './register';

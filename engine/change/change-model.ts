@@ -1,6 +1,6 @@
 import type { ChangeMapResult } from '../inference/pool';
 import type { OnnxModelRef } from '../inference/protocol';
-import type { Frame } from '../inference/types';
+import type { Frame } from '../vision/types';
 import type { Aligned } from './align';
 import { CHANGE_DEFAULTS, type ChangedRegion, regionsOf } from './detect';
 import { workGrid } from './working';

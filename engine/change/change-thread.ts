@@ -1,4 +1,4 @@
-import type { Frame } from '../inference/types';
+import type { Frame } from '../vision/types';
 import { ThreadCalls } from '../worker-thread';
 import type { Aligned } from './align';
 import type { ChangedRegion } from './detect';

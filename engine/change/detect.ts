@@ -1,6 +1,6 @@
 import { type Blob, blobsOf, type WorkGrid } from '../inference/blobs';
 import { openClose } from '../inference/morphology';
-import type { Frame } from '../inference/types';
+import type { Frame } from '../vision/types';
 import type { OpenCv } from './opencv';
 import { type Homography, register } from './register';
 import { matchTones } from './tones';

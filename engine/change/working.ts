@@ -1,5 +1,5 @@
 import type { WorkGrid } from '../inference/blobs';
-import type { Frame } from '../inference/types';
+import type { Frame } from '../vision/types';
 
 // Typed-array reads below are in bounds by construction; `as number` only answers noUncheckedIndexedAccess.
 

@@ -31,7 +31,6 @@ export {
   Verdict,
 } from '../optimization/schema';
 export { placeLabels } from '../osd/label-placement';
-export { pointInPolygon } from '../rules/geometry';
 export { groundMap } from '../rules/ground';
 export { DEFAULT_INERTIA } from '../rules/inertia';
 export {
@@ -60,6 +59,7 @@ export {
   TaskView,
   UpdateTaskBody,
 } from '../tasks/schema';
+export { pointInPolygon } from '../vision/geometry';
 export { SystemInfo, TaskHealth } from './health';
 export { DEFAULT_MEDIA_DIR, SOURCE_REFUSED_REASON } from './media-folders';
 

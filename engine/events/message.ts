@@ -1,4 +1,4 @@
-import type { RuleFiring } from '../rules/evaluate';
+import type { RuleFiring } from '../rules/rule-kind';
 import type { NewEvent } from './schema';
 
 export interface MessageInput {

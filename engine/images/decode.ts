@@ -1,5 +1,5 @@
 import sharp, { type Sharp } from 'sharp';
-import type { Frame } from '../inference/types';
+import type { Frame } from '../vision/types';
 import { BmpDecoder } from './bmp-decoder';
 import { imageError } from './image-error';
 

@@ -1,4 +1,4 @@
-import type { Detection } from './types';
+import type { Detection } from '../vision/types';
 
 // Typed-array reads below are in bounds by construction; `as number` only answers noUncheckedIndexedAccess.
 

@@ -1,7 +1,7 @@
+import type { Box } from '../vision/types';
 import { type DirectFamily, decodeDirect, directClassCount } from './decode-direct';
 import type { OnnxFamily } from './families';
 import { type OutputTensor, outputFor, shapeText } from './outputs';
-import type { Box } from './types';
 
 /** A box before NMS, in model-input pixels. */
 export interface Candidate extends Box {

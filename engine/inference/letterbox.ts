@@ -1,5 +1,5 @@
 import type { ModelInput } from '../packages/manifest';
-import type { Box, Frame } from './types';
+import type { Box, Frame } from '../vision/types';
 
 /** Where the resized frame sits in the model input: model px = source px * scale + pad, per axis. */
 export interface LetterboxInfo {

@@ -1,6 +1,6 @@
+import type { Detection, Frame } from '../vision/types';
 import { blobsOf } from './blobs';
 import { openClose } from './morphology';
-import type { Detection, Frame } from './types';
 
 // Typed-array reads below are in bounds by construction; `as number` only answers noUncheckedIndexedAccess.
 

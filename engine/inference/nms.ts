@@ -1,8 +1,8 @@
+import type { Box, Detection } from '../vision/types';
 import { type Candidate, decodeOutputs, type InputSize } from './decode';
 import type { OnnxFamily } from './families';
 import { type LetterboxInfo, undoLetterbox } from './letterbox';
 import type { OutputTensor } from './outputs';
-import type { Box, Detection } from './types';
 
 /** Intersection over union; 0 when both boxes are empty. */
 export function iou(a: Box, b: Box): number {

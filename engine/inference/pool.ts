@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { basename } from 'node:path';
 import { OVERLOAD_HOLD_MS } from '../system/loop-lag';
+import type { Detection, Frame } from '../vision/types';
 import { ModelChecker } from './checker';
 import { HostFailure, type HostLimits, InferenceHost, kernelMemoryLimitAvailable } from './host';
 import type {
@@ -15,7 +16,6 @@ import type {
 } from './protocol';
 import type { ExecutionProviderSetting } from './providers';
 import { Quarantine } from './quarantine';
-import type { Detection, Frame } from './types';
 
 export interface PoolOptions {
   /** Inference host processes; each holds its own session of every model it has run. Default: one per core. */

@@ -1,6 +1,6 @@
 import type { ModelSpec } from '../packages/manifest';
+import type { Detection } from '../vision/types';
 import type { ExecutionProvider, ExecutionProviderSetting } from './providers';
-import type { Detection } from './types';
 
 /** What an inference host needs to run an ONNX model: its cache key, weights and manifest spec. */
 export interface OnnxModelRef {

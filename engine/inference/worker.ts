@@ -7,6 +7,7 @@ import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import type { ModelInput } from '../packages/manifest';
+import type { Frame } from '../vision/types';
 import { changeProbabilities, quantise } from './change-map';
 import { decodeOutputs, outputClassCount } from './decode';
 import { isChangeModelFamily, isOnnxFamily, type OnnxFamily } from './families';
@@ -30,7 +31,6 @@ import {
 } from './protocol';
 import { type ExecutionProvider, openOnProvider, providerCandidates } from './providers';
 import { RequestReader } from './request-stream';
-import type { Frame } from './types';
 
 /**
  * An inference host: a child process of the engine (see host.ts) that owns an onnxruntime session

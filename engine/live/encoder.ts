@@ -1,6 +1,6 @@
 import type { FfmpegHealth } from '../contract/health';
-import type { Frame } from '../inference/types';
 import { blend, type RasterOverlay } from '../osd/raster';
+import type { Frame } from '../vision/types';
 import { FMP4_TEE_OUTPUT } from './fmp4';
 import { hlsTeeOutput, nextSegmentNumber, waitForPlaylist } from './hls-files';
 import { SupervisedFfmpeg } from './supervised-ffmpeg';

@@ -2,9 +2,9 @@ import { onFrame } from '../osd/frame-space';
 import { buildOverlay, type Overlay, type OverlayObject, type OverlayZone } from '../osd/overlay';
 import { type RasterOverlay, rasterise } from '../osd/raster';
 import { toOverlayObject } from '../osd/snapshot';
-import type { FrameSize } from '../pipeline/app-runtime';
 import type { AnalysedFrame } from '../pipeline/task-pipeline';
 import type { Osd } from '../tasks/schema';
+import type { FrameSize } from '../vision/types';
 
 /**
  * How many analysed frames in a row an object may be missing before its box goes: a detector that

@@ -1,4 +1,4 @@
-import type { Frame } from '../inference/types';
+import type { Frame } from '../vision/types';
 import { type FramePool, framePool } from './frame-pool';
 import { DEFAULT_MAX_SOURCE_PIXELS } from './source-limits';
 

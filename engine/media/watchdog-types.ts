@@ -1,5 +1,5 @@
 import type { Clock } from '../clock';
-import type { Frame } from '../inference/types';
+import type { Frame } from '../vision/types';
 import type { PixelSize } from './analysis-size';
 import type { FramePool } from './frame-pool';
 import type { RtspTransport, SourceExit, SourceFrame, SourceInfo, SourceProgress } from './frame-source';

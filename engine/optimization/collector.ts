@@ -1,13 +1,11 @@
-import type { Detection, Frame } from '../inference/types';
 import type { InstalledApp } from '../packages/registry';
-import type { FrameSize } from '../pipeline/app-runtime';
 import type { AnalysedFrame } from '../pipeline/task-pipeline';
 import { AppRuleState } from '../rules/evaluate';
-import { type Pt, pointInPolygon } from '../rules/geometry';
 import type { ClassEntry } from '../rules/schema';
 import { masked } from '../rules/zones';
 import type { AppAreas } from '../tasks/schema';
-import type { TrackedObject } from '../tracking/byte-tracker';
+import { pointInPolygon, toPoints } from '../vision/geometry';
+import type { Detection, Frame, FrameSize, Point, TrackedObject } from '../vision/types';
 import { OPTIMIZATION_LIMITS } from './limits';
 import type { Annotation, SampleReason } from './schema';
 import { addTo, cloneStats, type RunStats } from './stats';
@@ -185,10 +183,10 @@ export class Collector {
     const longer = Math.max(detection.x2 - detection.x1, detection.y2 - detection.y1);
     if (longer < entry.min_pixel || (entry.max_pixel > 0 && longer > entry.max_pixel)) return undefined;
     const { polygon, masks = [] } = this.areasOf(app, frame);
-    const foot: Pt = [(detection.x1 + detection.x2) / 2, detection.y2];
-    if (polygon.length >= 3 && !pointInPolygon(foot, polygon as unknown as Pt[])) return undefined;
+    const foot: Point = [(detection.x1 + detection.x2) / 2, detection.y2];
+    if (polygon.length >= 3 && !pointInPolygon(foot, toPoints(polygon))) return undefined;
     // Detections in a mask never count for the app, so they are no hard samples of it either.
-    if (masked(foot, masks)) return undefined;
+    if (masked(foot, masks.map(toPoints))) return undefined;
     return entry;
   }
 

@@ -1,5 +1,4 @@
-import type { Box } from '../inference/types';
-import type { TrackedObject } from '../tracking/byte-tracker';
+import type { Box, TrackedObject } from '../vision/types';
 import { addScore, type Histogram, median } from './histogram';
 import { OPTIMIZATION_LIMITS } from './limits';
 

@@ -1,5 +1,5 @@
 import type { PixelSize } from '../media/analysis-size';
-import { scalePolygon } from '../rules/geometry';
+import { scalePolygon } from '../vision/geometry';
 import type { OverlayObject, OverlayZone } from './overlay';
 
 /**

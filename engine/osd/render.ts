@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import type { Frame } from '../inference/types';
+import type { Frame } from '../vision/types';
 import type { Overlay } from './overlay';
 import { blend, type RasterOverlay, rasterise } from './raster';
 

@@ -1,6 +1,6 @@
-import type { Frame } from '../inference/types';
-import type { ShownObject } from '../rules/evaluate';
+import type { ShownObject } from '../rules/rule-kind';
 import type { Osd } from '../tasks/schema';
+import type { Frame } from '../vision/types';
 import { onFrame } from './frame-space';
 import { buildOverlay, type OverlayObject, type OverlayZone } from './overlay';
 import { paintObjects } from './paint';

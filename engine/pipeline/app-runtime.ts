@@ -1,13 +1,9 @@
 import type { InstalledApp } from '../packages/registry';
 import { type AppRuleContext, AppRuleState } from '../rules/evaluate';
-import { scalePolygon } from '../rules/geometry';
 import { groundMap } from '../rules/ground';
 import type { AppAreas, Polygon } from '../tasks/schema';
-
-export interface FrameSize {
-  width: number;
-  height: number;
-}
+import { scalePolygon } from '../vision/geometry';
+import type { FrameSize } from '../vision/types';
 
 /**
  * The polygon, zones, masks and calibration marks of an app, all rescaled alike: they are stored in

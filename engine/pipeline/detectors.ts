@@ -1,8 +1,8 @@
 import { isOnnxFamily } from '../inference/families';
 import { MotionDetector } from '../inference/motion';
 import type { InferencePool } from '../inference/pool';
-import type { Detection, Frame } from '../inference/types';
 import type { InstalledModel } from '../packages/registry';
+import type { Detection, Frame } from '../vision/types';
 
 /** One model as a task runs it. detect() resolves with the frame to draw on (the one it was given). */
 export interface TaskDetector {

@@ -1,5 +1,4 @@
-import type { Detection } from '../inference/types';
-import type { FrameSize } from './app-runtime';
+import type { Detection, FrameSize } from '../vision/types';
 
 /**
  * A model's detections on a frame that ffmpeg scaled down from its source (media/analysis-size.ts),

@@ -1,4 +1,5 @@
-import type { Pt } from './geometry';
+import { toPoints } from '../vision/geometry';
+import type { Point } from '../vision/types';
 
 /**
  * Image pixels to metres on the ground, for speeds and distances: a homography from four reference
@@ -8,7 +9,7 @@ import type { Pt } from './geometry';
 /** Row-major 3x3 matrix. */
 type Mat3 = readonly number[];
 
-export type GroundMap = (p: Pt) => Pt;
+export type GroundMap = (p: Point) => Point;
 
 /** Solves A x = b (n x n, row-major) by Gaussian elimination with partial pivoting; null if singular. */
 function solve(a: number[][], b: number[]): number[] | null {
@@ -36,13 +37,13 @@ function solve(a: number[][], b: number[]): number[] | null {
  * The homography taking each image point to its ground point (h33 = 1); null when three points of
  * either set are collinear, since no such map exists then.
  */
-export function homography(image: readonly Pt[], ground: readonly Pt[]): Mat3 | null {
+export function homography(image: readonly Point[], ground: readonly Point[]): Mat3 | null {
   if (image.length !== 4 || ground.length !== 4) return null;
   if (hasCollinearTriple(image) || hasCollinearTriple(ground)) return null;
   const a: number[][] = [];
   const b: number[] = [];
   image.forEach(([x, y], i) => {
-    const [u, v] = ground[i] as Pt;
+    const [u, v] = ground[i] as Point;
     a.push([x, y, 1, 0, 0, 0, -u * x, -u * y]);
     b.push(u);
     a.push([0, 0, 0, x, y, 1, -v * x, -v * y]);
@@ -52,15 +53,15 @@ export function homography(image: readonly Pt[], ground: readonly Pt[]): Mat3 | 
   return h ? [...h, 1] : null;
 }
 
-function hasCollinearTriple(points: readonly Pt[]): boolean {
-  const [a, b, c, d] = points as [Pt, Pt, Pt, Pt];
-  const area = (p: Pt, q: Pt, r: Pt) =>
+function hasCollinearTriple(points: readonly Point[]): boolean {
+  const [a, b, c, d] = points as [Point, Point, Point, Point];
+  const area = (p: Point, q: Point, r: Point) =>
     Math.abs((q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0]));
   const scale = Math.max(...points.flatMap(([x, y]) => [Math.abs(x), Math.abs(y)]), 1) ** 2;
   return [area(a, b, c), area(a, b, d), area(a, c, d), area(b, c, d)].some((s) => s < 1e-9 * scale);
 }
 
-export function applyHomography(h: Mat3, [x, y]: Pt): Pt {
+export function applyHomography(h: Mat3, [x, y]: Point): Point {
   const [a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0, k = 0, l = 1] = h;
   const w = g * x + k * y + l;
   return [(a * x + b * y + c) / w, (d * x + e * y + f) / w];
@@ -81,7 +82,7 @@ export function groundMap(
   lengthReference: { pixels: number; meters: number } | undefined,
 ): GroundMap | null {
   if (calibration) {
-    const h = homography(calibration.image as unknown as Pt[], calibration.ground as unknown as Pt[]);
+    const h = homography(toPoints(calibration.image), toPoints(calibration.ground));
     return h && ((p) => applyHomography(h, p));
   }
   if (lengthReference) {

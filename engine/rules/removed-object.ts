@@ -1,7 +1,7 @@
 import { toWorking, workGrid } from '../change/working';
 import type { WorkGrid } from '../inference/blobs';
-import type { Box, Frame } from '../inference/types';
-import { type Pt, pointInPolygon } from './geometry';
+import { pointInPolygon } from '../vision/geometry';
+import type { Box, Frame, Point } from '../vision/types';
 
 // Typed-array reads below are in bounds by construction; `as number` only answers noUncheckedIndexedAccess.
 
@@ -29,7 +29,7 @@ export interface WatchedArea {
   /** The zone's name; '' for the region or the whole frame. */
   name: string;
   /** Source pixels; null for the whole frame. */
-  polygon: Pt[] | null;
+  polygon: Point[] | null;
 }
 
 export interface RemovedArea {
@@ -167,7 +167,7 @@ export class RemovedObjects {
     const cells = new Uint8Array(cols * rows);
     for (let row = 0; row < rows; row++) {
       for (let col = 0; col < cols; col++) {
-        const centre: Pt = [(col + 0.5) * cw, (row + 0.5) * ch];
+        const centre: Point = [(col + 0.5) * cw, (row + 0.5) * ch];
         cells[row * cols + col] = area.polygon === null || pointInPolygon(centre, area.polygon) ? 1 : 0;
       }
     }

@@ -1,4 +1,4 @@
-import type { Pt } from './geometry';
+import type { Point } from '../vision/types';
 import { FORGET_TRACK_AFTER_MS } from './time-series';
 
 /**
@@ -19,7 +19,7 @@ export interface Velocity {
 
 interface Track {
   /** Ground positions, oldest first, none older than the window before the newest. */
-  path: Array<{ atMs: number; at: Pt }>;
+  path: Array<{ atMs: number; at: Point }>;
   lastSeenMs: number;
 }
 
@@ -27,7 +27,7 @@ interface Track {
 export class TrackSpeeds {
   private readonly tracks = new Map<string, Track>();
 
-  update(nowMs: number, sightings: readonly { trackId: string; ground: Pt }[]): Map<string, Velocity> {
+  update(nowMs: number, sightings: readonly { trackId: string; ground: Point }[]): Map<string, Velocity> {
     for (const [trackId, track] of this.tracks) {
       if (nowMs - track.lastSeenMs > FORGET_TRACK_AFTER_MS) this.tracks.delete(trackId);
     }
@@ -51,9 +51,9 @@ export class TrackSpeeds {
 }
 
 /** Metres per second along ground x and y: the least-squares slopes of position against time. */
-function slopes(path: ReadonlyArray<{ atMs: number; at: Pt }>): [number, number] {
+function slopes(path: ReadonlyArray<{ atMs: number; at: Point }>): [number, number] {
   const n = path.length;
-  const mean = (f: (p: { atMs: number; at: Pt }) => number) => path.reduce((sum, p) => sum + f(p), 0) / n;
+  const mean = (f: (p: { atMs: number; at: Point }) => number) => path.reduce((sum, p) => sum + f(p), 0) / n;
   const [t0, x0, y0] = [mean((p) => p.atMs / 1000), mean((p) => p.at[0]), mean((p) => p.at[1])];
   let [tt, tx, ty] = [0, 0, 0];
   for (const { atMs, at } of path) {

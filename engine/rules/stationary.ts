@@ -1,4 +1,4 @@
-import type { Pt } from './geometry';
+import type { Point } from '../vision/types';
 import { FORGET_TRACK_AFTER_MS } from './time-series';
 
 /** An object is stationary once its foot point has stayed this long near where it stopped. */
@@ -13,7 +13,7 @@ export type MotionState = 'stationary' | 'moving';
 
 interface Stop {
   /** Foot point where the current stop began. */
-  anchor: Pt;
+  anchor: Point;
   sinceMs: number;
   lastSeenMs: number;
   /** Frame time the track was last part of a firing. */
@@ -22,7 +22,7 @@ interface Stop {
 
 export interface MotionSighting {
   trackId: string;
-  foot: Pt;
+  foot: Point;
   /** Longer side of the box in pixels. */
   size: number;
 }

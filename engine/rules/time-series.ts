@@ -1,5 +1,6 @@
+import { segmentsIntersect } from '../vision/geometry';
+import type { Point } from '../vision/types';
 import type { DirectionCounts } from './counts';
-import { type Pt, segmentsIntersect } from './geometry';
 
 /**
  * Per-track memory of the rules: what must survive from one analysed frame to the next
@@ -123,12 +124,12 @@ export class LoiteringVisits {
 
 export interface LineSighting {
   trackId: string;
-  foot: Pt;
+  foot: Point;
   confirmed: boolean;
 }
 
 interface LineTrack {
-  foot: Pt;
+  foot: Point;
   /** Last side the track was strictly on (-1 or 1); 0 while it has only been seen on the line. */
   side: number;
   lastSeenMs: number;
@@ -138,7 +139,7 @@ interface LineTrack {
  * Sign of (B-A) x (P-A) in image coordinates (y down): positive on the right of A->B as seen on
  * screen, negative on its left, 0 on the line.
  */
-function sideOf([a, b]: readonly [Pt, Pt], p: Pt): number {
+function sideOf([a, b]: readonly [Point, Point], p: Point): number {
   return Math.sign((b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0]));
 }
 
@@ -153,7 +154,11 @@ export class LineCrossings {
    * the line does not cross; the crossing is reported once, when the track reaches the other side,
    * and not at all when it returns to the side it came from.
    */
-  update(nowMs: number, line: readonly [Pt, Pt], sightings: readonly LineSighting[]): Map<string, Direction> {
+  update(
+    nowMs: number,
+    line: readonly [Point, Point],
+    sightings: readonly LineSighting[],
+  ): Map<string, Direction> {
     forgetUnseen(this.tracks, nowMs, FORGET_TRACK_AFTER_MS);
     const crossed = new Map<string, Direction>();
     for (const { trackId, foot, confirmed } of sightings) {

@@ -1,6 +1,7 @@
-import type { Polygon, Zone } from '../tasks/schema';
+import { pointInPolygon } from '../vision/geometry';
+import type { Point } from '../vision/types';
 import type { ZoneOccupancy } from './counts';
-import { type Pt, pointInPolygon } from './geometry';
+import type { ZoneArea } from './rule-kind';
 import { FlowTally } from './time-series';
 
 /**
@@ -8,21 +9,22 @@ import { FlowTally } from './time-series';
  * stands in, whether a mask hides it, and counts split per zone.
  */
 
-const points = (polygon: Polygon) => polygon as unknown as Pt[];
+/** A zone as counts name it. */
+type Named = { name: string };
 
 /** True when the foot point lies in one of the masks: the object then counts for no rule of the app. */
-export function masked(foot: Pt, masks: readonly Polygon[]): boolean {
-  return masks.some((mask) => pointInPolygon(foot, points(mask)));
+export function masked(foot: Point, masks: readonly (readonly Point[])[]): boolean {
+  return masks.some((mask) => pointInPolygon(foot, mask));
 }
 
 /** Names of the zones the foot point stands in, in configuration order. */
-export function zonesAt(foot: Pt, zones: readonly Zone[]): string[] {
-  return zones.filter((zone) => pointInPolygon(foot, points(zone.polygon))).map((zone) => zone.name);
+export function zonesAt(foot: Point, zones: readonly ZoneArea[]): string[] {
+  return zones.filter((zone) => pointInPolygon(foot, zone.polygon)).map((zone) => zone.name);
 }
 
 /** How many of the objects stand in each zone; every zone is listed, zeros included. */
 export function countPerZone(
-  zones: readonly Zone[],
+  zones: readonly Named[],
   objects: readonly { zones?: readonly string[] }[],
 ): Record<string, number> {
   return Object.fromEntries(
@@ -32,7 +34,7 @@ export function countPerZone(
 
 /** How many of the objects stand in each zone now, in all and per class id; every zone and class listed. */
 export function occupancy(
-  zones: readonly Zone[],
+  zones: readonly Named[],
   classIds: readonly string[],
   objects: readonly { class_id: string; zones?: readonly string[] }[],
 ): ZoneOccupancy {
@@ -54,7 +56,7 @@ export class ZoneFlow {
   /** Adds this frame's counted tracks; returns the distinct tracks of every zone so far. */
   add(
     nowMs: number,
-    zones: readonly Zone[],
+    zones: readonly Named[],
     tracks: readonly { trackId: string; zones?: readonly string[] }[],
   ): Record<string, number> {
     return Object.fromEntries(
@@ -82,7 +84,7 @@ export class ZoneCrossings {
     }
   }
 
-  of(zones: readonly Zone[]): Record<string, number> {
+  of(zones: readonly Named[]): Record<string, number> {
     return Object.fromEntries(zones.map((zone) => [zone.name, this.perZone.get(zone.name) ?? 0]));
   }
 }

@@ -1,5 +1,5 @@
-import type { FrameSize } from '../pipeline/app-runtime';
 import type { PipelineTask } from '../pipeline/task-pipeline';
+import type { FrameSize } from '../vision/types';
 import { type AppConfig, DEFAULT_OSD, type Osd, type TaskSummary } from './schema';
 import { taskName } from './task-name';
 import type { ListedRow, TaskRow } from './task-repository';

@@ -1,7 +1,7 @@
 import type { InstalledApp, PackageRegistry } from '../packages/registry';
-import type { Pt } from '../rules/geometry';
 import { homography } from '../rules/ground';
 import { APP_TYPE } from '../rules/schema';
+import { toPoints } from '../vision/geometry';
 import { TASK_AREA_LIMITS, TASK_LIMITS } from './limits';
 import { polygonProblem } from './polygon';
 import type { AppAreas, AppConfig, AppConfigUpdate, Polygon, TaskMode } from './schema';
@@ -138,10 +138,7 @@ function checkAreas(config: AppConfigUpdate, field: string): void {
     if (problem) throw refuse(`${field}.masks[${k}]`, problem);
   });
   const calibration = config.calibration;
-  if (
-    calibration &&
-    !homography(calibration.image as unknown as Pt[], calibration.ground as unknown as Pt[])
-  ) {
+  if (calibration && !homography(toPoints(calibration.image), toPoints(calibration.ground))) {
     throw refuse(`${field}.calibration`, 'three of the four points (image or ground) lie on one line');
   }
 }

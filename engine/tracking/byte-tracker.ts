@@ -1,4 +1,4 @@
-import type { Box, Detection } from '../inference/types';
+import type { Box, Detection, TrackedObject } from '../vision/types';
 import { assign } from './assignment';
 import { KalmanBoxFilter } from './kalman';
 
@@ -31,9 +31,6 @@ export const DEFAULT_TRACKER_OPTIONS: Readonly<TrackerOptions> = {
   maxLostFrames: 30,
   confirmHits: 3,
 };
-
-/** A detection of this frame, as the model saw it, with the track it belongs to. */
-export type TrackedObject = Detection & { trackId: string; hits: number; confirmed: boolean };
 
 /** tentative: born last frame, not seen again yet; tracked: matched last frame; lost: coasting on prediction. */
 type TrackState = 'tentative' | 'tracked' | 'lost';

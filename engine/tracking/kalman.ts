@@ -1,4 +1,4 @@
-import type { Box } from '../inference/types';
+import type { Box } from '../vision/types';
 
 /**
  * The constant-velocity Kalman filter of SORT/ByteTrack. State (8): centre x, centre y, aspect a = w/h,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import type { Box, Frame } from '../../engine/inference/types';
+import type { Box, Frame } from '../../engine/vision/types';
 import { FIXTURES } from './fixtures';
 
 // Typed-array reads below are in bounds by construction; `as number` only answers noUncheckedIndexedAccess.

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { InferencePool } from '../../engine/inference/pool';
 import { findFfmpeg } from '../../engine/media/ffmpeg';
-import type { TrackedObject } from '../../engine/tracking/byte-tracker';
 import { ByteTracker } from '../../engine/tracking/byte-tracker';
+import type { TrackedObject } from '../../engine/vision/types';
 import { FIXTURE_MODEL } from './example-package';
 import { VIDEO } from './fixtures';
 

@@ -1,5 +1,5 @@
 import type { ClassEntry } from '../../engine/rules/schema';
-import type { TrackedObject } from '../../engine/tracking/byte-tracker';
+import type { TrackedObject } from '../../engine/vision/types';
 
 /** Hand-made tracks for the rule tests: what the tracker hands the rules, placed by foot point. */
 
