@@ -138,7 +138,7 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
     return new ApiError('INVALID_PARAMETER', describeAjvError(first, root), {}, field || undefined);
   });
 
-  await app.register(fastifySwagger, openapiOptions(ctx.version, collectRoutes(app)));
+  await app.register(fastifySwagger, openapiOptions(ctx.version, collectRoutes(app), JSON_BODY_LIMIT));
   await app.register(fastifyMultipart, { limits: { files: 2, fields: 10, parts: 12, fieldSize: 64 * 1024 } });
   // Sockets carry video to the console; what a client sends on them is never read.
   await app.register(fastifyWebsocket, { options: { maxPayload: 1024 } });

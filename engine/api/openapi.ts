@@ -63,13 +63,16 @@ export const IMAGE_UPLOAD: readonly ErrorKind[] = [
   'IMAGES_BUSY',
 ];
 
+/** Whether requests of the route may carry a body that is read (GET's never is). */
+const takesBody = (route: Pick<RouteOptions, 'method'>) =>
+  ![route.method].flat().every((method) => method === 'GET' || method === 'HEAD');
+
 /** Every envelope error a route can answer with: those of every request, of its kind, and its own. */
 export function routeRefusals(route: Pick<RouteOptions, 'method' | 'config'>): ErrorKind[] {
-  const methods = [route.method].flat();
   const kinds = [
     ...EVERY_REQUEST,
     ...(route.config?.public ? PUBLIC : PROTECTED),
-    ...(methods.every((method) => method === 'GET' || method === 'HEAD') ? [] : WITH_BODY),
+    ...(takesBody(route) ? WITH_BODY : []),
     ...(route.config?.refusals ?? []),
   ];
   return [...new Set(kinds)];
@@ -161,11 +164,13 @@ function toOpenapi30(node: unknown): void {
 
 type Operation = {
   requestBody?: { required?: boolean };
+  /** Extension: the largest body in bytes the route reads; one byte more is refused with 413 41301. */
+  'x-body-limit'?: number;
   responses: Record<string, { description?: string; content?: Record<string, unknown> }>;
 };
 
 /** Completes one operation from its route's schema and config. */
-function completeOperation(operation: Operation, route: RouteOptions): void {
+function completeOperation(operation: Operation, route: RouteOptions, bodyLimit: number): void {
   const config = route.config ?? {};
   const answers = config.answers;
   if (route.wsHandler) {
@@ -184,6 +189,7 @@ function completeOperation(operation: Operation, route: RouteOptions): void {
   // A route whose body schema admits no body (logout's) takes none: its only body is an empty one.
   const body = route.schema?.body as TSchema | undefined;
   if (body && OptionalKind in body) delete operation.requestBody;
+  if (takesBody(route)) operation['x-body-limit'] = route.bodyLimit ?? bodyLimit;
   Object.assign(operation.responses, errorResponses(routeRefusals(route)));
 }
 
@@ -194,6 +200,8 @@ const fastifyPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
 export function openapiOptions(
   version: string,
   routes: ReadonlyMap<string, RouteOptions>,
+  /** The body limit of a route that sets none. */
+  bodyLimit: number,
 ): FastifyDynamicSwaggerOptions {
   return {
     openapi: {
@@ -208,14 +216,20 @@ export function openapiOptions(
       security: [{ bearer: [] }],
     },
     transformObject: (document) =>
-      'openapiObject' in document ? completeDocument(document.openapiObject, routes) : document.swaggerObject,
+      'openapiObject' in document
+        ? completeDocument(document.openapiObject, routes, bodyLimit)
+        : document.swaggerObject,
   };
 }
 
 type Document = { components?: { schemas?: object }; paths?: object };
 
 /** The document with every operation completed from its route; a copy, the routes' schemas untouched. */
-function completeDocument<T extends Document>(built: T, routes: ReadonlyMap<string, RouteOptions>): T {
+function completeDocument<T extends Document>(
+  built: T,
+  routes: ReadonlyMap<string, RouteOptions>,
+  bodyLimit: number,
+): T {
   const doc = structuredClone(built);
   const errorSchema = JSON.parse(JSON.stringify(ErrorEnvelope)) as object;
   doc.components = {
@@ -226,7 +240,7 @@ function completeDocument<T extends Document>(built: T, routes: ReadonlyMap<stri
   for (const [path, item] of Object.entries(paths)) {
     for (const [method, operation] of Object.entries(item)) {
       const route = routes.get(`${method.toUpperCase()} ${fastifyPath(path)}`);
-      if (route) completeOperation(operation, route);
+      if (route) completeOperation(operation, route, bodyLimit);
     }
   }
   toOpenapi30(doc);
