@@ -68,7 +68,7 @@ const takesBody = (route: Pick<RouteOptions, 'method'>) =>
   ![route.method].flat().every((method) => method === 'GET' || method === 'HEAD');
 
 /** Every envelope error a route can answer with: those of every request, of its kind, and its own. */
-export function routeRefusals(route: Pick<RouteOptions, 'method' | 'config'>): ErrorKind[] {
+function routeRefusals(route: Pick<RouteOptions, 'method' | 'config'>): ErrorKind[] {
   const kinds = [
     ...EVERY_REQUEST,
     ...(route.config?.public ? PUBLIC : PROTECTED),
