@@ -31,7 +31,10 @@ const EVERY_REQUEST: readonly ErrorKind[] = [
   'INVALID_PARAMETER',
   'INTERNAL',
 ];
-/** Any method but GET may carry a body: its type, size and JSON are checked before the handler. */
+/**
+ * Any method but GET may carry a body, whose type, size and JSON are checked before the handler, and
+ * may write, which a full data disk refuses.
+ */
 const WITH_BODY: readonly ErrorKind[] = [
   'MALFORMED_JSON',
   'BODY_TOO_LARGE',
