@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { METHODS } from 'node:http';
 import fastifyMultipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
 import fastifySwagger from '@fastify/swagger';
@@ -30,6 +31,7 @@ import { toApiError } from './domain-errors';
 import { ApiError, ERRORS, type ErrorKind } from './errors';
 import { checkPeers } from './host-check';
 import { LinkRoutes } from './links';
+import { collectRoutes, openapiOptions } from './openapi';
 import { alarmRoutes } from './routes/alarms';
 import { auditRoutes } from './routes/audit';
 import { authRoutes } from './routes/auth';
@@ -41,11 +43,10 @@ import { optimizationRoutes } from './routes/optimization';
 import { packageRoutes } from './routes/packages';
 import { systemRoutes } from './routes/system';
 import { taskRoutes } from './routes/tasks';
+import { MAX_PARAM_LENGTH } from './schemas';
 
 const MiB = 1024 * 1024;
 export const JSON_BODY_LIMIT = 1 * MiB;
-/** The longest path parameter (an id) the router matches (find-my-way's default). */
-const MAX_PARAM_LENGTH = 100;
 
 const createFastify = (logger: EngineLogger, limits: ConnectionLimits) =>
   Fastify({
@@ -109,6 +110,13 @@ const pathProblem = (code?: string) =>
 export function createServer(logger: EngineLogger, connections: Partial<ConnectionLimits> = {}): Api {
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...connections };
   const app = createFastify(logger, limits);
+  // Fastify routes only the common methods and answers others 404 before any route: every method
+  // Node's parser accepts (CONNECT aside, which never reaches a request handler) is routed, so that a
+  // known path answers it 405 with Allow like any wrong method.
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method))
+      app.addHttpMethod(method, { hasBody: true });
+  }
   const slots = new ConnectionSlots(limits);
   slots.attach(app.server);
   app.decorate('connectionSlots', slots);
@@ -131,26 +139,14 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
     return new ApiError('INVALID_PARAMETER', describeAjvError(first, root), {}, field || undefined);
   });
 
-  await app.register(fastifySwagger, {
-    openapi: {
-      openapi: '3.0.3',
-      info: {
-        title: 'Vision Console engine API',
-        version: ctx.version,
-        description:
-          'Contract: service-interface.md with api-decisions.md. Every answer is {code, msg, data}.',
-      },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-    },
-  });
+  await app.register(fastifySwagger, openapiOptions(ctx.version, collectRoutes(app), JSON_BODY_LIMIT));
   await app.register(fastifyMultipart, { limits: { files: 2, fields: 10, parts: 12, fieldSize: 64 * 1024 } });
   // Sockets carry video to the console; what a client sends on them is never read.
   await app.register(fastifyWebsocket, { options: { maxPayload: 1024 } });
 
   const routeTable = registerRouteTable(app);
   const links = new LinkRoutes(app);
-  acceptEmptyDeleteBodies(app);
+  parseJsonBodies(app);
   app.addHook('onRequest', checkPeers(ctx.allowed));
   app.addHook('preParsing', async (request) => checkContentType(request));
   app.setErrorHandler((thrown: FastifyError, request, reply) => {
@@ -208,17 +204,35 @@ function bodyTooLarge(request: FastifyRequest, error: FastifyError): string {
 }
 
 /**
+ * JSON bodies, parsed by Fastify's secure parser, which refuses a "__proto__" key (and a
+ * "constructor" holding "prototype") rather than let it reach an object's prototype. Such a body is
+ * valid JSON, so it is refused as a field no endpoint takes (40001), not as broken JSON (40002).
  * No DELETE takes a body, and many clients send their JSON content type on every request: an empty
  * body there is no body, not broken JSON (which would leave the task or package in place).
  */
-function acceptEmptyDeleteBodies(app: Api): void {
+function parseJsonBodies(app: Api): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body: string, done) => {
-    if (request.method === 'DELETE' && body === '') done(null, undefined);
-    else parseJson(request, body, done);
+    if (request.method === 'DELETE' && body === '') return done(null, undefined);
+    parseJson(request, body, (error, value) => done(error && isJson(body) ? prototypeKey() : error, value));
   });
 }
+
+const isJson = (text: string) => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const prototypeKey = () =>
+  new ApiError(
+    'INVALID_PARAMETER',
+    'body: a "__proto__" key, or a "constructor" key holding "prototype", is not accepted anywhere in a body',
+  );
 
 /** Refuses a body of a type the route does not take before anything parses it. */
 async function checkContentType(request: FastifyRequest): Promise<void> {
@@ -279,8 +293,10 @@ function unknownApiPaths(api: Api, routes: RouteTable): void {
     }
     return sendError(reply, 'ROUTE_NOT_FOUND', `no endpoint ${request.method} ${path}`);
   };
-  api.all('/api', { schema: { hide: true } }, answer);
-  api.all('/api/*', { schema: { hide: true } }, answer);
+  // Answered in the route's onRequest, once authenticated, before the body's type is checked or the
+  // body read: a wrong method is 405 whatever it carries. The handler is never reached.
+  api.all('/api', { schema: { hide: true }, onRequest: answer }, answer);
+  api.all('/api/*', { schema: { hide: true }, onRequest: answer }, answer);
 }
 
 /** The console as a web page: static files, with index.html for the app's own routes (its own plugin). */

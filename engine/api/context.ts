@@ -19,8 +19,10 @@ import type { VideoAnalysis } from '../pipeline/video-analysis';
 import type { SystemMonitor } from '../system/monitor';
 import type { TaskRegistry } from '../tasks/registry';
 import type { ConnectionSlots } from './connection-slots';
+import type { ErrorKind } from './errors';
 import type { AllowedPeers } from './host-check';
 import type { LinkScope } from './links';
+import type { UploadParts } from './openapi';
 
 /** What the HTTP layer needs from the engine; routes reach the domain only through this. */
 export interface ApiContext {
@@ -86,6 +88,15 @@ declare module 'fastify' {
     linkScope?: LinkScope;
     /** Content types the route accepts for a body; JSON when unset. */
     accepts?: readonly string[];
+    /**
+     * The envelope errors the route's handler and the domain calls it makes can answer with, beyond
+     * those every route of its kind answers (openapi.ts: routeRefusals); the OpenAPI document lists them.
+     */
+    refusals?: readonly ErrorKind[];
+    /** Media types of a success answer that is not the JSON envelope (a JPEG, a zip, HLS, SSE). */
+    answers?: readonly string[];
+    /** The file parts of an upload route, for its documented request body (the body has no schema). */
+    upload?: UploadParts;
   }
   interface FastifyRequest {
     username?: string;

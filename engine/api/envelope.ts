@@ -1,8 +1,9 @@
 import { type TSchema, Type } from '@sinclair/typebox';
+import { oneOf } from '../schema/ajv';
 
 /** The envelope of 2.1 around a success answer's data. */
 export const Envelope = <T extends TSchema>(data: T) =>
-  Type.Object({ code: Type.Literal(0), msg: Type.String(), data });
+  Type.Object({ code: oneOf([0]), msg: Type.String(), data });
 
 export const ErrorEnvelope = Type.Object({
   code: Type.Integer({

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from './errors';
+import type { UploadParts } from './openapi';
 
 export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 export const RAW_IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/bmp', 'image/webp'] as const;
@@ -15,8 +16,7 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
  */
 export async function readImageParts(
   request: FastifyRequest,
-  required: readonly string[],
-  optional: readonly string[] = [],
+  { required, optional = [] }: UploadParts,
 ): Promise<Map<string, Buffer>> {
   const allowed = [...required, ...optional];
   const parts = new Map<string, Buffer>();

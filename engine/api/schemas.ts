@@ -64,20 +64,25 @@ export const AppUpdateBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 
-export const ZapkParams = Type.Object({ zapk_id: Type.String({ minLength: 1, maxLength: 128 }) });
+/** The longest path parameter (an id) the router matches (find-my-way's default); a longer one is refused with 400. */
+export const MAX_PARAM_LENGTH = 100;
+/** An id in the path, as long as the router lets one be. */
+export const PathId = Type.String({ minLength: 1, maxLength: MAX_PARAM_LENGTH });
+
+export const ZapkParams = Type.Object({ zapk_id: PathId });
 export const AppParams = Type.Object({
-  zapk_id: Type.String({ minLength: 1, maxLength: 128 }),
-  app_id: Type.String({ minLength: 1, maxLength: 128 }),
+  zapk_id: PathId,
+  app_id: PathId,
 });
-export const TaskParams = Type.Object({ task_id: Type.String({ minLength: 1, maxLength: 128 }) });
+export const TaskParams = Type.Object({ task_id: PathId });
 export const LiveStreamParams = Type.Object({
-  task_id: Type.String({ minLength: 1, maxLength: 128 }),
-  stream: Type.String({ minLength: 1, maxLength: 128 }),
+  task_id: PathId,
+  stream: PathId,
 });
-export const StreamParams = Type.Object({ stream_id: Type.String({ minLength: 1, maxLength: 128 }) });
+export const StreamParams = Type.Object({ stream_id: PathId });
 export const OptimizationParams = Type.Object({
-  task_id: Type.String({ minLength: 1, maxLength: 128 }),
-  optimization_id: Type.String({ minLength: 1, maxLength: 128 }),
+  task_id: PathId,
+  optimization_id: PathId,
 });
 
 export const ImageQuery = Type.Object(
@@ -136,12 +141,12 @@ export const StreamData = Type.Object({
 /** A file of an HLS stream: its playlist or one of the segments the playlist names. */
 const HlsFileName = Type.String({ pattern: '^(index\\.m3u8|seg[0-9]{5,12}\\.ts)$' });
 export const LiveFileParams = Type.Object({
-  task_id: Type.String({ minLength: 1, maxLength: 128 }),
-  stream: Type.String({ minLength: 1, maxLength: 128 }),
+  task_id: PathId,
+  stream: PathId,
   file: HlsFileName,
 });
 export const StreamFileParams = Type.Object({
-  stream_id: Type.String({ minLength: 1, maxLength: 128 }),
+  stream_id: PathId,
   file: HlsFileName,
 });
 export const LinkRequest = Type.Object(
@@ -195,8 +200,8 @@ export const Health = Type.Object({
 });
 
 export const SampleParams = Type.Object({
-  task_id: Type.String({ minLength: 1, maxLength: 128 }),
-  optimization_id: Type.String({ minLength: 1, maxLength: 128 }),
+  task_id: PathId,
+  optimization_id: PathId,
   sample_id: Type.String({
     pattern: '^[1-9][0-9]{0,8}$',
     description: 'The sample_id of a sample of the run',

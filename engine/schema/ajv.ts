@@ -64,7 +64,12 @@ export function compileCheck<T>(schema: TSchema, root: string): Check<T> {
 export const oneOf = <const T extends readonly (string | number)[]>(values: T, options: SchemaOptions = {}) =>
   Type.Unsafe<T[number]>({
     ...options,
-    // The type lets query strings ("1") be coerced before the enum is checked.
-    type: values.every((value) => typeof value === 'number') ? 'number' : 'string',
+    // The type lets query strings ("1") be coerced before the enum is checked; whole numbers are
+    // integers, so that the OpenAPI document types them so.
+    type: values.every(Number.isInteger)
+      ? 'integer'
+      : values.every((value) => typeof value === 'number')
+        ? 'number'
+        : 'string',
     enum: [...values],
   });

@@ -3,8 +3,9 @@ import { AlarmFacets, AlarmImageQuery, AlarmPage, AlarmQuery, ReviewBody } from 
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
+import { PathId } from '../schemas';
 
-const AlarmParams = Type.Object({ event_id: Type.String({ minLength: 1, maxLength: 128 }) });
+const AlarmParams = Type.Object({ event_id: PathId });
 const TokenQuery = Type.Object(
   { token: Type.Optional(Type.String({ maxLength: 512 })) },
   { additionalProperties: false },
@@ -57,7 +58,7 @@ export function alarmRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/alarms/:event_id/thumbnail',
     {
-      config: { linkScope: alarmLink },
+      config: { linkScope: alarmLink, answers: ['image/jpeg'], refusals: ['EVENT_NOT_FOUND'] },
       schema: {
         tags: ['events'],
         summary:
@@ -73,7 +74,7 @@ export function alarmRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/alarms/:event_id/snapshot',
     {
-      config: { linkScope: alarmLink },
+      config: { linkScope: alarmLink, answers: ['image/jpeg'], refusals: ['EVENT_NOT_FOUND'] },
       schema: {
         tags: ['events'],
         summary:
@@ -89,7 +90,7 @@ export function alarmRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/alarms/:event_id/export',
     {
-      config: { linkScope: alarmLink },
+      config: { linkScope: alarmLink, answers: ['application/zip'], refusals: ['EVENT_NOT_FOUND'] },
       schema: {
         tags: ['events'],
         summary:

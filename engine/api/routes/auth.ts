@@ -4,7 +4,7 @@ import type { Api } from '../app';
 import { bearerToken } from '../authenticate';
 import { clientKey } from '../client-address';
 import type { ApiContext } from '../context';
-import { Envelope, ErrorEnvelope, ok } from '../envelope';
+import { Envelope, ok } from '../envelope';
 import { ApiError } from '../errors';
 import { type LinkRoutes, mintLinks } from '../links';
 import { Health, LinkData, LinkRequest, PasswordChange, TokenData, TokenRequest } from '../schemas';
@@ -32,13 +32,13 @@ export function authRoutes(app: Api, ctx: ApiContext, links: LinkRoutes): void {
   app.post(
     '/api/auth/token',
     {
-      config: { public: true },
+      config: { public: true, refusals: ['BAD_CREDENTIALS', 'TOO_MANY_LOGINS'] },
       schema: {
         tags: ['auth'],
         summary: '4.1 Get an access token',
         security: [],
         body: TokenRequest,
-        response: { 200: Envelope(TokenData), 401: ErrorEnvelope, 429: ErrorEnvelope },
+        response: { 200: Envelope(TokenData) },
       },
     },
     async (request) => {
@@ -51,6 +51,8 @@ export function authRoutes(app: Api, ctx: ApiContext, links: LinkRoutes): void {
   app.put(
     '/api/auth/password',
     {
+      // A wrong current password counts as a failed login.
+      config: { refusals: ['TOO_MANY_LOGINS'] },
       schema: {
         tags: ['auth'],
         summary:

@@ -7,7 +7,7 @@ import { holdToken, tokenEnded } from '../authenticate';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
 import { ApiError } from '../errors';
-import { TaskParams } from '../schemas';
+import { PathId, TaskParams } from '../schemas';
 
 const Id = Type.String({ minLength: 1, maxLength: 128 });
 /** When a feed refused for want of room may try again (EventSource itself gives up on a refusal). */
@@ -32,7 +32,7 @@ const EventPage = Type.Object({
   items: Type.Array(EventItem),
 });
 
-const EventParams = Type.Object({ event_id: Id });
+const EventParams = Type.Object({ event_id: PathId });
 
 const Backlog = Type.Object({
   pending: Type.Integer({ description: 'Events waiting for delivery' }),
@@ -84,6 +84,7 @@ export function eventRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/events',
     {
+      config: { refusals: ['TASK_NOT_FOUND'] },
       schema: {
         tags: ['events'],
         summary: 'Extension: a task’s events in seq order with their delivery state, paged by seq',
@@ -111,6 +112,7 @@ export function eventRoutes(app: Api, ctx: ApiContext): void {
   app.post(
     '/api/events/:event_id/redeliver',
     {
+      config: { refusals: ['EVENT_NOT_FOUND', 'NO_RECEIVER'] },
       schema: {
         tags: ['events'],
         summary: 'Extension: send a stored event again now, from the start of its backoff',
@@ -148,7 +150,7 @@ export function eventRoutes(app: Api, ctx: ApiContext): void {
     '/api/events/stream',
     {
       exposeHeadRoute: false,
-      config: { queryToken: true },
+      config: { queryToken: true, answers: ['text/event-stream'], refusals: ['FEEDS_BUSY'] },
       schema: {
         tags: ['events'],
         summary: `Extension: live feed (text/event-stream) of stored events and delivery changes; token in Authorization or ?token=; Last-Event-ID replays up to ${REPLAY_LIMIT} events`,

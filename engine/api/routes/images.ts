@@ -4,6 +4,7 @@ import type { Api } from '../app';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
 import { IMAGE_BODY_LIMIT, RAW_IMAGE_TYPES, readImageParts } from '../image-body';
+import { IMAGE_UPLOAD, type UploadParts } from '../openapi';
 import { ImageQuery, TaskParams } from '../schemas';
 import { reserveUploadBody } from '../upload-memory';
 
@@ -13,6 +14,9 @@ import { reserveUploadBody } from '../upload-memory';
  * only then is the image admitted (1 s rule, idle timer) and analysed, so a refused upload changes
  * nothing.
  */
+const IMAGE: UploadParts = { required: ['image'] };
+const PAIR: UploadParts = { required: ['image_b'], optional: ['image_a'] };
+
 export function imageRoutes(app: Api, ctx: ApiContext): void {
   // What an upload may hold in memory comes from the shared budget before its body is read, and no
   // body is larger than the whole budget.
@@ -27,7 +31,11 @@ export function imageRoutes(app: Api, ctx: ApiContext): void {
   app.post(
     '/api/task/:task_id/image',
     {
-      config: { accepts: ['multipart/form-data', 'application/json', ...RAW_IMAGE_TYPES] },
+      config: {
+        accepts: ['multipart/form-data', 'application/json', ...RAW_IMAGE_TYPES],
+        upload: IMAGE,
+        refusals: IMAGE_UPLOAD,
+      },
       bodyLimit,
       preParsing,
       schema: {
@@ -41,7 +49,7 @@ export function imageRoutes(app: Api, ctx: ApiContext): void {
     async (request) => {
       const { task_id } = request.params;
       ctx.tasks.liveTask(task_id, 'image');
-      const parts = await readImageParts(request, ['image']);
+      const parts = await readImageParts(request, IMAGE);
       const enhance = request.query.enhance === 1;
       const image = await inspectImage(parts.get('image') as Buffer, 'body.image');
       return ok(await ctx.images.analyseImage(task_id, image, request.query, { enhance }));
@@ -51,7 +59,11 @@ export function imageRoutes(app: Api, ctx: ApiContext): void {
   app.post(
     '/api/task/:task_id/diff_image',
     {
-      config: { accepts: ['multipart/form-data', 'application/json'] },
+      config: {
+        accepts: ['multipart/form-data', 'application/json'],
+        upload: PAIR,
+        refusals: [...IMAGE_UPLOAD, 'NO_REFERENCE_IMAGE', 'IMAGES_NOT_REGISTERED'],
+      },
       bodyLimit,
       preParsing,
       schema: {
@@ -65,7 +77,7 @@ export function imageRoutes(app: Api, ctx: ApiContext): void {
     async (request) => {
       const { task_id } = request.params;
       ctx.tasks.liveTask(task_id, 'diff');
-      const parts = await readImageParts(request, ['image_b'], ['image_a']);
+      const parts = await readImageParts(request, PAIR);
       const enhance = request.query.enhance === 1;
       const before = parts.get('image_a');
       // A problem with image_a is reported before one with image_b.

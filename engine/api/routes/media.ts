@@ -14,6 +14,7 @@ import { holdToken } from '../authenticate';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
 import { ApiError } from '../errors';
+import { LIVE_TASK } from '../openapi';
 import {
   AiLiveBody,
   AiLiveData,
@@ -29,6 +30,8 @@ import {
 
 /** kbit/s of an AI video when the request names no bitrate. */
 const DEFAULT_BITRATE_KBPS = 2000;
+/** An HLS stream's playlist and segments. */
+const HLS = ['application/vnd.apple.mpegurl', 'video/mp2t'];
 
 export function checkAppsOfTask(task: TaskView, appIds: readonly string[]): void {
   appIds.forEach((appId, i) => {
@@ -69,6 +72,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
   app.post(
     '/api/task/:task_id/ailive',
     {
+      config: { refusals: [...LIVE_TASK, 'STREAM_UNAVAILABLE', 'VIDEO_LIMIT'] },
       schema: {
         tags: ['streaming'],
         summary: '4.10 Get the AI video of applications (HLS from the engine, optional RTMP push)',
@@ -117,6 +121,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
   app.delete(
     '/api/task/:task_id/livestream/:stream',
     {
+      config: { refusals: ['TASK_NOT_FOUND', 'STREAM_NOT_FOUND'] },
       schema: {
         tags: ['streaming'],
         summary: '4.11 Close an AI video (its encoder stops with its last viewer)',
@@ -137,7 +142,12 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/livestream/:stream/:file',
     {
-      config: { queryToken: true, segmentScope: aiVideoSegment },
+      config: {
+        queryToken: true,
+        segmentScope: aiVideoSegment,
+        answers: HLS,
+        refusals: ['STREAM_NOT_FOUND'],
+      },
       schema: {
         tags: ['streaming'],
         summary:
@@ -157,29 +167,29 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     },
   );
 
-  app.get(
-    '/api/task/:task_id/livestream/:stream/socket',
-    {
-      websocket: true,
-      config: { queryToken: true },
-      schema: {
-        tags: ['streaming'],
-        summary:
-          'Extension: the AI video as fragmented MP4 over a WebSocket (init segment, then a fragment per frame from a keyframe); token in ?token=',
-        params: LiveStreamParams,
-        querystring: HlsQuery,
-      },
+  app.route({
+    method: 'GET',
+    url: '/api/task/:task_id/livestream/:stream/socket',
+    config: { queryToken: true, refusals: ['ROUTE_NOT_FOUND'] },
+    schema: {
+      tags: ['streaming'],
+      summary:
+        'Extension: the AI video as fragmented MP4 over a WebSocket (init segment, then a fragment per frame from a keyframe); token in ?token=',
+      params: LiveStreamParams,
+      querystring: HlsQuery,
     },
-    async (socket, request) => {
+    wsHandler: async (socket, request) => {
       const { task_id: taskId, stream } = request.params as { task_id: string; stream: string };
       const found = await ctx.video.live(taskId)?.channel(stream);
       serveChannel(ctx, request, socket, found ?? null, `task ${taskId} has no AI video "${stream}"`);
     },
-  );
+    handler: notUpgraded,
+  });
 
   app.post(
     '/api/stream',
     {
+      config: { refusals: ['SOURCE_TOO_LARGE', 'STREAM_UNAVAILABLE', 'VIDEO_LIMIT'] },
       schema: {
         tags: ['streaming'],
         summary: '4.12 Get a raw preview stream (HLS) of a source, with its frame size',
@@ -215,6 +225,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
   app.delete(
     '/api/stream/:stream_id',
     {
+      config: { refusals: ['STREAM_NOT_FOUND'] },
       schema: {
         tags: ['streaming'],
         summary: '4.12 Release a preview stream',
@@ -229,29 +240,33 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     },
   );
 
-  app.get(
-    '/api/stream/:stream_id/socket',
-    {
-      websocket: true,
-      config: { queryToken: true },
-      schema: {
-        tags: ['streaming'],
-        summary:
-          'Extension: a preview as fragmented MP4 over a WebSocket (init segment, then a fragment per frame from a keyframe); token in ?token=',
-        params: StreamParams,
-        querystring: HlsQuery,
-      },
+  app.route({
+    method: 'GET',
+    url: '/api/stream/:stream_id/socket',
+    config: { queryToken: true, refusals: ['ROUTE_NOT_FOUND'] },
+    schema: {
+      tags: ['streaming'],
+      summary:
+        'Extension: a preview as fragmented MP4 over a WebSocket (init segment, then a fragment per frame from a keyframe); token in ?token=',
+      params: StreamParams,
+      querystring: HlsQuery,
     },
-    async (socket, request) => {
+    wsHandler: async (socket, request) => {
       const { stream_id: id } = request.params as { stream_id: string };
       serveChannel(ctx, request, socket, ctx.previews.channel(id), `no video stream "${id}"`);
     },
-  );
+    handler: notUpgraded,
+  });
 
   app.get(
     '/api/stream/:stream_id/:file',
     {
-      config: { queryToken: true, segmentScope: previewSegment },
+      config: {
+        queryToken: true,
+        segmentScope: previewSegment,
+        answers: HLS,
+        refusals: ['STREAM_NOT_FOUND'],
+      },
       schema: {
         tags: ['streaming'],
         summary:
@@ -269,6 +284,14 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
         `no video stream "${id}" with a file ${file}`,
       );
     },
+  );
+}
+
+/** A socket route asked without the WebSocket upgrade: answered in the envelope, as any unknown endpoint. */
+async function notUpgraded(request: FastifyRequest): Promise<never> {
+  throw new ApiError(
+    'ROUTE_NOT_FOUND',
+    `no endpoint ${request.method} ${request.url.split('?')[0]} without a WebSocket upgrade (Upgrade: websocket)`,
   );
 }
 

@@ -4,6 +4,8 @@ import type { Api } from '../app';
 import { holdToken, tokenEnded } from '../authenticate';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
+import type { ErrorKind } from '../errors';
+import { LIVE_TASK } from '../openapi';
 import {
   ExportQuery,
   OptimizationBody,
@@ -14,6 +16,9 @@ import {
   TaskParams,
 } from '../schemas';
 import { checkAppsOfTask } from './media';
+
+const RUN: ErrorKind[] = ['TASK_NOT_FOUND', 'OPTIMIZATION_NOT_FOUND'];
+const SAMPLE: ErrorKind[] = [...RUN, 'SAMPLE_NOT_FOUND'];
 
 /** 4.13 effect optimization, and the sample endpoints the console reviews a run with (extensions). */
 /** A link to a run's export or a sample's image opens that run's dataset alone. */
@@ -27,6 +32,7 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
   app.post(
     '/api/task/:task_id/optimization',
     {
+      config: { refusals: [...LIVE_TASK, 'OPTIMIZATION_RUNNING'] },
       schema: {
         tags: ['optimization'],
         summary:
@@ -46,6 +52,7 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/optimization/:optimization_id',
     {
+      config: { refusals: RUN },
       schema: {
         tags: ['optimization'],
         summary: '4.13 Optimization status, sample counts and proposed thresholds',
@@ -59,7 +66,7 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/optimization/:optimization_id/export',
     {
-      config: { linkScope: runDataset },
+      config: { linkScope: runDataset, answers: ['application/zip'], refusals: RUN },
       schema: {
         tags: ['optimization'],
         summary:
@@ -88,6 +95,7 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/optimizations',
     {
+      config: { refusals: ['TASK_NOT_FOUND'] },
       schema: {
         tags: ['optimization'],
         summary: "Extension: the task's optimization runs, oldest first",
@@ -101,6 +109,7 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/optimization/:optimization_id/samples',
     {
+      config: { refusals: RUN },
       schema: {
         tags: ['optimization'],
         summary: "Extension: a run's samples in sample_id order, paged by sample_id",
@@ -116,6 +125,7 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
   app.put(
     '/api/task/:task_id/optimization/:optimization_id/samples/:sample_id',
     {
+      config: { refusals: SAMPLE },
       schema: {
         tags: ['optimization'],
         summary:
@@ -134,7 +144,7 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/optimization/:optimization_id/samples/:sample_id/image',
     {
-      config: { linkScope: runDataset },
+      config: { linkScope: runDataset, answers: ['image/jpeg'], refusals: SAMPLE },
       schema: {
         tags: ['optimization'],
         summary:

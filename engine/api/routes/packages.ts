@@ -31,7 +31,11 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
   app.post(
     '/api/zapk',
     {
-      config: { accepts: ['multipart/form-data'] },
+      config: {
+        accepts: ['multipart/form-data'],
+        upload: { required: ['file'] },
+        refusals: ['INVALID_PACKAGE', 'PACKAGE_IN_USE', 'MODEL_CHECKS_BUSY'],
+      },
       bodyLimit: MAX_PACKAGE_BYTES,
       schema: {
         tags: ['applications'],
@@ -84,6 +88,7 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
   app.post(
     '/api/zapk/builtin/restore',
     {
+      config: { refusals: ['PACKAGE_IN_USE'] },
       schema: {
         tags: ['applications'],
         summary: "Extension: install the engine's bundled built-in package again (409 while a task uses it)",
@@ -96,6 +101,7 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
   app.delete(
     '/api/zapk/:zapk_id',
     {
+      config: { refusals: ['PACKAGE_NOT_FOUND', 'PACKAGE_IN_USE'] },
       schema: {
         tags: ['applications'],
         summary: 'Extension: uninstall a package (409 while a running task uses it)',
@@ -112,6 +118,7 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
   app.put(
     '/api/zapk/:zapk_id/app/:app_id',
     {
+      config: { refusals: ['PACKAGE_NOT_FOUND', 'APP_NOT_FOUND'] },
       schema: {
         tags: ['applications'],
         summary: "4.3 Update an application's name and rule",

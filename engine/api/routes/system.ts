@@ -1,7 +1,7 @@
 import { SystemInfo } from '../../contract/health';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
-import { Envelope, ErrorEnvelope, ok } from '../envelope';
+import { Envelope, ok } from '../envelope';
 
 export function systemRoutes(app: Api, ctx: ApiContext): void {
   app.get(
@@ -11,7 +11,7 @@ export function systemRoutes(app: Api, ctx: ApiContext): void {
         tags: ['health'],
         summary:
           'Extension: the machine as typed figures (CPU, memory, models, versions, disk, outbox, tasks)',
-        response: { 200: Envelope(SystemInfo), 401: ErrorEnvelope },
+        response: { 200: Envelope(SystemInfo) },
       },
     },
     async () => ok(await ctx.system.read()),

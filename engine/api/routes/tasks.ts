@@ -17,6 +17,7 @@ import type { Api } from '../app';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
 import { ApiError } from '../errors';
+import { LIVE_TASK, TASK_APPS } from '../openapi';
 import { TaskParams } from '../schemas';
 import { TaskListing } from '../task-listing';
 
@@ -92,6 +93,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
     '/api/task',
     {
       bodyLimit: TASK_AREA_LIMITS.bodyBytes,
+      config: { refusals: [...TASK_APPS, 'SOURCE_TOO_LARGE', 'STREAM_UNAVAILABLE'] },
       schema: {
         tags: ['tasks'],
         summary: '4.4 Start a task (a video task answers once its first frame is decoded, or 503 after 15 s)',
@@ -133,6 +135,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id',
     {
+      config: { refusals: ['TASK_NOT_FOUND'] },
       schema: {
         tags: ['tasks'],
         summary: 'Extension: one task',
@@ -146,7 +149,11 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/snapshot',
     {
-      config: { linkScope: taskPictures },
+      config: {
+        linkScope: taskPictures,
+        answers: ['image/jpeg'],
+        refusals: [...LIVE_TASK, 'STREAM_UNAVAILABLE'],
+      },
       schema: {
         tags: ['tasks'],
         summary:
@@ -167,7 +174,11 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/heatmap',
     {
-      config: { linkScope: taskPictures },
+      config: {
+        linkScope: taskPictures,
+        answers: ['image/png'],
+        refusals: [...LIVE_TASK, 'STREAM_UNAVAILABLE'],
+      },
       schema: {
         tags: ['tasks'],
         summary:
@@ -190,6 +201,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/heatmap/grid',
     {
+      config: { refusals: [...LIVE_TASK, 'STREAM_UNAVAILABLE'] },
       schema: {
         tags: ['tasks'],
         summary: "Extension: a running video task's heatmap as counts per cell, for drawing it elsewhere",
@@ -208,6 +220,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.delete(
     '/api/task/:task_id/heatmap',
     {
+      config: { refusals: LIVE_TASK },
       schema: {
         tags: ['tasks'],
         summary: "Extension: starts a running video task's heatmap again",
@@ -225,6 +238,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/counts',
     {
+      config: { refusals: LIVE_TASK },
       schema: {
         tags: ['tasks'],
         summary:
@@ -251,6 +265,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
     '/api/task/:task_id',
     {
       bodyLimit: TASK_AREA_LIMITS.bodyBytes,
+      config: { refusals: ['TASK_NOT_FOUND', 'TASK_CLOSED', ...TASK_APPS] },
       schema: {
         tags: ['tasks'],
         summary: '4.7 Update a task live (app_ids, osd, and the extension app_configs)',
@@ -265,6 +280,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.delete(
     '/api/task/:task_id',
     {
+      config: { refusals: ['TASK_NOT_FOUND', 'TASK_NOT_CLOSED'] },
       schema: {
         tags: ['tasks'],
         summary:
