@@ -1,4 +1,4 @@
-import { hostname } from 'node:os';
+import { availableParallelism, freemem, hostname, loadavg, totalmem } from 'node:os';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import type { Outbox } from '../callbacks/outbox';
@@ -6,6 +6,7 @@ import type { DeliveryWorker } from '../callbacks/worker';
 import type { EventBus } from '../events/bus';
 import type { DeliveryRecord } from '../events/delivery';
 import type { CallbackBody } from '../events/schema';
+import type { PackageRegistry } from '../packages/registry';
 import type { TaskRegistry } from '../tasks/registry';
 import type { TaskRow } from '../tasks/task-repository';
 import { ChainAppender } from './chain-appender';
@@ -13,8 +14,11 @@ import { type ClusterConnection, connectCluster } from './connection';
 import { readChain, readSubject, Superseded, TaskChain } from './event-chain';
 import { BEAT_MS, LEASE_MS, Liveness } from './liveness';
 import type { ClusterOptions } from './options';
+import { plan } from './placement';
+import { type CameraDemand, type NodeCard, type Plan, PRIORITY_DEFAULT } from './placement-schema';
 import { LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
 import type { Assignment, MemberView, SiteView } from './site-view';
+import { taskCost, UNMEASURED_CAMERA_CORES } from './task-cost';
 
 /** How often a node reconciles what it runs with the assignments, and the leader checks the nodes. */
 const TICK_MS = 500;
@@ -24,16 +28,8 @@ const TICK_MS = 500;
  * a killed engine's cameras move at once.
  */
 const GONE_CONFIRM_MS = 1_000;
-
-/** A node's card, rewritten each beat. */
-export interface MemberCard {
-  node: string;
-  api_url: string;
-  version: string;
-  started_at: number;
-  /** Tasks this node runs now. */
-  tasks: string[];
-}
+/** Cores a node keeps for its API, delivery and the control plane: not given to cameras. */
+const RESERVED_CORES = 0.5;
 
 /** A node name as NATS subjects and KV keys take it: letters, digits, - and _. */
 export function nodeNameOf(options: ClusterOptions): string {
@@ -44,6 +40,7 @@ export function nodeNameOf(options: ClusterOptions): string {
 
 interface Deps {
   tasks: TaskRegistry;
+  packages: PackageRegistry;
   outbox: Outbox;
   delivery: DeliveryWorker;
   bus: EventBus;
@@ -68,7 +65,15 @@ export class ClusterNode {
   private readonly lost = new Set<string>();
   /** Delivery progress not yet recorded for the site, by task; written with each beat. */
   private readonly deliveredMarks = new Map<string, { seq: number; stream_seq: number }>();
-  private members = new Map<string, { card: MemberCard; revision: number }>();
+  private members = new Map<string, { card: NodeCard; revision: number }>();
+  /** The last placement round, this leader's or its predecessor's (read from the site at takeover). */
+  private lastPlan: Plan | null = null;
+  /**
+   * What each camera cost and needed where it last ran, from every node's card (a dead node's too):
+   * a camera that just moved is planned at its known cost, not at the unmeasured default, which would
+   * make the site look unbalanced and move cameras back and forth.
+   */
+  private readonly knownDemands = new Map<string, NonNullable<NodeCard['demands']>[string]>();
   private assignments = new Map<string, { value: Assignment; revision: number }>();
   private beatTimer?: NodeJS.Timeout;
   private tickTimer?: NodeJS.Timeout;
@@ -84,6 +89,7 @@ export class ClusterNode {
     private readonly conn: ClusterConnection,
     private readonly site: SiteStore,
     private readonly deps: Deps,
+    private readonly maxCameras?: number,
   ) {
     this.appender = new ChainAppender(
       (taskId, held, error) => void this.superseded(taskId, held, error),
@@ -123,7 +129,7 @@ export class ClusterNode {
     const conn = await connectCluster(options, `vision-console:${node}`);
     try {
       const site = await openSiteStore(conn, Math.min(3, options.servers.length));
-      const member = new ClusterNode(node, conn, site, deps);
+      const member = new ClusterNode(node, conn, site, deps, options.maxCameras);
       await member.readAssignments();
       return member;
     } catch (error) {
@@ -154,14 +160,23 @@ export class ClusterNode {
   /** The site as this node sees it: its nodes, the leader, and which node runs each task. */
   view(): Omit<Extract<SiteView, { enabled: true }>, 'enabled'> {
     const nodes = [...this.members.values()].map(({ card }) => ({
-      node: card.node,
+      node: card.name,
       api_url: card.api_url,
       version: card.version,
-      state: this.stateOf(card.node),
-      tasks: card.tasks,
+      state: this.stateOf(card.name),
+      tasks: card.cameras,
+      capacity_cores: card.capacity_cores,
+      cpu_used_cores: card.cpu_used_cores,
+      memory: card.memory,
     }));
     const assignments = Object.fromEntries([...this.assignments].map(([task, { value }]) => [task, value]));
-    return { node: this.node, leader: this.leaderName ?? null, nodes, assignments };
+    const placement = this.lastPlan && {
+      at: this.lastPlan.at,
+      rebalancing: this.lastPlan.rebalancing,
+      unplaced: this.lastPlan.unplaced,
+      headroom: this.lastPlan.headroom,
+    };
+    return { node: this.node, leader: this.leaderName ?? null, nodes, assignments, placement };
   }
 
   async close(): Promise<void> {
@@ -185,15 +200,8 @@ export class ClusterNode {
 
   private async beat(): Promise<void> {
     if (this.closed) return;
-    const card: MemberCard = {
-      node: this.node,
-      api_url: this.apiUrl,
-      version: this.deps.version,
-      started_at: this.startedAt,
-      tasks: [...this.appenderTasks()],
-    };
     try {
-      await this.site.nodes.put(this.node, JSON.stringify(card));
+      await this.site.nodes.put(this.node, JSON.stringify(this.card()));
       this.conn.answered();
       this.liveness.ownBeat(Date.now());
       await this.recordDelivery();
@@ -201,6 +209,58 @@ export class ClusterNode {
       this.conn.timedOut();
       this.deps.log.warn({ err: error }, 'cluster: the heartbeat was not stored');
     }
+  }
+
+  /** This node as placement sees it: its capacity, its models, and what each of its cameras costs. */
+  private card(): NodeCard {
+    const cameras = [...this.appenderTasks()];
+    const demands: NonNullable<NodeCard['demands']> = {};
+    for (const taskId of cameras) {
+      const row = this.deps.tasks.storedRow(taskId);
+      if (!row || !this.deps.tasks.runs(taskId)) continue;
+      const { health } = this.deps.tasks.get(taskId);
+      // Reported once measured here: until then the leader keeps what the last node measured.
+      if (health.frames_analysed === 0) continue;
+      const models = this.modelsOf(row);
+      demands[taskId] = { cost_cores: taskCost({ health, models: models.length }), models };
+    }
+    const cores = availableParallelism();
+    return {
+      name: this.node,
+      api_url: this.apiUrl,
+      version: this.deps.version,
+      state: 'up',
+      capacity_cores: Math.max(0, cores - RESERVED_CORES),
+      max_cameras: this.maxCameras ?? null,
+      cpu_used_cores: Math.min(cores, loadavg()[0] ?? 0),
+      memory: { total_bytes: totalmem(), free_bytes: freemem() },
+      gpu: false,
+      models: this.installedModels(),
+      cameras,
+      demands,
+      started_at: this.startedAt,
+    };
+  }
+
+  /** The models a task's apps run (package/model), as installed here. */
+  private modelsOf(row: TaskRow): string[] {
+    const names = (JSON.parse(row.app_ids) as string[]).flatMap((appId) => {
+      try {
+        return [this.deps.packages.app(row.zapk_id, appId).model.name];
+      } catch {
+        return [];
+      }
+    });
+    return [...new Set(names)];
+  }
+
+  private installedModels(): string[] {
+    const names = this.deps.packages
+      .list()
+      .flatMap((pkg) =>
+        Object.keys(pkg.apps).map((appId) => this.deps.packages.app(pkg.zapk_id, appId).model.name),
+      );
+    return [...new Set(names)].sort();
   }
 
   /**
@@ -245,11 +305,15 @@ export class ClusterNode {
   }
 
   private async readMembers(): Promise<void> {
-    const members = new Map<string, { card: MemberCard; revision: number }>();
+    const members = new Map<string, { card: NodeCard; revision: number }>();
     for (const key of await keysOf(this.site.nodes)) {
       const entry = await this.site.nodes.get(key);
       if (entry?.operation !== 'PUT') continue;
-      members.set(key, { card: entry.json<MemberCard>(), revision: entry.revision });
+      const card = entry.json<NodeCard>();
+      members.set(key, { card, revision: entry.revision });
+      // Only the owner's word counts: a dead node's card still names cameras that run elsewhere now.
+      for (const [taskId, demand] of Object.entries(card.demands ?? {}))
+        if (this.assignments.get(taskId)?.value.node === key) this.knownDemands.set(taskId, demand);
       this.liveness.observe(`node:${key}`, entry.revision);
     }
     this.members = members;
@@ -263,6 +327,7 @@ export class ClusterNode {
       assignments.set(key, { value: entry.json<Assignment>(), revision: entry.revision });
     }
     this.assignments = assignments;
+    for (const taskId of this.knownDemands.keys()) if (!assignments.has(taskId)) this.knownDemands.delete(taskId);
   }
 
   /** Holds or takes the leader's lease; while held, moves the tasks of dead or silent nodes. */
@@ -288,7 +353,12 @@ export class ClusterNode {
       // Another node renewed or took it first: it leads.
       return;
     }
-    await this.moveOrphans();
+    // A new leader goes on from its predecessor's last round (the cameras' cool-downs with it).
+    if (!mine) {
+      const last = await this.site.leases.get('plan');
+      this.lastPlan = last?.operation === 'PUT' ? last.json<Plan>() : null;
+    }
+    await this.place();
   }
 
   /** Asks every other node whether it is there: a killed engine's subscriptions vanish at once. */
@@ -312,28 +382,59 @@ export class ClusterNode {
     );
   }
 
-  /** Reassigns, one epoch on, every task whose node is gone or silent, to the least loaded live node. */
-  private async moveOrphans(): Promise<void> {
-    const live = [...this.members.keys()].filter((node) => this.stateOf(node) === 'up');
-    if (live.length === 0) return;
-    const load = new Map(live.map((node) => [node, 0]));
-    for (const { value } of this.assignments.values())
-      if (load.has(value.node)) load.set(value.node, (load.get(value.node) ?? 0) + 1);
-    for (const [taskId, { value, revision }] of this.assignments) {
-      if (load.has(value.node)) continue;
-      const target = [...load].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]))[0]?.[0];
-      if (!target) return;
-      const next: Assignment = { node: target, epoch: value.epoch + 1 };
+  /**
+   * One placement round (placement.ts) over the nodes that are up and every assigned camera; each
+   * move is written as the camera's next epoch, so the node it leaves stops it and the node it goes
+   * to takes it over. A camera of a gone or silent node has no node to plan from, and moves at once.
+   */
+  private async place(): Promise<void> {
+    const up = [...this.members.values()]
+      .map(({ card }) => card)
+      .filter((card) => this.stateOf(card.name) === 'up');
+    if (up.length === 0) return;
+    const cameras: CameraDemand[] = [...this.assignments].map(([taskId, { value }]) => {
+      const demand = this.members.get(value.node)?.card.demands?.[taskId] ?? this.knownDemands.get(taskId);
+      return {
+        task_id: taskId,
+        cost_cores: demand?.cost_cores ?? UNMEASURED_CAMERA_CORES,
+        priority: PRIORITY_DEFAULT,
+        needs_gpu: false,
+        models: demand?.models ?? [],
+        unreachable_on: [],
+        node: this.stateOf(value.node) === 'up' ? value.node : null,
+      };
+    });
+    const planned = plan(up, cameras, this.lastPlan, Date.now());
+    // Rebalancing waits for make-before-break moves: a move today stops the camera on its node as
+    // the next one opens its source, and a camera that analyses well is not interrupted to even the
+    // load. Moves for a lost, draining or overloaded node, and of cameras that run nowhere, are made.
+    const deferred = planned.moves.filter((move) => move.reason === 'rebalance');
+    const round: Plan = {
+      ...planned,
+      moves: planned.moves.filter((move) => move.reason !== 'rebalance'),
+      assignment: { ...planned.assignment },
+      moved_at: { ...planned.moved_at },
+    };
+    for (const move of deferred) {
+      if (move.from) round.assignment[move.task_id] = move.from;
+      delete round.moved_at[move.task_id];
+    }
+    this.lastPlan = round;
+    for (const move of round.moves) {
+      const current = this.assignments.get(move.task_id);
+      if (!current || current.value.node === move.to) continue;
+      const next: Assignment = { node: move.to, epoch: current.value.epoch + 1 };
       try {
-        await this.site.assignments.update(taskId, JSON.stringify(next), revision);
-        load.set(target, (load.get(target) ?? 0) + 1);
+        await this.site.assignments.update(move.task_id, JSON.stringify(next), current.revision);
         this.deps.log.info(
-          `cluster: task ${taskId} moves from ${value.node} (${this.stateOf(value.node)}) to ${target}`,
+          `cluster: task ${move.task_id} moves from ${current.value.node} (${this.stateOf(current.value.node)}) to ${move.to}: ${move.reason}`,
         );
       } catch {
         // Changed meanwhile (the task closed, or another leader moved it): read again next tick.
       }
     }
+    if (round.moves.length > 0 || round.unplaced.length > 0)
+      await this.site.leases.put('plan', JSON.stringify(round));
   }
 
   /** Takes over what is assigned here and not running; releases what runs here but is assigned elsewhere. */

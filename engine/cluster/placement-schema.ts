@@ -34,6 +34,20 @@ export const NodeCard = Type.Object({
   gpu: Type.Boolean({ description: 'Whether it has a GPU that cameras asking for one may use' }),
   models: Type.Array(Type.String(), { description: 'Models installed on it (package/model ids)' }),
   cameras: Type.Array(Type.String(), { description: 'Task ids of the cameras it runs now' }),
+  demands: Type.Optional(
+    Type.Record(
+      Type.String(),
+      Type.Object({
+        cost_cores: Cores('What the camera costs here, measured (task-cost.ts)'),
+        models: Type.Array(Type.String(), { description: 'Models its apps use' }),
+      }),
+      {
+        description:
+          "Per camera it runs, what placement needs to place it elsewhere: read from the card a dead node left, its cameras' costs and models are still known",
+      },
+    ),
+  ),
+  started_at: Type.Optional(Type.Number({ description: 'When its engine started (ms since the epoch)' })),
 });
 export type NodeCard = Static<typeof NodeCard>;
 

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { Headroom, Unplaced } from './placement-schema';
 
 const Assignment = Type.Object({
   node: Type.String({ description: 'The node that runs the task' }),
@@ -14,6 +15,12 @@ const Member = Type.Object({
       'up: its heartbeat goes on; silent: none for 3 s of time the site could write (frozen or cut off: its tasks move); gone: its connection to NATS is gone (killed: its tasks move at once)',
   }),
   tasks: Type.Array(Type.String(), { description: 'Tasks whose events this node appends now' }),
+  capacity_cores: Type.Number({ minimum: 0, description: "Cores' worth of CPU it gives to cameras" }),
+  cpu_used_cores: Type.Number({ minimum: 0, description: 'CPU in use on its machine (1-minute load)' }),
+  memory: Type.Object({
+    total_bytes: Type.Integer({ minimum: 0 }),
+    free_bytes: Type.Integer({ minimum: 0 }),
+  }),
 });
 
 /** GET /api/cluster: the site as the answering node sees it. */
@@ -25,6 +32,18 @@ export const SiteView = Type.Union([
     leader: Type.Union([Type.String(), Type.Null()], { description: 'The node that places tasks now' }),
     nodes: Type.Array(Member),
     assignments: Type.Record(Type.String(), Assignment, { description: 'Which node runs each task' }),
+    placement: Type.Union(
+      [
+        Type.Object({
+          at: Type.Number({ description: 'When the leader last planned (ms since the epoch)' }),
+          rebalancing: Type.Boolean({ description: 'Whether cameras are being moved to even the load' }),
+          unplaced: Type.Array(Unplaced, { description: 'Cameras no node can take now, and why' }),
+          headroom: Headroom,
+        }),
+        Type.Null(),
+      ],
+      { description: 'The last placement round, as the leader planned it; null on other nodes' },
+    ),
   }),
 ]);
 export type SiteView = Static<typeof SiteView>;
