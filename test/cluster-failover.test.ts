@@ -1,14 +1,20 @@
 import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectCluster } from '../engine/cluster/connection';
-import { readChain } from '../engine/cluster/event-chain';
-import type { SiteView } from '../engine/cluster/site-view';
 import type { TaskView } from '../engine/tasks/schema';
 import { terminate } from './helpers/child';
-import { type SiteEngine, startSite, stopSite } from './helpers/cluster-engines';
-import { eventually } from './helpers/eventually';
-import { NATS_PASSWORD, NATS_USER, NatsCluster, type NatsServer } from './helpers/nats-cluster';
+import {
+  analysingOff,
+  type Chain,
+  readChains,
+  type Site,
+  type SiteEngine,
+  siteOf,
+  startSite,
+  stopSite,
+} from './helpers/cluster-engines';
+import { eventually, settled } from './helpers/eventually';
+import { NatsCluster, type NatsServer } from './helpers/nats-cluster';
 import { NginxRtmp, publishLooping } from './helpers/nginx-rtmp';
 import { Receiver } from './helpers/receiver';
 
@@ -21,37 +27,6 @@ let receiver: Receiver;
 let engines: SiteEngine[];
 const publishers: ChildProcess[] = [];
 const tasks: Array<{ id: string; startedOn: string }> = [];
-
-type Site = Extract<SiteView, { enabled: true }>;
-
-/** Waits for `check` to return a value without throwing (engines answer errors while they settle). */
-async function settled<T>(
-  what: string,
-  check: () => Promise<T>,
-  timeoutMs = 30_000,
-  everyMs = 250,
-): Promise<T> {
-  let last = '';
-  try {
-    return await eventually(
-      what,
-      async () => {
-        try {
-          return await check();
-        } catch (error) {
-          last = (error as Error).message;
-          return undefined;
-        }
-      },
-      timeoutMs,
-      everyMs,
-    );
-  } catch (error) {
-    throw new Error(`${(error as Error).message}; last: ${last}`);
-  }
-}
-
-const siteOf = (engine: SiteEngine) => engine.call<SiteView>('GET', '/api/cluster') as Promise<Site>;
 
 /** The site once placement has settled: no camera moved for 3 s. */
 async function quietSite(engine: SiteEngine): Promise<Site> {
@@ -81,53 +56,6 @@ const fullSiteOf = (engine: SiteEngine) =>
     if (Object.keys(site.assignments).length < CAMERAS) throw new Error('not every camera seen');
     return site;
   });
-const byName = (name: string) => engines.find((engine) => engine.name === name) as SiteEngine;
-
-/** Waits until the task runs on a node other than `from` and analyses frames there; its node. */
-async function analysingElsewhere(via: SiteEngine, taskId: string, from: string): Promise<string> {
-  return settled(
-    `task ${taskId} analysing off ${from}`,
-    async () => {
-      const owner = (await siteOf(via)).assignments[taskId]?.node;
-      if (!owner || owner === from) throw new Error(`task ${taskId} still on ${owner}`);
-      const view = await byName(owner).call<TaskView>('GET', `/api/task/${taskId}`);
-      if (view.status !== 'running' || view.health.frames_analysed === 0)
-        throw new Error(`task ${taskId} on ${owner}: ${view.status}, ${view.health.frames_analysed} frames`);
-      return owner;
-    },
-    45_000,
-    100,
-  );
-}
-
-interface Chain {
-  seqs: number[];
-  eventIds: string[];
-  /** The epoch of every entry, in chain order. */
-  epochs: number[];
-}
-
-/** Every task's chain as stored in JetStream. */
-async function chains(): Promise<Map<string, Chain>> {
-  const conn = await connectCluster(
-    { servers: nats.urls, user: NATS_USER, password: NATS_PASSWORD },
-    'checker',
-  );
-  try {
-    const result = new Map<string, Chain>();
-    for (const { id } of tasks) {
-      const entries = await readChain(conn, id, 0, 100_000);
-      result.set(id, {
-        seqs: entries.flatMap(({ entry }) => (entry.kind === 'event' ? [entry.seq] : [])),
-        eventIds: entries.flatMap(({ entry }) => (entry.kind === 'event' ? [entry.event_id] : [])),
-        epochs: entries.map(({ entry }) => entry.epoch),
-      });
-    }
-    return result;
-  } finally {
-    await conn.close();
-  }
-}
 
 beforeAll(async () => {
   [nats, nginx, receiver] = await Promise.all([NatsCluster.start(3), NginxRtmp.start(), Receiver.start()]);
@@ -181,11 +109,14 @@ describe('a site of three engines on three NATS servers', () => {
     const moved = tasks.filter((task) => before.assignments[task.id]?.node === victim.name);
     const killedAt = Date.now();
     await victim.kill();
-    const owners = await Promise.all(moved.map((task) => analysingElsewhere(survivor, task.id, victim.name)));
+    const owners = await Promise.all(
+      moved.map((task) => analysingOff(engines, survivor, task.id, victim.name)),
+    );
     const seconds = (Date.now() - killedAt) / 1000;
     console.log(
       `cluster: engine killed (${before.leader === victim.name ? 'the placement leader' : 'a follower'}): ` +
-        `its ${moved.length} cameras analyse again on ${owners.join(', ')} after ${seconds.toFixed(1)} s`,
+        `its ${moved.length} cameras analyse again on ${owners.join(', ')} after ${seconds.toFixed(1)} s ` +
+        `(killed at ${new Date(killedAt).toISOString()})`,
     );
     expect(owners.every((owner) => owner !== victim.name)).toBe(true);
     const after = await fullSiteOf(survivor);
@@ -215,7 +146,7 @@ describe('a site of three engines on three NATS servers', () => {
     frozen.signal('SIGSTOP');
     try {
       const owners = await Promise.all(
-        moved.map((task) => analysingElsewhere(watcher, task.id, frozen.name)),
+        moved.map((task) => analysingOff(engines, watcher, task.id, frozen.name)),
       );
       console.log(
         `cluster: engine frozen: its ${moved.length} cameras analyse again on ${owners.join(', ')} after ` +
@@ -251,7 +182,10 @@ describe('a site of three engines on three NATS servers', () => {
   }, 120_000);
 
   it('keeps every chain gap-free, fenced and delivered', async () => {
-    const stored = await chains();
+    const stored = await readChains(
+      nats.urls,
+      tasks.map((task) => task.id),
+    );
     for (const { id } of tasks) {
       const chain = stored.get(id) as Chain;
       expect(chain.seqs, id).toEqual(chain.seqs.map((_, i) => i + 1));

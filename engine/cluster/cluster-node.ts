@@ -27,7 +27,7 @@ const TICK_MS = 500;
  * whose NATS server died to reconnect to another (well under a second, measured), short enough that
  * a killed engine's cameras move at once.
  */
-const GONE_CONFIRM_MS = 1_000;
+export const GONE_CONFIRM_MS = 1_000;
 /** Cores a node keeps for its API, delivery and the control plane: not given to cameras. */
 const RESERVED_CORES = 0.5;
 

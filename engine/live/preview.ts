@@ -1,7 +1,8 @@
 import type { Clock } from '../clock';
 import { sourceInputArgs } from '../media/frame-source';
 import type { MediaFolders } from '../media/media-folders';
-import { probeFirstFrame, QUICK_START_ARGS } from '../media/probe';
+import { probeFirstFrame } from '../media/probe';
+import { QUICK_START_ARGS } from '../media/quick-start';
 import type { SourceUrl } from '../media/source-url';
 import { FMP4_TEE_OUTPUT } from './fmp4';
 import { channelFeed, Fmp4Channel } from './fmp4-channel';

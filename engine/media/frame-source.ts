@@ -8,6 +8,7 @@ import { type PooledFrame, PpmFrameReader } from './frame-reader';
 import { type FrameSocket, openFrameSocket } from './frame-socket';
 import { codecDecoding, type Hwaccel, hwaccelArgs, hwaccelRefusal } from './hwaccel';
 import { spawnOwned } from './owned-child';
+import { QUICK_START_ARGS } from './quick-start';
 import { sourceLimitArgs, sourceRefusal } from './source-limits';
 import { protocolWhitelist, type SourceUrl } from './source-url';
 
@@ -228,7 +229,9 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     // automatic threads on a 1080p25 camera, bench:capacity) and adds no frame-thread delay. One
     // thread decodes H.264 1080p at about 250 fps here, so 4K (four times the pixels) near 60.
     args.push('-threads', String(DECODE_THREADS));
-    args.push(...hwaccelArgs(options.hwaccel ?? 'none'), ...sourceInputArgs(source, options));
+    args.push(...hwaccelArgs(options.hwaccel ?? 'none'));
+    if (source.kind !== 'file') args.push(...QUICK_START_ARGS);
+    args.push(...sourceInputArgs(source, options));
     args.push('-map', '0:v:0', '-c:v', 'wrapped_avframe', '-f', 'null', '-');
     args.push('-map', '0:v:0', '-an', '-sn', '-dn');
     // Frames are dropped to the rate before they are scaled, so that dropped ones cost nothing.

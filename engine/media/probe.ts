@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { StderrTail, sourceInputArgs, videoStreamFormat } from './frame-source';
+import { QUICK_START_ARGS } from './quick-start';
 import { sourceRefusal } from './source-limits';
 import type { SourceUrl } from './source-url';
 
@@ -19,13 +20,6 @@ export interface ProbeOptions {
   maxPixels?: number;
   signal?: AbortSignal;
 }
-
-/**
- * Input options for a reader that needs the picture soon rather than a full stream analysis: ffmpeg
- * otherwise reads up to 5 s of a network stream (analyzeduration) before its first frame, which a
- * probe (size and codec from the decoded frame) and a preview (re-encoded) do not need.
- */
-export const QUICK_START_ARGS = ['-analyzeduration', '500000', '-probesize', '1000000'];
 
 // "P6 <w> <h> <maxval>" and its whitespace byte: all of the frame the probe keeps.
 const PPM_HEADER_BYTES = 64;

@@ -2,9 +2,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { connectCluster } from '../../engine/cluster/connection';
+import { readChain } from '../../engine/cluster/event-chain';
+import type { SiteView } from '../../engine/cluster/site-view';
 import type { EngineOptions } from '../../engine/index';
+import type { TaskView } from '../../engine/tasks/schema';
 import { terminate } from './child';
 import { signIn } from './engine-process';
+import { settled } from './eventually';
 import { ADMIN_PASSWORD, BUILTIN_PACKAGE_DIR, TEST_MEDIA_DIRS } from './fixtures';
 import { NATS_PASSWORD, NATS_USER, type NatsCluster } from './nats-cluster';
 
@@ -112,4 +117,62 @@ export async function startSite(nats: NatsCluster, count: number): Promise<SiteE
 export async function stopSite(engines: readonly SiteEngine[]): Promise<void> {
   await Promise.all(engines.map((engine) => engine.stop()));
   for (const engine of engines) engine.dispose();
+}
+
+export type Site = Extract<SiteView, { enabled: true }>;
+
+export const siteOf = (engine: SiteEngine) => engine.call<SiteView>('GET', '/api/cluster') as Promise<Site>;
+
+/** Waits until the task runs on a node other than `from` and analyses frames there; its node. */
+export function analysingOff(
+  engines: readonly SiteEngine[],
+  via: SiteEngine,
+  taskId: string,
+  from: string,
+  timeoutMs = 45_000,
+): Promise<string> {
+  return settled(
+    `task ${taskId} analysing off ${from}`,
+    async () => {
+      const owner = (await siteOf(via)).assignments[taskId]?.node;
+      const engine = engines.find((e) => e.name === owner);
+      if (!owner || owner === from || !engine) throw new Error(`task ${taskId} still on ${owner}`);
+      const view = await engine.call<TaskView>('GET', `/api/task/${taskId}`);
+      if (view.status !== 'running' || view.health.frames_analysed === 0)
+        throw new Error(`task ${taskId} on ${owner}: ${view.status}, ${view.health.frames_analysed} frames`);
+      return owner;
+    },
+    timeoutMs,
+    100,
+  );
+}
+
+/** A task's event chain as stored in JetStream. */
+export interface Chain {
+  seqs: number[];
+  eventIds: string[];
+  /** The epoch of every entry, in chain order. */
+  epochs: number[];
+}
+
+/** The tasks' chains, read as a client of the site's NATS servers. */
+export async function readChains(
+  servers: readonly string[],
+  taskIds: readonly string[],
+): Promise<Map<string, Chain>> {
+  const conn = await connectCluster({ servers, user: NATS_USER, password: NATS_PASSWORD }, 'checker');
+  try {
+    const result = new Map<string, Chain>();
+    for (const id of taskIds) {
+      const entries = await readChain(conn, id, 0, 100_000);
+      result.set(id, {
+        seqs: entries.flatMap(({ entry }) => (entry.kind === 'event' ? [entry.seq] : [])),
+        eventIds: entries.flatMap(({ entry }) => (entry.kind === 'event' ? [entry.event_id] : [])),
+        epochs: entries.map(({ entry }) => entry.epoch),
+      });
+    }
+    return result;
+  } finally {
+    await conn.close();
+  }
 }

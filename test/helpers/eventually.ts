@@ -16,3 +16,30 @@ export async function eventually<T>(
     await new Promise((done) => setTimeout(done, everyMs));
   }
 }
+
+/** Like eventually, for a check that throws while it is not yet true; the last error is in the timeout's. */
+export async function settled<T>(
+  what: string,
+  check: () => Promise<T>,
+  timeoutMs = 30_000,
+  everyMs = 250,
+): Promise<T> {
+  let last = '';
+  try {
+    return await eventually(
+      what,
+      async () => {
+        try {
+          return await check();
+        } catch (error) {
+          last = (error as Error).message;
+          return undefined;
+        }
+      },
+      timeoutMs,
+      everyMs,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; last: ${last}`);
+  }
+}
