@@ -1,9 +1,12 @@
-/** How often a node rewrites its card (its heartbeat). */
-export const BEAT_MS = 1_000;
+/**
+ * How often a node rewrites its card (its heartbeat). Writable time advances a beat at a time, so a
+ * short beat sees a silent node soon after its lease: 2 KV writes a second per node.
+ */
+export const BEAT_MS = 500;
 /**
  * How long a node's card may stay unchanged, in time the store was writable, before its node counts
- * as frozen or cut off and its cameras move. Three beats: one late beat on a loaded machine is not a
- * failure.
+ * as frozen or cut off and its cameras move. Six beats: a late beat or two on a loaded machine is not
+ * a failure.
  */
 export const LEASE_MS = 3_000;
 /** What one beat of this node's own can add to writable time, however long it took to be stored. */

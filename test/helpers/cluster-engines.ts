@@ -104,12 +104,12 @@ export class SiteEngine {
   }
 }
 
-/** `count` engines joined to the cluster's servers, started one after another. */
-export async function startSite(nats: NatsCluster, count: number): Promise<SiteEngine[]> {
-  const engines = Array.from(
-    { length: count },
-    (_, i) => new SiteEngine(`e${i + 1}`, mkdtempSync(join(tmpdir(), `vc-site-e${i + 1}-`)), nats.urls),
-  );
+/** `count` engines joined to the cluster's servers, started one after another (named e1, e2... or as given). */
+export async function startSite(nats: NatsCluster, count: number, ...names: string[]): Promise<SiteEngine[]> {
+  const engines = Array.from({ length: count }, (_, i) => {
+    const name = names[i] ?? `e${i + 1}`;
+    return new SiteEngine(name, mkdtempSync(join(tmpdir(), `vc-site-${name}-`)), nats.urls);
+  });
   for (const engine of engines) await engine.start();
   return engines;
 }
