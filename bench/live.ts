@@ -1,7 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { findFfmpeg } from '../engine/media/ffmpeg';
 import { buildOverlay } from '../engine/osd/overlay';
@@ -11,9 +11,10 @@ import { cpuSeconds, engineChildren } from '../engine/system/process-stats';
 import { DEFAULT_OSD } from '../engine/tasks/schema';
 import { launchChromium, presetSession } from '../test/helpers/browser';
 import { VIDEO } from '../test/helpers/engine';
-import { signIn, spawnEngine } from '../test/helpers/engine-process';
+import { callApi } from '../test/helpers/engine-process';
 import { NginxRtmp } from '../test/helpers/nginx-rtmp';
 import { percentile } from './percentile';
+import { type EngineUnderTest, EXAMPLE, engineWith } from './video';
 
 /**
  * The AI video's cost and latency on this machine. A 720p 25 fps camera (the fixture video scaled,
@@ -26,8 +27,6 @@ import { percentile } from './percentile';
 
 const run = promisify(execFile);
 const ffmpeg = findFfmpeg();
-const EXAMPLE = resolve(import.meta.dirname, '../examples/coco-yolox-nano/manifest.json');
-const PASSWORD = 'bench-admin-password';
 const WIDTH = 1280;
 const HEIGHT = 720;
 const FPS = 25;
@@ -120,23 +119,8 @@ class StampedCamera {
   }
 }
 
-interface EngineUnderTest {
-  url: string;
-  pid: number;
-  auth: Record<string, string>;
-  stop(): Promise<void>;
-}
-
-async function api<T>(engine: EngineUnderTest, method: string, path: string, body?: unknown): Promise<T> {
-  const answer = await fetch(`${engine.url}${path}`, {
-    method,
-    headers: body === undefined ? engine.auth : { ...engine.auth, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const parsed = (await answer.json()) as { code: number; msg: string; data: T };
-  if (parsed.code !== 0) throw new Error(`${method} ${path}: ${parsed.msg}`);
-  return parsed.data;
-}
+const api = <T>(engine: EngineUnderTest, method: string, path: string, body?: unknown) =>
+  callApi<T>(engine.url, engine.token, method, path, body);
 
 export interface CpuRow {
   scenario: string;
@@ -158,6 +142,17 @@ export interface LatencyRow {
   'p50 ms': number;
   'p95 ms': number;
   'max ms': number;
+}
+
+/** Samples of one latency, in ms, as a row: how many, median, p95 and worst. */
+function latencyRow(measure: string, values: number[]): LatencyRow {
+  return {
+    measure,
+    samples: values.length,
+    'p50 ms': Math.round(percentile(values, 50)),
+    'p95 ms': Math.round(percentile(values, 95)),
+    'max ms': Math.round(Math.max(...values)),
+  };
 }
 
 export interface HotPathRow {
@@ -259,16 +254,9 @@ async function segmentLatency(hlsUrl: string, seconds: number, work: string): Pr
     initial = false;
     await new Promise((done) => setTimeout(done, 100));
   }
-  const row = (measure: string, values: number[]): LatencyRow => ({
-    measure,
-    samples: values.length,
-    'p50 ms': Math.round(percentile(values, 50)),
-    'p95 ms': Math.round(percentile(values, 95)),
-    'max ms': Math.round(Math.max(...values)),
-  });
   return [
-    row("camera -> segment listed, segment's first frame", first),
-    row("camera -> segment listed, segment's last frame", last),
+    latencyRow("camera -> segment listed, segment's first frame", first),
+    latencyRow("camera -> segment listed, segment's last frame", last),
   ];
 }
 
@@ -278,13 +266,13 @@ async function segmentLatency(hlsUrl: string, seconds: number, work: string): Pr
  * from the frame's own pixels: now minus that time is how long after the camera sent the frame the
  * operator saw it. Same machine, same clock.
  */
-async function consoleLatency(engine: EngineUnderTest, token: string, taskId: string): Promise<LatencyRow> {
+async function consoleLatency(engine: EngineUnderTest, taskId: string): Promise<LatencyRow> {
   const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
     // tsx keeps function names with a __name helper the page does not have.
     await page.addInitScript('globalThis.__name = (target) => target;');
-    await presetSession(page, token);
+    await presetSession(page, engine.token);
     await page.goto(`${engine.url}/#/live/${taskId}`);
     const video = page.locator('video.stage-video');
     await video.waitFor({ timeout: 60_000 });
@@ -320,13 +308,7 @@ async function consoleLatency(engine: EngineUnderTest, token: string, taskId: st
     );
     // A frame whose stamp a drawing covered reads as nonsense: only plausible delays count.
     const plausible = delays.filter((ms) => ms >= 0 && ms < 60_000);
-    return {
-      measure: 'camera -> frame shown in Chromium (console live view: WebSocket + MSE)',
-      samples: plausible.length,
-      'p50 ms': Math.round(percentile(plausible, 50)),
-      'p95 ms': Math.round(percentile(plausible, 95)),
-      'max ms': Math.round(Math.max(...plausible)),
-    };
+    return latencyRow('camera -> frame shown in Chromium (console live view: WebSocket + MSE)', plausible);
   } finally {
     await browser.close();
   }
@@ -340,11 +322,11 @@ const PREVIEW_TRIES = Number(process.env.BENCH_PREVIEW_TRIES ?? 5);
  * time moves), per source: the RTMP camera (keyframe every second) and an H.264 file whose
  * keyframes are 25 s apart, the case that took 25.7 s when previews were remuxed.
  */
-async function previewOpen(engine: EngineUnderTest, token: string, sources: Record<string, string>) {
+async function previewOpen(engine: EngineUnderTest, sources: Record<string, string>) {
   const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-    await presetSession(page, token);
+    await presetSession(page, engine.token);
     await page.goto(`${engine.url}/#/tasks`);
     const rows: LatencyRow[] = [];
     for (const [name, url] of Object.entries(sources)) {
@@ -364,13 +346,7 @@ async function previewOpen(engine: EngineUnderTest, token: string, sources: Reco
         await page.keyboard.press('Escape');
         await wizard.waitFor({ state: 'detached' });
       }
-      rows.push({
-        measure: `preview open -> first frame shown: ${name}`,
-        samples: times.length,
-        'p50 ms': Math.round(percentile(times, 50)),
-        'p95 ms': Math.round(percentile(times, 95)),
-        'max ms': Math.round(Math.max(...times)),
-      });
+      rows.push(latencyRow(`preview open -> first frame shown: ${name}`, times));
     }
     return rows;
   } finally {
@@ -448,65 +424,44 @@ export async function benchLive(): Promise<{ cpu: CpuRow[]; latency: LatencyRow[
   let engine: EngineUnderTest | undefined;
   try {
     await buildZapk(EXAMPLE, join(work, 'example.zapk'));
-    const spawned = await spawnEngine(join(work, 'engine'), PASSWORD);
-    const token = await signIn(spawned.url, PASSWORD);
-    engine = {
-      url: spawned.url,
-      pid: spawned.child.pid as number,
-      auth: { authorization: `Bearer ${token}` },
-      stop: () =>
-        new Promise<void>((done) => {
-          spawned.child.once('exit', () => done());
-          spawned.child.kill('SIGTERM');
-        }),
-    };
-    const form = new FormData();
-    form.append('file', new Blob([readFileSync(join(work, 'example.zapk'))]), 'example.zapk');
-    await fetch(`${engine.url}/api/zapk`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}` },
-      body: form,
-    });
-    const { task_id: taskId } = await api<{ task_id: string }>(engine, 'POST', '/api/task', {
+    const running = await engineWith(work, 'engine', []);
+    engine = running;
+    const { task_id: taskId } = await api<{ task_id: string }>(running, 'POST', '/api/task', {
       zapk_id: 'coco-yolox-nano',
       app_ids: ['person'],
       video_url: nginx.url('cam'),
     });
 
     const rows: CpuRow[] = [];
-    const base = await measure(engine, camera, taskId, 'analysis only (source capped at 10 fps)', 0);
+    const base = await measure(running, camera, taskId, 'analysis only (source capped at 10 fps)', 0);
     rows.push(base.row);
     const live = async (body: Record<string, unknown>) =>
-      api<{ stream: string; hls_url: string }>(
-        engine as EngineUnderTest,
-        'POST',
-        `/api/task/${taskId}/ailive`,
-        body,
-      );
-    const close = (stream: string) =>
-      api(engine as EngineUnderTest, 'DELETE', `/api/task/${taskId}/livestream/${stream}`);
+      api<{ stream: string; hls_url: string }>(running, 'POST', `/api/task/${taskId}/ailive`, body);
+    const close = (stream: string) => api(running, 'DELETE', `/api/task/${taskId}/livestream/${stream}`);
 
     const one = await live({ app_ids: ['person'], bitrate: 2000 });
     const [single, latency] = await Promise.all([
-      measure(engine, camera, taskId, '1 AI video 720p, 2000 kbit/s', 1, base.total),
-      segmentLatency(`${one.hls_url}?token=${token}`, WINDOW_S, work),
+      measure(running, camera, taskId, '1 AI video 720p, 2000 kbit/s', 1, base.total),
+      segmentLatency(`${one.hls_url}?token=${running.token}`, WINDOW_S, work),
     ]);
     rows.push(single.row);
     const two = await live({ app_ids: ['person'], bitrate: 1000 });
-    rows.push((await measure(engine, camera, taskId, '2 AI videos (2000 + 1000 kbit/s)', 2, base.total)).row);
+    rows.push(
+      (await measure(running, camera, taskId, '2 AI videos (2000 + 1000 kbit/s)', 2, base.total)).row,
+    );
     await close(two.stream);
     await close(one.stream);
     const pushed = await live({ app_ids: ['person'], bitrate: 2000, rtmp: nginx.url('ai') });
-    rows.push((await measure(engine, camera, taskId, '1 AI video + RTMP push to nginx', 1, base.total)).row);
+    rows.push((await measure(running, camera, taskId, '1 AI video + RTMP push to nginx', 1, base.total)).row);
     await close(pushed.stream);
-    latency.push(await consoleLatency(engine, token, taskId));
+    latency.push(await consoleLatency(running, taskId));
     const sparse = join(work, 'sparse-keyframes.mp4');
     await run(ffmpeg, [
       ...['-hide_banner', '-loglevel', 'error', '-y', '-i', VIDEO, '-t', '60', '-an', '-c:v', 'libx264'],
       ...['-preset', 'ultrafast', '-g', '250', '-keyint_min', '250', '-sc_threshold', '0', sparse],
     ]);
     latency.push(
-      ...(await previewOpen(engine, token, {
+      ...(await previewOpen(running, {
         'RTMP camera, keyframe every 25 frames': nginx.url('cam'),
         'MP4 file, keyframes 25 s apart': sparse,
       })),

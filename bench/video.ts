@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import { buildZapk } from '../engine/packages/zapk';
 import { cpuSeconds, engineChildren, rssBytes } from '../engine/system/process-stats';
+import { terminate } from '../test/helpers/child';
 import { FIXTURES } from '../test/helpers/engine';
 import { callApi, signIn, spawnEngine } from '../test/helpers/engine-process';
 import { Receiver } from '../test/helpers/receiver';
@@ -20,7 +21,7 @@ import { percentile } from './percentile';
  */
 
 export const MODEL = join(FIXTURES, 'models', 'yolox_nano.onnx');
-const EXAMPLE = resolve(import.meta.dirname, '../examples/coco-yolox-nano/manifest.json');
+export const EXAMPLE = resolve(import.meta.dirname, '../examples/coco-yolox-nano/manifest.json');
 const PASSWORD = 'bench-admin-password';
 const RAW_SECONDS = Number(process.env.BENCH_RAW_S ?? 5);
 const WINDOW_SECONDS = Number(process.env.BENCH_WINDOW_S ?? 20);
@@ -229,7 +230,8 @@ export interface EngineUnderTest {
   url: string;
   pid: number;
   token: string;
-  stop(): void;
+  /** Stops the engine and waits for it to exit (its data folder may then be removed). */
+  stop(): Promise<void>;
 }
 
 /** An engine in its own process with the example package installed. */
@@ -249,7 +251,7 @@ export async function engineWith(work: string, name: string, args: string[]): Pr
     url: engine.url,
     pid: engine.child.pid as number,
     token,
-    stop: () => engine.child.kill('SIGTERM'),
+    stop: () => terminate(engine.child),
   };
 }
 
@@ -278,7 +280,7 @@ export async function benchVideo(): Promise<{ ceiling: Ceiling[]; pipeline: Row[
         rows.push(await scenario(streams, speed, interval, ceiling, shipped, receiver));
       }
     } finally {
-      shipped.stop();
+      await shipped.stop();
     }
     // Uncapped (--analysis-fps 40): more frames than the cores can analyse, so the engine drops
     // evenly per stream; throughput against the inference ceiling, as deployed (5 s interval).
@@ -286,7 +288,7 @@ export async function benchVideo(): Promise<{ ceiling: Ceiling[]; pipeline: Row[
     try {
       for (const streams of [1, 2, 4]) rows.push(await scenario(streams, 4, 5, ceiling, uncapped, receiver));
     } finally {
-      uncapped.stop();
+      await uncapped.stop();
     }
     return { ceiling: ceilingRows, pipeline: rows };
   } finally {

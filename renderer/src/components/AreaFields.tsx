@@ -31,16 +31,6 @@ export function areaState(t: Translate, problem: AreaProblem | null, points: num
   return problem.message;
 }
 
-/** How the wizard's problem list names a zone, mask or calibration: "Zone 1", "Mask 2 of Person". */
-export function areaLabel(t: Translate, editor: EditorState, key: string, appName: string): string {
-  const area = editor.shapes[key]?.area;
-  if (area?.role === 'zone') return t('areas.toolsZone', { name: area.name ?? '', app: appName });
-  if (area?.role === 'mask') {
-    return t('areas.toolsMask', { n: areaKeys(editor, area.app, 'mask').indexOf(key) + 1, app: appName });
-  }
-  return t('areas.toolsCalibration', { app: appName });
-}
-
 /** An app's named zones and exclusion masks: add, select (to draw or redraw), rename, delete. */
 export function AreaFields({ appId, appName, editor, onChange, errors = {} }: AreaFieldsProps) {
   const t = useT();

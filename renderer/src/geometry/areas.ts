@@ -9,6 +9,7 @@ import type { Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { AppConfig, AppConfigUpdate } from '../../../engine/contract';
 import { groundMap, LengthReference, polygonProblem } from '../../../engine/contract';
+import type { Translate } from '../i18n';
 import {
   type AreaTag,
   commitShapes,
@@ -58,6 +59,16 @@ function areaShape(area: AreaTag, polygon: readonly (readonly number[])[] = []):
   const kind = kindOf(area.role);
   const points = polygon.map(([x = 0, y = 0]) => [x, y] as SourcePoint);
   return { kind, points, closed: points.length >= (kind === 'marks' ? 4 : 3), area };
+}
+
+/** How the wizard's problem list names a zone, mask or calibration: "Zone 1", "Mask 2 of Person". */
+export function areaLabel(t: Translate, editor: EditorState, key: string, appName: string): string {
+  const area = editor.shapes[key]?.area;
+  if (area?.role === 'zone') return t('areas.toolsZone', { name: area.name ?? '', app: appName });
+  if (area?.role === 'mask') {
+    return t('areas.toolsMask', { n: areaKeys(editor, area.app, 'mask').indexOf(key) + 1, app: appName });
+  }
+  return t('areas.toolsCalibration', { app: appName });
 }
 
 /** "Zone 1", "Zone 2": the first name of the form not taken in the app. */

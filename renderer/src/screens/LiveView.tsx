@@ -3,7 +3,6 @@ import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { pointInPolygon } from '../../../engine/contract';
 import { type AppConfig, aiVideoSocket, appsOf, isRunning, resetHeatmap, type Task } from '../api';
-import { areaLabel } from '../components/AreaFields';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { HeatmapImage } from '../components/HeatmapImage';
 import type { VideoState } from '../components/HlsVideo';
@@ -14,6 +13,7 @@ import { useTransport } from '../context';
 import { useFeed } from '../feed/store';
 import {
   areaKeyOfField,
+  areaLabel,
   areaProblem,
   configOf,
   editorWithAreas,

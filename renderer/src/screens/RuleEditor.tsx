@@ -1,16 +1,14 @@
-// Over 400 lines on purpose: the rule form has one editor per rule part (classes, counters, lines, loitering) that share its state.
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useMemo, useState } from 'react';
 import { errorCode } from '../../../engine/contract';
 import type { ZapkApp } from '../api';
-import { ClassSelect } from '../components/ClassSelect';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
-import { errorProps, FieldError } from '../components/FieldError';
-import { InertiaFields } from '../components/InertiaFields';
 import { NumberField } from '../components/NumberField';
 import { LeftObjectFields, RemovedObjectFields } from '../components/ObjectWatchFields';
+import { ColorField, TextField } from '../components/RuleFields';
+import { RuleGeneralFields } from '../components/RuleGeneralFields';
 import { useTransport } from '../context';
 import type { MessageKey } from '../i18n';
 import { updateAppMutation } from '../queries/packages';
@@ -26,82 +24,6 @@ import {
   validateRuleDraft,
 } from '../validation/rule';
 import type { FieldErrors } from '../validation/schema-errors';
-
-function TextField(props: {
-  label: string;
-  path: string;
-  value: string;
-  onChange: (value: string) => void;
-  errors: FieldErrors;
-  type?: 'text' | 'color';
-  /** The model's labels: the value is then picked from them (a label's index); a value outside stays listed. */
-  labels?: readonly string[];
-}) {
-  const id = useId();
-  const errorId = `${id}-error`;
-  const error = props.errors[props.path];
-  const { labels } = props;
-  return (
-    <div className="field">
-      <label htmlFor={id}>{props.label}</label>
-      {labels && labels.length > 0 ? (
-        <ClassSelect
-          id={id}
-          value={props.value}
-          onChange={props.onChange}
-          labels={labels}
-          {...errorProps(errorId, error)}
-        />
-      ) : (
-        <input
-          id={id}
-          type={props.type ?? 'text'}
-          value={props.value}
-          onChange={(event) => props.onChange(event.target.value)}
-          {...errorProps(errorId, error)}
-        />
-      )}
-      <FieldError id={errorId} message={error} />
-    </div>
-  );
-}
-
-/** A colour with a picker and its #RRGGBB text, both labelled. */
-function ColorField(props: {
-  label: string;
-  path: string;
-  value: string;
-  onChange: (value: string) => void;
-  errors: FieldErrors;
-}) {
-  const t = useT();
-  const id = useId();
-  const errorId = `${id}-error`;
-  const error = props.errors[props.path];
-  const valid = /^#[0-9a-f]{6}$/i.test(props.value);
-  return (
-    <div className="field">
-      <label htmlFor={id}>{props.label}</label>
-      <div className="field-row">
-        <input
-          type="color"
-          aria-label={t('rule.colorPicker', { field: props.label })}
-          value={valid ? props.value.toLowerCase() : '#000000'}
-          onChange={(event) => props.onChange(event.target.value)}
-        />
-        <input
-          id={id}
-          className="hex"
-          value={props.value}
-          spellCheck={false}
-          onChange={(event) => props.onChange(event.target.value)}
-          {...errorProps(errorId, error)}
-        />
-      </div>
-      <FieldError id={errorId} message={error} />
-    </div>
-  );
-}
 
 const newClass = (index: number): ClassDraft => ({
   class_id: String(index),
@@ -199,70 +121,14 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
             {general.text ?? t(general.key as MessageKey, general.params)}
           </p>
         )}
-        <fieldset>
-          <legend>{t('rule.general')}</legend>
-          <div className="field-grid">
-            <TextField
-              label={t('rule.name')}
-              path="name"
-              value={draft.name}
-              errors={errors}
-              onChange={(name) => update((d) => ({ ...d, name }))}
-            />
-            <NumberField
-              label={isTimeSeries ? t('rule.loiterTime') : t('rule.interval')}
-              hint={isTimeSeries ? t('rule.loiterTimeHint') : t('rule.intervalHint')}
-              path="rule.interval"
-              value={draft.interval}
-              errors={errors}
-              min={0}
-              max={86400}
-              slider={{ min: 0, max: 600, step: 1 }}
-              onChange={(interval) => update((d) => ({ ...d, interval }))}
-            />
-            {draft.class_area ? (
-              <ColorField
-                label={t('rule.areaColor')}
-                path="rule.class_area.color"
-                value={draft.class_area.color}
-                errors={errors}
-                onChange={(color) => update((d) => ({ ...d, class_area: { color } }))}
-              />
-            ) : (
-              <div className="field">
-                <span className="label-like">{t('rule.areaColor')}</span>
-                <button
-                  type="button"
-                  onClick={() => update((d) => ({ ...d, class_area: { color: '#ff9f0a' } }))}
-                >
-                  {t('rule.addAreaColor')}
-                </button>
-              </div>
-            )}
-          </div>
-          {draft.class_area && stored.class_area === undefined && (
-            <button
-              type="button"
-              className="link"
-              onClick={() => update((d) => ({ ...d, class_area: null }))}
-            >
-              {t('rule.removeAreaColor')}
-            </button>
-          )}
-          <InertiaFields
-            value={draft.inertia}
-            errors={errors}
-            onChange={(inertia) => update((d) => ({ ...d, inertia }))}
-          />
-          {stored.length_reference && (
-            <p className="meta">
-              {t('rule.lengthReference', {
-                pixels: stored.length_reference.pixels,
-                meters: stored.length_reference.meters,
-              })}
-            </p>
-          )}
-        </fieldset>
+        <RuleGeneralFields
+          draft={draft}
+          errors={errors}
+          update={update}
+          isTimeSeries={isTimeSeries}
+          areaColorStored={stored.class_area !== undefined}
+          lengthReference={stored.length_reference}
+        />
 
         <fieldset>
           <legend>{t('rule.classes')}</legend>
