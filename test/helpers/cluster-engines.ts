@@ -5,7 +5,6 @@ import { join, resolve } from 'node:path';
 import { connectCluster } from '../../engine/cluster/connection';
 import { readChain } from '../../engine/cluster/event-chain';
 import type { SiteView } from '../../engine/cluster/site-view';
-import type { EngineOptions } from '../../engine/index';
 import type { TaskView } from '../../engine/tasks/schema';
 import { terminate } from './child';
 import { signIn } from './engine-process';
@@ -28,19 +27,27 @@ export class SiteEngine {
     private readonly servers: readonly string[],
   ) {}
 
+  /** Starts the engine as an operator does: `engine/cli.ts` with the --cluster flags. */
   async start(): Promise<void> {
-    const options: EngineOptions = {
-      dataDir: this.dataDir,
-      port: 0,
-      adminPassword: ADMIN_PASSWORD,
-      builtinDir: BUILTIN_PACKAGE_DIR,
-      mediaDirs: TEST_MEDIA_DIRS,
-      logLevel: 'info',
-      cluster: { servers: this.servers, user: NATS_USER, password: NATS_PASSWORD, nodeName: this.name },
-    };
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/cluster-engine-main.ts'], {
+    const media = TEST_MEDIA_DIRS.flatMap((dir) => ['--media-dir', dir]);
+    const cluster = [
+      ...this.servers.flatMap((url) => ['--cluster', url]),
+      ...['--cluster-user', NATS_USER, '--node-name', this.name],
+    ];
+    const args = [
+      '--port',
+      '0',
+      '--data-dir',
+      this.dataDir,
+      '--builtin-dir',
+      BUILTIN_PACKAGE_DIR,
+      ...media,
+      ...cluster,
+    ];
+    const child = spawn(process.execPath, ['--import', 'tsx', 'engine/cli.ts', ...args], {
       cwd: ROOT,
-      env: { ...process.env, VC_TEST_ENGINE: JSON.stringify(options) },
+      // The cluster's password from the environment (never a flag: ps shows flags).
+      env: { ...process.env, VC_ADMIN_PASSWORD: ADMIN_PASSWORD, VC_CLUSTER_PASSWORD: NATS_PASSWORD },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
