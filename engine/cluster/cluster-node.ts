@@ -28,6 +28,13 @@ const TICK_MS = 500;
  * a killed engine's cameras move at once.
  */
 export const GONE_CONFIRM_MS = 1_000;
+/**
+ * Chain entries a node reads of a task it takes over: what was not delivered comes from them. Events
+ * beyond it stay in the chain (and delivered to nobody from here): a bound on one takeover's memory.
+ */
+const MAX_CHAIN_IMPORT = 10_000;
+/** Late events of one task taken in per reconciliation; more wait for the next. */
+const MAX_LATE_PER_TICK = 1_000;
 /** Cores a node keeps for its API, delivery and the control plane: not given to cameras. */
 const RESERVED_CORES = 0.5;
 
@@ -327,7 +334,8 @@ export class ClusterNode {
       assignments.set(key, { value: entry.json<Assignment>(), revision: entry.revision });
     }
     this.assignments = assignments;
-    for (const taskId of this.knownDemands.keys()) if (!assignments.has(taskId)) this.knownDemands.delete(taskId);
+    for (const taskId of this.knownDemands.keys())
+      if (!assignments.has(taskId)) this.knownDemands.delete(taskId);
   }
 
   /** Holds or takes the leader's lease; while held, moves the tasks of dead or silent nodes. */
@@ -464,7 +472,7 @@ export class ClusterNode {
         delivered?.operation === 'PUT'
           ? delivered.json<{ seq: number; stream_seq: number }>()
           : { seq: 0, stream_seq: 0 };
-      const undelivered = (await readChain(this.conn, taskId, from.stream_seq, 10_000)).flatMap(
+      const undelivered = (await readChain(this.conn, taskId, from.stream_seq, MAX_CHAIN_IMPORT)).flatMap(
         ({ entry }) =>
           entry.kind === 'event' && entry.seq > from.seq ? [entry.body as unknown as CallbackBody] : [],
       );
@@ -534,7 +542,7 @@ export class ClusterNode {
         LATE_STREAM,
         lateSubject(taskId),
         0,
-        1_000,
+        MAX_LATE_PER_TICK,
       )) {
         this.deps.outbox.enqueueLate(target, json as CallbackBody);
         await this.conn.jsm.streams.deleteMessage(LATE_STREAM, streamSeq, false);
@@ -558,7 +566,7 @@ export class ClusterNode {
 
   /** The task's events this node stored after a seq, in seq order: what its chain lacks. */
   private storedAfter(taskId: string, seq: number): CallbackBody[] {
-    const page = this.deps.outbox.list(taskId, { after_seq: seq, limit: 10_000, with_body: true });
+    const page = this.deps.outbox.list(taskId, { after_seq: seq, limit: MAX_CHAIN_IMPORT, with_body: true });
     return (page?.items ?? []).flatMap((item) => ('body' in item && item.body ? [item.body] : []));
   }
 
