@@ -369,7 +369,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   }
   optimizations.open();
   // A cluster node resumes only the tasks still assigned to it; the others run elsewhere now.
-  tasks.resumeAll(cluster && { acquire: (taskId) => cluster.mayRun(taskId) });
+  tasks.resumeAll(cluster?.leases());
   delivery.start();
   mqtt.start();
   const stopRetention = startRetention(outbox, clock);
@@ -380,7 +380,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const host = options.host ?? '127.0.0.1';
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
 
-  cluster?.start(options.cluster?.advertiseUrl ?? `http://${urlHost}:${port}`);
+  cluster?.start(options.cluster?.advertiseUrl ?? `http://${urlHost}:${port}`, api);
 
   let closed = false;
   return {

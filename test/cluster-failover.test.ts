@@ -100,6 +100,42 @@ describe('a site of three engines on three NATS servers', () => {
     );
   }, 30_000);
 
+  it("answers a task's own routes from any node: forwarded to the node that runs it", async () => {
+    const site = await fullSiteOf(engines[0] as SiteEngine);
+    const task = tasks.find((t) => site.assignments[t.id]?.node === 'e2') as { id: string };
+    const asked = engines[0] as SiteEngine;
+    const answer = await fetch(`${asked.url}/api/task/${task.id}`, {
+      headers: { authorization: `Bearer ${asked.token}` },
+    });
+    expect(answer.headers.get('x-vc-node')).toBe('e2');
+    expect(((await answer.json()) as { data: TaskView }).data).toMatchObject({
+      task_id: task.id,
+      status: 'running',
+    });
+    const snapshot = await settled('a snapshot through e1', async () => {
+      const got = await fetch(`${asked.url}/api/task/${task.id}/snapshot`, {
+        headers: { authorization: `Bearer ${asked.token}` },
+      });
+      if (got.status !== 200) throw new Error(`${got.status} ${await got.text()}`);
+      return got;
+    });
+    expect(snapshot.headers.get('content-type')).toBe('image/jpeg');
+    expect((await snapshot.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+    // A change made through e1 is made where the task runs.
+    await asked.call('PUT', `/api/task/${task.id}`, { name: 'renamed through e1' });
+    const owner = engines[1] as SiteEngine;
+    expect((await owner.call<TaskView>('GET', `/api/task/${task.id}`)).name).toBe('renamed through e1');
+    // The forwarding mark is a secret of each process: sent by a client, it opens nothing.
+    const forgeries: Record<string, string>[] = [
+      { 'x-vc-forwarded': 'guess', 'x-vc-forwarded-user': 'admin' },
+      { 'x-vc-forwarded-user': 'admin' },
+    ];
+    for (const headers of forgeries) {
+      const forged = await fetch(`${owner.url}/api/task/${task.id}`, { headers });
+      expect(forged.status).toBe(401);
+    }
+  }, 60_000);
+
   it("moves a killed engine's cameras to the others; the others' stay where they are", async () => {
     // Events flow first (motion in the clip: an alarm per camera every 5 s, the rule's interval).
     await eventually('a callback per camera', () => receiver.requests.length >= CAMERAS, 60_000);
@@ -203,6 +239,9 @@ describe('a site of three engines on three NATS servers', () => {
       },
       60_000,
     );
+    // Nothing goes out that its chain lacks: a node never delivers what the site has not chained.
+    const unchained = receiver.requests.filter((request) => !chainIds.has(request.event_id));
+    expect(unchained.map((r) => `${r.task_id}:${r.seq}:${r.body?.event}`)).toEqual([]);
     const bySeq = new Map<string, string>();
     for (const request of receiver.requests) {
       const key = `${request.task_id}:${request.seq}`;

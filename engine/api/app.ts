@@ -176,6 +176,8 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
     const api = scope.withTypeProvider<TypeBoxTypeProvider>();
     api.addHook('onRequest', async (request) => authenticate(ctx, request));
     auditHooks(api, ctx.audit, ctx.clock);
+    const cluster = ctx.cluster;
+    if (cluster) api.addHook('preHandler', async (request, reply) => cluster.answerFromOwner(request, reply));
     api.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     authRoutes(api, ctx, links);
     packageRoutes(api, ctx);

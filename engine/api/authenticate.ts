@@ -30,6 +30,12 @@ export async function authenticate(ctx: ApiContext, request: FastifyRequest): Pr
       { 'retry-after': String(CONNECTIONS_RETRY_AFTER_S) },
     );
   }
+  // A request another node of the site authenticated and forwarded to this one, the task's owner.
+  const forwardedUser = ctx.cluster?.routing.forwardedUser(request);
+  if (forwardedUser !== undefined) {
+    request.username = forwardedUser;
+    return;
+  }
   const linkScope = requestLinkScope(request);
   const query =
     config.queryToken || linkScope !== undefined ? (request.query as { token?: unknown }).token : undefined;

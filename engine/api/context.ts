@@ -93,6 +93,11 @@ declare module 'fastify' {
      * those every route of its kind answers (openapi.ts: routeRefusals); the OpenAPI document lists them.
      */
     refusals?: readonly ErrorKind[];
+    /**
+     * Cluster mode: the route's answer comes from the node that runs its task (params.task_id); asked
+     * of another node, it is forwarded there (engine/cluster/owner-routing.ts).
+     */
+    ownerBound?: boolean;
     /** Media types of a success answer that is not the JSON envelope (a JPEG, a zip, HLS, SSE). */
     answers?: readonly string[];
     /** The file parts of an upload route, for its documented request body (the body has no schema). */

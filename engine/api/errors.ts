@@ -208,6 +208,12 @@ export const ERRORS = {
     status: 503,
     meaning: 'As many live event feeds as the engine serves (32) are open; retry after Retry-After seconds',
   },
+  OWNER_UNREACHABLE: {
+    code: 50307,
+    status: 503,
+    meaning:
+      'Cluster mode: the node that runs the task did not answer in time (it may be failing over); retry shortly, or ask the node itself (GET /api/cluster names it)',
+  },
   DISK_FULL: {
     code: 50701,
     status: 507,

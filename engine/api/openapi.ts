@@ -77,6 +77,8 @@ function routeRefusals(route: Pick<RouteOptions, 'method' | 'config'>): ErrorKin
     ...(route.config?.public ? PUBLIC : PROTECTED),
     ...(takesBody(route) ? WITH_BODY : []),
     ...(route.config?.refusals ?? []),
+    // Cluster mode: asked of another node, the route waits for the task's owner.
+    ...(route.config?.ownerBound ? (['OWNER_UNREACHABLE'] as const) : []),
   ];
   return [...new Set(kinds)];
 }

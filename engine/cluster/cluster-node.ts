@@ -1,19 +1,22 @@
 import { availableParallelism, freemem, hostname, loadavg, totalmem } from 'node:os';
 import type { KV } from '@nats-io/kv';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { ApiError } from '../api/errors';
 import type { Outbox } from '../callbacks/outbox';
 import type { DeliveryWorker } from '../callbacks/worker';
 import type { EventBus } from '../events/bus';
 import type { DeliveryRecord } from '../events/delivery';
 import type { CallbackBody } from '../events/schema';
 import type { PackageRegistry } from '../packages/registry';
-import type { TaskRegistry } from '../tasks/registry';
+import type { TaskLeases, TaskRegistry } from '../tasks/registry';
 import type { TaskRow } from '../tasks/task-repository';
 import { ChainAppender } from './chain-appender';
 import { type ClusterConnection, connectCluster } from './connection';
 import { readChain, readSubject, Superseded, TaskChain } from './event-chain';
 import { BEAT_MS, LEASE_MS, Liveness } from './liveness';
 import type { ClusterOptions } from './options';
+import { OwnerRouting } from './owner-routing';
 import { plan } from './placement';
 import { type CameraDemand, type NodeCard, type Plan, PRIORITY_DEFAULT } from './placement-schema';
 import { LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
@@ -68,6 +71,8 @@ export class ClusterNode {
   private readonly adopting = new Set<string>();
   /** Events of tasks this node lost, not yet handed to their new owners. */
   private readonly handovers = new Map<string, CallbackBody[]>();
+  /** Tasks stored here that ran elsewhere while this node was down: their events are settled at start. */
+  private readonly strays = new Set<string>();
   /** Tasks another node took from this one: nothing of theirs goes out from here. */
   private readonly lost = new Set<string>();
   /** Delivery progress not yet recorded for the site, by task; written with each beat. */
@@ -90,6 +95,7 @@ export class ClusterNode {
   /** Where the other nodes reach this node's API; known once it listens. */
   private apiUrl = '';
   private readonly unsubscribe: () => void;
+  readonly routing: OwnerRouting;
 
   private constructor(
     readonly node: string,
@@ -98,6 +104,7 @@ export class ClusterNode {
     private readonly deps: Deps,
     private readonly maxCameras?: number,
   ) {
+    this.routing = new OwnerRouting(conn, node);
     this.appender = new ChainAppender(
       (taskId, held, error) => void this.superseded(taskId, held, error),
       (error, taskId) => deps.log.warn({ err: error }, `cluster: the events of task ${taskId} wait for NATS`),
@@ -145,15 +152,48 @@ export class ClusterNode {
     }
   }
 
-  /** Whether this node may run a stored task at start: only one assigned to it (or to nobody yet). */
-  mayRun(taskId: string): boolean {
-    const assigned = this.assignments.get(taskId);
-    return !assigned || assigned.value.node === this.node;
+  /**
+   * Forwards a request of a route its task's owner answers (config.ownerBound) to that node, when the
+   * task runs on another node of the site; does nothing otherwise (the route answers here).
+   */
+  async answerFromOwner(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+    if (!request.routeOptions.config.ownerBound || this.routing.forwardedUser(request) !== undefined) return;
+    const taskId = (request.params as { task_id?: string }).task_id;
+    if (!taskId || this.deps.tasks.storedRow(taskId)) return;
+    const owner = this.assignments.get(taskId)?.value.node;
+    if (!owner || owner === this.node) return;
+    try {
+      return await this.routing.forward(request, reply, owner);
+    } catch (error) {
+      throw new ApiError(
+        'OWNER_UNREACHABLE',
+        `task ${taskId} runs on node ${owner}, which did not answer: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  /**
+   * The leases of the tasks this node stored, at its start: one assigned to another node meanwhile
+   * (it ran elsewhere while this node was down) is not resumed here, and nothing of it goes out
+   * from here; its events this node stored and never chained go to its owner (start()).
+   */
+  leases(): TaskLeases {
+    return {
+      acquire: (taskId) => {
+        const assigned = this.assignments.get(taskId);
+        if (!assigned || assigned.value.node === this.node) return true;
+        this.lost.add(taskId);
+        this.strays.add(taskId);
+        return false;
+      },
+    };
   }
 
   /** Starts the heartbeat and the reconciliation; tasks resumed here get their chains claimed. */
-  start(apiUrl: string): void {
+  start(apiUrl: string, app: FastifyInstance): void {
     this.apiUrl = apiUrl;
+    this.routing.serve(app);
+    void this.settleStrays();
     this.conn.nc.subscribe(`vc.node.${this.node}.alive`, {
       callback: (_error, message) => {
         message.respond('ok');
@@ -302,6 +342,7 @@ export class ClusterNode {
       await this.probeMembers();
       await this.lead();
       await this.reconcile();
+      if (this.strays.size > 0) await this.settleStrays();
       await this.handOver();
       await this.collectLate();
     } catch (error) {
@@ -509,6 +550,43 @@ export class ClusterNode {
     this.lost.add(taskId);
     await this.deps.tasks.release(taskId);
     this.handovers.set(taskId, [...(this.handovers.get(taskId) ?? []), ...held]);
+    await this.handOver();
+  }
+
+  /**
+   * Hands to their owners the events this node stored for tasks that ran elsewhere while it was down
+   * and that their chains lack (it died before appending them); its pending deliveries of those tasks
+   * go (the owners deliver from the chains). The chains are read from the last delivery mark on.
+   */
+  private async settleStrays(): Promise<void> {
+    for (const taskId of this.strays) {
+      try {
+        const page = this.deps.outbox.list(taskId, {
+          after_seq: 0,
+          limit: MAX_CHAIN_IMPORT,
+          state: 'pending',
+          with_body: true,
+        });
+        const pending = (page?.items ?? []).flatMap((item) => (item.body ? [item.body] : []));
+        const mark = await this.site.delivery.get(taskId);
+        const from = mark?.operation === 'PUT' ? mark.json<{ stream_seq: number }>().stream_seq : 0;
+        const chained = new Set(
+          (await readChain(this.conn, taskId, from, MAX_CHAIN_IMPORT)).flatMap(({ entry }) =>
+            entry.kind === 'event' ? [entry.event_id] : [],
+          ),
+        );
+        this.handovers.set(
+          taskId,
+          pending.filter((body) => !chained.has(body.event_id)),
+        );
+        this.strays.delete(taskId);
+      } catch (error) {
+        this.deps.log.warn(
+          { err: error },
+          `cluster: the events of task ${taskId}, which runs elsewhere, wait for NATS`,
+        );
+      }
+    }
     await this.handOver();
   }
 

@@ -84,7 +84,7 @@ export function eventRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/events',
     {
-      config: { refusals: ['TASK_NOT_FOUND'] },
+      config: { ownerBound: true, refusals: ['TASK_NOT_FOUND'] },
       schema: {
         tags: ['events'],
         summary: 'Extension: a task’s events in seq order with their delivery state, paged by seq',

@@ -135,7 +135,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id',
     {
-      config: { refusals: ['TASK_NOT_FOUND'] },
+      config: { ownerBound: true, refusals: ['TASK_NOT_FOUND'] },
       schema: {
         tags: ['tasks'],
         summary: 'Extension: one task',
@@ -150,6 +150,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
     '/api/task/:task_id/snapshot',
     {
       config: {
+        ownerBound: true,
         linkScope: taskPictures,
         answers: ['image/jpeg'],
         refusals: [...LIVE_TASK, 'STREAM_UNAVAILABLE'],
@@ -175,6 +176,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
     '/api/task/:task_id/heatmap',
     {
       config: {
+        ownerBound: true,
         linkScope: taskPictures,
         answers: ['image/png'],
         refusals: [...LIVE_TASK, 'STREAM_UNAVAILABLE'],
@@ -201,7 +203,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/heatmap/grid',
     {
-      config: { refusals: [...LIVE_TASK, 'STREAM_UNAVAILABLE'] },
+      config: { ownerBound: true, refusals: [...LIVE_TASK, 'STREAM_UNAVAILABLE'] },
       schema: {
         tags: ['tasks'],
         summary: "Extension: a running video task's heatmap as counts per cell, for drawing it elsewhere",
@@ -220,7 +222,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.delete(
     '/api/task/:task_id/heatmap',
     {
-      config: { refusals: LIVE_TASK },
+      config: { ownerBound: true, refusals: LIVE_TASK },
       schema: {
         tags: ['tasks'],
         summary: "Extension: starts a running video task's heatmap again",
@@ -238,7 +240,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.get(
     '/api/task/:task_id/counts',
     {
-      config: { refusals: LIVE_TASK },
+      config: { ownerBound: true, refusals: LIVE_TASK },
       schema: {
         tags: ['tasks'],
         summary:
@@ -265,7 +267,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
     '/api/task/:task_id',
     {
       bodyLimit: TASK_AREA_LIMITS.bodyBytes,
-      config: { refusals: ['TASK_NOT_FOUND', 'TASK_CLOSED', ...TASK_APPS] },
+      config: { ownerBound: true, refusals: ['TASK_NOT_FOUND', 'TASK_CLOSED', ...TASK_APPS] },
       schema: {
         tags: ['tasks'],
         summary: '4.7 Update a task live (app_ids, osd, and the extension app_configs)',
@@ -280,7 +282,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
   app.delete(
     '/api/task/:task_id',
     {
-      config: { refusals: ['TASK_NOT_FOUND', 'TASK_NOT_CLOSED'] },
+      config: { ownerBound: true, refusals: ['TASK_NOT_FOUND', 'TASK_NOT_CLOSED'] },
       schema: {
         tags: ['tasks'],
         summary:
