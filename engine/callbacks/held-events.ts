@@ -74,6 +74,18 @@ export class HeldEvents {
     return { events: this.queue.length, bytes: this.bytes };
   }
 
+  /**
+   * Takes a task's held events out of the hold, in order (cluster mode: the task moves to another
+   * node, which stores them there).
+   */
+  take(taskId: string): Array<{ target: ReportTarget; event: NewEvent }> {
+    const taken = this.queue.filter((held) => held.target.task_id === taskId);
+    if (taken.length === 0) return [];
+    this.queue.splice(0, this.queue.length, ...this.queue.filter((held) => held.target.task_id !== taskId));
+    for (const held of taken) this.bytes -= held.bytes;
+    return taken.map(({ target, event }) => ({ target, event }));
+  }
+
   /** Stores what it can one last time and stops; events still held are lost (and counted). Returns how many. */
   close(): number {
     if (this.timer) this.clock.clearTimeout(this.timer);

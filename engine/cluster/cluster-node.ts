@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { availableParallelism, freemem, hostname, loadavg, totalmem } from 'node:os';
 import type { KV } from '@nats-io/kv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
+import type { HeldEvents } from '../callbacks/held-events';
 import type { Outbox } from '../callbacks/outbox';
 import type { DeliveryWorker } from '../callbacks/worker';
 import type { EventBus } from '../events/bus';
@@ -50,6 +52,8 @@ export function nodeNameOf(options: ClusterOptions): string {
 
 interface Deps {
   tasks: TaskRegistry;
+  /** Events waiting in memory while the data disk is full: a node with any is draining. */
+  held: HeldEvents;
   packages: PackageRegistry;
   outbox: Outbox;
   delivery: DeliveryWorker;
@@ -71,6 +75,8 @@ export class ClusterNode {
   private readonly adopting = new Set<string>();
   /** Events of tasks this node lost, not yet handed to their new owners. */
   private readonly handovers = new Map<string, CallbackBody[]>();
+  /** Tasks being shared with the site right now (started here, or found running here unshared). */
+  private readonly sharing = new Set<string>();
   /** Tasks stored here that ran elsewhere while this node was down: their events are settled at start. */
   private readonly strays = new Set<string>();
   /** Tasks another node took from this one: nothing of theirs goes out from here. */
@@ -276,7 +282,8 @@ export class ClusterNode {
       name: this.node,
       api_url: this.apiUrl,
       version: this.deps.version,
-      state: 'up',
+      // A full data disk: its cameras go to other nodes, with the events it could not store.
+      state: this.deps.held.held.events > 0 ? 'draining' : 'up',
       capacity_cores: Math.max(0, cores - RESERVED_CORES),
       max_cameras: this.maxCameras ?? null,
       cpu_used_cores: Math.min(cores, loadavg()[0] ?? 0),
@@ -486,8 +493,16 @@ export class ClusterNode {
       await this.site.leases.put('plan', JSON.stringify(round));
   }
 
-  /** Takes over what is assigned here and not running; releases what runs here but is assigned elsewhere. */
+  /**
+   * Takes over what is assigned here and not running; releases what runs here but is assigned
+   * elsewhere; and brings into the site what runs here and the site does not know (a workstation's
+   * tasks when it first starts in a cluster).
+   */
   private async reconcile(): Promise<void> {
+    for (const taskId of this.deps.tasks.running()) {
+      if (!this.assignments.has(taskId) && !this.appender.owns(taskId) && !this.sharing.has(taskId))
+        await this.started(taskId);
+    }
     for (const [taskId, { value }] of this.assignments) {
       if (value.node === this.node) {
         if (!this.appender.owns(taskId) && !this.adopting.has(taskId)) void this.adopt(taskId, value.epoch);
@@ -548,8 +563,12 @@ export class ClusterNode {
    */
   private async letGo(taskId: string, held: CallbackBody[]): Promise<void> {
     this.lost.add(taskId);
+    // Events a full disk kept from being stored here go too, numbered by the new owner (seq 0 here).
+    const unstored = this.deps.held
+      .take(taskId)
+      .map(({ event }) => ({ ...event, event_id: randomUUID(), seq: 0 }) as CallbackBody);
+    this.handovers.set(taskId, [...(this.handovers.get(taskId) ?? []), ...held, ...unstored]);
     await this.deps.tasks.release(taskId);
-    this.handovers.set(taskId, [...(this.handovers.get(taskId) ?? []), ...held]);
     await this.handOver();
   }
 
@@ -598,10 +617,13 @@ export class ClusterNode {
           await this.conn.js.publish(lateSubject(taskId), JSON.stringify(body), {
             msgID: `late:${body.event_id}`,
           });
-        this.handovers.delete(taskId);
+        this.handovers.set(taskId, []);
+        // Then its pending deliveries here go; a full disk keeps them (never sent: the task is lost
+        // here) until there is room.
         this.deps.outbox.release(taskId);
+        this.handovers.delete(taskId);
       } catch (error) {
-        this.deps.log.warn({ err: error }, `cluster: the late events of task ${taskId} wait for NATS`);
+        this.deps.log.warn({ err: error }, `cluster: the events of task ${taskId} wait to be handed over`);
       }
     }
   }
@@ -630,6 +652,8 @@ export class ClusterNode {
 
   /** A task started on this node: shared, assigned here at epoch 1, and its chain claimed. */
   private async started(taskId: string): Promise<void> {
+    if (this.sharing.has(taskId)) return;
+    this.sharing.add(taskId);
     try {
       await this.share(taskId);
       const assignment: Assignment = { node: this.node, epoch: 1 };
@@ -639,6 +663,8 @@ export class ClusterNode {
       this.appender.own(chain, this.storedAfter(taskId, await chain.claim()));
     } catch (error) {
       this.deps.log.error({ err: error }, `cluster: task ${taskId} was not shared with the site`);
+    } finally {
+      this.sharing.delete(taskId);
     }
   }
 

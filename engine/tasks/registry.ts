@@ -195,7 +195,13 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
    */
   async release(taskId: string): Promise<void> {
     await this.stopRuntime(taskId);
-    this.store.forget(taskId);
+    // A full disk keeps the row until there is room: it is no longer run here either way.
+    this.writes.write(`forget:${taskId}`, () => this.store.forget(taskId));
+  }
+
+  /** The tasks this engine runs now. */
+  running(): string[] {
+    return [...this.runtimes.keys()];
   }
 
   /** Whether this engine runs the task now (its timers and, for a video task, its source). */

@@ -25,6 +25,8 @@ export class SiteEngine {
     readonly name: string,
     private readonly dataDir: string,
     private readonly servers: readonly string[],
+    /** Node's own flags before the entry point (a test's preload). */
+    private readonly nodeArgs: readonly string[] = [],
   ) {}
 
   /** Starts the engine as an operator does: `engine/cli.ts` with the --cluster flags. */
@@ -44,7 +46,7 @@ export class SiteEngine {
       ...media,
       ...cluster,
     ];
-    const child = spawn(process.execPath, ['--import', 'tsx', 'engine/cli.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', ...this.nodeArgs, 'engine/cli.ts', ...args], {
       cwd: ROOT,
       // The cluster's password from the environment (never a flag: ps shows flags).
       env: { ...process.env, VC_ADMIN_PASSWORD: ADMIN_PASSWORD, VC_CLUSTER_PASSWORD: NATS_PASSWORD },

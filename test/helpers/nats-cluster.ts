@@ -75,12 +75,17 @@ export class NatsServer extends LocalServer {
         `server_name: ${this.name}`,
         `listen: 127.0.0.1:${this.port}`,
         `jetstream { store_dir: "${join(this.dir, 'store')}", max_memory_store: 64MB, max_file_store: ${storeMb}MB }`,
-        'cluster {',
-        '  name: vc-test',
-        `  listen: 127.0.0.1:${clusterPort}`,
-        `  authorization { user: ${ROUTE_USER}, password: ${ROUTE_PASSWORD} }`,
-        `  routes: [${routeUrls.join(', ')}]`,
-        '}',
+        // One server alone is no cluster: JetStream refuses a cluster block without routes.
+        ...(routes.length === 0
+          ? []
+          : [
+              'cluster {',
+              '  name: vc-test',
+              `  listen: 127.0.0.1:${clusterPort}`,
+              `  authorization { user: ${ROUTE_USER}, password: ${ROUTE_PASSWORD} }`,
+              `  routes: [${routeUrls.join(', ')}]`,
+              '}',
+            ]),
         `authorization { users: [ { user: ${NATS_USER}, password: ${NATS_PASSWORD} } ] }`,
       ].join('\n'),
     );
