@@ -69,18 +69,25 @@ export class NatsServer extends LocalServer {
   configure(clusterPort: number, routes: readonly number[], storeMb: number): void {
     mkdirSync(join(this.dir, 'store'), { recursive: true });
     const routeUrls = routes.map((port) => `"nats://${ROUTE_USER}:${ROUTE_PASSWORD}@127.0.0.1:${port}"`);
+    // A lone server runs JetStream on its own: with a cluster block and no routes, it refuses to start.
+    const cluster =
+      routes.length === 0
+        ? []
+        : [
+            'cluster {',
+            '  name: vc-test',
+            `  listen: 127.0.0.1:${clusterPort}`,
+            `  authorization { user: ${ROUTE_USER}, password: ${ROUTE_PASSWORD} }`,
+            `  routes: [${routeUrls.join(', ')}]`,
+            '}',
+          ];
     writeFileSync(
       join(this.dir, 'nats.conf'),
       [
         `server_name: ${this.name}`,
         `listen: 127.0.0.1:${this.port}`,
         `jetstream { store_dir: "${join(this.dir, 'store')}", max_memory_store: 64MB, max_file_store: ${storeMb}MB }`,
-        'cluster {',
-        '  name: vc-test',
-        `  listen: 127.0.0.1:${clusterPort}`,
-        `  authorization { user: ${ROUTE_USER}, password: ${ROUTE_PASSWORD} }`,
-        `  routes: [${routeUrls.join(', ')}]`,
-        '}',
+        ...cluster,
         `authorization { users: [ { user: ${NATS_USER}, password: ${NATS_PASSWORD} } ] }`,
       ].join('\n'),
     );
