@@ -20,6 +20,8 @@ const CONTRACT_MODULES = [
   'engine/config/problems.ts',
   'engine/config/schema.ts',
   'engine/auth/password-policy.ts',
+  'engine/cluster/placement-schema.ts',
+  'engine/cluster/site-view.ts',
   'engine/events/delivery.ts',
   'engine/events/review-schema.ts',
   'engine/events/schema.ts',

@@ -18,6 +18,7 @@ export {
 } from '../api/schemas';
 export { AuditEntry, AuditPage } from '../audit/audit-schema';
 export { PASSWORD_POLICY, passwordProblem } from '../auth/password-policy';
+export { SiteView } from '../cluster/site-view';
 export { DeliveryRecord, DeliveryState, EventItem } from '../events/delivery';
 export { AlarmFacets, AlarmPage, AlarmQuery, AlarmView, ReviewBody } from '../events/review-schema';
 export { CallbackBody, ImageResult } from '../events/schema';

@@ -26,6 +26,7 @@ import type {
   SamplePage,
   SampleReason,
   SampleView,
+  SiteView,
   StartTaskBody,
   SystemInfo,
   TaskListQuery,
@@ -56,6 +57,7 @@ export type {
   SamplePage,
   SampleReason,
   SampleView,
+  SiteView,
   StartTaskBody,
   SystemInfo,
   TaskMode,
@@ -379,6 +381,11 @@ export async function fileToBase64(file: Blob): Promise<string> {
 /** The engine's own figures (GET /api/system, docs/api.md). */
 export async function getSystem(transport: Transport, signal?: AbortSignal): Promise<SystemInfo> {
   return (await transport.request<SystemInfo>('GET', '/api/system', undefined, withSignal(signal))).data;
+}
+
+/** The site this engine is a node of, or `{enabled: false}` on a single workstation (GET /api/cluster). */
+export async function getCluster(transport: Transport, signal?: AbortSignal): Promise<SiteView> {
+  return (await transport.request<SiteView>('GET', '/api/cluster', undefined, withSignal(signal))).data;
 }
 
 /** The newest entries of the audit trail: who changed what (GET /api/audit, docs/api.md E.16). */

@@ -23,6 +23,7 @@ import * as review from './review';
 import * as rule from './rule';
 import * as settings from './settings';
 import * as shell from './shell';
+import * as site from './site';
 import * as system from './system';
 import * as tasks from './tasks';
 import * as wall from './wall';
@@ -53,6 +54,7 @@ export const featureMessages = {
     ...rule.en,
     ...settings.en,
     ...shell.en,
+    ...site.en,
     ...system.en,
     ...tasks.en,
     ...wall.en,
@@ -79,6 +81,7 @@ export const featureMessages = {
     ...rule.zhCN,
     ...settings.zhCN,
     ...shell.zhCN,
+    ...site.zhCN,
     ...system.zhCN,
     ...tasks.zhCN,
     ...wall.zhCN,

@@ -17,6 +17,7 @@ import { RUNNING_VIDEO, tasksQuery } from '../queries/tasks';
 import { useSession, useT } from '../store';
 import { type SystemSample, seriesOf } from '../system/history';
 import { RecentChanges } from '../system/RecentChanges';
+import { SiteSection } from '../system/Site';
 import { useSystemHistory } from '../system/store';
 import { useTaskTitle } from '../tasks/title';
 
@@ -60,6 +61,7 @@ export function System() {
       {system.data && (
         <>
           <Overview info={system.data} samples={samples} t={t} language={language} />
+          <SiteSection t={t} language={language} />
           <Models info={system.data} samples={samples} t={t} />
           <Cameras samples={samples} t={t} language={language} />
           <RecentChanges t={t} language={language} />

@@ -17,12 +17,14 @@ interface WallTileProps {
   /** Play the annotated video; otherwise show a snapshot refreshed every few seconds. */
   video: boolean;
   alarms: number;
+  /** The cluster node that runs it; null on a single workstation. */
+  node: string | null;
   focused: boolean;
   onSelect: () => void;
 }
 
 /** One camera on the wall: its picture, name, state and recent alarms; a click focuses it. */
-export function WallTile({ task, video, alarms, focused, onSelect }: WallTileProps) {
+export function WallTile({ task, video, alarms, node, focused, onSelect }: WallTileProps) {
   const t = useT();
   const title = taskTitle(task);
   return (
@@ -38,6 +40,7 @@ export function WallTile({ task, video, alarms, focused, onSelect }: WallTilePro
       <div className="wall-caption">
         <span className="wall-name">{title}</span>
         <StatusBadge task={task} />
+        {node && <span className="wall-node">{t('site.nodeLabel', { node })}</span>}
         <span className="wall-alarms">{t('wall.alarms', { count: alarms })}</span>
       </div>
     </li>
