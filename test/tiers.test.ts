@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import config from '../vitest.config';
 import { testFiles } from './helpers/imports';
-import { loaded, TIERS, tierOf } from './helpers/tiers';
+import { HEAVY, loaded, TIERS, tierOf } from './helpers/tiers';
 
 /** The suite's tiers (test/helpers/tiers.ts) as vitest.config.ts runs them. */
 const projects = (config.test?.projects ?? []) as Array<{ test: { name: string; include: string[] } }>;
@@ -24,6 +24,11 @@ describe('test tiers', () => {
       return [...outside.values(), ...(engine ? [engine] : [])];
     });
     expect(loading).toEqual([]);
+  });
+
+  it('the heavy tests listed apart are pure by what they load, and run with the engine tier', () => {
+    for (const file of HEAVY) expect(loaded(file)).toEqual({ outside: new Map(), engine: undefined });
+    expect(HEAVY.map(tierOf)).toEqual(HEAVY.map(() => 'engine'));
   });
 
   it('places tests by what they start', () => {

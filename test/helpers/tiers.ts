@@ -8,7 +8,8 @@ import { closure, importsOf, isBuiltin, packageOf, testFiles } from './imports';
  *   cameras: a test-side file imports node:child_process), or, with no engine in its process, reaches
  *   a child process or a socket through the engine's modules;
  * - engine: an engine in the test's own process (reaches an engine entry) and nothing of the above;
- * - pure: none of these: no engine, no child process, no network. These run in seconds.
+ * - pure: none of these: no engine, no child process, no network. These run in seconds, but for
+ *   HEAVY ones, which run with the engine tier.
  * vitest.config.ts makes one Vitest project of each; test/tiers.test.ts holds the rules to account.
  */
 export const TIERS = ['pure', 'engine', 'process', 'browser'] as const;
@@ -20,6 +21,12 @@ export const ENGINE_ENTRIES = ['test/helpers/engine.ts', 'engine/index.ts', 'eng
 export const OUTSIDE_BUILTINS = ['child_process', 'net', 'http', 'https', 'http2', 'dgram', 'tls', 'cluster'];
 /** Packages that open sockets or start processes. */
 export const OUTSIDE_PACKAGES = ['playwright-core', 'undici', 'mqtt', '@nats-io/transport-node'];
+
+/**
+ * Pure by what they load, but a minute of CPU on a loaded machine: benchmarks over generated data
+ * (the change detector on 40 generated pairs). They run with the engine tier, whose files take as long.
+ */
+export const HEAVY = ['test/change-benchmark.test.ts'];
 
 const builtinName = (specifier: string) => specifier.replace(/^node:/, '').split('/')[0] as string;
 
@@ -53,7 +60,8 @@ export function tierOf(file: string): Tier {
   if (keys.some((key) => key.endsWith(':playwright-core'))) return 'browser';
   if (keys.some((key) => key.startsWith('test/') && key.endsWith(':child_process'))) return 'process';
   if (engine) return 'engine';
-  return keys.length > 0 ? 'process' : 'pure';
+  if (keys.length > 0) return 'process';
+  return HEAVY.includes(file) ? 'engine' : 'pure';
 }
 
 /** Every test file by tier. */
