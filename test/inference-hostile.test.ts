@@ -139,9 +139,12 @@ describe('hostile models in the inference pool', () => {
     await expect(pool.detect(frameLoop, frame)).rejects.toThrow(
       /did not finish a frame .* refused for \d+ s/,
     );
-    expect(seconds(refused)).toBeLessThan(1);
+    const refusedMs = performance.now() - refused;
+    const served = performance.now();
     const [a, b] = await Promise.all([pool.detect(FIXTURE_MODEL, frame), pool.detect(FIXTURE_MODEL, frame)]);
     expect(a.detections).toEqual(b.detections);
+    // At once: sooner than a host serves a frame, which a loaded machine slows as much.
+    expect(refusedMs).toBeLessThan(performance.now() - served);
   });
 
   it('a model asking for 10 GB on a real frame is stopped at the memory bound and held back', async () => {

@@ -104,24 +104,34 @@ async function measure(
   return { speeds: settled.map((o) => o.speed ?? -1), headings: settled.map((o) => o.heading ?? -1) };
 }
 
-/** The median within 5% of the true speed, and at most a tenth of the readings further off. */
-function expectTrueSpeed(what: string, { speeds, headings }: { speeds: number[]; headings: number[] }): void {
+/**
+ * The median within 5% of the true speed, and most readings within `spread` of it. Speeds are on the
+ * media clock, so load does not scale them; it drops frames (the pipeline sheds what the cores cannot
+ * take), which bends single readings: the spread is the test's judgement of that.
+ */
+function expectTrueSpeed(
+  what: string,
+  { speeds, headings }: { speeds: number[]; headings: number[] },
+  spread = 0.05,
+): void {
   const median = [...speeds].sort((a, b) => a - b)[Math.floor(speeds.length / 2)] ?? -1;
   console.log(
     `${what}: true ${TRUE_SPEED.toFixed(3)} m/s; measured ${Math.min(...speeds)} to ${Math.max(...speeds)}, median ${median}`,
   );
   expect(speeds.length).toBeGreaterThanOrEqual(40);
   expect(Math.abs(median - TRUE_SPEED) / TRUE_SPEED).toBeLessThan(0.05);
-  // Frame times are when frames arrive: a loaded machine delays a few, which bends their reading.
-  const off = speeds.filter((speed) => Math.abs(speed - TRUE_SPEED) / TRUE_SPEED > 0.05);
+  const off = speeds.filter((speed) => Math.abs(speed - TRUE_SPEED) / TRUE_SPEED > spread);
   expect(off.length).toBeLessThanOrEqual(speeds.length / 10);
   expect(new Set(headings)).toEqual(new Set([0]));
 }
 
 describe('speed on a file read faster or slower than real time', () => {
-  // Rules time frames by the media's clock: timed by arrival, 2x would read 2.92 m/s and 0.5x 0.73.
+  // Rules time frames by the media's clock: timed by arrival, 2x would read 2.92 m/s and 0.5x 0.73,
+  // the true speed times the rate. A file read at 2x loads the cores twice as much, so a loaded
+  // machine drops more of its frames; each reading is judged as a ratio to the true speed, within
+  // 25%: far from what arrival time would give, wide of the frames that load drops.
   for (const rate of [2, 0.5]) {
-    it(`reports the true speed within 5% when the file plays at ${rate} times real time`, async () => {
+    it(`reports the true speed, not ${rate} times it, when the file plays at ${rate} times real time`, async () => {
       const other = await startTestEngine(undefined, undefined, { fileReadRate: rate });
       try {
         const updated = await other.call('PUT', '/api/zapk/builtin/app/motion', { json: { rule: RULE } });
@@ -129,6 +139,7 @@ describe('speed on a file read faster or slower than real time', () => {
         expectTrueSpeed(
           `calibration, read at ${rate}x`,
           await measure('builtin', [{ app_id: 'motion', polygon: [], calibration: CALIBRATION }], other),
+          0.25,
         );
       } finally {
         await other.stop();

@@ -9,7 +9,7 @@ export class PackageUse {
   /** task_id -> zapk_id of the tasks being started. */
   private readonly starting = new Map<string, string>();
 
-  constructor(private readonly tasks: TaskRepository) {}
+  constructor(private readonly tasks: Pick<TaskRepository, 'usesPackage'>) {}
 
   starts(taskId: string, zapkId: string): void {
     this.starting.set(taskId, zapkId);

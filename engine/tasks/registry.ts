@@ -7,11 +7,9 @@ import { sourceFailure } from '../media/media-folders';
 import { ReconnectBackoff } from '../media/reconnect-policy';
 import { SourceTooLargeError } from '../media/source-limits';
 import { parseSourceUrl, type SourceUrl } from '../media/source-url';
-import type { PackageRegistry } from '../packages/registry';
 import { scaleAreas } from '../pipeline/app-runtime';
 import type { PipelineTask } from '../pipeline/task-pipeline';
 import { DISK_RETRY_MS, isDiskFull, SpaceWaiter, writeUnlessFull } from '../store/disk-full';
-import type { SettingsRepository } from '../store/settings-repository';
 import type { FrameSize } from '../vision/types';
 import { renderDump, restingHealth } from './health-view';
 import { DEFAULT_ANALYSIS_FPS, TASK_LIMITS } from './limits';
@@ -31,7 +29,8 @@ import {
 } from './schema';
 import { taskError } from './task-error';
 import { normaliseTaskName } from './task-name';
-import type { ListedRow, TaskPageQuery, TaskRepository, TaskRow } from './task-repository';
+import type { ListedRow, TaskPageQuery, TaskRow } from './task-repository';
+import type { InstalledApps, TaskSettings, TaskStore } from './task-store';
 import { analysisFpsOf, areasOf, pipelineTask, polygonFrameOf, summaryOf } from './task-view';
 import {
   applyAppConfig,
@@ -112,11 +111,11 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   private readonly writes: SpaceWaiter;
 
   constructor(
-    private readonly store: TaskRepository,
-    private readonly settings: SettingsRepository,
+    private readonly store: TaskStore,
+    private readonly settings: TaskSettings,
     private readonly packageUse: PackageUse,
     private readonly clock: Clock,
-    private readonly packages: PackageRegistry,
+    private readonly packages: InstalledApps,
     private readonly video: VideoRunner,
     /** The engine's analysis rate: video tasks without their own analysis_fps take it. */
     private readonly engineFps = DEFAULT_ANALYSIS_FPS,

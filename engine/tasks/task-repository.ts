@@ -1,5 +1,6 @@
 import type { Db } from '../store/db';
 import type { CloseCode, TaskMode, TaskStatus } from './schema';
+import type { TaskStore } from './task-store';
 
 /** A row of the `tasks` table: JSON columns (app_ids, osd, app_configs) as their text. */
 export interface TaskRow {
@@ -72,7 +73,7 @@ export interface TaskChange {
  * The `tasks` table: every statement prepared once on the engine's one connection (engine/store/db.ts),
  * typed rows in and out. The task registry decides; this only reads and writes.
  */
-export class TaskRepository {
+export class TaskRepository implements TaskStore {
   private readonly sql;
 
   constructor(db: Db) {

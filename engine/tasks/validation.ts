@@ -1,4 +1,4 @@
-import type { InstalledApp, PackageRegistry } from '../packages/registry';
+import type { InstalledApp } from '../packages/registry';
 import { homography } from '../rules/ground';
 import { APP_TYPE } from '../rules/schema';
 import { toPoints } from '../vision/geometry';
@@ -7,12 +7,13 @@ import { polygonProblem } from './polygon';
 import type { AppAreas, AppConfig, AppConfigUpdate, Polygon, TaskMode } from './schema';
 import { taskError } from './task-error';
 import type { TaskRow } from './task-repository';
+import type { InstalledApps } from './task-store';
 
 // The checks of start-task and update-task against the installed packages; each throws a task error.
 
 /** The task's apps, refused when one's license expired or it does not fit the task's mode. */
 export function checkApps(
-  packages: PackageRegistry,
+  packages: InstalledApps,
   zapkId: string,
   appIds: readonly string[],
   mode: TaskMode,
