@@ -13,6 +13,7 @@ import {
   readChains,
   type SiteEngine,
   siteOf,
+  startCamera,
   startSite,
   stopSite,
 } from '../test/helpers/cluster-engines';
@@ -55,15 +56,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < CAMERAS; i++) {
       const engine = engines[i % 3] as SiteEngine;
       const started = Date.now();
-      const task = await settled(`camera ${i}`, () =>
-        engine.call<TaskView>('POST', '/api/task', {
-          name: `cam${i}`,
-          zapk_id: 'builtin',
-          app_ids: ['motion'],
-          video_url: nginx.url(`cam${i}`),
-          report_url: receiver.url,
-        }),
-      );
+      const task = await startCamera(engine, `cam${i}`, nginx.url(`cam${i}`), receiver.url);
       await settled(
         'first frame',
         async () => {

@@ -4,10 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { TaskView } from '../engine/tasks/schema';
 import { terminate } from './helpers/child';
-import { analysingOff, readChains, SiteEngine, siteOf } from './helpers/cluster-engines';
-import { eventually, settled } from './helpers/eventually';
+import { analysingOff, readChains, SiteEngine, siteOf, startCamera } from './helpers/cluster-engines';
+import { eventually } from './helpers/eventually';
 import { NatsCluster } from './helpers/nats-cluster';
 import { NginxRtmp, publishLooping } from './helpers/nginx-rtmp';
 import { Receiver } from './helpers/receiver';
@@ -32,15 +31,7 @@ beforeAll(async () => {
   await full.start();
   await spare.start();
   for (const name of ['d0', 'd1']) {
-    const task = await settled(`camera ${name}`, () =>
-      full.call<TaskView>('POST', '/api/task', {
-        name,
-        zapk_id: 'builtin',
-        app_ids: ['motion'],
-        video_url: nginx.url(name),
-        report_url: receiver.url,
-      }),
-    );
+    const task = await startCamera(full, name, nginx.url(name), receiver.url);
     taskIds.push(task.task_id);
   }
 }, 120_000);

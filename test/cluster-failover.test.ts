@@ -10,6 +10,7 @@ import {
   type Site,
   type SiteEngine,
   siteOf,
+  startCamera,
   startSite,
   stopSite,
 } from './helpers/cluster-engines';
@@ -64,15 +65,7 @@ beforeAll(async () => {
   // Two cameras started on each engine: each runs where it was started.
   for (let i = 0; i < CAMERAS; i++) {
     const engine = engines[i % 3] as SiteEngine;
-    const started = await settled(`camera ${i} started`, () =>
-      engine.call<TaskView>('POST', '/api/task', {
-        name: `cam${i}`,
-        zapk_id: 'builtin',
-        app_ids: ['motion'],
-        video_url: nginx.url(`cam${i}`),
-        report_url: receiver.url,
-      }),
-    );
+    const started = await startCamera(engine, `cam${i}`, nginx.url(`cam${i}`), receiver.url);
     tasks.push({ id: started.task_id, startedOn: engine.name });
   }
 }, 180_000);

@@ -185,3 +185,21 @@ export async function readChains(
     await conn.close();
   }
 }
+
+/** Starts a camera on a node: the built-in motion app on an RTMP source, its events to `reportUrl`. */
+export function startCamera(
+  engine: SiteEngine,
+  name: string,
+  videoUrl: string,
+  reportUrl: string,
+): Promise<TaskView> {
+  return settled(`camera ${name} on ${engine.name}`, () =>
+    engine.call<TaskView>('POST', '/api/task', {
+      name,
+      zapk_id: 'builtin',
+      app_ids: ['motion'],
+      video_url: videoUrl,
+      report_url: reportUrl,
+    }),
+  );
+}
