@@ -191,7 +191,8 @@ describe('failed logins are limited per client and per user', () => {
     expect((await login(t, 'admin', ADMIN_PASSWORD)).body.code).toBe(0);
   });
 
-  it('does not count successful logins', async () => {
+  // 31 password checks (scrypt, slow on purpose): seconds each on a loaded machine.
+  it('does not count successful logins', { timeout: 120_000 }, async () => {
     t.clock.advance(WINDOW_MS);
     for (let i = 0; i < 30; i++) expect((await login(t, 'admin', ADMIN_PASSWORD)).body.code).toBe(0);
     expect((await login(t, 'admin', 'wrong')).body.code).toBe(40103);
