@@ -250,6 +250,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     try {
       cluster = await ClusterNode.join(options.cluster, {
         tasks,
+        mqtt,
         held,
         packages,
         outbox,

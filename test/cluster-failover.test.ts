@@ -1,6 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CallbackBody } from '../engine/events/schema';
 import type { TaskView } from '../engine/tasks/schema';
 import { terminate } from './helpers/child';
 import {
@@ -15,6 +17,7 @@ import {
   stopSite,
 } from './helpers/cluster-engines';
 import { eventually, settled } from './helpers/eventually';
+import { Mosquitto } from './helpers/mosquitto';
 import { NatsCluster, type NatsServer } from './helpers/nats-cluster';
 import { NginxRtmp, publishLooping } from './helpers/nginx-rtmp';
 import { Receiver } from './helpers/receiver';
@@ -25,6 +28,10 @@ const CAMERAS = 6;
 let nats: NatsCluster;
 let nginx: NginxRtmp;
 let receiver: Receiver;
+let broker: Mosquitto;
+let subscriber: MqttClient;
+/** What the site published on MQTT, as a subscriber got it. */
+const published: CallbackBody[] = [];
 let engines: SiteEngine[];
 const publishers: ChildProcess[] = [];
 const tasks: Array<{ id: string; startedOn: string }> = [];
@@ -59,9 +66,26 @@ const fullSiteOf = (engine: SiteEngine) =>
   });
 
 beforeAll(async () => {
-  [nats, nginx, receiver] = await Promise.all([NatsCluster.start(3), NginxRtmp.start(), Receiver.start()]);
+  [nats, nginx, receiver, broker] = await Promise.all([
+    NatsCluster.start(3),
+    NginxRtmp.start(),
+    Receiver.start(),
+    Mosquitto.start(),
+  ]);
+  subscriber = await connectAsync(broker.url, { clientId: 'vc-site-subscriber', clean: false });
+  subscriber.on('message', (_topic, payload) =>
+    published.push(JSON.parse(payload.toString()) as CallbackBody),
+  );
+  await subscriber.subscribeAsync('vision/#', { qos: 1 });
   for (let i = 0; i < CAMERAS; i++) publishers.push(publishLooping(nginx, `cam${i}`, 120));
   engines = await startSite(nats, 3);
+  // Every node publishes the events of the tasks it runs to one broker (its settings are its own).
+  for (const engine of engines)
+    await engine.call('PUT', '/api/settings/mqtt', {
+      enabled: true,
+      url: broker.url,
+      client_id: `vc-${engine.name}`,
+    });
   // Two cameras started on each engine: each runs where it was started.
   for (let i = 0; i < CAMERAS; i++) {
     const engine = engines[i % 3] as SiteEngine;
@@ -73,7 +97,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(publishers.map((child) => terminate(child, 'SIGKILL')));
   if (engines) await stopSite(engines);
-  await Promise.all([nats?.dispose(), nginx?.dispose(), receiver?.close()]);
+  await subscriber?.endAsync(true);
+  await Promise.all([nats?.dispose(), nginx?.dispose(), receiver?.close(), broker?.dispose()]);
 });
 
 describe('a site of three engines on three NATS servers', () => {
@@ -241,6 +266,26 @@ describe('a site of three engines on three NATS servers', () => {
       const known = bySeq.get(key);
       if (known) expect(request.event_id, key).toBe(known);
       bySeq.set(key, request.event_id);
+    }
+    // MQTT too: every chained event published (the restarted node's broker cursor included), never
+    // one seq of a task with two event_ids, nothing the chains lack.
+    await eventually(
+      'every chained event published on MQTT',
+      () => {
+        const seen = new Set(published.map((body) => body.event_id));
+        return [...chainIds].every((id) => seen.has(id));
+      },
+      60_000,
+    );
+    expect(
+      published.filter((body) => !chainIds.has(body.event_id)).map((b) => `${b.task_id}:${b.seq}`),
+    ).toEqual([]);
+    const publishedBySeq = new Map<string, string>();
+    for (const body of published) {
+      const key = `${body.task_id}:${body.seq}`;
+      const known = publishedBySeq.get(key);
+      if (known) expect(body.event_id, key).toBe(known);
+      publishedBySeq.set(key, body.event_id);
     }
     const duplicates = receiver.requests.length - new Set(receiver.requests.map((r) => r.event_id)).size;
     console.log(

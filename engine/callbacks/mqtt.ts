@@ -43,6 +43,12 @@ export class MqttPublisher {
   private saveTimer?: TimerHandle;
   private readonly retryTimers = new Set<TimerHandle>();
   private configuring: Promise<unknown> = Promise.resolve();
+  /**
+   * Whether a stored event goes out now (send), after its task's chain holds it (wait: fill() is
+   * called again), or never from this engine (skip: a cluster node that lost the task, whose new
+   * owner publishes it). A single workstation sends everything.
+   */
+  gate: (taskId: string, seq: number) => 'send' | 'wait' | 'skip' = () => 'send';
   /** The cursor, when a full disk held its saving back (the broker may then get events again after a crash). */
   private readonly writes: SpaceWaiter;
 
@@ -146,16 +152,30 @@ export class MqttPublisher {
     this.fill();
   }
 
-  /** Hands the client the next stored events, up to the window. */
-  private fill(): void {
+  /** Hands the client the next stored events, up to the window (and the gate). */
+  fill(): void {
     const client = this.client;
     if (!client || this.window.length >= WINDOW) return;
     for (const row of this.events.fromId(this.nextId, WINDOW - this.window.length)) {
-      const item = { id: row.id, acked: false };
+      const verdict = this.gate(row.task_id, row.seq);
+      if (verdict === 'wait') break;
+      // A skipped event counts as acknowledged: the cursor passes it.
+      const item = { id: row.id, acked: verdict === 'skip' };
       this.window.push(item);
       this.nextId = row.id + 1;
-      this.publish(client, row, item);
+      if (verdict === 'send') this.publish(client, row, item);
     }
+    this.advance();
+  }
+
+  /** Moves the cursor past the acknowledged events at the head of the window. */
+  private advance(): void {
+    let advanced = false;
+    while (this.window[0]?.acked) {
+      this.cursor = (this.window.shift() as { id: number }).id;
+      advanced = true;
+    }
+    if (advanced) this.scheduleCursorSave();
   }
 
   private publish(client: MqttClient, row: EventSummary, item: { id: number; acked: boolean }): void {
@@ -172,12 +192,6 @@ export class MqttPublisher {
         return;
       }
       item.acked = true;
-      let advanced = false;
-      while (this.window[0]?.acked) {
-        this.cursor = (this.window.shift() as { id: number }).id;
-        advanced = true;
-      }
-      if (advanced) this.scheduleCursorSave();
       this.fill();
     });
   }

@@ -102,7 +102,7 @@ export class OutboxRepository {
         "SELECT COUNT(DISTINCT task_id) AS tasks, MIN(created_at) AS oldest FROM events WHERE state = 'pending'",
       ),
       fromId: db.prepare<[number, number], EventSummary>(
-        'SELECT id, task_id, app_id, body FROM events WHERE id >= ? ORDER BY id LIMIT ?',
+        'SELECT id, task_id, seq, app_id, body FROM events WHERE id >= ? ORDER BY id LIMIT ?',
       ),
       countAfter: db.prepare<[number], { n: number }>('SELECT COUNT(*) AS n FROM events WHERE id > ?'),
       maxId: db.prepare<[], { id: number | null }>('SELECT MAX(id) AS id FROM events'),
@@ -337,6 +337,7 @@ export interface ImageCandidate {
 export interface EventSummary {
   id: number;
   task_id: string;
+  seq: number;
   app_id: string;
   body: string;
 }

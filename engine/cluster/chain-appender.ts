@@ -19,7 +19,13 @@ export class ChainAppender {
   private closed = false;
 
   constructor(
-    private readonly onSuperseded: (taskId: string, held: CallbackBody[], error: Superseded) => void,
+    /** `chained`: the seq of the last event this node appended to the task's chain. */
+    private readonly onSuperseded: (
+      taskId: string,
+      held: CallbackBody[],
+      chained: number,
+      error: Superseded,
+    ) => void,
     private readonly onError: (error: unknown, taskId: string) => void,
     /** Events up to the task's chain seq are in the chain now. */
     private readonly onAppended: (taskId: string) => void,
@@ -95,7 +101,7 @@ export class ChainAppender {
     } catch (error) {
       if (error instanceof Superseded) {
         this.chains.delete(taskId);
-        this.onSuperseded(taskId, entry.queue, error);
+        this.onSuperseded(taskId, entry.queue, entry.chain.seq, error);
         return;
       }
       this.onError(error, taskId);

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/errors';
 import type { HeldEvents } from '../callbacks/held-events';
+import type { MqttPublisher } from '../callbacks/mqtt';
 import type { Outbox } from '../callbacks/outbox';
 import type { DeliveryWorker } from '../callbacks/worker';
 import type { EventBus } from '../events/bus';
@@ -52,6 +53,7 @@ export function nodeNameOf(options: ClusterOptions): string {
 
 interface Deps {
   tasks: TaskRegistry;
+  mqtt: MqttPublisher;
   /** Events waiting in memory while the data disk is full: a node with any is draining. */
   held: HeldEvents;
   packages: PackageRegistry;
@@ -80,7 +82,7 @@ export class ClusterNode {
   /** Tasks stored here that ran elsewhere while this node was down: their events are settled at start. */
   private readonly strays = new Set<string>();
   /** Tasks another node took from this one: nothing of theirs goes out from here. */
-  private readonly lost = new Set<string>();
+  private readonly lost = new Map<string, number>();
   /** Delivery progress not yet recorded for the site, by task; written with each beat. */
   private readonly deliveredMarks = new Map<string, { seq: number; stream_seq: number }>();
   private members = new Map<string, { card: NodeCard; revision: number }>();
@@ -112,18 +114,18 @@ export class ClusterNode {
   ) {
     this.routing = new OwnerRouting(conn, node);
     this.appender = new ChainAppender(
-      (taskId, held, error) => void this.superseded(taskId, held, error),
+      (taskId, held, chained, error) => void this.superseded(taskId, held, chained, error),
       (error, taskId) => deps.log.warn({ err: error }, `cluster: the events of task ${taskId} wait for NATS`),
-      (taskId) => deps.delivery.kick(taskId),
+      (taskId) => {
+        deps.delivery.kick(taskId);
+        deps.mqtt.fill();
+      },
     );
     // An event of a task this node owns goes out once its chain holds it: were the task taken over
     // meanwhile, the new owner numbers it anew (late), and a receiver must never see one seq twice
     // with two event_ids.
-    deps.delivery.gate = (taskId, seq) => {
-      if (this.lost.has(taskId)) return false;
-      const chain = this.appender.chainOf(taskId);
-      return !chain || chain.seq >= seq;
-    };
+    deps.delivery.gate = (taskId, seq) => this.mayGoOut(taskId, seq) === 'send';
+    deps.mqtt.gate = (taskId, seq) => this.mayGoOut(taskId, seq);
     const onEvent = (event: { body: CallbackBody }) => this.appender.stored(event.body);
     deps.bus.on('event', onEvent);
     const onDelivery = (record: DeliveryRecord) => this.delivered(record);
@@ -188,11 +190,20 @@ export class ClusterNode {
       acquire: (taskId) => {
         const assigned = this.assignments.get(taskId);
         if (!assigned || assigned.value.node === this.node) return true;
-        this.lost.add(taskId);
+        // What this node chained of it is unknown here: nothing of it goes out (start() settles it).
+        this.lost.set(taskId, 0);
         this.strays.add(taskId);
         return false;
       },
     };
+  }
+
+  /** Whether a stored event goes out from this node now, once its chain holds it, or never. */
+  private mayGoOut(taskId: string, seq: number): 'send' | 'wait' | 'skip' {
+    const chainedUpTo = this.lost.get(taskId);
+    if (chainedUpTo !== undefined) return seq <= chainedUpTo ? 'send' : 'skip';
+    const chain = this.appender.chainOf(taskId);
+    return !chain || chain.seq >= seq ? 'send' : 'wait';
   }
 
   /** Starts the heartbeat and the reconciliation; tasks resumed here get their chains claimed. */
@@ -548,21 +559,29 @@ export class ClusterNode {
   }
 
   private async release(taskId: string, why: string): Promise<void> {
-    await this.letGo(taskId, this.appender.disown(taskId));
+    const chained = this.appender.chainOf(taskId)?.seq ?? 0;
+    await this.letGo(taskId, this.appender.disown(taskId), chained);
     this.deps.log.info(`cluster: ${this.node} stopped task ${taskId}: ${why}`);
   }
 
-  private async superseded(taskId: string, held: CallbackBody[], error: Superseded): Promise<void> {
+  private async superseded(
+    taskId: string,
+    held: CallbackBody[],
+    chained: number,
+    error: Superseded,
+  ): Promise<void> {
     this.deps.log.warn(`cluster: ${error.message}; ${held.length} events it held go to the new owner`);
-    await this.letGo(taskId, held);
+    await this.letGo(taskId, held, chained);
   }
 
   /**
    * Stops the task here for good: the events it stored and could not chain go to the new owner
    * (late), then its pending deliveries here are dropped (the new owner delivers from the chain).
+   * Of its stored events only those its chain holds (seq up to `chained`) may still go out from
+   * here (MQTT): the others are numbered anew by the new owner.
    */
-  private async letGo(taskId: string, held: CallbackBody[]): Promise<void> {
-    this.lost.add(taskId);
+  private async letGo(taskId: string, held: CallbackBody[], chained: number): Promise<void> {
+    this.lost.set(taskId, chained);
     // Events a full disk kept from being stored here go too, numbered by the new owner (seq 0 here).
     const unstored = this.deps.held
       .take(taskId)
