@@ -1,5 +1,6 @@
 import type { AuthErrorKind } from '../auth/accounts';
 import type { DeliveryErrorKind } from '../callbacks/delivery-error';
+import type { ClusterErrorKind } from '../cluster/owner-routing';
 import { DomainError } from '../domain-error';
 import type { AlarmErrorKind } from '../events/review';
 import type { ImageErrorKind } from '../images/image-error';
@@ -22,7 +23,8 @@ type DomainErrorKind =
   | AlarmErrorKind
   | OptimizationErrorKind
   | TaskErrorKind
-  | LiveErrorKind;
+  | LiveErrorKind
+  | ClusterErrorKind;
 const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'package.not_found': 'PACKAGE_NOT_FOUND',
   'package.app_not_found': 'APP_NOT_FOUND',
@@ -61,6 +63,7 @@ const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'task.change_detection_not_diff': 'CHANGE_DETECTION_NOT_DIFF',
   'task.time_series_not_video': 'TIME_SERIES_NOT_VIDEO',
   'task.image_too_soon': 'IMAGE_TOO_SOON',
+  'cluster.owner_unreachable': 'OWNER_UNREACHABLE',
   'live.limit': 'VIDEO_LIMIT',
 };
 

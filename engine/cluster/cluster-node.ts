@@ -3,11 +3,11 @@ import { availableParallelism, freemem, hostname, loadavg, totalmem } from 'node
 import type { KV } from '@nats-io/kv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { ApiError } from '../api/errors';
 import type { HeldEvents } from '../callbacks/held-events';
 import type { MqttPublisher } from '../callbacks/mqtt';
 import type { Outbox } from '../callbacks/outbox';
 import type { DeliveryWorker } from '../callbacks/worker';
+import { DomainError } from '../domain-error';
 import type { EventBus } from '../events/bus';
 import type { DeliveryRecord } from '../events/delivery';
 import type { CallbackBody } from '../events/schema';
@@ -19,7 +19,7 @@ import { type ClusterConnection, connectCluster } from './connection';
 import { readChain, readSubject, Superseded, TaskChain } from './event-chain';
 import { BEAT_MS, LEASE_MS, Liveness } from './liveness';
 import type { ClusterOptions } from './options';
-import { OwnerRouting } from './owner-routing';
+import { type ClusterErrorKind, OwnerRouting } from './owner-routing';
 import { plan } from './placement';
 import { type CameraDemand, type NodeCard, type Plan, PRIORITY_DEFAULT } from './placement-schema';
 import { LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
@@ -173,8 +173,8 @@ export class ClusterNode {
     try {
       return await this.routing.forward(request, reply, owner);
     } catch (error) {
-      throw new ApiError(
-        'OWNER_UNREACHABLE',
+      throw new DomainError<ClusterErrorKind>(
+        'cluster.owner_unreachable',
         `task ${taskId} runs on node ${owner}, which did not answer: ${(error as Error).message}`,
       );
     }

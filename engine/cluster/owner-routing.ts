@@ -10,6 +10,9 @@ import type { ClusterConnection } from './connection';
  * message (1 MiB by default) is refused with the owner's URL rather than cut.
  */
 
+/** The task's owner did not answer a forwarded request in time. */
+export type ClusterErrorKind = 'cluster.owner_unreachable';
+
 /** How long a forwarded request waits for the owner's answer. */
 export const FORWARD_TIMEOUT_MS = 5_000;
 /**
