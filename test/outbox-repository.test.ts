@@ -106,7 +106,7 @@ describe('OutboxRepository', () => {
     expect([repo.maxId(), repo.countAfter(0), repo.fromId(1, 10)]).toEqual([0, 0, []]);
     for (const at of [1, 2, 3]) store(at === 2 ? 'b' : 'a', at);
     expect([repo.maxId(), repo.countAfter(1)]).toEqual([3, 2]);
-    expect(repo.fromId(2, 1)).toEqual([{ id: 2, task_id: 'b', app_id: 'app', body: '{"seq":1}' }]);
+    expect(repo.fromId(2, 1)).toEqual([{ id: 2, task_id: 'b', seq: 1, app_id: 'app', body: '{"seq":1}' }]);
   });
 
   it('purges settled events by age and listing, never pending ones, and forgets tasks gone with no event', () => {
