@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SiteTask } from '../engine/cluster/site-view';
 import type { CallbackBody } from '../engine/events/schema';
 import type { TaskView } from '../engine/tasks/schema';
 import { terminate } from './helpers/child';
@@ -115,6 +116,19 @@ describe('a site of three engines on three NATS servers', () => {
     ]);
     expect(Object.fromEntries(tasks.map(({ id }) => [id, site.assignments[id]]))).toEqual(
       Object.fromEntries(tasks.map(({ id, startedOn }) => [id, { node: startedOn, epoch: 1 }])),
+    );
+    // The site's tasks from any node: each with the node that runs it.
+    const listed = await (engines[2] as SiteEngine).call<SiteTask[]>('GET', '/api/cluster/tasks');
+    expect(
+      listed.map(({ task_id, name, status, node, epoch }) => ({ task_id, name, status, node, epoch })),
+    ).toEqual(
+      tasks.map(({ id, startedOn }, i) => ({
+        task_id: id,
+        name: `cam${i}`,
+        status: 'running',
+        node: startedOn,
+        epoch: 1,
+      })),
     );
   }, 30_000);
 

@@ -12,6 +12,7 @@ import type { EventBus } from '../events/bus';
 import type { DeliveryRecord } from '../events/delivery';
 import type { CallbackBody } from '../events/schema';
 import type { PackageRegistry } from '../packages/registry';
+import { TASK_LIMITS } from '../tasks/limits';
 import type { TaskLeases, TaskRegistry } from '../tasks/registry';
 import type { TaskRow } from '../tasks/task-repository';
 import { ChainAppender } from './chain-appender';
@@ -23,7 +24,7 @@ import { type ClusterErrorKind, OwnerRouting } from './owner-routing';
 import { plan } from './placement';
 import { type CameraDemand, type NodeCard, type Plan, PRIORITY_DEFAULT } from './placement-schema';
 import { LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
-import type { Assignment, MemberView, SiteView } from './site-view';
+import type { Assignment, MemberView, SiteTask, SiteView } from './site-view';
 import { taskCost, UNMEASURED_CAMERA_CORES } from './task-cost';
 
 /** How often a node reconciles what it runs with the assignments, and the leader checks the nodes. */
@@ -39,6 +40,10 @@ export const GONE_CONFIRM_MS = 1_000;
  * beyond it stay in the chain (and delivered to nobody from here): a bound on one takeover's memory.
  */
 const MAX_CHAIN_IMPORT = 10_000;
+/** How often the leader looks for task definitions to purge. */
+const PURGE_EVERY_MS = 60 * 60_000;
+/** Tasks GET /api/cluster/tasks reads at most (each one KV read). */
+const MAX_SITE_TASKS = 2_000;
 /** Late events of one task taken in per reconciliation; more wait for the next. */
 const MAX_LATE_PER_TICK = 1_000;
 /** Cores a node keeps for its API, delivery and the control plane: not given to cameras. */
@@ -88,6 +93,8 @@ export class ClusterNode {
   private members = new Map<string, { card: NodeCard; revision: number }>();
   /** The last placement round, this leader's or its predecessor's (read from the site at takeover). */
   private lastPlan: Plan | null = null;
+  /** When this leader last purged expired task definitions. */
+  private purgedAt = 0;
   /**
    * What each camera cost and needed where it last ran, from every node's card (a dead node's too):
    * a camera that just moved is planned at its known cost, not at the unmeasured default, which would
@@ -241,6 +248,32 @@ export class ClusterNode {
       headroom: this.lastPlan.headroom,
     };
     return { node: this.node, leader: this.leaderName ?? null, nodes, assignments, placement };
+  }
+
+  /**
+   * Every task the site shares (its definition as its node last wrote it) with the node that runs
+   * it, oldest first: read from the site's store on each call, at most MAX_SITE_TASKS.
+   */
+  async siteTasks(): Promise<SiteTask[]> {
+    const keys = (await keysOf(this.site.tasks)).slice(0, MAX_SITE_TASKS);
+    const rows = await Promise.all(keys.map((key) => this.site.tasks.get(key)));
+    return rows
+      .flatMap((entry) => (entry?.operation === 'PUT' ? [entry.json<TaskRow>()] : []))
+      .filter((row) => !expired(row))
+      .sort((a, b) => a.created_at - b.created_at || a.task_id.localeCompare(b.task_id))
+      .map((row) => {
+        const assigned = this.assignments.get(row.task_id)?.value;
+        return {
+          task_id: row.task_id,
+          name: row.name,
+          mode: row.mode,
+          zapk_id: row.zapk_id,
+          status: row.status,
+          created_at: row.created_at,
+          node: assigned?.node ?? null,
+          epoch: assigned?.epoch ?? null,
+        };
+      });
   }
 
   async close(): Promise<void> {
@@ -426,6 +459,16 @@ export class ClusterNode {
       this.lastPlan = last?.operation === 'PUT' ? last.json<Plan>() : null;
     }
     await this.place();
+    if (Date.now() - this.purgedAt > PURGE_EVERY_MS) await this.purgeDefinitions();
+  }
+
+  /** The leader deletes the definitions of tasks closed more than 24 h ago. */
+  private async purgeDefinitions(): Promise<void> {
+    this.purgedAt = Date.now();
+    for (const key of await keysOf(this.site.tasks)) {
+      const entry = await this.site.tasks.get(key);
+      if (entry?.operation === 'PUT' && expired(entry.json<TaskRow>())) await this.site.tasks.delete(key);
+    }
   }
 
   /** Asks every other node whether it is there: a killed engine's subscriptions vanish at once. */
@@ -709,6 +752,10 @@ export class ClusterNode {
     }
   }
 }
+
+/** A closed task leaves the site's listing, and its definition the store, as it leaves a node's: after 24 h. */
+const expired = (row: TaskRow) =>
+  row.status === 'closed' && (row.closed_at ?? 0) <= Date.now() - TASK_LIMITS.closedRetentionMs;
 
 async function keysOf(kv: KV): Promise<string[]> {
   const keys: string[] = [];

@@ -49,3 +49,19 @@ export const SiteView = Type.Union([
 export type SiteView = Static<typeof SiteView>;
 export type Assignment = Static<typeof Assignment>;
 export type MemberView = Static<typeof Member>;
+
+/** GET /api/cluster/tasks: every task the site knows, as shared, and the node that runs it. */
+export const SiteTask = Type.Object({
+  task_id: Type.String(),
+  name: Type.String(),
+  mode: Type.String({ description: 'video, image or diff' }),
+  zapk_id: Type.String(),
+  status: Type.String({
+    description:
+      'As last shared by the node that ran it: running (whatever its stream does now: ask the task itself) or closed',
+  }),
+  created_at: Type.Integer({ description: 'ms since the epoch' }),
+  node: Type.Union([Type.String(), Type.Null()], { description: 'The node that runs it; null once closed' }),
+  epoch: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+});
+export type SiteTask = Static<typeof SiteTask>;
