@@ -5,6 +5,7 @@ import { readChain, Superseded, TaskChain } from '../engine/cluster/event-chain'
 import type { ClusterOptions } from '../engine/cluster/options';
 import { belowFloor } from '../engine/cluster/server-floor';
 import { openSiteStore, type SiteStore } from '../engine/cluster/site-store';
+import type { CallbackBody } from '../engine/events/schema';
 import { NATS_PASSWORD, NATS_USER, NatsCluster } from './helpers/nats-cluster';
 
 // Three real NATS servers (the version scripts/nats-server.sh provides) clustered on loopback.
@@ -77,12 +78,20 @@ describe('compare-and-set under racing writers', () => {
 });
 
 describe('a task event chain', () => {
-  const event = (seq: number) => ({
-    seq,
-    event_id: `e-${seq}`,
-    late: false,
-    body: { seq },
-  });
+  /** A task-level event as a chain holds it. */
+  const event = (seq: number) => {
+    const body: CallbackBody = {
+      event: 'stream_lost',
+      task_id: 'task',
+      app_id: '',
+      business_id: '',
+      timestamp: seq,
+      event_id: `e-${seq}`,
+      seq,
+      data: { status: 'stream_lost', dump: '' },
+    };
+    return { seq, event_id: body.event_id, late: false, body };
+  };
 
   it("refuses a superseded owner's appends once the next owner has claimed it, and stays gap-free", async () => {
     const [a, b] = await Promise.all([client('node-a'), client('node-b')]);

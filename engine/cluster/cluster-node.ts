@@ -5,11 +5,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { HeldEvents } from '../callbacks/held-events';
 import type { MqttPublisher } from '../callbacks/mqtt';
-import type { Outbox } from '../callbacks/outbox';
+import type { Outbox, ReportTarget } from '../callbacks/outbox';
 import type { DeliveryWorker } from '../callbacks/worker';
 import { DomainError } from '../domain-error';
 import type { EventBus } from '../events/bus';
-import type { DeliveryRecord } from '../events/delivery';
+import type { DeliveryRecord, DeliveryState } from '../events/delivery';
 import type { CallbackBody } from '../events/schema';
 import type { PackageRegistry } from '../packages/registry';
 import { TASK_LIMITS } from '../tasks/limits';
@@ -56,6 +56,12 @@ export function nodeNameOf(options: ClusterOptions): string {
   return name;
 }
 
+/** A task's delivery progress as the site records it (vc_delivery). */
+interface DeliveryMark {
+  seq: number;
+  stream_seq: number;
+}
+
 interface Deps {
   tasks: TaskRegistry;
   mqtt: MqttPublisher;
@@ -89,10 +95,12 @@ export class ClusterNode {
   /** Tasks another node took from this one: nothing of theirs goes out from here. */
   private readonly lost = new Map<string, number>();
   /** Delivery progress not yet recorded for the site, by task; written with each beat. */
-  private readonly deliveredMarks = new Map<string, { seq: number; stream_seq: number }>();
+  private readonly deliveredMarks = new Map<string, DeliveryMark>();
   private members = new Map<string, { card: NodeCard; revision: number }>();
   /** The last placement round, this leader's or its predecessor's (read from the site at takeover). */
   private lastPlan: Plan | null = null;
+  /** The placement leader as last read from its lease. */
+  private leaderName?: string;
   /** When this leader last purged expired task definitions. */
   private purgedAt = 0;
   /**
@@ -255,10 +263,8 @@ export class ClusterNode {
    * it, oldest first: read from the site's store on each call, at most MAX_SITE_TASKS.
    */
   async siteTasks(): Promise<SiteTask[]> {
-    const keys = (await keysOf(this.site.tasks)).slice(0, MAX_SITE_TASKS);
-    const rows = await Promise.all(keys.map((key) => this.site.tasks.get(key)));
-    return rows
-      .flatMap((entry) => (entry?.operation === 'PUT' ? [entry.json<TaskRow>()] : []))
+    return (await entriesOf<TaskRow>(this.site.tasks, MAX_SITE_TASKS))
+      .map(({ value }) => value)
       .filter((row) => !expired(row))
       .sort((a, b) => a.created_at - b.created_at || a.task_id.localeCompare(b.task_id))
       .map((row) => {
@@ -285,8 +291,6 @@ export class ClusterNode {
     this.appender.close();
     await this.conn.close();
   }
-
-  private leaderName?: string;
 
   private stateOf(node: string): MemberView['state'] {
     if (node === this.node) return 'up';
@@ -405,26 +409,23 @@ export class ClusterNode {
 
   private async readMembers(): Promise<void> {
     const members = new Map<string, { card: NodeCard; revision: number }>();
-    for (const key of await keysOf(this.site.nodes)) {
-      const entry = await this.site.nodes.get(key);
-      if (entry?.operation !== 'PUT') continue;
-      const card = entry.json<NodeCard>();
-      members.set(key, { card, revision: entry.revision });
+    for (const { key, value: card, revision } of await entriesOf<NodeCard>(this.site.nodes)) {
+      members.set(key, { card, revision });
       // Only the owner's word counts: a dead node's card still names cameras that run elsewhere now.
       for (const [taskId, demand] of Object.entries(card.demands ?? {}))
         if (this.assignments.get(taskId)?.value.node === key) this.knownDemands.set(taskId, demand);
-      this.liveness.observe(`node:${key}`, entry.revision);
+      this.liveness.observe(`node:${key}`, revision);
     }
     this.members = members;
   }
 
   private async readAssignments(): Promise<void> {
-    const assignments = new Map<string, { value: Assignment; revision: number }>();
-    for (const key of await keysOf(this.site.assignments)) {
-      const entry = await this.site.assignments.get(key);
-      if (entry?.operation !== 'PUT') continue;
-      assignments.set(key, { value: entry.json<Assignment>(), revision: entry.revision });
-    }
+    const assignments = new Map(
+      (await entriesOf<Assignment>(this.site.assignments)).map(({ key, value, revision }) => [
+        key,
+        { value, revision },
+      ]),
+    );
     this.assignments = assignments;
     for (const taskId of this.knownDemands.keys())
       if (!assignments.has(taskId)) this.knownDemands.delete(taskId);
@@ -465,10 +466,8 @@ export class ClusterNode {
   /** The leader deletes the definitions of tasks closed more than 24 h ago. */
   private async purgeDefinitions(): Promise<void> {
     this.purgedAt = Date.now();
-    for (const key of await keysOf(this.site.tasks)) {
-      const entry = await this.site.tasks.get(key);
-      if (entry?.operation === 'PUT' && expired(entry.json<TaskRow>())) await this.site.tasks.delete(key);
-    }
+    for (const { key, value } of await entriesOf<TaskRow>(this.site.tasks))
+      if (expired(value)) await this.site.tasks.delete(key);
   }
 
   /** Asks every other node whether it is there: a killed engine's subscriptions vanish at once. */
@@ -577,18 +576,12 @@ export class ClusterNode {
       const chain = new TaskChain(this.conn, taskId, this.node, epoch);
       const lastSeq = await chain.claim();
       this.lost.delete(taskId);
-      const delivered = await this.site.delivery.get(taskId);
-      const from =
-        delivered?.operation === 'PUT'
-          ? delivered.json<{ seq: number; stream_seq: number }>()
-          : { seq: 0, stream_seq: 0 };
+      const from = await this.deliveryMark(taskId);
       const undelivered = (await readChain(this.conn, taskId, from.stream_seq, MAX_CHAIN_IMPORT)).flatMap(
-        ({ entry }) =>
-          entry.kind === 'event' && entry.seq > from.seq ? [entry.body as unknown as CallbackBody] : [],
+        ({ entry }) => (entry.kind === 'event' && entry.seq > from.seq ? [entry.body] : []),
       );
-      const target = { task_id: taskId, report_url: row.report_url, report_secret: row.report_secret };
-      this.deps.outbox.adopt(target, undelivered, lastSeq);
-      this.appender.own(chain, this.storedAfter(taskId, lastSeq));
+      this.deps.outbox.adopt(targetOf(row), undelivered, lastSeq);
+      this.appender.own(chain, this.storedBodies(taskId, lastSeq));
       if (!this.deps.tasks.runs(taskId)) this.deps.tasks.adopt(row);
       this.deps.log.info(
         `cluster: ${this.node} runs task ${taskId} (epoch ${epoch}, events from seq ${lastSeq + 1})`,
@@ -642,17 +635,10 @@ export class ClusterNode {
   private async settleStrays(): Promise<void> {
     for (const taskId of this.strays) {
       try {
-        const page = this.deps.outbox.list(taskId, {
-          after_seq: 0,
-          limit: MAX_CHAIN_IMPORT,
-          state: 'pending',
-          with_body: true,
-        });
-        const pending = (page?.items ?? []).flatMap((item) => (item.body ? [item.body] : []));
-        const mark = await this.site.delivery.get(taskId);
-        const from = mark?.operation === 'PUT' ? mark.json<{ stream_seq: number }>().stream_seq : 0;
+        const pending = this.storedBodies(taskId, 0, 'pending');
+        const from = await this.deliveryMark(taskId);
         const chained = new Set(
-          (await readChain(this.conn, taskId, from, MAX_CHAIN_IMPORT)).flatMap(({ entry }) =>
+          (await readChain(this.conn, taskId, from.stream_seq, MAX_CHAIN_IMPORT)).flatMap(({ entry }) =>
             entry.kind === 'event' ? [entry.event_id] : [],
           ),
         );
@@ -698,7 +684,7 @@ export class ClusterNode {
       if (!this.appender.owns(taskId)) continue;
       const row = this.deps.tasks.storedRow(taskId);
       if (!row) continue;
-      const target = { task_id: taskId, report_url: row.report_url, report_secret: row.report_secret };
+      const target = targetOf(row);
       for (const { streamSeq, json } of await readSubject(
         this.conn,
         LATE_STREAM,
@@ -722,7 +708,7 @@ export class ClusterNode {
       await this.site.assignments.create(taskId, JSON.stringify(assignment));
       const chain = new TaskChain(this.conn, taskId, this.node, 1);
       // Events stored while the chain was being claimed go first.
-      this.appender.own(chain, this.storedAfter(taskId, await chain.claim()));
+      this.appender.own(chain, this.storedBodies(taskId, await chain.claim()));
     } catch (error) {
       this.deps.log.error({ err: error }, `cluster: task ${taskId} was not shared with the site`);
     } finally {
@@ -730,10 +716,21 @@ export class ClusterNode {
     }
   }
 
-  /** The task's events this node stored after a seq, in seq order: what its chain lacks. */
-  private storedAfter(taskId: string, seq: number): CallbackBody[] {
-    const page = this.deps.outbox.list(taskId, { after_seq: seq, limit: MAX_CHAIN_IMPORT, with_body: true });
-    return (page?.items ?? []).flatMap((item) => ('body' in item && item.body ? [item.body] : []));
+  /** The task's events this node stored after a seq (in a delivery state, when given), in seq order. */
+  private storedBodies(taskId: string, afterSeq: number, state?: DeliveryState): CallbackBody[] {
+    const page = this.deps.outbox.list(taskId, {
+      after_seq: afterSeq,
+      limit: MAX_CHAIN_IMPORT,
+      state,
+      with_body: true,
+    });
+    return (page?.items ?? []).flatMap((item) => (item.body ? [item.body] : []));
+  }
+
+  /** How far the site recorded the task's events delivered: the last settled seq and where it lies in the chain. */
+  private async deliveryMark(taskId: string): Promise<DeliveryMark> {
+    const mark = await this.site.delivery.get(taskId);
+    return mark?.operation === 'PUT' ? mark.json<DeliveryMark>() : { seq: 0, stream_seq: 0 };
   }
 
   /** Writes the task's definition for the site: what another node needs to take it over. */
@@ -753,12 +750,26 @@ export class ClusterNode {
   }
 }
 
+/** Where a task's events go, as its stored row says. */
+const targetOf = (row: TaskRow): ReportTarget => ({
+  task_id: row.task_id,
+  report_url: row.report_url,
+  report_secret: row.report_secret,
+});
+
 /** A closed task leaves the site's listing, and its definition the store, as it leaves a node's: after 24 h. */
 const expired = (row: TaskRow) =>
   row.status === 'closed' && (row.closed_at ?? 0) <= Date.now() - TASK_LIMITS.closedRetentionMs;
 
-async function keysOf(kv: KV): Promise<string[]> {
+/** Every live entry of a bucket (deleted keys left out), its value parsed, read in parallel; at most `limit`. */
+async function entriesOf<T>(
+  kv: KV,
+  limit = Number.POSITIVE_INFINITY,
+): Promise<Array<{ key: string; value: T; revision: number }>> {
   const keys: string[] = [];
   for await (const key of await kv.keys()) keys.push(key);
-  return keys;
+  const entries = await Promise.all(keys.slice(0, limit).map((key) => kv.get(key)));
+  return entries.flatMap((entry) =>
+    entry?.operation === 'PUT' ? [{ key: entry.key, value: entry.json<T>(), revision: entry.revision }] : [],
+  );
 }

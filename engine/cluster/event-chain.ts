@@ -1,5 +1,6 @@
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { TimeoutError } from '@nats-io/transport-node';
+import type { CallbackBody } from '../events/schema';
 import type { ClusterConnection } from './connection';
 import { EVENTS_STREAM, eventSubject } from './site-store';
 
@@ -17,7 +18,7 @@ export type ChainEntry =
       seq: number;
       event_id: string;
       late: boolean;
-      body: Record<string, unknown>;
+      body: CallbackBody;
     };
 
 /** JetStream's answer to an append whose expected last subject sequence is no longer the last. */

@@ -37,10 +37,7 @@ export abstract class LocalServer {
   async kill(): Promise<void> {
     const child = this.child;
     this.child = undefined;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((done) => child.once('exit', done));
-    child.kill('SIGKILL');
-    await exited;
+    await terminate(child, 'SIGKILL');
   }
 
   /** Starts it again on the same port, with the same files. */
