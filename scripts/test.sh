@@ -7,8 +7,9 @@ source "$(dirname "$0")/setup.sh"
 # ffmpeg (sources, test cameras), procps (pgrep in leak checks), mosquitto (the MQTT broker the
 # delivery tests start), rtsp-server-perl (an RTSP server for the source tests), nginx with its RTMP
 # module (the push target of the live-video tests), chromium (the browser tests, driven by
-# playwright-core), fonts for the on-screen labels.
-need_packages ffmpeg procps ca-certificates mosquitto rtsp-server-perl nginx libnginx-mod-rtmp chromium \
+# playwright-core), fonts for the on-screen labels, openssl (a CA and certificates for the TLS
+# cluster test).
+need_packages ffmpeg procps ca-certificates openssl mosquitto rtsp-server-perl nginx libnginx-mod-rtmp chromium \
   fonts-dejavu-core fonts-wqy-microhei
 test -d ../shared/fixtures || {
   echo "../shared/fixtures is missing beside the repository" >&2

@@ -1,6 +1,7 @@
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { clientTls } from './client-tls';
 import type { ClusterOptions } from './options';
 import { belowFloor, NATS_SERVER_FLOOR } from './server-floor';
 
@@ -62,13 +63,16 @@ export async function connectCluster(
     user: options.user,
     pass: options.password,
     name,
-    tls: options.caFile ? { caFile: options.caFile } : undefined,
+    tls: clientTls(options),
     pingInterval: CLIENT_TIMING.pingIntervalMs,
     maxPingOut: CLIENT_TIMING.maxPingOut,
     timeout: CLIENT_TIMING.connectTimeoutMs,
     reconnect: true,
     maxReconnectAttempts: -1,
     reconnectTimeWait: CLIENT_TIMING.reconnectWaitMs,
+  }).catch((error: Error) => {
+    // Named, so the start's refusal says which servers and why (a wrong password, no TLS offered, an untrusted certificate).
+    throw new ClusterRefused(`cluster: cannot join through ${options.servers.join(', ')}: ${error.message}`);
   });
   const serverVersion = nc.info?.version ?? '';
   if (belowFloor(serverVersion, floor)) {

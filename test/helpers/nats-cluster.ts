@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LocalServer } from './local-server';
@@ -39,8 +39,10 @@ export class NatsServer extends LocalServer {
     super(dir, port);
   }
 
+  private tls = false;
+
   get url(): string {
-    return `nats://127.0.0.1:${this.port}`;
+    return `${this.tls ? 'tls' : 'nats'}://127.0.0.1:${this.port}`;
   }
 
   get log(): string {
@@ -65,9 +67,23 @@ export class NatsServer extends LocalServer {
     return child;
   }
 
-  /** Writes the configuration: client auth, route auth, JetStream with a store of `storeMb`. */
-  configure(clusterPort: number, routes: readonly number[], storeMb: number): void {
+  /**
+   * Writes the configuration: client auth with the engines' permissions as deployed
+   * (deploy/nats/engine-permissions.conf), route auth, JetStream with a store of `storeMb`, and TLS
+   * for clients when a certificate is given.
+   */
+  configure(
+    clusterPort: number,
+    routes: readonly number[],
+    storeMb: number,
+    tls?: { certFile: string; keyFile: string },
+  ): void {
     mkdirSync(join(this.dir, 'store'), { recursive: true });
+    copyFileSync(
+      join(ROOT, 'deploy/nats/engine-permissions.conf'),
+      join(this.dir, 'engine-permissions.conf'),
+    );
+    this.tls = tls !== undefined;
     const routeUrls = routes.map((port) => `"nats://${ROUTE_USER}:${ROUTE_PASSWORD}@127.0.0.1:${port}"`);
     writeFileSync(
       join(this.dir, 'nats.conf'),
@@ -86,7 +102,9 @@ export class NatsServer extends LocalServer {
               `  routes: [${routeUrls.join(', ')}]`,
               '}',
             ]),
-        `authorization { users: [ { user: ${NATS_USER}, password: ${NATS_PASSWORD} } ] }`,
+        ...(tls ? [`tls { cert_file: "${tls.certFile}", key_file: "${tls.keyFile}" }`] : []),
+        'include engine-permissions.conf',
+        `authorization { users: [ { user: ${NATS_USER}, password: ${NATS_PASSWORD}, permissions: $VC_ENGINE } ] }`,
       ].join('\n'),
     );
   }
@@ -96,7 +114,11 @@ export class NatsServer extends LocalServer {
 export class NatsCluster {
   private constructor(readonly servers: NatsServer[]) {}
 
-  static async start(size = 3, storeMb = 256): Promise<NatsCluster> {
+  static async start(
+    size = 3,
+    storeMb = 256,
+    tls?: { certFile: string; keyFile: string },
+  ): Promise<NatsCluster> {
     const binary = natsServerBinary();
     const ports = await Promise.all(Array.from({ length: size }, () => freePort()));
     const clusterPorts = await Promise.all(Array.from({ length: size }, () => freePort()));
@@ -106,6 +128,7 @@ export class NatsCluster {
         clusterPorts[i] as number,
         clusterPorts.filter((_, j) => j !== i),
         storeMb,
+        tls,
       );
       return server;
     });

@@ -1,0 +1,120 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientTls } from '../engine/cluster/client-tls';
+import { type ClusterConnection, ClusterRefused, connectCluster } from '../engine/cluster/connection';
+import { EVENTS_STREAM, eventSubject, openSiteStore } from '../engine/cluster/site-store';
+import { type Site, SiteEngine, siteOf } from './helpers/cluster-engines';
+import { settled } from './helpers/eventually';
+import { NATS_PASSWORD, NATS_USER, NatsCluster } from './helpers/nats-cluster';
+import { makeTestCertificates, type TestCertificates } from './helpers/tls-certs';
+
+describe('which servers a node reaches over TLS only', () => {
+  const tls = (...servers: string[]) => clientTls({ servers });
+  it('lets plain TCP reach loopback alone, and asks TLS of every server once one needs it', () => {
+    expect([
+      tls('nats://127.0.0.1:4222'),
+      tls('nats://localhost:4222', '127.0.0.2:4223'),
+      tls('nats://[::1]:4222'),
+      tls('nats://10.0.0.5:4222'),
+      tls('nats-1.site:4222'),
+      tls('nats://127.0.0.1:4222', 'nats://nats-2.site:4222'),
+      tls('tls://127.0.0.1:4222'),
+      tls('nats://127.evil.example:4222'),
+      clientTls({ servers: ['nats://127.0.0.1:4222'], caFile: '/etc/ca.pem' }),
+    ]).toEqual([undefined, undefined, undefined, {}, {}, {}, {}, {}, { caFile: '/etc/ca.pem' }]);
+  });
+});
+
+// One real NATS server with TLS for clients, its certificate signed by a CA made for the test.
+describe('a site on TLS, with the engines permissions as deployed', () => {
+  let certs: TestCertificates;
+  let nats: NatsCluster;
+  let plain: NatsCluster;
+  const connections: ClusterConnection[] = [];
+  const options = () => ({
+    servers: nats.urls,
+    user: NATS_USER,
+    password: NATS_PASSWORD,
+    caFile: certs.caFile,
+  });
+
+  beforeAll(async () => {
+    certs = makeTestCertificates();
+    [nats, plain] = await Promise.all([
+      NatsCluster.start(1, 64, { certFile: certs.certFile, keyFile: certs.keyFile }),
+      NatsCluster.start(1, 64),
+    ]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(connections.map((conn) => conn.close()));
+    await Promise.all([nats?.dispose(), plain?.dispose()]);
+  });
+
+  it('joins a TLS server whose certificate the CA signed, and refuses one it did not sign', async () => {
+    expect(nats.urls[0]).toMatch(/^tls:\/\//);
+    const conn = await connectCluster(options(), 'trusting');
+    connections.push(conn);
+    expect(conn.nc.info?.tls_required).toBe(true);
+    const stranger = await connectCluster({ ...options(), caFile: certs.strangerCaFile }, 'stranger').catch(
+      (error: Error) => error,
+    );
+    expect(stranger).toBeInstanceOf(ClusterRefused);
+    expect((stranger as Error).message).toMatch(/certificate/i);
+  });
+
+  it('refuses a server that offers no TLS when TLS is asked for, and sends it no password', async () => {
+    const port = new URL(plain.urls[0] as string).port;
+    const refused = await connectCluster(
+      { servers: [`tls://127.0.0.1:${port}`], user: NATS_USER, password: NATS_PASSWORD },
+      'downgraded',
+    ).catch((error: Error) => error);
+    expect(refused).toBeInstanceOf(ClusterRefused);
+    expect((refused as Error).message).toMatch(/does not support 'tls'/);
+  });
+
+  it("lets the engines' user work the site's streams but never delete or purge the event chains", async () => {
+    const conn = await connectCluster(options(), 'member');
+    connections.push(conn);
+    await openSiteStore(conn, 1);
+    await conn.js.publish(eventSubject('t-1'), 'one');
+    const denied = async (work: () => Promise<unknown>) =>
+      work().then(
+        () => 'allowed',
+        (error: Error) => error.message,
+      );
+    const refusals = await Promise.all([
+      denied(() => conn.jsm.streams.delete(EVENTS_STREAM)),
+      denied(() => conn.jsm.streams.purge(EVENTS_STREAM)),
+      denied(() => conn.jsm.streams.deleteMessage(EVENTS_STREAM, 1)),
+      denied(() => conn.jsm.streams.update(EVENTS_STREAM, { max_age: 1e9 })),
+    ]);
+    for (const refusal of refusals) expect(refusal).toMatch(/permission/i);
+    expect((await conn.jsm.streams.info(EVENTS_STREAM)).state.messages).toBe(1);
+  });
+
+  it('runs an engine joined over TLS with --cluster-ca', async () => {
+    const engine = new SiteEngine(
+      'tls-node',
+      mkdtempSync(join(tmpdir(), 'vc-site-tls-')),
+      nats.urls,
+      [],
+      ['--cluster-ca', certs.caFile],
+    );
+    try {
+      await engine.start();
+      const site: Site = await settled('the node in its site', async () => {
+        const seen = await siteOf(engine);
+        if (!seen.nodes.some((node) => node.state === 'up')) throw new Error('no node up yet');
+        return seen;
+      });
+      expect(site.nodes.map((node) => [node.node, node.state])).toEqual([['tls-node', 'up']]);
+      expect(engine.log).not.toMatch(/permission/i);
+    } finally {
+      await engine.stop();
+      engine.dispose();
+    }
+  }, 60_000);
+});
