@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import type { Accounts } from '../auth/accounts';
 import type { HoldEnd } from '../auth/token-holds';
 import { CONNECTIONS_RETRY_AFTER_S } from './connections';
 import type { ApiContext } from './context';
@@ -85,10 +86,10 @@ export const tokenEnded = () => invalidToken('revoked or expired');
  * revoked, and was valid when the answer began.
  */
 export function holdToken(
-  ctx: ApiContext,
+  accounts: Pick<Accounts, 'hold'>,
   request: FastifyRequest,
   end: (why: HoldEnd) => void,
 ): (() => void) | null {
   if (request.tokenHash === undefined) return () => {};
-  return ctx.accounts.hold(request.tokenHash, end);
+  return accounts.hold(request.tokenHash, end);
 }

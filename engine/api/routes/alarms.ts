@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
+import type { AlarmReview } from '../../events/review';
 import { AlarmFacets, AlarmImageQuery, AlarmPage, AlarmQuery, ReviewBody } from '../../events/review-schema';
-import type { Api } from '../app';
-import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
+import type { RoutePlugin } from '../route-plugin';
 import { PathId } from '../schemas';
 
 const AlarmParams = Type.Object({ event_id: PathId });
@@ -15,7 +15,7 @@ const TokenQuery = Type.Object(
 /** A link to an alarm's picture or export opens that alarm's pictures and export alone. */
 const alarmLink = (params: Record<string, string>) => ['alarm', params.event_id];
 
-export function alarmRoutes(app: Api, ctx: ApiContext): void {
+export const alarmRoutes: RoutePlugin<{ alarms: AlarmReview }> = async (app, { alarms }) => {
   app.get(
     '/api/alarms',
     {
@@ -26,7 +26,7 @@ export function alarmRoutes(app: Api, ctx: ApiContext): void {
         response: { 200: Envelope(AlarmPage) },
       },
     },
-    async (request) => ok(ctx.alarms.page(request.query)),
+    async (request) => ok(alarms.page(request.query)),
   );
 
   app.get(
@@ -38,7 +38,7 @@ export function alarmRoutes(app: Api, ctx: ApiContext): void {
         response: { 200: Envelope(AlarmFacets) },
       },
     },
-    async () => ok(ctx.alarms.facets()),
+    async () => ok(alarms.facets()),
   );
 
   app.put(
@@ -51,7 +51,7 @@ export function alarmRoutes(app: Api, ctx: ApiContext): void {
         response: { 200: Envelope(Type.Object({ updated: Type.Integer() })) },
       },
     },
-    async (request) => ok({ updated: ctx.alarms.review(request.body.event_ids, request.body.reviewed) }),
+    async (request) => ok({ updated: alarms.review(request.body.event_ids, request.body.reviewed) }),
   );
 
   const jpeg = { 'content-type': 'image/jpeg', 'cache-control': 'private, max-age=86400' };
@@ -68,7 +68,7 @@ export function alarmRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async (request, reply) =>
-      reply.headers(jpeg).send(await ctx.alarms.thumbnail(request.params.event_id, request.query.rule ?? 0)),
+      reply.headers(jpeg).send(await alarms.thumbnail(request.params.event_id, request.query.rule ?? 0)),
   );
 
   app.get(
@@ -84,7 +84,7 @@ export function alarmRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async (request, reply) =>
-      reply.headers(jpeg).send(ctx.alarms.snapshot(request.params.event_id, request.query.rule ?? 0)),
+      reply.headers(jpeg).send(alarms.snapshot(request.params.event_id, request.query.rule ?? 0)),
   );
 
   app.get(
@@ -101,11 +101,11 @@ export function alarmRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request, reply) => {
       const { event_id } = request.params;
-      const zip = await ctx.alarms.export(event_id);
+      const zip = await alarms.export(event_id);
       return reply
         .header('content-type', 'application/zip')
         .header('content-disposition', `attachment; filename="alarm-${event_id.replace(/[^\w-]/g, '_')}.zip"`)
         .send(zip);
     },
   );
-}
+};

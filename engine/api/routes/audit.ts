@@ -1,9 +1,9 @@
 import { AuditPage, AuditQuery } from '../../audit/audit-schema';
-import type { Api } from '../app';
-import type { ApiContext } from '../context';
+import type { AuditTrail } from '../../audit/audit-trail';
 import { Envelope, ok } from '../envelope';
+import type { RoutePlugin } from '../route-plugin';
 
-export function auditRoutes(app: Api, ctx: ApiContext): void {
+export const auditRoutes: RoutePlugin<{ audit: AuditTrail }> = async (app, { audit }) => {
   app.get(
     '/api/audit',
     {
@@ -14,6 +14,6 @@ export function auditRoutes(app: Api, ctx: ApiContext): void {
         response: { 200: Envelope(AuditPage) },
       },
     },
-    async (request) => ok(ctx.audit.list(request.query)),
+    async (request) => ok(audit.list(request.query)),
   );
-}
+};

@@ -169,7 +169,7 @@ export function eventRoutes(app: Api, ctx: ApiContext): void {
       }
       // The feed lasts as long as its token: signing out or a password change ends it.
       let end = () => {};
-      const release = holdToken(ctx, request, () => end());
+      const release = holdToken(ctx.accounts, request, () => end());
       if (!release) throw tokenEnded();
       reply.hijack();
       end = feeds.serve(reply.raw, { taskId: request.query.task_id, afterId });

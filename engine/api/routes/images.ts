@@ -1,10 +1,12 @@
 import { ImageResult } from '../../events/schema';
+import type { ImageAnalysis } from '../../images/analysis';
+import type { WaitingBudget } from '../../images/budget';
 import { inspectImage } from '../../images/decode';
-import type { Api } from '../app';
-import type { ApiContext } from '../context';
+import type { TaskRegistry } from '../../tasks/registry';
 import { Envelope, ok } from '../envelope';
 import { IMAGE_BODY_LIMIT, RAW_IMAGE_TYPES, readImageParts } from '../image-body';
 import { IMAGE_UPLOAD, type UploadParts } from '../openapi';
+import type { RoutePlugin } from '../route-plugin';
 import { ImageQuery, TaskParams } from '../schemas';
 import { reserveUploadBody } from '../upload-memory';
 
@@ -17,11 +19,15 @@ import { reserveUploadBody } from '../upload-memory';
 const IMAGE: UploadParts = { required: ['image'] };
 const PAIR: UploadParts = { required: ['image_b'], optional: ['image_a'] };
 
-export function imageRoutes(app: Api, ctx: ApiContext): void {
+export const imageRoutes: RoutePlugin<{
+  images: ImageAnalysis;
+  tasks: Pick<TaskRegistry, 'liveTask'>;
+  uploadMemory: WaitingBudget;
+}> = async (app, { images, tasks, uploadMemory }) => {
   // What an upload may hold in memory comes from the shared budget before its body is read, and no
   // body is larger than the whole budget.
-  const bodyLimit = Math.min(IMAGE_BODY_LIMIT, ctx.uploadMemory.capacity);
-  const preParsing = reserveUploadBody(ctx.uploadMemory);
+  const bodyLimit = Math.min(IMAGE_BODY_LIMIT, uploadMemory.capacity);
+  const preParsing = reserveUploadBody(uploadMemory);
 
   // Raw image bodies for 4.8; size is checked per image after parsing.
   app.addContentTypeParser([...RAW_IMAGE_TYPES], { parseAs: 'buffer' }, (_request, body, done) =>
@@ -48,11 +54,11 @@ export function imageRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request) => {
       const { task_id } = request.params;
-      ctx.tasks.liveTask(task_id, 'image');
+      tasks.liveTask(task_id, 'image');
       const parts = await readImageParts(request, IMAGE);
       const enhance = request.query.enhance === 1;
       const image = await inspectImage(parts.get('image') as Buffer, 'body.image');
-      return ok(await ctx.images.analyseImage(task_id, image, request.query, { enhance }));
+      return ok(await images.analyseImage(task_id, image, request.query, { enhance }));
     },
   );
 
@@ -76,14 +82,14 @@ export function imageRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request) => {
       const { task_id } = request.params;
-      ctx.tasks.liveTask(task_id, 'diff');
+      tasks.liveTask(task_id, 'diff');
       const parts = await readImageParts(request, PAIR);
       const enhance = request.query.enhance === 1;
       const before = parts.get('image_a');
       // A problem with image_a is reported before one with image_b.
       const a = before ? await inspectImage(before, 'body.image_a') : null;
       const b = await inspectImage(parts.get('image_b') as Buffer, 'body.image_b');
-      return ok(await ctx.images.analysePair(task_id, a, b, request.query, { enhance }));
+      return ok(await images.analysePair(task_id, a, b, request.query, { enhance }));
     },
   );
-}
+};

@@ -1,20 +1,23 @@
 import type { WebSocket } from '@fastify/websocket';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Accounts } from '../../auth/accounts';
+import type { StreamTokens } from '../../auth/stream-tokens';
 import type { HoldEnd } from '../../auth/token-holds';
 import { DomainError } from '../../domain-error';
 import type { Fmp4Channel } from '../../live/fmp4-channel';
 import { type HlsFile, isSegmentName } from '../../live/hls-files';
-import type { PreviewInfo } from '../../live/preview';
+import type { PreviewInfo, PreviewStreams } from '../../live/preview';
 import { sourceFailure } from '../../media/media-folders';
 import { SourceTooLargeError } from '../../media/source-limits';
 import { parseSourceUrl } from '../../media/source-url';
+import type { VideoAnalysis } from '../../pipeline/video-analysis';
+import type { TaskRegistry } from '../../tasks/registry';
 import type { TaskView } from '../../tasks/schema';
-import type { Api } from '../app';
 import { holdToken } from '../authenticate';
-import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
 import { ApiError } from '../errors';
 import { LIVE_TASK } from '../openapi';
+import type { RoutePlugin } from '../route-plugin';
 import {
   AiLiveBody,
   AiLiveData,
@@ -68,7 +71,13 @@ function sendHls(reply: FastifyReply, file: HlsFile | null, what: string): Fasti
   return reply.type(file.type).header('cache-control', 'no-cache').send(file.body);
 }
 
-export function mediaRoutes(app: Api, ctx: ApiContext): void {
+export const mediaRoutes: RoutePlugin<{
+  accounts: Pick<Accounts, 'hold'>;
+  previews: PreviewStreams;
+  streamTokens: StreamTokens;
+  tasks: Pick<TaskRegistry, 'get' | 'liveTask'>;
+  video: Pick<VideoAnalysis, 'live'>;
+}> = async (app, { accounts, previews, streamTokens, tasks, video }) => {
   app.post(
     '/api/task/:task_id/ailive',
     {
@@ -83,13 +92,13 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request) => {
       const taskId = request.params.task_id;
-      const task = ctx.tasks.liveTask(taskId, 'video');
+      const task = tasks.liveTask(taskId, 'video');
       checkAppsOfTask(task, request.body.app_ids);
       const rtmp = request.body.rtmp ?? '';
       if (rtmp !== '' && !/^rtmps?:\/\/[^/\s]+/.test(rtmp)) {
         throw new ApiError('INVALID_PARAMETER', 'body.rtmp: must be an rtmp:// or rtmps:// URL');
       }
-      const live = ctx.video.live(taskId);
+      const live = video.live(taskId);
       if (!live) {
         throw new ApiError(
           'STREAM_UNAVAILABLE',
@@ -131,8 +140,8 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request) => {
       const { task_id: taskId, stream } = request.params;
-      ctx.tasks.get(taskId);
-      if (!(await ctx.video.live(taskId)?.close(stream))) {
+      tasks.get(taskId);
+      if (!(await video.live(taskId)?.close(stream))) {
         throw new ApiError('STREAM_NOT_FOUND', `task ${taskId} has no AI video "${stream}"`);
       }
       return ok({ task_id: taskId, stream });
@@ -159,10 +168,8 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     async (request, reply) => {
       const { task_id: taskId, stream, file } = request.params;
       // The playlist of a ?token= request lists its segments with a token for this stream only.
-      const segmentToken = request.query.token
-        ? ctx.streamTokens.issue(aiVideoScope(taskId, stream))
-        : undefined;
-      const found = await ctx.video.live(taskId)?.file(stream, file, segmentToken);
+      const segmentToken = request.query.token ? streamTokens.issue(aiVideoScope(taskId, stream)) : undefined;
+      const found = await video.live(taskId)?.file(stream, file, segmentToken);
       return sendHls(reply, found ?? null, `task ${taskId} has no AI video "${stream}" with a file ${file}`);
     },
   );
@@ -180,8 +187,8 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     },
     wsHandler: async (socket, request) => {
       const { task_id: taskId, stream } = request.params as { task_id: string; stream: string };
-      const found = await ctx.video.live(taskId)?.channel(stream);
-      serveChannel(ctx, request, socket, found ?? null, `task ${taskId} has no AI video "${stream}"`);
+      const found = await video.live(taskId)?.channel(stream);
+      serveChannel(accounts, request, socket, found ?? null, `task ${taskId} has no AI video "${stream}"`);
     },
     handler: notUpgraded,
   });
@@ -202,7 +209,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
       if ('error' in parsed) throw new ApiError('INVALID_PARAMETER', `body.${parsed.error}`);
       let preview: PreviewInfo;
       try {
-        preview = await ctx.previews.open(parsed);
+        preview = await previews.open(parsed);
       } catch (error) {
         if (error instanceof DomainError) throw error;
         if (error instanceof SourceTooLargeError)
@@ -235,7 +242,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request) => {
       const id = request.params.stream_id;
-      if (!(await ctx.previews.close(id))) throw new ApiError('STREAM_NOT_FOUND', `no video stream "${id}"`);
+      if (!(await previews.close(id))) throw new ApiError('STREAM_NOT_FOUND', `no video stream "${id}"`);
       return ok({ stream_id: id });
     },
   );
@@ -253,7 +260,7 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     },
     wsHandler: async (socket, request) => {
       const { stream_id: id } = request.params as { stream_id: string };
-      serveChannel(ctx, request, socket, ctx.previews.channel(id), `no video stream "${id}"`);
+      serveChannel(accounts, request, socket, previews.channel(id), `no video stream "${id}"`);
     },
     handler: notUpgraded,
   });
@@ -277,15 +284,15 @@ export function mediaRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request, reply) => {
       const { stream_id: id, file } = request.params;
-      const segmentToken = request.query.token ? ctx.streamTokens.issue(previewScope(id)) : undefined;
+      const segmentToken = request.query.token ? streamTokens.issue(previewScope(id)) : undefined;
       return sendHls(
         reply,
-        await ctx.previews.file(id, file, segmentToken),
+        await previews.file(id, file, segmentToken),
         `no video stream "${id}" with a file ${file}`,
       );
     },
   );
-}
+};
 
 /** A socket route asked without the WebSocket upgrade: answered in the envelope, as any unknown endpoint. */
 async function notUpgraded(request: FastifyRequest): Promise<never> {
@@ -306,7 +313,7 @@ const tokenEndedReason = (why: HoldEnd) =>
  * too many viewers, 4401 the token was revoked or expired).
  */
 function serveChannel(
-  ctx: ApiContext,
+  accounts: Pick<Accounts, 'hold'>,
   request: FastifyRequest,
   socket: WebSocket,
   found: { channel: Fmp4Channel; keepAlive: () => void } | null,
@@ -334,7 +341,7 @@ function serveChannel(
     leave();
     socket.close(TOKEN_ENDED, tokenEndedReason(why));
   };
-  const release = holdToken(ctx, request, end);
+  const release = holdToken(accounts, request, end);
   if (!release) {
     end('revoked');
     return;

@@ -1,11 +1,13 @@
 import { Type } from '@sinclair/typebox';
+import type { Accounts } from '../../auth/accounts';
 import { OptimizationView, SampleJudgement, SamplePage, SampleView } from '../../optimization/schema';
-import type { Api } from '../app';
+import type { Optimizations } from '../../optimization/service';
+import type { TaskRegistry } from '../../tasks/registry';
 import { holdToken, tokenEnded } from '../authenticate';
-import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
 import type { ErrorKind } from '../errors';
 import { LIVE_TASK } from '../openapi';
+import type { RoutePlugin } from '../route-plugin';
 import {
   ExportQuery,
   OptimizationBody,
@@ -28,7 +30,11 @@ const runDataset = (params: Record<string, string>) => [
   params.optimization_id,
 ];
 
-export function optimizationRoutes(app: Api, ctx: ApiContext): void {
+export const optimizationRoutes: RoutePlugin<{
+  accounts: Pick<Accounts, 'hold'>;
+  optimizations: Optimizations;
+  tasks: Pick<TaskRegistry, 'liveTask'>;
+}> = async (app, { accounts, optimizations, tasks }) => {
   app.post(
     '/api/task/:task_id/optimization',
     {
@@ -43,9 +49,9 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async (request) => {
-      const task = ctx.tasks.liveTask(request.params.task_id, 'video');
+      const task = tasks.liveTask(request.params.task_id, 'video');
       checkAppsOfTask(task, request.body.app_ids);
-      return ok({ optimization_id: ctx.optimizations.start(task.task_id, request.body) });
+      return ok({ optimization_id: optimizations.start(task.task_id, request.body) });
     },
   );
 
@@ -60,7 +66,7 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
         response: { 200: Envelope(OptimizationView) },
       },
     },
-    async (request) => ok(ctx.optimizations.view(request.params.task_id, request.params.optimization_id)),
+    async (request) => ok(optimizations.view(request.params.task_id, request.params.optimization_id)),
   );
 
   app.get(
@@ -77,9 +83,9 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request, reply) => {
       const { task_id, optimization_id } = request.params;
-      const zip = ctx.optimizations.export(task_id, optimization_id);
+      const zip = optimizations.export(task_id, optimization_id);
       // A large dataset streams for long: it stops when its token is revoked or expires.
-      const release = holdToken(ctx, request, () => reply.raw.destroy());
+      const release = holdToken(accounts, request, () => reply.raw.destroy());
       if (!release) {
         zip.destroy();
         throw tokenEnded();
@@ -103,7 +109,7 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
         response: { 200: Envelope(Type.Array(OptimizationView)) },
       },
     },
-    async (request) => ok(ctx.optimizations.list(request.params.task_id)),
+    async (request) => ok(optimizations.list(request.params.task_id)),
   );
 
   app.get(
@@ -119,7 +125,7 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async (request) =>
-      ok(ctx.optimizations.samples(request.params.task_id, request.params.optimization_id, request.query)),
+      ok(optimizations.samples(request.params.task_id, request.params.optimization_id, request.query)),
   );
 
   app.put(
@@ -137,7 +143,7 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request) => {
       const { task_id, optimization_id, sample_id } = request.params;
-      return ok(ctx.optimizations.judge(task_id, optimization_id, Number(sample_id), request.body));
+      return ok(optimizations.judge(task_id, optimization_id, Number(sample_id), request.body));
     },
   );
 
@@ -155,7 +161,7 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request, reply) => {
       const { task_id, optimization_id, sample_id } = request.params;
-      const jpeg = await ctx.optimizations.image(
+      const jpeg = await optimizations.image(
         task_id,
         optimization_id,
         Number(sample_id),
@@ -168,4 +174,4 @@ export function optimizationRoutes(app: Api, ctx: ApiContext): void {
         .send(jpeg);
     },
   );
-}
+};

@@ -1,9 +1,9 @@
 import { SystemInfo } from '../../contract/health';
-import type { Api } from '../app';
-import type { ApiContext } from '../context';
+import type { SystemMonitor } from '../../system/monitor';
 import { Envelope, ok } from '../envelope';
+import type { RoutePlugin } from '../route-plugin';
 
-export function systemRoutes(app: Api, ctx: ApiContext): void {
+export const systemRoutes: RoutePlugin<{ system: SystemMonitor }> = async (app, { system }) => {
   app.get(
     '/api/system',
     {
@@ -14,6 +14,6 @@ export function systemRoutes(app: Api, ctx: ApiContext): void {
         response: { 200: Envelope(SystemInfo) },
       },
     },
-    async () => ok(await ctx.system.read()),
+    async () => ok(await system.read()),
   );
-}
+};
