@@ -130,7 +130,7 @@ describe('video tasks', () => {
   it('starting on a source with no video fails fast and records nothing', async () => {
     await expect(
       tasks.start({ zapk_id: 'builtin', app_ids: ['motion'], video_url: '/dev/null' }),
-    ).rejects.toMatchObject({ kind: 'task.stream_unavailable', details: { field: 'video_url' } });
+    ).rejects.toMatchObject({ kind: 'source.unavailable', details: { field: 'video_url' } });
     expect(tasks.list({ limit: 100, offset: 0 })).toEqual({ items: [], total: 0 });
   });
 });

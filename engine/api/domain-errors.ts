@@ -5,6 +5,7 @@ import { DomainError } from '../domain-error';
 import type { AlarmErrorKind } from '../events/review';
 import type { ImageErrorKind } from '../images/image-error';
 import type { LiveErrorKind } from '../live/limits';
+import type { SourceErrorKind } from '../media/source-refusal';
 import type { OptimizationErrorKind } from '../optimization/optimization-error';
 import type { PackageErrorKind } from '../packages/registry';
 import type { TaskErrorKind } from '../tasks/task-error';
@@ -24,6 +25,7 @@ type DomainErrorKind =
   | OptimizationErrorKind
   | TaskErrorKind
   | LiveErrorKind
+  | SourceErrorKind
   | ClusterErrorKind;
 const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'package.not_found': 'PACKAGE_NOT_FOUND',
@@ -56,8 +58,8 @@ const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'task.closed': 'TASK_CLOSED',
   'task.not_closed': 'TASK_NOT_CLOSED',
   'task.wrong_mode': 'WRONG_TASK_MODE',
-  'task.source_too_large': 'SOURCE_TOO_LARGE',
-  'task.stream_unavailable': 'STREAM_UNAVAILABLE',
+  'source.too_large': 'SOURCE_TOO_LARGE',
+  'source.unavailable': 'STREAM_UNAVAILABLE',
   'task.license_expired': 'LICENSE_EXPIRED',
   'task.not_change_detection_app': 'NOT_CHANGE_DETECTION_APP',
   'task.change_detection_not_diff': 'CHANGE_DETECTION_NOT_DIFF',

@@ -3,9 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Clock, TimerHandle } from '../clock';
 import type { AnalysisHealth } from '../contract/health';
-import { sourceFailure } from '../media/media-folders';
 import { ReconnectBackoff } from '../media/reconnect-policy';
-import { SourceTooLargeError } from '../media/source-limits';
+import { sourceRefusal } from '../media/source-refusal';
 import { parseSourceUrl, type SourceUrl } from '../media/source-url';
 import { scaleAreas } from '../pipeline/app-runtime';
 import type { PipelineTask } from '../pipeline/task-pipeline';
@@ -276,14 +275,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
         // Polygons are drawn on the source as it is now: whatever size it has from here on, they follow.
         source = await this.video.start(pipelineTask(row, this.engineFps), parsed, TASK_LIMITS.pullTimeoutMs);
       } catch (error) {
-        if (error instanceof SourceTooLargeError)
-          throw taskError('task.source_too_large', `video_url: ${error.message}`, 'video_url');
-        throw taskError(
-          'task.stream_unavailable',
-          `video_url: the source could not be opened: ${sourceFailure(error)}`,
-          'video_url',
-          error,
-        );
+        throw sourceRefusal(error, 'opened');
       }
       row.polygon_width = source.width;
       row.polygon_height = source.height;

@@ -7,8 +7,6 @@ export type TaskErrorKind =
   | 'task.closed'
   | 'task.not_closed'
   | 'task.wrong_mode'
-  | 'task.source_too_large'
-  | 'task.stream_unavailable'
   | 'task.license_expired'
   | 'task.not_change_detection_app'
   | 'task.change_detection_not_diff'

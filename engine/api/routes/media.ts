@@ -6,9 +6,8 @@ import type { HoldEnd } from '../../auth/token-holds';
 import { DomainError } from '../../domain-error';
 import type { Fmp4Channel } from '../../live/fmp4-channel';
 import { type HlsFile, isSegmentName } from '../../live/hls-files';
-import type { PreviewInfo, PreviewStreams } from '../../live/preview';
-import { sourceFailure } from '../../media/media-folders';
-import { SourceTooLargeError } from '../../media/source-limits';
+import type { PreviewStreams } from '../../live/preview';
+import { sourceRefusal } from '../../media/source-refusal';
 import { parseSourceUrl } from '../../media/source-url';
 import type { VideoAnalysis } from '../../pipeline/video-analysis';
 import type { TaskRegistry } from '../../tasks/registry';
@@ -207,19 +206,9 @@ export const mediaRoutes: RoutePlugin<{
     async (request) => {
       const parsed = parseSourceUrl(request.body.video_url);
       if ('error' in parsed) throw new ApiError('INVALID_PARAMETER', `body.${parsed.error}`);
-      let preview: PreviewInfo;
-      try {
-        preview = await previews.open(parsed);
-      } catch (error) {
-        if (error instanceof DomainError) throw error;
-        if (error instanceof SourceTooLargeError)
-          throw new ApiError('SOURCE_TOO_LARGE', `video_url: ${error.message}`);
-        request.log.warn({ err: error }, 'a preview source did not open');
-        throw new ApiError(
-          'STREAM_UNAVAILABLE',
-          `video_url: the source could not be previewed: ${sourceFailure(error)}`,
-        );
-      }
+      const preview = await previews.open(parsed).catch((error: unknown) => {
+        throw error instanceof DomainError ? error : sourceRefusal(error, 'previewed');
+      });
       return ok({
         stream_id: preview.id,
         hls_url: `${origin(request)}/api/stream/${preview.id}/index.m3u8`,
