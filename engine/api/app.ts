@@ -12,6 +12,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
+import { registerOwnerProxy } from '../cluster/owner-proxy';
 import { buildCsp, securityHeaders } from '../contract/csp';
 import { DomainError } from '../domain-error';
 import type { EngineLogger } from '../log/logger';
@@ -143,6 +144,7 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
   await app.register(fastifyMultipart, { limits: { files: 2, fields: 10, parts: 12, fieldSize: 64 * 1024 } });
   // Sockets carry video to the console; what a client sends on them is never read.
   await app.register(fastifyWebsocket, { options: { maxPayload: 1024 } });
+  if (ctx.cluster) await registerOwnerProxy(app);
 
   const routeTable = registerRouteTable(app);
   const links = new LinkRoutes(app);

@@ -95,9 +95,11 @@ declare module 'fastify' {
     refusals?: readonly ErrorKind[];
     /**
      * Cluster mode: the route's answer comes from the node that runs its task (params.task_id); asked
-     * of another node, it is forwarded there (engine/cluster/owner-routing.ts).
+     * of another node, it is forwarded there: as a NATS request (engine/cluster/owner-routing.ts), or,
+     * with 'http', proxied to the owner's API, for the bodies and answers a NATS message cannot carry
+     * (uploads, video, zips, pictures; engine/cluster/owner-proxy.ts).
      */
-    ownerBound?: boolean;
+    ownerBound?: boolean | 'http';
     /** Media types of a success answer that is not the JSON envelope (a JPEG, a zip, HLS, SSE). */
     answers?: readonly string[];
     /** The file parts of an upload route, for its documented request body (the body has no schema). */

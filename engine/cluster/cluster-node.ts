@@ -20,6 +20,7 @@ import { type ClusterConnection, connectCluster } from './connection';
 import { readChain, readSubject, Superseded, TaskChain } from './event-chain';
 import { BEAT_MS, LEASE_MS, Liveness } from './liveness';
 import type { ClusterOptions } from './options';
+import { proxiedHere, proxyToOwner } from './owner-proxy';
 import { type ClusterErrorKind, OwnerRouting } from './owner-routing';
 import { plan } from './placement';
 import { type CameraDemand, type NodeCard, type Plan, PRIORITY_DEFAULT } from './placement-schema';
@@ -180,18 +181,26 @@ export class ClusterNode {
    * task runs on another node of the site; does nothing otherwise (the route answers here).
    */
   async answerFromOwner(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    if (!request.routeOptions.config.ownerBound || this.routing.forwardedUser(request) !== undefined) return;
+    const bound = request.routeOptions.config.ownerBound;
+    if (!bound || this.routing.forwardedUser(request) !== undefined || proxiedHere(request)) return;
     const taskId = (request.params as { task_id?: string }).task_id;
     if (!taskId || this.deps.tasks.storedRow(taskId)) return;
     const owner = this.assignments.get(taskId)?.value.node;
     if (!owner || owner === this.node) return;
+    const unreachable = (error: Error) =>
+      new DomainError<ClusterErrorKind>(
+        'cluster.owner_unreachable',
+        `task ${taskId} runs on node ${owner}, which did not answer: ${error.message}`,
+      );
+    if (bound === 'http') {
+      const apiUrl = this.members.get(owner)?.card.api_url;
+      if (!apiUrl) throw unreachable(new Error('its API address is not known here'));
+      return proxyToOwner(request, reply, apiUrl, owner, unreachable);
+    }
     try {
       return await this.routing.forward(request, reply, owner);
     } catch (error) {
-      throw new DomainError<ClusterErrorKind>(
-        'cluster.owner_unreachable',
-        `task ${taskId} runs on node ${owner}, which did not answer: ${(error as Error).message}`,
-      );
+      throw unreachable(error as Error);
     }
   }
 

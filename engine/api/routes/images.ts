@@ -38,6 +38,7 @@ export const imageRoutes: RoutePlugin<{
     '/api/task/:task_id/image',
     {
       config: {
+        ownerBound: 'http',
         accepts: ['multipart/form-data', 'application/json', ...RAW_IMAGE_TYPES],
         upload: IMAGE,
         refusals: IMAGE_UPLOAD,
@@ -66,6 +67,7 @@ export const imageRoutes: RoutePlugin<{
     '/api/task/:task_id/diff_image',
     {
       config: {
+        ownerBound: 'http',
         accepts: ['multipart/form-data', 'application/json'],
         upload: PAIR,
         refusals: [...IMAGE_UPLOAD, 'NO_REFERENCE_IMAGE', 'IMAGES_NOT_REGISTERED'],

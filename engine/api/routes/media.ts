@@ -80,7 +80,7 @@ export const mediaRoutes: RoutePlugin<{
   app.post(
     '/api/task/:task_id/ailive',
     {
-      config: { refusals: [...LIVE_TASK, 'STREAM_UNAVAILABLE', 'VIDEO_LIMIT'] },
+      config: { ownerBound: 'http', refusals: [...LIVE_TASK, 'STREAM_UNAVAILABLE', 'VIDEO_LIMIT'] },
       schema: {
         tags: ['streaming'],
         summary: '4.10 Get the AI video of applications (HLS from the engine, optional RTMP push)',
@@ -129,7 +129,7 @@ export const mediaRoutes: RoutePlugin<{
   app.delete(
     '/api/task/:task_id/livestream/:stream',
     {
-      config: { refusals: ['TASK_NOT_FOUND', 'STREAM_NOT_FOUND'] },
+      config: { ownerBound: true, refusals: ['TASK_NOT_FOUND', 'STREAM_NOT_FOUND'] },
       schema: {
         tags: ['streaming'],
         summary: '4.11 Close an AI video (its encoder stops with its last viewer)',
@@ -151,6 +151,7 @@ export const mediaRoutes: RoutePlugin<{
     '/api/task/:task_id/livestream/:stream/:file',
     {
       config: {
+        ownerBound: 'http',
         queryToken: true,
         segmentScope: aiVideoSegment,
         answers: HLS,

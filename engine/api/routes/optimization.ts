@@ -38,7 +38,7 @@ export const optimizationRoutes: RoutePlugin<{
   app.post(
     '/api/task/:task_id/optimization',
     {
-      config: { refusals: [...LIVE_TASK, 'OPTIMIZATION_RUNNING'] },
+      config: { ownerBound: true, refusals: [...LIVE_TASK, 'OPTIMIZATION_RUNNING'] },
       schema: {
         tags: ['optimization'],
         summary:
@@ -58,7 +58,7 @@ export const optimizationRoutes: RoutePlugin<{
   app.get(
     '/api/task/:task_id/optimization/:optimization_id',
     {
-      config: { refusals: RUN },
+      config: { ownerBound: true, refusals: RUN },
       schema: {
         tags: ['optimization'],
         summary: '4.13 Optimization status, sample counts and proposed thresholds',
@@ -72,7 +72,7 @@ export const optimizationRoutes: RoutePlugin<{
   app.get(
     '/api/task/:task_id/optimization/:optimization_id/export',
     {
-      config: { linkScope: runDataset, answers: ['application/zip'], refusals: RUN },
+      config: { ownerBound: 'http', linkScope: runDataset, answers: ['application/zip'], refusals: RUN },
       schema: {
         tags: ['optimization'],
         summary:
@@ -101,7 +101,7 @@ export const optimizationRoutes: RoutePlugin<{
   app.get(
     '/api/task/:task_id/optimizations',
     {
-      config: { refusals: ['TASK_NOT_FOUND'] },
+      config: { ownerBound: true, refusals: ['TASK_NOT_FOUND'] },
       schema: {
         tags: ['optimization'],
         summary: "Extension: the task's optimization runs, oldest first",
@@ -115,7 +115,7 @@ export const optimizationRoutes: RoutePlugin<{
   app.get(
     '/api/task/:task_id/optimization/:optimization_id/samples',
     {
-      config: { refusals: RUN },
+      config: { ownerBound: true, refusals: RUN },
       schema: {
         tags: ['optimization'],
         summary: "Extension: a run's samples in sample_id order, paged by sample_id",
@@ -131,7 +131,7 @@ export const optimizationRoutes: RoutePlugin<{
   app.put(
     '/api/task/:task_id/optimization/:optimization_id/samples/:sample_id',
     {
-      config: { refusals: SAMPLE },
+      config: { ownerBound: true, refusals: SAMPLE },
       schema: {
         tags: ['optimization'],
         summary:
@@ -150,7 +150,7 @@ export const optimizationRoutes: RoutePlugin<{
   app.get(
     '/api/task/:task_id/optimization/:optimization_id/samples/:sample_id/image',
     {
-      config: { linkScope: runDataset, answers: ['image/jpeg'], refusals: SAMPLE },
+      config: { ownerBound: 'http', linkScope: runDataset, answers: ['image/jpeg'], refusals: SAMPLE },
       schema: {
         tags: ['optimization'],
         summary:
