@@ -1,0 +1,109 @@
+import { type ConsumerMessages, DeliverPolicy } from '@nats-io/jetstream';
+import type { AppendedEvent, EventLog, LoggedEvent } from '../events/event-log';
+import type { ClusterConnection } from './connection';
+import { type ChainEntry, readSubject } from './event-chain';
+import { EVENTS_STREAM, eventSubject } from './site-store';
+
+/** Every task's chain: the subjects of VC_EVENTS. */
+const ALL_CHAINS = eventSubject('>');
+/** A task id that is one plain subject token: any other names no chain (and must not act as a wildcard). */
+const PLAIN_TOKEN = /^[A-Za-z0-9_-]+$/;
+/** How soon the live reader starts again after its consumer ended without being closed. */
+const RESTART_MS = 1_000;
+
+/**
+ * The site's event log: the event entries of every task's chain in VC_EVENTS, at their stream
+ * sequence, which is the same on every node and only grows, so a console's Last-Event-ID resumes on
+ * any node. Owner entries are left out; a late event is an event entry like any other (once). One
+ * ordered consumer per node hears what is appended and hands it to every feed, so feeds cost the
+ * servers nothing each; a feed's replay reads from the stream's leader at its client's pace.
+ */
+export class SiteEventLog implements EventLog {
+  private readonly listeners = new Set<(event: AppendedEvent) => void>();
+  private messages?: ConsumerMessages;
+  /** The stream sequence of the last entry the live reader saw: a restart goes on after it. */
+  private seen = 0;
+  private restartTimer?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly conn: ClusterConnection,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /**
+   * Starts hearing appends from the stream's end as it is now: whatever was appended before is
+   * readable (readAfter), whatever comes after is heard. Called before any feed opens.
+   */
+  async start(): Promise<void> {
+    const info = await this.conn.jsm.streams.info(EVENTS_STREAM);
+    this.seen = info.state.last_seq;
+    await this.listen();
+  }
+
+  async readAfter(afterId: number, taskId: string | undefined, limit: number): Promise<LoggedEvent[]> {
+    if (taskId !== undefined && !PLAIN_TOKEN.test(taskId)) return [];
+    const subject = taskId === undefined ? ALL_CHAINS : eventSubject(taskId);
+    const found: LoggedEvent[] = [];
+    let after = afterId;
+    while (found.length < limit) {
+      const [message] = await readSubject(this.conn, EVENTS_STREAM, subject, after, 1);
+      if (!message) break;
+      after = message.streamSeq;
+      const entry = message.json as ChainEntry;
+      if (entry.kind === 'event') found.push({ id: message.streamSeq, json: JSON.stringify(entry.body) });
+    }
+    return found;
+  }
+
+  subscribe(listener: (event: AppendedEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.restartTimer);
+    await this.messages?.close();
+  }
+
+  /**
+   * An ordered consumer from the entry after the last one seen: it recreates itself on a gap or a
+   * lost server, so what it hands on is every entry, in stream order, once.
+   */
+  private async listen(): Promise<void> {
+    const consumer = await this.conn.js.consumers.get(EVENTS_STREAM, {
+      filter_subjects: ALL_CHAINS,
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: this.seen + 1,
+    });
+    const messages = await consumer.consume();
+    this.messages = messages;
+    void this.hear(messages);
+  }
+
+  private async hear(messages: ConsumerMessages): Promise<void> {
+    try {
+      for await (const message of messages) {
+        this.seen = message.seq;
+        const entry = message.json<ChainEntry>();
+        if (entry.kind !== 'event') continue;
+        const event = { id: message.seq, taskId: entry.body.task_id, json: JSON.stringify(entry.body) };
+        for (const listener of this.listeners) listener(event);
+      }
+    } catch (error) {
+      this.onError(error);
+    }
+    this.restartLater();
+  }
+
+  private restartLater(): void {
+    if (this.closed) return;
+    this.restartTimer = setTimeout(() => {
+      this.listen().catch((error) => {
+        this.onError(error);
+        this.restartLater();
+      });
+    }, RESTART_MS);
+  }
+}
