@@ -73,6 +73,13 @@ describe("the console's feed in a cluster", () => {
         () => feed.callbacks().some(({ body }) => onB.includes(body.task_id)),
         60_000,
       );
+      // And the changes of their delivery state, which B records.
+      await feed.until(
+        "a delivery of B's camera on A's feed",
+        () =>
+          feed.deliveries().some((record) => onB.includes(record.task_id) && record.state === 'delivered'),
+        30_000,
+      );
       const seen = feed.callbacks().find(({ body }) => onB.includes(body.task_id)) as {
         id: number;
         body: { event_id: string; task_id: string };

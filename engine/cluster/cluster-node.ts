@@ -132,7 +132,7 @@ export class ClusterNode {
     private readonly maxCameras?: number,
   ) {
     this.routing = new OwnerRouting(conn, node);
-    this.events = new SiteEventLog(conn, (error) =>
+    this.events = new SiteEventLog(conn, node, deps.bus, (error) =>
       deps.log.warn({ err: error }, 'cluster: the event feed waits for NATS'),
     );
     this.appender = new ChainAppender(

@@ -1,4 +1,7 @@
 import { type ConsumerMessages, DeliverPolicy } from '@nats-io/jetstream';
+import type { Subscription } from '@nats-io/transport-node';
+import type { EventBus } from '../events/bus';
+import type { DeliveryRecord } from '../events/delivery';
 import type { AppendedEvent, EventLog, LoggedEvent } from '../events/event-log';
 import type { ClusterConnection } from './connection';
 import { type ChainEntry, readSubject } from './event-chain';
@@ -10,6 +13,11 @@ const ALL_CHAINS = eventSubject('>');
 const PLAIN_TOKEN = /^[A-Za-z0-9_-]+$/;
 /** How soon the live reader starts again after its consumer ended without being closed. */
 const RESTART_MS = 1_000;
+/**
+ * Each node's delivery-state changes, for the other nodes' feeds: vc.delivery.<node>. Core NATS, not
+ * a stream: a change is news for the consoles open now, never replayed (as on a single workstation).
+ */
+const deliverySubject = (node: string) => `vc.delivery.${node}`;
 
 /**
  * The site's event log: the event entries of every task's chain in VC_EVENTS, at their stream
@@ -20,7 +28,13 @@ const RESTART_MS = 1_000;
  */
 export class SiteEventLog implements EventLog {
   private readonly listeners = new Set<(event: AppendedEvent) => void>();
+  private readonly deliveryListeners = new Set<(record: DeliveryRecord) => void>();
   private messages?: ConsumerMessages;
+  private deliveries?: Subscription;
+  private readonly onDelivery = (record: DeliveryRecord) => {
+    this.tellDelivery(record);
+    this.conn.nc.publish(deliverySubject(this.node), JSON.stringify(record));
+  };
   /** The stream sequence of the last entry the live reader saw: a restart goes on after it. */
   private seen = 0;
   private restartTimer?: NodeJS.Timeout;
@@ -28,6 +42,8 @@ export class SiteEventLog implements EventLog {
 
   constructor(
     private readonly conn: ClusterConnection,
+    private readonly node: string,
+    private readonly bus: EventBus,
     private readonly onError: (error: unknown) => void,
   ) {}
 
@@ -38,7 +54,27 @@ export class SiteEventLog implements EventLog {
   async start(): Promise<void> {
     const info = await this.conn.jsm.streams.info(EVENTS_STREAM);
     this.seen = info.state.last_seq;
-    await this.listen();
+    // A stream just made may not take consumers yet: the reader starts later from the same entry,
+    // and what was appended meanwhile reaches the feeds then, in order.
+    await this.listen().catch((error) => {
+      this.onError(error);
+      this.restartLater();
+    });
+    // This node's changes go to its feeds at once and to the other nodes' through NATS.
+    this.bus.on('delivery', this.onDelivery);
+    this.deliveries = this.conn.nc.subscribe(deliverySubject('*'), {
+      callback: (error, message) => {
+        if (error || message.subject === deliverySubject(this.node)) return;
+        let record: DeliveryRecord;
+        try {
+          record = message.json<DeliveryRecord>();
+        } catch (cause) {
+          this.onError(cause);
+          return;
+        }
+        this.tellDelivery(record);
+      },
+    });
   }
 
   async readAfter(afterId: number, taskId: string | undefined, limit: number): Promise<LoggedEvent[]> {
@@ -61,9 +97,16 @@ export class SiteEventLog implements EventLog {
     return () => this.listeners.delete(listener);
   }
 
+  subscribeDeliveries(listener: (record: DeliveryRecord) => void): () => void {
+    this.deliveryListeners.add(listener);
+    return () => this.deliveryListeners.delete(listener);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.restartTimer);
+    this.bus.off('delivery', this.onDelivery);
+    this.deliveries?.unsubscribe();
     await this.messages?.close();
   }
 
@@ -79,7 +122,8 @@ export class SiteEventLog implements EventLog {
     });
     const messages = await consumer.consume();
     this.messages = messages;
-    void this.hear(messages);
+    if (this.closed) await messages.close();
+    else void this.hear(messages);
   }
 
   private async hear(messages: ConsumerMessages): Promise<void> {
@@ -95,6 +139,10 @@ export class SiteEventLog implements EventLog {
       this.onError(error);
     }
     this.restartLater();
+  }
+
+  private tellDelivery(record: DeliveryRecord): void {
+    for (const listener of this.deliveryListeners) listener(record);
   }
 
   private restartLater(): void {

@@ -1,5 +1,6 @@
 import type { Outbox } from '../callbacks/outbox';
 import type { EventBus, StoredEvent } from './bus';
+import type { DeliveryRecord } from './delivery';
 
 /** One event as a log holds it: its position (the feed's event id) and its body as sent (JSON). */
 export interface LoggedEvent {
@@ -26,6 +27,8 @@ export interface EventLog {
    * that stops it. An event may come here and from readAfter both: the feed keeps positions apart.
    */
   subscribe(listener: (event: AppendedEvent) => void): () => void;
+  /** Calls `listener` with each change of an event's delivery state from now on (not replayed). */
+  subscribeDeliveries(listener: (record: DeliveryRecord) => void): () => void;
 }
 
 /** The single workstation's log: the outbox's stored events, in storage order, heard of through the bus. */
@@ -44,5 +47,10 @@ export class OutboxEventLog implements EventLog {
       listener({ id: event.id, taskId: event.body.task_id, json: event.json });
     this.bus.on('event', onEvent);
     return () => this.bus.off('event', onEvent);
+  }
+
+  subscribeDeliveries(listener: (record: DeliveryRecord) => void): () => void {
+    this.bus.on('delivery', listener);
+    return () => this.bus.off('delivery', listener);
   }
 }

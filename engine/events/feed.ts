@@ -1,5 +1,4 @@
 import type { ServerResponse } from 'node:http';
-import type { EventBus } from './bus';
 import type { DeliveryRecord } from './delivery';
 import type { AppendedEvent, EventLog } from './event-log';
 
@@ -49,14 +48,13 @@ const callbackFrame = (id: number, json: string) => `id: ${id}\nevent: callback\
  */
 export class ConsoleFeeds {
   private readonly open = new Set<Feed>();
-  private readonly unsubscribe: () => void;
+  private readonly unsubscribe: Array<() => void>;
 
-  constructor(
-    private readonly log: EventLog,
-    bus: EventBus,
-  ) {
-    this.unsubscribe = log.subscribe((event) => this.onEvent(event));
-    bus.on('delivery', (record) => this.onDelivery(record));
+  constructor(private readonly log: EventLog) {
+    this.unsubscribe = [
+      log.subscribe((event) => this.onEvent(event)),
+      log.subscribeDeliveries((record) => this.onDelivery(record)),
+    ];
   }
 
   get full(): boolean {
@@ -93,7 +91,7 @@ export class ConsoleFeeds {
 
   /** Ends every stream, so that the server can close. */
   closeAll(): void {
-    this.unsubscribe();
+    for (const stop of this.unsubscribe) stop();
     for (const feed of this.open) end(feed.response);
   }
 

@@ -79,7 +79,7 @@ const StreamQuery = Type.Object(
 export function eventRoutes(app: Api, ctx: ApiContext): void {
   const { outbox, mqtt, bus, held, delivery } = ctx.events;
   // A cluster node's feed is the site's: every node's events, at ids that resume on any node.
-  const feeds = new ConsoleFeeds(ctx.cluster?.events ?? new OutboxEventLog(outbox, bus), bus);
+  const feeds = new ConsoleFeeds(ctx.cluster?.events ?? new OutboxEventLog(outbox, bus));
   // Open streams never end on their own; the server could not close while they last.
   app.addHook('preClose', async () => feeds.closeAll());
 
