@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventItem } from '../engine/events/delivery';
 import { terminate } from './helpers/child';
@@ -102,6 +103,15 @@ describe("the console's feed in a cluster", () => {
       } finally {
         resumed.close();
       }
+      // A task filter that would be a subject wildcard names no task: it replays nothing.
+      const wildcard = await FeedClient.open(feedUrl(node('e3'), '&task_id=*&last_event_id=0'));
+      try {
+        await sleep(3_000);
+        expect(wildcard.status).toBe(200);
+        expect(wildcard.callbacks()).toEqual([]);
+      } finally {
+        wildcard.close();
+      }
     } finally {
       feed.close();
     }
@@ -179,5 +189,12 @@ describe("the console's feed in a cluster", () => {
       [middle + 2, chain.eventIds[middle + 1]],
     ]);
     expect(deep.next_after_seq).toBe(middle + 2);
+    // A task id that would be a subject wildcard names no chain: not every task's events.
+    for (const id of ['*', '>', `${taskId.slice(0, 8)}.>`]) {
+      const answer = await fetch(`${node('e1').url}/api/task/${encodeURIComponent(id)}/events`, {
+        headers: { authorization: `Bearer ${node('e1').token}` },
+      });
+      expect(((await answer.json()) as { code: number }).code, id).toBe(40401);
+    }
   }, 60_000);
 });

@@ -5,12 +5,10 @@ import type { DeliveryRecord } from '../events/delivery';
 import type { AppendedEvent, EventLog, LoggedEvent } from '../events/event-log';
 import type { ClusterConnection } from './connection';
 import { type ChainEntry, readSubject } from './event-chain';
-import { EVENTS_STREAM, eventSubject } from './site-store';
+import { chainable, EVENTS_STREAM, eventSubject } from './site-store';
 
 /** Every task's chain: the subjects of VC_EVENTS. */
 const ALL_CHAINS = eventSubject('>');
-/** A task id that is one plain subject token: any other names no chain (and must not act as a wildcard). */
-const PLAIN_TOKEN = /^[A-Za-z0-9_-]+$/;
 /** How soon the live reader starts again after its consumer ended without being closed. */
 const RESTART_MS = 1_000;
 /**
@@ -78,7 +76,7 @@ export class SiteEventLog implements EventLog {
   }
 
   async readAfter(afterId: number, taskId: string | undefined, limit: number): Promise<LoggedEvent[]> {
-    if (taskId !== undefined && !PLAIN_TOKEN.test(taskId)) return [];
+    if (taskId !== undefined && !chainable(taskId)) return [];
     const subject = taskId === undefined ? ALL_CHAINS : eventSubject(taskId);
     const found: LoggedEvent[] = [];
     let after = afterId;

@@ -2,7 +2,7 @@ import type { EventPage, EventQuery } from '../callbacks/outbox';
 import type { DeliveryState, EventItem } from '../events/delivery';
 import type { ClusterConnection } from './connection';
 import { type ChainEntry, chainTail, readChain } from './event-chain';
-import { EVENTS_STREAM, eventSubject } from './site-store';
+import { chainable, EVENTS_STREAM, eventSubject } from './site-store';
 
 type ChainEvent = Extract<ChainEntry, { kind: 'event' }>;
 
@@ -23,6 +23,7 @@ export async function readChainPage(
   afterSeq: number,
   limit: number,
 ): Promise<ChainPage> {
+  if (!chainable(taskId)) return { lastSeq: 0, events: [] };
   const tail = await chainTail(conn, taskId);
   // Every entry up to `from` has a seq of afterSeq or less; the first after `hi` has a larger one.
   let from = 0;
