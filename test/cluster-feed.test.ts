@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventItem } from '../engine/events/delivery';
@@ -15,7 +15,7 @@ import {
 } from './helpers/cluster-engines';
 import { settled } from './helpers/eventually';
 import { FeedClient } from './helpers/feed-client';
-import { NatsCluster } from './helpers/nats-cluster';
+import { NatsCluster, type NatsServer } from './helpers/nats-cluster';
 import { NginxRtmp, publishLooping } from './helpers/nginx-rtmp';
 import { Receiver } from './helpers/receiver';
 
@@ -44,6 +44,19 @@ async function chainedEvents(): Promise<Array<{ id: number; event_id: string; ta
       chain.streamSeqs.map((id, i) => ({ id, event_id: chain.eventIds[i] as string, task_id: taskId })),
     )
     .sort((a, b) => a.id - b.id);
+}
+
+/** The NATS server an engine's client is connected to now: its established connection, as `ss` lists it. */
+function serverOf(engine: SiteEngine): NatsServer {
+  const pid = engine.child?.pid;
+  const peers = execFileSync('ss', ['-Htnp', 'state', 'established'])
+    .toString()
+    .split('\n')
+    .filter((line) => line.includes(`pid=${pid},`))
+    .flatMap((line) => line.split(/\s+/));
+  const server = nats.servers.find((candidate) => peers.includes(`127.0.0.1:${candidate.port}`));
+  if (!server) throw new Error(`engine ${engine.name} is connected to no NATS server of the site`);
+  return server;
 }
 
 beforeAll(async () => {
@@ -197,4 +210,45 @@ describe("the console's feed in a cluster", () => {
       expect(((await answer.json()) as { code: number }).code, id).toBe(40401);
     }
   }, 60_000);
+  it('loses and repeats nothing across the loss of a NATS server: the live reader comes back in order', async () => {
+    const reader = node('e1');
+    const feed = await FeedClient.open(feedUrl(reader));
+    try {
+      await feed.until('events on the feed', () => feed.callbacks().length >= 1, 60_000);
+      // The server the reading node is connected to: its consumer goes with it.
+      const server = serverOf(reader);
+      await server.kill();
+      const killedAfter = feed.callbacks().at(-1)?.id as number;
+      try {
+        // Events chained while the server is gone, then read by the feed.
+        const chained = await settled(
+          'events chained after the server died',
+          async () => {
+            const later = (await chainedEvents()).filter((event) => event.id > killedAfter);
+            if (later.length < 3) throw new Error(`${later.length} events`);
+            return later;
+          },
+          60_000,
+        );
+        const lastChained = chained.at(-1)?.id as number;
+        await feed.until(
+          'the feed catching up with the chains',
+          () => (feed.callbacks().at(-1)?.id ?? 0) >= lastChained,
+          60_000,
+        );
+      } finally {
+        await server.start();
+      }
+      const frames = feed
+        .callbacks()
+        .map(({ id, body }) => ({ id, event_id: body.event_id, task_id: body.task_id }));
+      const first = frames[0]?.id as number;
+      const last = frames.at(-1)?.id as number;
+      expect(frames).toEqual(
+        (await chainedEvents()).filter((event) => event.id >= first && event.id <= last),
+      );
+    } finally {
+      feed.close();
+    }
+  }, 180_000);
 });

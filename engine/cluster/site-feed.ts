@@ -15,6 +15,12 @@ const RESTART_MS = 1_000;
  * Each node's delivery-state changes, for the other nodes' feeds: vc.delivery.<node>. Core NATS, not
  * a stream: a change is news for the consoles open now, never replayed (as on a single workstation).
  */
+/**
+ * How long one pull of the live reader lasts; the server's heartbeats come at half of it. A pull the
+ * lost server held is noticed after two missed heartbeats, and the consumer made again from the next
+ * entry (with the default 30 s, a feed stalled up to a minute when its node's server was killed).
+ */
+const PULL_EXPIRES_MS = 4_000;
 const deliverySubject = (node: string) => `vc.delivery.${node}`;
 
 /**
@@ -118,7 +124,7 @@ export class SiteEventLog implements EventLog {
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: this.seen + 1,
     });
-    const messages = await consumer.consume();
+    const messages = await consumer.consume({ expires: PULL_EXPIRES_MS });
     this.messages = messages;
     if (this.closed) await messages.close();
     else void this.hear(messages);
