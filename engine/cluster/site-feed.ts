@@ -21,6 +21,12 @@ const RESTART_MS = 1_000;
  * entry (with the default 30 s, a feed stalled up to a minute when its node's server was killed).
  */
 const PULL_EXPIRES_MS = 4_000;
+/**
+ * How often the live reader is held against the stream's end: one that heard nothing while the stream
+ * grew is made again from the next entry. The polling fallback the issue asks for: consumers and
+ * watches stalled after a server died (KV watches 11-22 s measured; this reader once over a minute).
+ */
+const STALL_CHECK_MS = 5_000;
 const deliverySubject = (node: string) => `vc.delivery.${node}`;
 
 /**
@@ -42,6 +48,11 @@ export class SiteEventLog implements EventLog {
   /** The stream sequence of the last entry the live reader saw: a restart goes on after it. */
   private seen = 0;
   private restartTimer?: NodeJS.Timeout;
+  private stallTimer?: NodeJS.Timeout;
+  /** The live reader heard an entry since the last stall check. */
+  private heard = false;
+  /** The entry the live reader was at when the last check found the stream past it. */
+  private behind?: number;
   private closed = false;
 
   constructor(
@@ -64,6 +75,7 @@ export class SiteEventLog implements EventLog {
       this.onError(error);
       this.restartLater();
     });
+    this.stallTimer = setInterval(() => void this.checkStall(), STALL_CHECK_MS);
     // This node's changes go to its feeds at once and to the other nodes' through NATS.
     this.bus.on('delivery', this.onDelivery);
     this.deliveries = this.conn.nc.subscribe(deliverySubject('*'), {
@@ -109,6 +121,7 @@ export class SiteEventLog implements EventLog {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.restartTimer);
+    clearInterval(this.stallTimer);
     this.bus.off('delivery', this.onDelivery);
     this.deliveries?.unsubscribe();
     await this.messages?.close();
@@ -134,6 +147,7 @@ export class SiteEventLog implements EventLog {
     try {
       for await (const message of messages) {
         this.seen = message.seq;
+        this.heard = true;
         const entry = message.json<ChainEntry>();
         if (entry.kind !== 'event') continue;
         const event = { id: message.seq, taskId: entry.body.task_id, json: JSON.stringify(entry.body) };
@@ -143,6 +157,31 @@ export class SiteEventLog implements EventLog {
       this.onError(error);
     }
     this.restartLater();
+  }
+
+  /**
+   * Ends a live reader that heard nothing over two checks while the stream had grown past it (one
+   * check could catch an entry on its way): hear() makes it again from the next entry.
+   */
+  private async checkStall(): Promise<void> {
+    const seen = this.seen;
+    const messages = this.messages;
+    const suspect = this.behind;
+    this.behind = undefined;
+    if (this.heard || !messages) {
+      this.heard = false;
+      return;
+    }
+    const info = await this.conn.jsm.streams.info(EVENTS_STREAM).catch(() => undefined);
+    if (!info || info.state.last_seq <= seen || this.heard || this.messages !== messages) return;
+    if (suspect !== seen) {
+      this.behind = seen;
+      return;
+    }
+    this.onError(
+      new Error(`the live reader stalled after entry ${seen} of ${info.state.last_seq}; made again`),
+    );
+    await messages.close();
   }
 
   private tellDelivery(record: DeliveryRecord): void {
