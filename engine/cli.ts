@@ -141,7 +141,9 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   // A flag it does not know gets the usage; a refused value, where to read about the settings.
-  const hint = (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+  // Not every error's code is a string (NATS's are numbers).
+  const code = (error as { code?: unknown }).code;
+  const hint = String(code ?? '').startsWith('ERR_PARSE_ARGS')
     ? `\n${usage()}`
     : error instanceof ConfigError
       ? '\n(npm run engine -- --help lists the flags; docs/configuration.md every setting)'

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { HeldEvents } from '../callbacks/held-events';
 import type { MqttPublisher } from '../callbacks/mqtt';
-import type { Outbox, ReportTarget } from '../callbacks/outbox';
+import type { EventPage, EventQuery, Outbox, ReportTarget } from '../callbacks/outbox';
 import type { DeliveryWorker } from '../callbacks/worker';
 import { DomainError } from '../domain-error';
 import type { EventBus } from '../events/bus';
@@ -24,6 +24,8 @@ import { proxiedHere, proxyToOwner } from './owner-proxy';
 import { type ClusterErrorKind, OwnerRouting } from './owner-routing';
 import { plan } from './placement';
 import { type CameraDemand, type NodeCard, type Plan, PRIORITY_DEFAULT } from './placement-schema';
+import { SiteEventLog } from './site-feed';
+import { mergeHistory, readChainPage } from './site-history';
 import { LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
 import type { Assignment, MemberView, SiteTask, SiteView } from './site-view';
 import { taskCost, UNMEASURED_CAMERA_CORES } from './task-cost';
@@ -120,6 +122,8 @@ export class ClusterNode {
   private apiUrl = '';
   private readonly unsubscribe: () => void;
   readonly routing: OwnerRouting;
+  /** Every task's events in the site's order: the console's feed on this node reads them. */
+  readonly events: SiteEventLog;
 
   private constructor(
     readonly node: string,
@@ -129,6 +133,9 @@ export class ClusterNode {
     private readonly maxCameras?: number,
   ) {
     this.routing = new OwnerRouting(conn, node);
+    this.events = new SiteEventLog(conn, node, deps.bus, (error) =>
+      deps.log.warn({ err: error }, 'cluster: the event feed waits for NATS'),
+    );
     this.appender = new ChainAppender(
       (taskId, held, chained, error) => void this.superseded(taskId, held, chained, error),
       (error, taskId) => deps.log.warn({ err: error }, `cluster: the events of task ${taskId} wait for NATS`),
@@ -169,6 +176,7 @@ export class ClusterNode {
       const site = await openSiteStore(conn, Math.min(3, options.servers.length));
       const member = new ClusterNode(node, conn, site, deps, options.maxCameras);
       await member.readAssignments();
+      await member.events.start();
       return member;
     } catch (error) {
       await conn.close();
@@ -291,6 +299,33 @@ export class ClusterNode {
       });
   }
 
+  /**
+   * A task's events as the site holds them (site-history.ts): its whole chain, what earlier owners
+   * delivered included, with this node's delivery records where it stored the event. While NATS does
+   * not answer, what this node stored.
+   */
+  async history(taskId: string, query: EventQuery): Promise<EventPage | undefined> {
+    const local = this.deps.outbox.list(taskId, { ...query, state: undefined });
+    try {
+      const [chain, mark, definition] = await Promise.all([
+        readChainPage(this.conn, taskId, query.after_seq, query.limit),
+        this.deliveryMark(taskId),
+        this.deps.tasks.storedRow(taskId) ??
+          this.site.tasks
+            .get(taskId)
+            .then((entry) => (entry?.operation === 'PUT' ? entry.json<TaskRow>() : undefined)),
+      ]);
+      return mergeHistory(local, chain, query, {
+        settledSeq: mark.seq,
+        noReceiver: definition?.report_url === '',
+        retryForMs: this.deps.outbox.options.retryForMs,
+      });
+    } catch (error) {
+      this.deps.log.warn({ err: error }, `cluster: the events of task ${taskId} listed from this node only`);
+      return this.deps.outbox.list(taskId, query);
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -298,6 +333,7 @@ export class ClusterNode {
     clearInterval(this.tickTimer);
     this.unsubscribe();
     this.appender.close();
+    await this.events.close();
     await this.conn.close();
   }
 

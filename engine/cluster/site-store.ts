@@ -19,6 +19,11 @@ export interface SiteStore {
 /** The stream of every task's event chain: subject vc.ev.<task_id>, one message per event or owner change. */
 export const EVENTS_STREAM = 'VC_EVENTS';
 export const eventSubject = (taskId: string) => `vc.ev.${taskId}`;
+/**
+ * Whether a task id is one plain subject token, as the engine's ids are: any other names no chain,
+ * and must never reach a subject filter, where `*` or `>` would match every task's.
+ */
+export const chainable = (taskId: string) => /^[A-Za-z0-9_-]+$/.test(taskId);
 /** Events a superseded owner still held, handed to the task's current owner: vc.late.<task_id>. */
 export const LATE_STREAM = 'VC_LATE';
 export const lateSubject = (taskId: string) => `vc.late.${taskId}`;

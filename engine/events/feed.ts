@@ -1,7 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { Outbox } from '../callbacks/outbox';
-import type { EventBus, StoredEvent } from './bus';
 import type { DeliveryRecord } from './delivery';
+import type { AppendedEvent, EventLog } from './event-log';
 
 /** Events replayed to a console that reconnects with Last-Event-ID; beyond, it pages the events endpoint. */
 export const REPLAY_LIMIT = 1000;
@@ -27,29 +26,35 @@ export interface FeedFilter {
 interface Feed {
   response: ServerResponse;
   taskId?: string;
-  /** Storage id of the last event written: replay goes on after it, and no event goes out twice. */
+  /** Log position of the last event written: replay goes on after it, and no event goes out twice. */
   lastId: number;
-  /** Stored events are still being read from the outbox; live ones wait there meanwhile. */
+  /** Stored events are still being read from the log; live ones wait there meanwhile. */
   replaying: boolean;
   replayed: number;
+  /**
+   * The latest position of a live event this feed wanted while it replayed: a read of the log that
+   * ends before it was answered before that event was readable, so the replay reads on.
+   */
+  heardLive: number;
 }
 
 const callbackFrame = (id: number, json: string) => `id: ${id}\nevent: callback\ndata: ${json}\n\n`;
 
 /**
  * The console's live feed as Server-Sent Events: `event: callback` with the stored body (its `id:` is
- * the storage order, for Last-Event-ID) and `event: delivery` with each delivery-state change. A live
- * event is encoded once and the same bytes go to every feed, so slow feeds share what they hold.
+ * its position in the event log, for Last-Event-ID) and `event: delivery` with each delivery-state
+ * change. A live event is encoded once and the same bytes go to every feed, so slow feeds share what
+ * they hold.
  */
 export class ConsoleFeeds {
   private readonly open = new Set<Feed>();
+  private readonly unsubscribe: Array<() => void>;
 
-  constructor(
-    private readonly outbox: Outbox,
-    bus: EventBus,
-  ) {
-    bus.on('event', (event) => this.onEvent(event));
-    bus.on('delivery', (record) => this.onDelivery(record));
+  constructor(private readonly log: EventLog) {
+    this.unsubscribe = [
+      log.subscribe((event) => this.onEvent(event)),
+      log.subscribeDeliveries((record) => this.onDelivery(record)),
+    ];
   }
 
   get full(): boolean {
@@ -70,6 +75,7 @@ export class ConsoleFeeds {
       lastId: filter.afterId ?? 0,
       replaying: filter.afterId !== undefined,
       replayed: 0,
+      heardLive: 0,
     };
     const heartbeat = setInterval(() => this.send(feed, PING), HEARTBEAT_MS);
     heartbeat.unref();
@@ -79,39 +85,52 @@ export class ConsoleFeeds {
       this.open.delete(feed);
     });
     this.send(feed, 'retry: 2000\n\n');
-    if (feed.replaying) this.replay(feed);
+    if (feed.replaying) void this.replay(feed);
     return () => end(response);
   }
 
   /** Ends every stream, so that the server can close. */
   closeAll(): void {
+    for (const stop of this.unsubscribe) stop();
     for (const feed of this.open) end(feed.response);
   }
 
   /**
    * Writes stored events after the feed's last one, paced by the client's reading: a replay holds
-   * what it has not sent in the database, not in memory. Reading the outbox and turning live in one
-   * synchronous step leaves no event between the two.
+   * what it has not sent in the log, not in memory. It turns live once a read finds nothing more
+   * and no live event it wants came past its last one meanwhile, so no event falls between the two.
+   * A log that cannot be read ends the feed: the client reconnects and resumes from its last id.
    */
-  private replay(feed: Feed): void {
+  private async replay(feed: Feed): Promise<void> {
     const { response } = feed;
-    while (!response.destroyed && response.writableLength < REPLAY_LOW_WATER) {
-      const [row] = feed.replayed < REPLAY_LIMIT ? this.outbox.since(feed.lastId, feed.taskId, 1) : [];
-      if (!row) {
-        feed.replaying = false;
-        return;
+    try {
+      while (!response.destroyed && response.writableLength < REPLAY_LOW_WATER) {
+        const [row] =
+          feed.replayed < REPLAY_LIMIT ? await this.log.readAfter(feed.lastId, feed.taskId, 1) : [];
+        if (!row) {
+          if (feed.replayed < REPLAY_LIMIT && feed.heardLive > feed.lastId) continue;
+          feed.replaying = false;
+          return;
+        }
+        if (!this.send(feed, callbackFrame(row.id, row.json))) return;
+        feed.lastId = row.id;
+        feed.replayed += 1;
       }
-      if (!this.send(feed, callbackFrame(row.id, row.json))) return;
-      feed.lastId = row.id;
-      feed.replayed += 1;
+    } catch {
+      response.destroy();
+      return;
     }
-    if (!response.destroyed) response.once('drain', () => this.replay(feed));
+    if (!response.destroyed) response.once('drain', () => void this.replay(feed));
   }
 
-  private onEvent(event: StoredEvent): void {
+  private onEvent(event: AppendedEvent): void {
     let frame: Buffer | undefined;
     for (const feed of this.open) {
-      if (feed.replaying || event.id <= feed.lastId || !wanted(feed, event.body.task_id)) continue;
+      if (event.id <= feed.lastId || !wanted(feed, event.taskId)) continue;
+      if (feed.replaying) {
+        feed.heardLive = Math.max(feed.heardLive, event.id);
+        continue;
+      }
       frame ??= Buffer.from(callbackFrame(event.id, event.json));
       if (this.send(feed, frame)) feed.lastId = event.id;
     }

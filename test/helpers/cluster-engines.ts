@@ -163,6 +163,8 @@ export function analysingOff(
 export interface Chain {
   seqs: number[];
   eventIds: string[];
+  /** Where each event lies in VC_EVENTS: its id in the site's event feed. */
+  streamSeqs: number[];
   /** The epoch of every entry, in chain order. */
   epochs: number[];
 }
@@ -180,6 +182,7 @@ export async function readChains(
       result.set(id, {
         seqs: entries.flatMap(({ entry }) => (entry.kind === 'event' ? [entry.seq] : [])),
         eventIds: entries.flatMap(({ entry }) => (entry.kind === 'event' ? [entry.event_id] : [])),
+        streamSeqs: entries.flatMap(({ entry, streamSeq }) => (entry.kind === 'event' ? [streamSeq] : [])),
         epochs: entries.map(({ entry }) => entry.epoch),
       });
     }

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { MqttSettingsBody, MqttSettingsView } from '../../callbacks/mqtt-settings';
 import { DeliveryRecord, DeliveryState, EventItem } from '../../events/delivery';
+import { OutboxEventLog } from '../../events/event-log';
 import { ConsoleFeeds, MAX_FEEDS, REPLAY_LIMIT } from '../../events/feed';
 import type { Api } from '../app';
 import { holdToken, tokenEnded } from '../authenticate';
@@ -77,7 +78,8 @@ const StreamQuery = Type.Object(
 /** Result delivery seen from the API: the events of a task, redelivery, backlog, live feed, MQTT settings. */
 export function eventRoutes(app: Api, ctx: ApiContext): void {
   const { outbox, mqtt, bus, held, delivery } = ctx.events;
-  const feeds = new ConsoleFeeds(outbox, bus);
+  // A cluster node's feed is the site's: every node's events, at ids that resume on any node.
+  const feeds = new ConsoleFeeds(ctx.cluster?.events ?? new OutboxEventLog(outbox, bus));
   // Open streams never end on their own; the server could not close while they last.
   app.addHook('preClose', async () => feeds.closeAll());
 
@@ -101,7 +103,8 @@ export function eventRoutes(app: Api, ctx: ApiContext): void {
         state: request.query.state,
         with_body: request.query.with_body ?? false,
       };
-      const page = outbox.list(task_id, query);
+      // A cluster node lists the task's whole chain, what earlier owners delivered included.
+      const page = ctx.cluster ? await ctx.cluster.history(task_id, query) : outbox.list(task_id, query);
       if (page) return ok({ task_id, ...page });
       // A task without events yet; unknown tasks answer 40401 from the registry.
       ctx.tasks.get(task_id);
