@@ -1,16 +1,22 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Accounts } from '../engine/auth/accounts';
 import { AccountsRepository } from '../engine/auth/accounts-repository';
 import { PasswordHasher } from '../engine/auth/passwords';
 import type { MqttSettingsView } from '../engine/callbacks/mqtt-settings';
+import { systemClock } from '../engine/clock';
+import { connectCluster } from '../engine/cluster/connection';
+import { SiteAccounts } from '../engine/cluster/site-accounts';
+import { openSiteStore } from '../engine/cluster/site-store';
 import { openDb } from '../engine/store/db';
 import { SiteEngine, startSite, stopSite } from './helpers/cluster-engines';
 import { eventually, settled } from './helpers/eventually';
 import { ADMIN_PASSWORD, VIDEO } from './helpers/fixtures';
 import { Mosquitto } from './helpers/mosquitto';
-import { NatsCluster } from './helpers/nats-cluster';
+import { NATS_PASSWORD, NATS_USER, NatsCluster } from './helpers/nats-cluster';
 
 /**
  * Cluster mode: users, tokens, the stream-token key and the MQTT settings are the site's, not each
@@ -181,6 +187,36 @@ describe('one site, one set of accounts', () => {
     expect((await signIn(a, 'operator-password-1', 'operator'))[0]).toBe(0);
     expect((await signIn(b, 'operator-password-1', 'operator'))[0]).toBe(0);
   }, 120_000);
+
+  it('a token a node has not copied yet is looked up in the site once, with its user', async () => {
+    const conn = await connectCluster(
+      { servers: nats.urls, user: NATS_USER, password: NATS_PASSWORD },
+      'probe',
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'vc-site-acc-probe-'));
+    const db = openDb(dir);
+    try {
+      const rows = new AccountsRepository(db);
+      // Never started: its watch copies nothing, as a node whose watch stalled.
+      const behind = new SiteAccounts(
+        (await openSiteStore(conn, 1)).accounts,
+        rows,
+        pino({ level: 'silent' }),
+      );
+      const accounts = new Accounts(behind, systemClock);
+      const [, token] = await signIn(a, ADMIN_PASSWORD);
+      expect(rows.passwordHash('admin')).toBeUndefined();
+      const check = await accounts.checkToken(token);
+      expect(check).toMatchObject({ ok: true, username: 'admin' });
+      // Copied here with its user: the next check is local, and a held answer can be tied to it.
+      expect(rows.token((check as { tokenHash: string }).tokenHash)?.username).toBe('admin');
+      expect(rows.passwordHash('admin')).toMatch(/^scrypt\$/);
+      expect(await accounts.checkToken('y'.repeat(43))).toEqual({ ok: false, reason: 'unknown' });
+    } finally {
+      db.close();
+      await conn.close();
+    }
+  });
 
   it("a password changed on one node ends the user's tokens and their held feeds on the others", async () => {
     const [, old] = await signIn(a, ADMIN_PASSWORD);
