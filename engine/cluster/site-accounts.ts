@@ -73,6 +73,8 @@ export class SiteAccounts implements AccountStore {
     const seen = new Set<string>();
     this.mirror.seen = seen;
     await this.follow();
+    // A watch stalled from its start is started again too.
+    this.checkTimer = setInterval(() => void this.check(), MIRROR_CHECK_MS);
     const deadline = Date.now() + MIRROR_SYNC_MS;
     while (this.mirror.applied < last) {
       if (Date.now() > deadline)
@@ -84,7 +86,6 @@ export class SiteAccounts implements AccountStore {
     this.mirror.seen = undefined;
     for (const { token_hash } of this.rows.liveTokens(0))
       if (!seen.has(token_hash)) this.rows.deleteToken(token_hash);
-    this.checkTimer = setInterval(() => void this.check(), MIRROR_CHECK_MS);
     await this.purge();
     this.purgeTimer = setInterval(() => void this.purge(), TOKEN_PURGE_MS);
     return replaced;
