@@ -1,10 +1,11 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Accounts } from '../engine/auth/accounts';
 import { AccountsRepository } from '../engine/auth/accounts-repository';
+import { INITIAL_PASSWORD_FILE } from '../engine/auth/initial-password';
 import { PasswordHasher } from '../engine/auth/passwords';
 import type { MqttSettingsView } from '../engine/callbacks/mqtt-settings';
 import { systemClock } from '../engine/clock';
@@ -186,6 +187,17 @@ describe('one site, one set of accounts', () => {
     expect((await signIn(c, 'workstation-admin-1'))[0]).toBe(40103);
     expect((await signIn(a, 'operator-password-1', 'operator'))[0]).toBe(0);
     expect((await signIn(b, 'operator-password-1', 'operator'))[0]).toBe(0);
+  }, 120_000);
+
+  it('a new node of a site with an admin makes no admin password of its own', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vc-site-acc-d-'));
+    // No password given: a first start would write a random one to initial-admin-password.
+    const d = new SiteEngine('acc-d', dir, nats.urls, [], { VC_ADMIN_PASSWORD: '' });
+    engines.push(d);
+    await d.start();
+    expect(existsSync(join(dir, INITIAL_PASSWORD_FILE))).toBe(false);
+    expect(d.log).not.toMatch(/created user/);
+    expect((await signIn(d, ADMIN_PASSWORD))[0]).toBe(0);
   }, 120_000);
 
   it('a token a node has not copied yet is looked up in the site once, with its user', async () => {
