@@ -207,7 +207,7 @@ export class SiteAccounts implements AccountStore {
     this.rows.deleteToken(tokenHash);
   }
 
-  async deleteExpiredTokens(now: number): Promise<number> {
+  private async deleteExpiredTokens(now: number): Promise<number> {
     const expired = this.rows.expiredTokens(now);
     await Promise.all(expired.map((hash) => this.kv.delete(tokenKey(hash))));
     return this.rows.deleteExpiredTokens(now);
