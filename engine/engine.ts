@@ -15,6 +15,7 @@ import { randomPassword } from './auth/passwords';
 import { StreamTokens } from './auth/stream-tokens';
 import { HeldEvents } from './callbacks/held-events';
 import { MqttPublisher } from './callbacks/mqtt';
+import { loadMqttSettings, type MqttSettings } from './callbacks/mqtt-settings';
 import { Outbox } from './callbacks/outbox';
 import { OutboxRepository } from './callbacks/outbox-repository';
 import { startRetention } from './callbacks/retention';
@@ -22,6 +23,7 @@ import { wireTaskEvents } from './callbacks/task-events';
 import { DeliveryWorker } from './callbacks/worker';
 import { systemClock } from './clock';
 import { ClusterNode } from './cluster/cluster-node';
+import { SiteAccounts } from './cluster/site-accounts';
 import { checkEngineOptions } from './config/options';
 import { DEFAULT_HWACCEL } from './config/schema';
 import { DEFAULT_MEDIA_DIR } from './contract/media-folders';
@@ -105,16 +107,13 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   }
   const settings = new SettingsRepository(db);
   const taskRows = new TaskRepository(db);
-  const accounts = new Accounts(new AccountsRepository(db), clock, {
-    login: options.login,
-    onPasswordChange: (username) => {
-      if (username === ADMIN_USER) removeInitialPassword(dataDir);
-    },
-  });
+  const accountRows = new AccountsRepository(db);
   // A first start's password given for automation is held to the policy before anything runs.
   const givenPassword = options.adminPassword ?? process.env.VC_ADMIN_PASSWORD;
   const weak =
-    givenPassword && !accounts.hasUser(ADMIN_USER) ? passwordProblem(givenPassword, ADMIN_USER) : null;
+    givenPassword && accountRows.passwordHash(ADMIN_USER) === undefined
+      ? passwordProblem(givenPassword, ADMIN_USER)
+      : null;
   if (weak) {
     db.close();
     logging.close();
@@ -246,6 +245,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     (taskId) => outbox.refused.of(taskId),
   );
   let cluster: ClusterNode | undefined;
+  // In cluster mode users, tokens, the stream-token key and the MQTT settings are the site's.
+  let siteAccounts: SiteAccounts | undefined;
+  let streamKey: Buffer | undefined;
   if (options.cluster) {
     try {
       cluster = await ClusterNode.join(options.cluster, {
@@ -259,7 +261,16 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
         log,
         version: packageJson.version,
       });
+      siteAccounts = new SiteAccounts(cluster.site.accounts, accountRows, log);
+      // A user both had keeps the site's password: this workstation's initial admin password is void.
+      if ((await siteAccounts.start()).includes(ADMIN_USER)) removeInitialPassword(dataDir);
+      streamKey = await siteAccounts.streamKey();
+      // A joining workstation's MQTT settings become the site's unless the site has some.
+      const ownMqtt = loadMqttSettings(settings);
+      if (ownMqtt.url !== '') await siteAccounts.offerSetting('mqtt', ownMqtt);
     } catch (error) {
+      await siteAccounts?.close();
+      await cluster?.close();
       await pool.close();
       db.close();
       logging.close();
@@ -267,6 +278,12 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       throw error;
     }
   }
+  const accounts = new Accounts(siteAccounts ?? accountRows, clock, {
+    login: options.login,
+    onPasswordChange: (username) => {
+      if (username === ADMIN_USER) removeInitialPassword(dataDir);
+    },
+  });
   const images = new ImageAnalysis({
     tasks,
     packages,
@@ -316,7 +333,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   await buildApi(api, {
     accounts,
     audit: new AuditTrail(new AuditRepository(db), clock, log, options.audit),
-    streamTokens: new StreamTokens(clock),
+    streamTokens: new StreamTokens(clock, undefined, streamKey),
     packages,
     tasks,
     images,
@@ -342,16 +359,19 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     // The operator's way in when no password was given: a file only they can read, never a log that
     // persists. Written before the account exists, so a crash in between cannot lose the password.
     const file = givenPassword ? undefined : writeInitialPassword(dataDir, password);
-    await accounts.setPassword(ADMIN_USER, password);
-    if (file) {
+    if (!(await accounts.createUser(ADMIN_USER, password))) {
+      // Cluster mode: another node made the site's admin first; its password is the site's, not this one.
+      if (file) removeInitialPassword(dataDir);
+      api.log.warn(`user "${ADMIN_USER}" was made by another node of the site meanwhile: use its password`);
+    } else if (file) {
       api.log.warn(
         `created user "${ADMIN_USER}"; its password is in ${file} (deleted once you change the password)`,
       );
       if (process.stdout.isTTY) process.stdout.write(`admin password (shown once): ${password}\n`);
     }
   }
-  // Housekeeping: on a full disk it waits for the next start.
-  writeUnlessFull(() => accounts.purgeExpiredTokens());
+  // Housekeeping: on a full disk it waits for the next start (a cluster node's SiteAccounts purges the site's).
+  if (!siteAccounts) writeUnlessFull(() => accountRows.deleteExpiredTokens(clock.now()));
   await packages.sweepOrphans();
   packages.builtinDir = options.builtinDir ?? BUILTIN_PACKAGE_DIR;
   if (settings.get(BUILTIN_INSTALLED) === undefined) {
@@ -374,6 +394,16 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   tasks.resumeAll(cluster?.leases());
   delivery.start();
   mqtt.start();
+  if (siteAccounts) {
+    const site = siteAccounts;
+    // A PUT on any node applies on every node (each keeps its own client id).
+    mqtt.share = (next) => site.putSetting('mqtt', next);
+    site.onSetting('mqtt', (value) =>
+      mqtt
+        .adopt(value as MqttSettings)
+        .catch((error: unknown) => log.warn({ err: error }, "mqtt: the site's settings were not applied")),
+    );
+  }
   const stopRetention = startRetention(outbox, clock);
 
   await api.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });
@@ -389,7 +419,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     url: `http://${urlHost}:${port}`,
     port,
     issueToken(username = ADMIN_USER) {
-      const { token, expiresIn } = accounts.issueToken(username);
+      const { token, expiresIn, stored } = accounts.issueToken(username);
+      // Valid here at once; in cluster mode on the other nodes once the site has it.
+      stored.catch((error: unknown) => log.warn({ err: error }, 'a token was not stored for the site'));
       return { access_token: token, token_type: 'Bearer', expires_in: expiresIn };
     },
     resetPassword(username, password) {
@@ -401,6 +433,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       if (closed) return;
       closed = true;
       await Promise.all([tasks.shutdown(), previews.closeAll()]);
+      await siteAccounts?.close();
       await cluster?.close();
       await optimizations.close();
       await pool.close();

@@ -101,6 +101,7 @@ describe('a site on TLS, with the engines permissions as deployed', () => {
       mkdtempSync(join(tmpdir(), 'vc-site-tls-')),
       nats.urls,
       [],
+      {},
       ['--cluster-ca', certs.caFile],
     );
     try {

@@ -63,7 +63,7 @@ export async function authenticate(ctx: ApiContext, request: FastifyRequest): Pr
   // A segment of an HLS stream also takes the short-lived token its playlist lists, for it alone.
   const scope = config.segmentScope?.(request.params);
   if (scope !== undefined && ctx.streamTokens.verify(scope, token)) return;
-  const check = ctx.accounts.checkToken(token);
+  const check = await ctx.accounts.checkToken(token);
   if (!check.ok) throw invalidToken(check.reason === 'expired' ? 'expired' : 'invalid');
   request.username = check.username;
   request.tokenHash = check.tokenHash;

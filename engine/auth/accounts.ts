@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock';
 import { DomainError } from '../domain-error';
-import type { AccountsRepository } from './accounts-repository';
+import type { AccountStore } from './account-store';
 import { LoginLimiter, type LoginLimits } from './login-limiter';
 import { passwordProblem } from './password-policy';
 import { decoyHash, HasherBusyError, type HasherLimits, PasswordHasher } from './passwords';
@@ -45,7 +45,10 @@ const tooManyAttempts = (retryAfterMs: number, why: string) => {
 
 const busy = () => tooManyAttempts(1000, 'the engine is checking too many passwords at once');
 
-/** Users and their bearer tokens; tokens are stored only as SHA-256 hashes. */
+/**
+ * Users and their bearer tokens; tokens are stored only as SHA-256 hashes, in the node's database or,
+ * in cluster mode, the site's (see AccountStore).
+ */
 export class Accounts {
   private readonly tokenLifetimeS: number;
   private readonly hasher: PasswordHasher;
@@ -54,7 +57,7 @@ export class Accounts {
   private readonly holds: TokenHolds;
 
   constructor(
-    private readonly store: AccountsRepository,
+    private readonly store: AccountStore,
     private readonly clock: Clock,
     private readonly options: AccountsOptions = {},
   ) {
@@ -62,6 +65,14 @@ export class Accounts {
     this.hasher = options.hasher ?? new PasswordHasher(options.login);
     this.logins = new LoginLimiter(clock, options.login);
     this.holds = new TokenHolds(clock);
+    // A revocation or password change made on another node ends what the tokens hold open here.
+    store.watch?.({
+      tokenRevoked: (tokenHash) => this.holds.revokeToken(tokenHash),
+      passwordChanged: (username) => {
+        this.holds.revokeUser(username);
+        options.onPasswordChange?.(username);
+      },
+    });
   }
 
   hasUser(username: string): boolean {
@@ -74,19 +85,32 @@ export class Accounts {
    * first start): a signed-in user changes its own with changePassword.
    */
   async setPassword(username: string, password: string, current?: string): Promise<void> {
+    const hash = await this.hashOf(username, password, current);
+    const existed = this.hasUser(username);
+    await this.store.setPassword(username, hash, this.clock.now());
+    if (!existed) return;
+    this.holds.revokeUser(username);
+    this.options.onPasswordChange?.(username);
+  }
+
+  /**
+   * Creates a user that the store lacks (a first start's admin); false, changing nothing, when the
+   * store has it, which in cluster mode may mean another node of the site made it first.
+   */
+  async createUser(username: string, password: string): Promise<boolean> {
+    return this.store.createUser(username, await this.hashOf(username, password), this.clock.now());
+  }
+
+  /** The hash of a password the policy accepts. */
+  private async hashOf(username: string, password: string, current?: string): Promise<string> {
     const problem = passwordProblem(password, username, current);
     if (problem)
       throw new DomainError<AuthErrorKind>('auth.weak_password', `body.password: ${problem}`, {
         field: 'password',
       });
-    const hash = await this.hasher.hash(password).catch((error: unknown) => {
+    return this.hasher.hash(password).catch((error: unknown) => {
       throw error instanceof HasherBusyError ? busy() : error;
     });
-    const existed = this.hasUser(username);
-    this.store.setPassword(username, hash, this.clock.now());
-    if (!existed) return;
-    this.holds.revokeUser(username);
-    this.options.onPasswordChange?.(username);
   }
 
   /** One scrypt whether or not the user exists, so the answer time does not tell which users exist. */
@@ -127,7 +151,10 @@ export class Accounts {
   ): Promise<{ token: string; expiresIn: number }> {
     if (!(await this.limitedCheck(username, password, client)))
       throw new DomainError<AuthErrorKind>('auth.bad_credentials', 'wrong username or password');
-    return this.issueToken(username);
+    const { token, expiresIn, stored } = this.issueToken(username);
+    // Handed out once the site has it, so that every node takes it.
+    await stored;
+    return { token, expiresIn };
   }
 
   /** The password check behind the login limits: a failure counts, a refusal (429) costs no hashing. */
@@ -150,17 +177,28 @@ export class Accounts {
     return matches;
   }
 
-  issueToken(username: string): { token: string; expiresIn: number } {
+  /**
+   * A new token, valid on this node at once; `stored` settles once the store holds it everywhere (at
+   * once on a single workstation; in cluster mode once the site has it, and rejects, the token
+   * withdrawn, when the site did not take it).
+   */
+  issueToken(username: string): { token: string; expiresIn: number; stored: Promise<void> } {
     const token = randomBytes(32).toString('base64url');
     const now = this.clock.now();
-    this.store.insertToken(hashToken(token), username, now, now + this.tokenLifetimeS * 1000);
-    return { token, expiresIn: this.tokenLifetimeS };
+    const stored = Promise.resolve(
+      this.store.insertToken(hashToken(token), username, now, now + this.tokenLifetimeS * 1000),
+    );
+    return { token, expiresIn: this.tokenLifetimeS, stored };
   }
 
-  checkToken(token: string): TokenCheck {
+  /**
+   * Whether the token is valid: from the local copy, or, for a token it lacks, from wherever else the
+   * store looks (in cluster mode the site, once: another node may have issued it a moment ago).
+   */
+  async checkToken(token: string): Promise<TokenCheck> {
     if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'malformed' };
     const tokenHash = hashToken(token);
-    const row = this.store.token(tokenHash);
+    const row = this.store.token(tokenHash) ?? (await this.store.findToken?.(tokenHash));
     if (!row) return { ok: false, reason: 'unknown' };
     if (row.expires_at <= this.clock.now()) return { ok: false, reason: 'expired' };
     return { ok: true, username: row.username, tokenHash };
@@ -177,13 +215,9 @@ export class Accounts {
     return this.holds.add(tokenHash, row.username, row.expires_at, end);
   }
 
-  revokeToken(token: string): void {
+  async revokeToken(token: string): Promise<void> {
     const tokenHash = hashToken(token);
-    this.store.deleteToken(tokenHash);
+    await this.store.deleteToken(tokenHash);
     this.holds.revokeToken(tokenHash);
-  }
-
-  purgeExpiredTokens(): number {
-    return this.store.deleteExpiredTokens(this.clock.now());
   }
 }

@@ -4,20 +4,23 @@ import type { Clock } from '../clock';
 /** A stream token's validity is counted in whole periods of this length (5 min). */
 export const STREAM_TOKEN_PERIOD_MS = 5 * 60_000;
 
+/** The HMAC key's length: 256 bits. */
+export const STREAM_KEY_BYTES = 32;
+
 const TOKEN = /^([0-9a-z]{1,12})\.([A-Za-z0-9_-]{43})$/;
 
 /**
  * Short-lived tokens for the segment URIs of one HLS stream, so that a playlist never repeats the
  * caller's 24 h API token: an HMAC over the stream's scope and an expiry, under a key that lives and
- * dies with the process. The expiry is the end of the next whole period, so every playlist refresh
+ * dies with the process (a single workstation) or one key of the whole site (cluster mode: a URL
+ * signed by one node verifies on every other). The expiry is the end of the next whole period, so every playlist refresh
  * within a period lists the same URIs (players cache by URI) and a token lives one to two periods.
  */
 export class StreamTokens {
-  private readonly key = randomBytes(32);
-
   constructor(
     private readonly clock: Clock,
     private readonly periodMs = STREAM_TOKEN_PERIOD_MS,
+    private readonly key: Buffer = randomBytes(STREAM_KEY_BYTES),
   ) {}
 
   issue(scope: string): string {

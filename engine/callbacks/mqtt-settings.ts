@@ -104,7 +104,7 @@ export function mergeMqttSettings(current: MqttSettings, body: MqttSettingsBody)
     enabled: body.enabled ?? current.enabled,
     url,
     // A fixed id per engine: the broker then knows a reconnecting engine as the same client.
-    client_id: body.client_id ?? (current.client_id || `vision-console-${randomBytes(4).toString('hex')}`),
+    client_id: body.client_id ?? (current.client_id || newClientId()),
     username: body.username ?? kept.username,
     password: body.password ?? kept.password,
     tls: {
@@ -118,6 +118,9 @@ export function mergeMqttSettings(current: MqttSettings, body: MqttSettingsBody)
     throw invalid('body.tls.ca: must be PEM text with at least one "-----BEGIN CERTIFICATE-----" block');
   return next;
 }
+
+/** A client id of its own for an engine that has none yet. */
+export const newClientId = () => `vision-console-${randomBytes(4).toString('hex')}`;
 
 const DEFAULT_PORTS: Record<string, string> = { 'mqtt:': '1883', 'mqtts:': '8883' };
 

@@ -10,6 +10,7 @@ import {
   type MqttSettingsView,
   type MqttStatus,
   mergeMqttSettings,
+  newClientId,
   saveMqttSettings,
   viewOf,
 } from './mqtt-settings';
@@ -49,6 +50,11 @@ export class MqttPublisher {
    * owner publishes it). A single workstation sends everything.
    */
   gate: (taskId: string, seq: number) => 'send' | 'wait' | 'skip' = () => 'send';
+  /**
+   * Cluster mode: hands settings a PUT validated to the site before they apply here (a refusal
+   * changes nothing); every node then adopts them. A single workstation keeps them to itself.
+   */
+  share: (settings: MqttSettings) => Promise<void> = async () => {};
   /** The cursor, when a full disk held its saving back (the broker may then get events again after a crash). */
   private readonly writes: SpaceWaiter;
 
@@ -89,8 +95,29 @@ export class MqttPublisher {
     return done;
   }
 
+  /**
+   * Applies the site's settings (cluster mode: a PUT on another node), keeping this node's own client
+   * id: a broker keeps one connection per client id, so two nodes with one id would throw each other
+   * off in turn. Nothing happens when they are the settings this node already has.
+   */
+  adopt(site: MqttSettings): Promise<void> {
+    const done = this.configuring.then(async () => {
+      const next = { ...site, client_id: this.settings.client_id || newClientId() };
+      if (JSON.stringify(next) !== JSON.stringify(this.settings)) await this.save(next);
+    });
+    this.configuring = done.catch(() => {});
+    return done;
+  }
+
   private async apply(body: MqttSettingsBody): Promise<MqttSettingsView> {
     const next = mergeMqttSettings(this.settings, body);
+    await this.share(next);
+    await this.save(next);
+    return this.view();
+  }
+
+  /** Saves the settings and reconnects with them; refused (a full disk), publishing goes on as it was. */
+  private async save(next: MqttSettings): Promise<void> {
     const wasEnabled = this.settings.enabled;
     await this.shut();
     // The cursor is decided here; a save still waiting for space would undo that.
@@ -108,7 +135,6 @@ export class MqttPublisher {
     }
     this.settings = next;
     if (next.enabled) this.open();
-    return this.view();
   }
 
   async close(): Promise<void> {

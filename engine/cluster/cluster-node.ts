@@ -128,7 +128,7 @@ export class ClusterNode {
   private constructor(
     readonly node: string,
     private readonly conn: ClusterConnection,
-    private readonly site: SiteStore,
+    readonly site: SiteStore,
     private readonly deps: Deps,
     private readonly maxCameras?: number,
   ) {

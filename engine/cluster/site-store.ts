@@ -1,5 +1,5 @@
 import { RetentionPolicy, StorageType } from '@nats-io/jetstream';
-import type { KV } from '@nats-io/kv';
+import type { Bucket, KV } from '@nats-io/kv';
 import type { ClusterConnection } from './connection';
 
 /** The buckets and streams a site keeps in JetStream, each replicated on up to three servers. */
@@ -14,6 +14,8 @@ export interface SiteStore {
   assignments: KV;
   /** How far each task's events were delivered (chain sequence), recorded by the owner. */
   delivery: KV;
+  /** Users, tokens (hashes), the stream-token key and shared settings (site-accounts.ts). */
+  accounts: Bucket;
 }
 
 /** The stream of every task's event chain: subject vc.ev.<task_id>, one message per event or owner change. */
@@ -59,8 +61,8 @@ export async function openSiteStore(conn: ClusterConnection, replicas: number): 
   };
   await stream(EVENTS_STREAM, ['vc.ev.>'], EVENTS_MAX_AGE_NS, RetentionPolicy.Limits);
   await stream(LATE_STREAM, ['vc.late.>'], EVENTS_MAX_AGE_NS, RetentionPolicy.Limits);
-  const [nodes, leases, tasks, assignments, delivery] = await Promise.all(
-    ['vc_nodes', 'vc_leases', 'vc_tasks', 'vc_assign', 'vc_delivery'].map(bucket),
+  const [nodes, leases, tasks, assignments, delivery, accounts] = await Promise.all(
+    ['vc_nodes', 'vc_leases', 'vc_tasks', 'vc_assign', 'vc_delivery', 'vc_accounts'].map(bucket),
   );
   return {
     nodes: nodes as KV,
@@ -68,5 +70,7 @@ export async function openSiteStore(conn: ClusterConnection, replicas: number): 
     tasks: tasks as KV,
     assignments: assignments as KV,
     delivery: delivery as KV,
+    // What kvm.create makes: a Bucket (purgeDeletes is not on the KV interface).
+    accounts: accounts as Bucket,
   };
 }

@@ -27,6 +27,8 @@ export class SiteEngine {
     private readonly servers: readonly string[],
     /** Node's own flags before the entry point (a test's preload). */
     private readonly nodeArgs: readonly string[] = [],
+    /** Environment variables of its own (e.g. another VC_ADMIN_PASSWORD). */
+    private readonly env: NodeJS.ProcessEnv = {},
     /** More engine flags (e.g. --cluster-ca). */
     private readonly engineArgs: readonly string[] = [],
   ) {}
@@ -52,7 +54,12 @@ export class SiteEngine {
     const child = spawn(process.execPath, ['--import', 'tsx', ...this.nodeArgs, 'engine/cli.ts', ...args], {
       cwd: ROOT,
       // The cluster's password from the environment (never a flag: ps shows flags).
-      env: { ...process.env, VC_ADMIN_PASSWORD: ADMIN_PASSWORD, VC_CLUSTER_PASSWORD: NATS_PASSWORD },
+      env: {
+        ...process.env,
+        VC_ADMIN_PASSWORD: ADMIN_PASSWORD,
+        VC_CLUSTER_PASSWORD: NATS_PASSWORD,
+        ...this.env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;

@@ -109,7 +109,7 @@ export function authRoutes(app: Api, ctx: ApiContext, links: LinkRoutes): void {
     async (request) => {
       // authenticate() accepted this header's token (logout takes no ?token=), so it is the one to end.
       const token = bearerToken(request.headers.authorization);
-      if (token) ctx.accounts.revokeToken(token);
+      if (token) await ctx.accounts.revokeToken(token);
       return ok({ username: request.username ?? ADMIN_USER });
     },
   );
