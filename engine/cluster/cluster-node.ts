@@ -23,6 +23,7 @@ import type { ClusterOptions } from './options';
 import { type ClusterErrorKind, OwnerRouting } from './owner-routing';
 import { plan } from './placement';
 import { type CameraDemand, type NodeCard, type Plan, PRIORITY_DEFAULT } from './placement-schema';
+import { type SiteIndex, SiteListing } from './site-listing';
 import { LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
 import type { Assignment, MemberView, SiteTask, SiteView } from './site-view';
 import { taskCost, UNMEASURED_CAMERA_CORES } from './task-cost';
@@ -81,7 +82,7 @@ interface Deps {
  * the reassignment of a dead, frozen or cut-off node's tasks. Analysis is never stopped on a timer:
  * a node stops a task when it sees it assigned elsewhere or when the chain refuses its append.
  */
-export class ClusterNode {
+export class ClusterNode implements SiteIndex {
   private readonly liveness = new Liveness();
   private readonly appender: ChainAppender;
   private readonly gone = new Map<string, number>();
@@ -119,6 +120,8 @@ export class ClusterNode {
   private apiUrl = '';
   private readonly unsubscribe: () => void;
   readonly routing: OwnerRouting;
+  /** GET /api/tasks of the whole site. */
+  readonly listing: SiteListing;
 
   private constructor(
     readonly node: string,
@@ -128,6 +131,7 @@ export class ClusterNode {
     private readonly maxCameras?: number,
   ) {
     this.routing = new OwnerRouting(conn, node);
+    this.listing = new SiteListing(conn, this, deps.tasks);
     this.appender = new ChainAppender(
       (taskId, held, chained, error) => void this.superseded(taskId, held, chained, error),
       (error, taskId) => deps.log.warn({ err: error }, `cluster: the events of task ${taskId} wait for NATS`),
@@ -225,6 +229,7 @@ export class ClusterNode {
   start(apiUrl: string, app: FastifyInstance): void {
     this.apiUrl = apiUrl;
     this.routing.serve(app);
+    this.listing.serve();
     void this.settleStrays();
     this.conn.nc.subscribe(`vc.node.${this.node}.alive`, {
       callback: (_error, message) => {
@@ -263,9 +268,7 @@ export class ClusterNode {
    * it, oldest first: read from the site's store on each call, at most MAX_SITE_TASKS.
    */
   async siteTasks(): Promise<SiteTask[]> {
-    return (await entriesOf<TaskRow>(this.site.tasks, MAX_SITE_TASKS))
-      .map(({ value }) => value)
-      .filter((row) => !expired(row))
+    return (await this.definitions())
       .sort((a, b) => a.created_at - b.created_at || a.task_id.localeCompare(b.task_id))
       .map((row) => {
         const assigned = this.assignments.get(row.task_id)?.value;
@@ -280,6 +283,21 @@ export class ClusterNode {
           epoch: assigned?.epoch ?? null,
         };
       });
+  }
+
+  /** Every task definition the site shares (closed ones for 24 h), at most MAX_SITE_TASKS. */
+  async definitions(): Promise<TaskRow[]> {
+    return (await entriesOf<TaskRow>(this.site.tasks, MAX_SITE_TASKS))
+      .map(({ value }) => value)
+      .filter((row) => !expired(row));
+  }
+
+  ownerOf(taskId: string): string | undefined {
+    return this.assignments.get(taskId)?.value.node;
+  }
+
+  isUp(node: string): boolean {
+    return this.stateOf(node) === 'up';
   }
 
   async close(): Promise<void> {

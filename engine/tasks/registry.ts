@@ -326,6 +326,14 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   }
 
   /**
+   * A stored row as the listing shows it, with its health: live where this engine runs it, at rest
+   * otherwise (a task of another node of a cluster, as the site stored it).
+   */
+  summarize(row: ListedRow): TaskSummary {
+    return this.summary(row);
+  }
+
+  /**
    * The task's app_configs as stored, JSON text: what a listing with areas passes through without
    * parsing and serializing polygons again.
    */
