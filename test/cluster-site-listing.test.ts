@@ -39,6 +39,13 @@ async function list(engine: SiteEngine, query = '') {
   };
 }
 
+/** A region for the motion app: the listing with areas carries it. */
+const TRIANGLE = [
+  [10, 10],
+  [300, 10],
+  [300, 200],
+];
+
 const camera = (engine: SiteEngine, name: string) =>
   settled(`camera ${name} on ${engine.name}`, () =>
     engine.call<TaskView>('POST', '/api/task', {
@@ -46,7 +53,7 @@ const camera = (engine: SiteEngine, name: string) =>
       zapk_id: 'builtin',
       app_ids: ['motion'],
       video_url: VIDEO,
-      app_configs: [{ app_id: 'motion', polygon: [[10, 10], [300, 10], [300, 200]] }],
+      app_configs: [{ app_id: 'motion', polygon: TRIANGLE }],
     }),
   );
 
