@@ -1,4 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +22,8 @@ let e1: SiteEngine;
 let e2: SiteEngine;
 /** Started in this order: A on e1, B and C on e2, D on e2 and closed. */
 const ids: Record<'a' | 'b' | 'c' | 'd', string> = { a: '', b: '', c: '', d: '' };
+
+const ADVERTISED = 'http://node-two.example:8080';
 
 type Listed = TaskSummary & { app_configs?: unknown[] };
 const checkSummary = compileCheck<TaskSummary>(TaskSummary, 'task');
@@ -65,7 +68,8 @@ beforeAll(async () => {
     return path;
   };
   e1 = new SiteEngine('e1', dir('e1', { cluster: { max_cameras: 1 } }), nats.urls);
-  e2 = new SiteEngine('e2', dir('e2', {}), nats.urls);
+  // e2 advertises a DNS name (the other nodes' consoles send the operator there): it answers to it.
+  e2 = new SiteEngine('e2', dir('e2', { cluster: { advertise_url: ADVERTISED } }), nats.urls);
   await e1.start();
   await e2.start();
   ids.a = (await camera(e1, 'cam-a')).task_id;
@@ -147,6 +151,23 @@ describe('GET /api/tasks on a node of a site', () => {
     });
     expect([refused.status, ((await refused.json()) as { code: number }).code]).toEqual([400, 40001]);
   }, 60_000);
+
+  it('answers to the name it advertises, as to one the operator listed; to no other', async () => {
+    const status = (host: string) =>
+      new Promise<number>((done, fail) => {
+        const { hostname, port } = new URL(e2.url);
+        request({ host: hostname, port, path: '/api/health', headers: { host }, setHost: false }, (res) => {
+          res.resume();
+          done(res.statusCode ?? 0);
+        })
+          .on('error', fail)
+          .end();
+      });
+    expect((await siteOf(e1)).nodes.find((member) => member.node === 'e2')?.api_url).toBe(ADVERTISED);
+    expect(await status('node-two.example:8080')).not.toBe(403);
+    expect(await status('NODE-TWO.example')).not.toBe(403);
+    expect(await status('node-three.example:8080')).toBe(403);
+  }, 30_000);
 
   it("lists a killed node's tasks as the site stored them, saying their node did not answer", async () => {
     await e2.kill();

@@ -4,6 +4,7 @@ import { createRoot } from 'react-dom/client';
 import { Router } from 'wouter';
 import { useHashLocation } from 'wouter/use-hash-location';
 import { App } from './App';
+import { takeHandoff } from './cluster/follow';
 import { TransportProvider } from './context';
 import { currentToken, useSession } from './store';
 import { ApiError, createTransport } from './transport';
@@ -22,11 +23,19 @@ const queryClient = new QueryClient({
 const transport = createTransport({
   getToken: currentToken,
   onUnauthorized: () => {
-    useSession.getState().signOut('expired');
+    // A session handed over from another node that this node refuses: say so on the sign-in screen.
+    useSession.getState().signOut(useSession.getState().session?.followedFrom ? 'followed' : 'expired');
     queryClient.clear();
   },
 });
 useSession.setState({ mode: transport.kind });
+// Opened by the console of another node of the site that stopped answering: its session, if this node
+// takes it (the address no longer carries it from here on).
+const handoff = transport.kind === 'http' ? takeHandoff(window.location, window.history) : null;
+if (handoff) {
+  const { token, username, expiresAt, from } = handoff;
+  useSession.getState().signIn(token, (expiresAt - Date.now()) / 1000, username, from);
+}
 
 const container = document.getElementById('root');
 if (!container) throw new Error('#root is missing from index.html');

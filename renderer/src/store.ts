@@ -15,17 +15,22 @@ interface StoredSession {
   token: string;
   username: string;
   expiresAt: number;
+  /** The node of the site this session was handed over from (cluster/follow.ts), if it was. */
+  followedFrom?: string;
 }
+
+/** Why the sign-in screen shows: the token expired, the password changed, or a moved session was refused. */
+export type SignOutReason = 'expired' | 'passwordChanged' | 'followed';
 
 export interface SessionState {
   mode: Mode;
   session: StoredSession | null;
   /** Shown on the sign-in screen, e.g. after the token expired or the password changed. */
-  notice: 'expired' | 'passwordChanged' | null;
+  notice: SignOutReason | null;
   language: Language;
   theme: Theme;
-  signIn(token: string, expiresInSeconds: number, username: string): void;
-  signOut(reason?: 'expired' | 'passwordChanged'): void;
+  signIn(token: string, expiresInSeconds: number, username: string, followedFrom?: string): void;
+  signOut(reason?: SignOutReason): void;
   setLanguage(language: Language): void;
   setTheme(theme: Theme): void;
 }
@@ -49,7 +54,8 @@ function loadSession(): StoredSession | null {
     const parsed = JSON.parse(raw) as Partial<StoredSession>;
     if (typeof parsed.token !== 'string' || typeof parsed.username !== 'string') return null;
     if (typeof parsed.expiresAt !== 'number' || parsed.expiresAt <= Date.now()) return null;
-    return { token: parsed.token, username: parsed.username, expiresAt: parsed.expiresAt };
+    const followedFrom = typeof parsed.followedFrom === 'string' ? { followedFrom: parsed.followedFrom } : {};
+    return { token: parsed.token, username: parsed.username, expiresAt: parsed.expiresAt, ...followedFrom };
   } catch {
     return null;
   }
@@ -72,8 +78,13 @@ export const useSession = create<SessionState>()((set) => ({
   notice: null,
   language: initialLanguage(),
   theme: initialTheme(),
-  signIn(token, expiresInSeconds, username) {
-    const session = { token, username, expiresAt: Date.now() + expiresInSeconds * 1000 };
+  signIn(token, expiresInSeconds, username, followedFrom) {
+    const session = {
+      token,
+      username,
+      expiresAt: Date.now() + expiresInSeconds * 1000,
+      ...(followedFrom === undefined ? {} : { followedFrom }),
+    };
     storage('sessionStorage')?.setItem(SESSION_KEY, JSON.stringify(session));
     set({ session, notice: null });
   },

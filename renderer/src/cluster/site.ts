@@ -1,18 +1,22 @@
 /**
  * What the console shows of a cluster site (GET /api/cluster), worked out from the engine's answer
  * without React: the nodes' rows, the placement verdict in the operator's language, and which node
- * runs a camera.
+ * runs a camera (GET /api/tasks of a cluster names it).
  */
-import type { SiteView } from '../api';
+import type { SiteView, TaskSummary } from '../api';
 import { formatBytes, formatNumber, type Language, type Translate } from '../i18n';
 
 export type Site = Extract<SiteView, { enabled: true }>;
 type Member = Site['nodes'][number];
 type Placement = NonNullable<Site['placement']>;
 
-/** The node that runs a task; null on a single workstation, or while no node runs it. */
-export function nodeOf(site: SiteView | undefined, taskId: string): string | null {
-  return site?.enabled ? (site.assignments[taskId]?.node ?? null) : null;
+/**
+ * Which node runs a listed task, in words; null on a single workstation, or while no node runs it.
+ * A node that did not answer the listing is said so: the task's figures are then not live.
+ */
+export function nodeLabel(task: Pick<TaskSummary, 'node' | 'node_answered'>, t: Translate): string | null {
+  if (!task.node) return null;
+  return t(task.node_answered === false ? 'site.nodeUnanswered' : 'site.nodeLabel', { node: task.node });
 }
 
 export interface NodeRow {
