@@ -152,6 +152,23 @@ describe('GET /api/tasks on a node of a site', () => {
     expect([refused.status, ((await refused.json()) as { code: number }).code]).toEqual([400, 40001]);
   }, 60_000);
 
+  it("gives the leader's placement verdict from either node: losing e2 leaves its cameras nowhere", async () => {
+    for (const asked of [e1, e2]) {
+      const site = await settled(`${asked.name} with the verdict`, async () => {
+        const seen = await siteOf(asked);
+        if (!seen.placement || seen.placement.headroom.cameras < 2) throw new Error(JSON.stringify(seen));
+        return seen;
+      });
+      const { ok, node, cameras, would_unplace } = site.placement?.headroom ?? {};
+      expect({ ok, node, cameras, would_unplace }).toEqual({
+        ok: false,
+        node: 'e2',
+        cameras: 2,
+        would_unplace: 2,
+      });
+    }
+  }, 60_000);
+
   it('answers to the name it advertises, as to one the operator listed; to no other', async () => {
     const status = (host: string) =>
       new Promise<number>((done, fail) => {

@@ -23,7 +23,7 @@ import type { ClusterOptions } from './options';
 import { type ClusterErrorKind, OwnerRouting } from './owner-routing';
 import { plan } from './placement';
 import { type CameraDemand, type NodeCard, type Plan, PRIORITY_DEFAULT } from './placement-schema';
-import { type SiteIndex, SiteListing } from './site-listing';
+import { LISTING_TIMEOUT_MS, type SiteIndex, SiteListing } from './site-listing';
 import { LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
 import type { Assignment, MemberView, SiteTask, SiteView } from './site-view';
 import { taskCost, UNMEASURED_CAMERA_CORES } from './task-cost';
@@ -230,6 +230,11 @@ export class ClusterNode implements SiteIndex {
     this.apiUrl = apiUrl;
     this.routing.serve(app);
     this.listing.serve();
+    this.conn.nc.subscribe(`vc.node.${this.node}.placement`, {
+      callback: (_error, message) => {
+        message.respond(JSON.stringify(this.view().placement));
+      },
+    });
     void this.settleStrays();
     this.conn.nc.subscribe(`vc.node.${this.node}.alive`, {
       callback: (_error, message) => {
@@ -261,6 +266,25 @@ export class ClusterNode implements SiteIndex {
       headroom: this.lastPlan.headroom,
     };
     return { node: this.node, leader: this.leaderName ?? null, nodes, assignments, placement };
+  }
+
+  /**
+   * The site with the placement verdict: a node that does not lead asks the leader for its last
+   * round (LISTING_TIMEOUT_MS), so that every node's console warns when the others could not absorb
+   * the node worst to lose; without it (the leader does not answer) as view() has it.
+   */
+  async siteView(): Promise<ReturnType<ClusterNode['view']>> {
+    const view = this.view();
+    const { leader } = view;
+    if (view.placement || !leader || leader === this.node || !this.isUp(leader)) return view;
+    try {
+      const answer = await this.conn.nc.request(`vc.node.${leader}.placement`, '', {
+        timeout: LISTING_TIMEOUT_MS,
+      });
+      return { ...view, placement: answer.json<typeof view.placement>() };
+    } catch {
+      return view;
+    }
   }
 
   /**

@@ -58,9 +58,10 @@ export function nodeRows(site: Site, language: Language, t: Translate): NodeRow[
 }
 
 /**
- * Where the placement verdict (headroom, unplaced cameras) is: the leader keeps it, so another node
- * has none to show (the console then names the leader rather than asking it: each node signs its own
- * users in). `pending`: this node leads but has not planned yet; `no_leader`: none holds the lease.
+ * Where the placement verdict (headroom, unplaced cameras) is: the leader keeps it and any node
+ * answers with it (it asks the leader); `elsewhere`: the leader did not answer it or has not planned
+ * yet (the console names the leader); `pending`: this node leads but has not planned yet;
+ * `no_leader`: none holds the lease.
  */
 export type PlacementState =
   | { kind: 'here'; placement: Placement }

@@ -28,7 +28,7 @@ export const en = {
   'site.reason.noEligibleNode': 'no node can run it',
   'site.rebalancing': 'Cameras are being moved to even the load.',
   'site.placementElsewhere':
-    "The placement verdict (whether the others could take a lost node's cameras, cameras without a place) is kept by the leader, {leader}: its console shows it.",
+    "The placement verdict (whether the others could take a lost node's cameras, cameras without a place) is kept by the leader, {leader}, which did not answer or has not planned yet: its console shows it.",
   'site.placementPending': 'This node leads placement and has not planned yet.',
   'site.noLeader': 'No node leads placement now: cameras of a lost node wait until one does.',
   'site.nodeLabel': 'Node {node}',
@@ -68,7 +68,7 @@ export const zhCN: Translation<typeof en> = {
   'site.reason.noEligibleNode': '没有节点能运行它',
   'site.rebalancing': '正在迁移摄像头以均衡负载。',
   'site.placementElsewhere':
-    '调度结论（其余节点能否接收失效节点的摄像头、无处运行的摄像头）保存在主节点 {leader}：请在它的控制台查看。',
+    '调度结论（其余节点能否接收失效节点的摄像头、无处运行的摄像头）保存在主节点 {leader}，它未应答或尚未完成调度：请在它的控制台查看。',
   'site.placementPending': '本节点是调度主节点，尚未完成首次调度。',
   'site.noLeader': '目前没有调度主节点：失效节点的摄像头需等待新的主节点。',
   'site.nodeLabel': '节点 {node}',
