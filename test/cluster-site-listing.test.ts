@@ -20,7 +20,7 @@ import { NatsCluster } from './helpers/nats-cluster';
 let nats: NatsCluster;
 let e1: SiteEngine;
 let e2: SiteEngine;
-/** Started in this order: A on e1, B and C on e2, D on e2 and closed. */
+/** Started in this order: A on e1, B and C on e2, D on e2 and closed (and E, purged, not listed). */
 const ids: Record<'a' | 'b' | 'c' | 'd', string> = { a: '', b: '', c: '', d: '' };
 
 const ADVERTISED = 'http://node-two.example:8080';
@@ -77,6 +77,10 @@ beforeAll(async () => {
   ids.c = (await camera(e2, 'cam-c')).task_id;
   ids.d = (await camera(e2, 'cam-d')).task_id;
   await e2.call('DELETE', `/api/task/${ids.d}`);
+  // E is closed and purged: it leaves the site's listing as it leaves its node's.
+  const e = (await camera(e2, 'cam-e')).task_id;
+  await e2.call('DELETE', `/api/task/${e}`);
+  await e2.call('DELETE', `/api/task/${e}?purge=true`);
   // Both nodes know every assignment (the closed task has none).
   for (const engine of [e1, e2])
     await settled(`${engine.name} seeing the site`, async () => {
@@ -98,7 +102,11 @@ describe('GET /api/tasks on a node of a site', () => {
       const listing = await settled(`${asked.name} listing every camera analysing`, async () => {
         const page = await list(asked);
         const running = page.items.filter((task) => task.status === 'running');
-        if (running.length < 3 || running.some((task) => task.health.frames_analysed === 0))
+        if (
+          page.total !== 4 ||
+          running.length < 3 ||
+          running.some((task) => task.health.frames_analysed === 0)
+        )
           throw new Error(JSON.stringify(page.items.map((task) => [task.name, task.status])));
         return page;
       });

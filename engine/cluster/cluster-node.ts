@@ -152,15 +152,18 @@ export class ClusterNode implements SiteIndex {
     const onStarted = (view: { task_id: string }) => void this.started(view.task_id);
     const onChanged = (view: { task_id: string }) => void this.share(view.task_id);
     const onClosed = (view: { task_id: string }) => void this.closedHere(view.task_id);
+    const onPurged = (view: { task_id: string }) => void this.purgedHere(view.task_id);
     deps.tasks.on('started', onStarted);
     deps.tasks.on('updated', onChanged);
     deps.tasks.on('closed', onClosed);
+    deps.tasks.on('purged', onPurged);
     this.unsubscribe = () => {
       deps.bus.off('event', onEvent);
       deps.bus.off('delivery', onDelivery);
       deps.tasks.off('started', onStarted);
       deps.tasks.off('updated', onChanged);
       deps.tasks.off('closed', onClosed);
+      deps.tasks.off('purged', onPurged);
     };
   }
 
@@ -779,6 +782,15 @@ export class ClusterNode implements SiteIndex {
   private async share(taskId: string): Promise<void> {
     const row = this.deps.tasks.storedRow(taskId);
     if (row) await this.site.tasks.put(taskId, JSON.stringify(row));
+  }
+
+  /** A closed task purged here leaves the site's listing too. */
+  private async purgedHere(taskId: string): Promise<void> {
+    try {
+      await this.site.tasks.delete(taskId);
+    } catch (error) {
+      this.deps.log.warn({ err: error }, `cluster: the purge of task ${taskId} was not shared`);
+    }
   }
 
   private async closedHere(taskId: string): Promise<void> {

@@ -68,6 +68,8 @@ export interface TaskEvents {
   started: [TaskView];
   updated: [TaskView];
   closed: [TaskView];
+  /** Removed from the listing before its 24 h were up (purge=true). */
+  purged: [TaskView];
   stream_lost: [TaskView];
   stream_restored: [TaskView];
 }
@@ -434,6 +436,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       );
     const view = this.view(row);
     this.store.purgeOne(taskId);
+    this.emit('purged', view);
     return view;
   }
 
