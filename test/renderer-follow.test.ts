@@ -35,7 +35,6 @@ const HANDOFF: Handoff = {
   username: 'operator',
   expiresAt: 1_900_000_000_000,
   path: '/tasks/abc',
-  from: 'e1',
 };
 
 describe('where the console may go on', () => {
@@ -80,7 +79,6 @@ describe('the session in the fragment', () => {
       username: 'a',
       expiresAt: 5,
       path: '/',
-      from: '',
     });
   });
 

@@ -20,11 +20,14 @@ const queryClient = new QueryClient({
   },
 });
 
+/** A session handed over by another node's console (cluster/follow.ts), until this node took it once. */
+let handedOver = false;
+
 const transport = createTransport({
   getToken: currentToken,
   onUnauthorized: () => {
-    // A session handed over from another node that this node refuses: say so on the sign-in screen.
-    useSession.getState().signOut(useSession.getState().session?.followedFrom ? 'followed' : 'expired');
+    // A handed-over session this node refuses: the sign-in screen says why.
+    useSession.getState().signOut(handedOver ? 'followed' : 'expired');
     queryClient.clear();
   },
 });
@@ -33,8 +36,16 @@ useSession.setState({ mode: transport.kind });
 // takes it (the address no longer carries it from here on).
 const handoff = transport.kind === 'http' ? takeHandoff(window.location, window.history) : null;
 if (handoff) {
-  const { token, username, expiresAt, from } = handoff;
-  useSession.getState().signIn(token, (expiresAt - Date.now()) / 1000, username, from);
+  const { token, username, expiresAt } = handoff;
+  useSession.getState().signIn(token, (expiresAt - Date.now()) / 1000, username);
+  handedOver = true;
+  // Once this node answered with it, a later refusal is an expiry like any other.
+  transport.request('GET', '/api/cluster').then(
+    () => {
+      handedOver = false;
+    },
+    () => undefined,
+  );
 }
 
 const container = document.getElementById('root');

@@ -15,8 +15,6 @@ interface StoredSession {
   token: string;
   username: string;
   expiresAt: number;
-  /** The node of the site this session was handed over from (cluster/follow.ts), if it was. */
-  followedFrom?: string;
 }
 
 /** Why the sign-in screen shows: the token expired, the password changed, or a moved session was refused. */
@@ -29,7 +27,7 @@ export interface SessionState {
   notice: SignOutReason | null;
   language: Language;
   theme: Theme;
-  signIn(token: string, expiresInSeconds: number, username: string, followedFrom?: string): void;
+  signIn(token: string, expiresInSeconds: number, username: string): void;
   signOut(reason?: SignOutReason): void;
   setLanguage(language: Language): void;
   setTheme(theme: Theme): void;
@@ -54,8 +52,7 @@ function loadSession(): StoredSession | null {
     const parsed = JSON.parse(raw) as Partial<StoredSession>;
     if (typeof parsed.token !== 'string' || typeof parsed.username !== 'string') return null;
     if (typeof parsed.expiresAt !== 'number' || parsed.expiresAt <= Date.now()) return null;
-    const followedFrom = typeof parsed.followedFrom === 'string' ? { followedFrom: parsed.followedFrom } : {};
-    return { token: parsed.token, username: parsed.username, expiresAt: parsed.expiresAt, ...followedFrom };
+    return { token: parsed.token, username: parsed.username, expiresAt: parsed.expiresAt };
   } catch {
     return null;
   }
@@ -78,13 +75,8 @@ export const useSession = create<SessionState>()((set) => ({
   notice: null,
   language: initialLanguage(),
   theme: initialTheme(),
-  signIn(token, expiresInSeconds, username, followedFrom) {
-    const session = {
-      token,
-      username,
-      expiresAt: Date.now() + expiresInSeconds * 1000,
-      ...(followedFrom === undefined ? {} : { followedFrom }),
-    };
+  signIn(token, expiresInSeconds, username) {
+    const session = { token, username, expiresAt: Date.now() + expiresInSeconds * 1000 };
     storage('sessionStorage')?.setItem(SESSION_KEY, JSON.stringify(session));
     set({ session, notice: null });
   },

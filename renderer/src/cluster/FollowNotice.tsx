@@ -32,8 +32,8 @@ function Following({ site }: { site: Site }) {
   useEffect(() => {
     if (left !== 0 || !first || moving.current) return;
     moving.current = true;
-    follow(first, site.node);
-  }, [left, first, site.node]);
+    follow(first);
+  }, [left, first]);
 
   return (
     <div role="alert" className="notice notice-warn follow-notice">
@@ -43,7 +43,7 @@ function Following({ site }: { site: Site }) {
           : t('follow.lostAlone', { node: site.node })}
       </p>
       {targets.map((target) => (
-        <button key={target.node} type="button" onClick={() => follow(target, site.node)}>
+        <button key={target.node} type="button" onClick={() => follow(target)}>
           {t('follow.goTo', { node: target.node })}
         </button>
       ))}
@@ -52,7 +52,7 @@ function Following({ site }: { site: Site }) {
 }
 
 /** Opens the target's console with this session in the address's fragment (cluster/follow.ts). */
-function follow(target: FollowTarget, from: string): void {
+function follow(target: FollowTarget): void {
   const session = useSession.getState().session;
   if (!session) return;
   const path = window.location.hash.replace(/^#/, '') || '/';
@@ -62,7 +62,6 @@ function follow(target: FollowTarget, from: string): void {
       username: session.username,
       expiresAt: session.expiresAt,
       path,
-      from,
     }),
   );
 }

@@ -21,8 +21,6 @@ export interface Handoff {
   expiresAt: number;
   /** The console's route (the fragment's path, e.g. /tasks). */
   path: string;
-  /** The node the console came from. */
-  from: string;
 }
 
 /** A node the console may move to. */
@@ -53,7 +51,6 @@ export function handoffUrl(target: FollowTarget, handoff: Handoff): string {
     username: handoff.username,
     expires_at: String(handoff.expiresAt),
     path: handoff.path,
-    from: handoff.from,
   });
   return `${target.origin}/#${MARK}&${params}`;
 }
@@ -69,13 +66,7 @@ export function parseHandoff(hash: string): Handoff | null {
   const path = params.get('path') ?? '';
   if (!token || !username || !Number.isFinite(expiresAt)) return null;
   // Only a route of this console: the path lands in this page's own fragment, nowhere else.
-  return {
-    token,
-    username,
-    expiresAt,
-    path: path.startsWith('/') ? path : '/',
-    from: params.get('from') ?? '',
-  };
+  return { token, username, expiresAt, path: path.startsWith('/') ? path : '/' };
 }
 
 /**
