@@ -788,6 +788,7 @@ export class ClusterNode implements SiteIndex {
   private async purgedHere(taskId: string): Promise<void> {
     try {
       await this.site.tasks.delete(taskId);
+      this.listing.invalidate();
     } catch (error) {
       this.deps.log.warn({ err: error }, `cluster: the purge of task ${taskId} was not shared`);
     }

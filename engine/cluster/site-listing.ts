@@ -17,6 +17,13 @@ import type { ClusterConnection } from './connection';
 /** How long a listing waits for the other nodes' answers; a frozen node costs the listing this once. */
 export const LISTING_TIMEOUT_MS = 1_500;
 
+/**
+ * How long a read of the site's task definitions serves listings: each read is one KV request per
+ * task, and every open console lists twice every 2 s; with this, a node reads the bucket at most once
+ * a second however many consoles ask, and a task started on another node is listed within a second.
+ */
+export const DEFINITIONS_FRESH_MS = 1_000;
+
 /** What a node asks another for: tasks of one page, so at most TASK_PAGE_LIMIT of them. */
 interface Asked {
   task_ids: string[];
@@ -36,6 +43,8 @@ export interface SiteIndex {
 type Tasks = Pick<TaskRegistry, 'list' | 'storedRow' | 'summarize'>;
 
 export class SiteListing {
+  private read?: { at: number; rows: Promise<TaskRow[]> };
+
   constructor(
     private readonly conn: ClusterConnection,
     private readonly site: SiteIndex,
@@ -66,7 +75,7 @@ export class SiteListing {
   async page(
     query: TaskPageQuery & { withAreas: boolean },
   ): Promise<{ items: TaskListItem[]; total: number }> {
-    const definitions = new Map((await this.site.definitions()).map((row) => [row.task_id, row]));
+    const definitions = new Map((await this.definitions()).map((row) => [row.task_id, row]));
     const listed = new Map<string, { task_id: string; created_at: number }>();
     for (const row of definitions.values()) if (matches(row, query)) listed.set(row.task_id, row);
     // This node's own (a task just started, not shared yet; tasks closed before it joined the site).
@@ -120,6 +129,23 @@ export class SiteListing {
       return [withAreas({ ...summary, ...site }, row, query.withAreas)];
     });
     return { items, total: ordered.length };
+  }
+
+  /** The next listing reads the definitions afresh (a task's definition was removed here). */
+  invalidate(): void {
+    this.read = undefined;
+  }
+
+  /** The site's definitions, read at most once per DEFINITIONS_FRESH_MS (a failed read is not kept). */
+  private definitions(): Promise<TaskRow[]> {
+    const now = Date.now();
+    if (this.read && now - this.read.at < DEFINITIONS_FRESH_MS) return this.read.rows;
+    const rows = this.site.definitions();
+    this.read = { at: now, rows };
+    rows.catch(() => {
+      if (this.read?.rows === rows) this.read = undefined;
+    });
+    return rows;
   }
 
   /** The node's summaries of the asked tasks, by id; undefined when it does not answer in time. */
