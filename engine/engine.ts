@@ -4,6 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import packageJson from '../package.json';
 import { buildApi, createServer } from './api/app';
+import { advertisedHosts } from './api/host-check';
 import { uploadMemory } from './api/upload-memory';
 import { AuditRepository } from './audit/audit-repository';
 import { AuditTrail } from './audit/audit-trail';
@@ -351,7 +352,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     system,
     cluster,
     consoleDir: options.consoleDir,
-    allowed: { hosts: options.allowedHosts ?? [], origins: options.allowedOrigins ?? [] },
+    allowed: {
+      hosts: [...(options.allowedHosts ?? []), ...advertisedHosts(options.cluster?.advertiseUrl)],
+      origins: options.allowedOrigins ?? [],
+    },
   });
 
   if (!accounts.hasUser(ADMIN_USER)) {

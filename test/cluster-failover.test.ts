@@ -58,6 +58,25 @@ async function quietSite(engine: SiteEngine): Promise<Site> {
   );
 }
 
+/**
+ * Which of the tasks a node still holds as its own: it answers GET /api/task/:id of those itself, and
+ * forwards the others to the node that runs them (x-vc-node). (GET /api/tasks lists the whole site.)
+ */
+async function storedOn(engine: SiteEngine, taskIds: readonly string[]): Promise<string[]> {
+  const held = await Promise.all(
+    taskIds.map(async (id) => {
+      const answer = await fetch(`${engine.url}/api/task/${id}`, {
+        headers: { authorization: `Bearer ${engine.token}` },
+        signal: AbortSignal.timeout(10_000),
+      });
+      await answer.arrayBuffer();
+      if (answer.status !== 200) throw new Error(`${engine.name} GET /api/task/${id}: ${answer.status}`);
+      return answer.headers.get('x-vc-node') === null;
+    }),
+  );
+  return taskIds.filter((_id, i) => held[i]);
+}
+
 /** The site as a node sees it once it knows every camera's assignment. */
 const fullSiteOf = (engine: SiteEngine) =>
   settled(`${engine.name} seeing every camera`, async () => {
@@ -196,10 +215,12 @@ describe('a site of three engines on three NATS servers', () => {
     await settled('the killed engine running only what is assigned to it', async () => {
       const site = await siteOf(victim);
       if (site.nodes.find((node) => node.node === victim.name)?.state !== 'up') throw new Error('not up');
-      const listed = await victim.call<Array<{ task_id: string }>>('GET', '/api/tasks');
-      const stray = listed.filter((task) => site.assignments[task.task_id]?.node !== victim.name);
-      if (stray.length > 0)
-        throw new Error(`runs ${stray.map((task) => task.task_id).join(', ')} assigned elsewhere`);
+      const stored = await storedOn(
+        victim,
+        tasks.map((task) => task.id),
+      );
+      const stray = stored.filter((id) => site.assignments[id]?.node !== victim.name);
+      if (stray.length > 0) throw new Error(`runs ${stray.join(', ')} assigned elsewhere`);
       return true;
     });
   }, 180_000);
@@ -226,8 +247,10 @@ describe('a site of three engines on three NATS servers', () => {
     }
     // Resumed, it sees the tasks assigned elsewhere and stops them.
     await settled('the frozen engine let go', async () => {
-      const listed = await frozen.call<Array<{ task_id: string }>>('GET', '/api/tasks');
-      const still = listed.filter((item) => moved.some((task) => task.id === item.task_id));
+      const still = await storedOn(
+        frozen,
+        moved.map((task) => task.id),
+      );
       if (still.length > 0) throw new Error(`${still.length} moved tasks still listed`);
       return true;
     });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { SiteView } from '../engine/contract';
 import {
   headroomText,
-  nodeOf,
+  nodeLabel,
   nodeRows,
   placementState,
   type Site,
@@ -73,12 +73,17 @@ function site(overrides: Partial<Site> = {}): Site {
 }
 
 describe('which node runs a camera', () => {
-  it('is the assignment of the task in a cluster, nothing on a single workstation or while unassigned', () => {
-    expect(nodeOf(site(), 't3')).toBe('e2');
-    expect(nodeOf(site(), 't1')).toBe('e1');
-    expect(nodeOf(site(), 'unplaced')).toBeNull();
-    expect(nodeOf({ enabled: false }, 't1')).toBeNull();
-    expect(nodeOf(undefined, 't1')).toBeNull();
+  it("is the listing's node in a cluster, said not to answer when it did not; nothing on a single workstation", () => {
+    expect(nodeLabel({ node: 'e2', node_answered: true }, en)).toBe('Node e2');
+    expect(nodeLabel({ node: 'e2', node_answered: false }, en)).toBe(
+      'Node e2, not answering: figures as last stored',
+    );
+    expect(nodeLabel({ node: 'e2', node_answered: false }, zh)).toBe(
+      '节点 e2 无应答：数据为最后一次保存的值',
+    );
+    expect(nodeLabel({ node: 'e1', node_answered: true }, zh)).toBe('节点 e1');
+    expect(nodeLabel({ node: null }, en)).toBeNull();
+    expect(nodeLabel({}, en)).toBeNull();
   });
 });
 
@@ -166,7 +171,7 @@ describe('the placement verdict', () => {
 });
 
 describe('the cluster query', () => {
-  it('reads GET /api/cluster and polls', async () => {
+  it('reads GET /api/cluster and polls a site, not a single workstation', async () => {
     const calls: string[] = [];
     const answer: SiteView = { enabled: false };
     const transport = {
@@ -177,8 +182,13 @@ describe('the cluster query', () => {
       },
     } as unknown as Transport;
     const options = clusterQuery(transport);
-    expect(options.refetchInterval).toBe(2_000);
-    expect(await new QueryClient().fetchQuery(options)).toEqual({ enabled: false });
+    const client = new QueryClient();
+    expect(await client.fetchQuery(options)).toEqual({ enabled: false });
     expect(calls).toEqual(['GET /api/cluster']);
+    const interval = options.refetchInterval as (query: unknown) => number | false;
+    const cached = (data: SiteView | undefined) => ({ state: { data } });
+    expect(interval(cached({ enabled: false }))).toBe(false);
+    expect(interval(cached(undefined))).toBe(2_000);
+    expect(interval(cached({ ...site(), enabled: true }))).toBe(2_000);
   });
 });

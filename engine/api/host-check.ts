@@ -15,6 +15,21 @@ const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[^:[\]]+)(?::\d{1,5})?$/i;
 const bareName = (name: string) => name.toLowerCase().replace(/\.$/, '');
 
 /**
+ * The host name in the URL a node of a cluster advertises (`--advertise-url`): the other nodes'
+ * consoles send the operator there when their own node dies, so the node answers to it as to a name
+ * the operator listed. None for an IP literal (always answered) or no URL.
+ */
+export function advertisedHosts(url: string | undefined): string[] {
+  if (!url) return [];
+  try {
+    const { hostname } = new URL(url);
+    return hostname && !hostname.startsWith('[') && isIP(hostname) === 0 ? [hostname] : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
  * Whether a Host header names this engine: an IP literal (v4 or [v6]) or localhost always, other
  * names only when the operator listed them. A DNS-rebinding page reaches a loopback engine under a
  * name of its own, never under an address, so refusing unknown names shuts it out.

@@ -26,6 +26,7 @@ import { plan } from './placement';
 import { type CameraDemand, type NodeCard, type Plan, PRIORITY_DEFAULT } from './placement-schema';
 import { SiteEventLog } from './site-feed';
 import { mergeHistory, readChainPage } from './site-history';
+import { LISTING_TIMEOUT_MS, type SiteIndex, SiteListing } from './site-listing';
 import { LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
 import type { Assignment, MemberView, SiteTask, SiteView } from './site-view';
 import { taskCost, UNMEASURED_CAMERA_CORES } from './task-cost';
@@ -84,7 +85,7 @@ interface Deps {
  * the reassignment of a dead, frozen or cut-off node's tasks. Analysis is never stopped on a timer:
  * a node stops a task when it sees it assigned elsewhere or when the chain refuses its append.
  */
-export class ClusterNode {
+export class ClusterNode implements SiteIndex {
   private readonly liveness = new Liveness();
   private readonly appender: ChainAppender;
   private readonly gone = new Map<string, number>();
@@ -124,6 +125,8 @@ export class ClusterNode {
   readonly routing: OwnerRouting;
   /** Every task's events in the site's order: the console's feed on this node reads them. */
   readonly events: SiteEventLog;
+  /** GET /api/tasks of the whole site. */
+  readonly listing: SiteListing;
 
   private constructor(
     readonly node: string,
@@ -136,6 +139,7 @@ export class ClusterNode {
     this.events = new SiteEventLog(conn, node, deps.bus, (error) =>
       deps.log.warn({ err: error }, 'cluster: the event feed waits for NATS'),
     );
+    this.listing = new SiteListing(conn, this, deps.tasks);
     this.appender = new ChainAppender(
       (taskId, held, chained, error) => void this.superseded(taskId, held, chained, error),
       (error, taskId) => deps.log.warn({ err: error }, `cluster: the events of task ${taskId} wait for NATS`),
@@ -156,15 +160,18 @@ export class ClusterNode {
     const onStarted = (view: { task_id: string }) => void this.started(view.task_id);
     const onChanged = (view: { task_id: string }) => void this.share(view.task_id);
     const onClosed = (view: { task_id: string }) => void this.closedHere(view.task_id);
+    const onPurged = (view: { task_id: string }) => void this.purgedHere(view.task_id);
     deps.tasks.on('started', onStarted);
     deps.tasks.on('updated', onChanged);
     deps.tasks.on('closed', onClosed);
+    deps.tasks.on('purged', onPurged);
     this.unsubscribe = () => {
       deps.bus.off('event', onEvent);
       deps.bus.off('delivery', onDelivery);
       deps.tasks.off('started', onStarted);
       deps.tasks.off('updated', onChanged);
       deps.tasks.off('closed', onClosed);
+      deps.tasks.off('purged', onPurged);
     };
   }
 
@@ -242,6 +249,12 @@ export class ClusterNode {
   start(apiUrl: string, app: FastifyInstance): void {
     this.apiUrl = apiUrl;
     this.routing.serve(app);
+    this.listing.serve();
+    this.conn.nc.subscribe(`vc.node.${this.node}.placement`, {
+      callback: (_error, message) => {
+        message.respond(JSON.stringify(this.view().placement));
+      },
+    });
     void this.settleStrays();
     this.conn.nc.subscribe(`vc.node.${this.node}.alive`, {
       callback: (_error, message) => {
@@ -276,13 +289,30 @@ export class ClusterNode {
   }
 
   /**
+   * The site with the placement verdict: a node that does not lead asks the leader for its last
+   * round (LISTING_TIMEOUT_MS), so that every node's console warns when the others could not absorb
+   * the node worst to lose; without it (the leader does not answer) as view() has it.
+   */
+  async siteView(): Promise<ReturnType<ClusterNode['view']>> {
+    const view = this.view();
+    const { leader } = view;
+    if (view.placement || !leader || leader === this.node || !this.isUp(leader)) return view;
+    try {
+      const answer = await this.conn.nc.request(`vc.node.${leader}.placement`, '', {
+        timeout: LISTING_TIMEOUT_MS,
+      });
+      return { ...view, placement: answer.json<typeof view.placement>() };
+    } catch {
+      return view;
+    }
+  }
+
+  /**
    * Every task the site shares (its definition as its node last wrote it) with the node that runs
    * it, oldest first: read from the site's store on each call, at most MAX_SITE_TASKS.
    */
   async siteTasks(): Promise<SiteTask[]> {
-    return (await entriesOf<TaskRow>(this.site.tasks, MAX_SITE_TASKS))
-      .map(({ value }) => value)
-      .filter((row) => !expired(row))
+    return (await this.definitions())
       .sort((a, b) => a.created_at - b.created_at || a.task_id.localeCompare(b.task_id))
       .map((row) => {
         const assigned = this.assignments.get(row.task_id)?.value;
@@ -324,6 +354,21 @@ export class ClusterNode {
       this.deps.log.warn({ err: error }, `cluster: the events of task ${taskId} listed from this node only`);
       return this.deps.outbox.list(taskId, query);
     }
+  }
+
+  /** Every task definition the site shares (closed ones for 24 h), at most MAX_SITE_TASKS. */
+  async definitions(): Promise<TaskRow[]> {
+    return (await entriesOf<TaskRow>(this.site.tasks, MAX_SITE_TASKS))
+      .map(({ value }) => value)
+      .filter((row) => !expired(row));
+  }
+
+  ownerOf(taskId: string): string | undefined {
+    return this.assignments.get(taskId)?.value.node;
+  }
+
+  isUp(node: string): boolean {
+    return this.stateOf(node) === 'up';
   }
 
   async close(): Promise<void> {
@@ -782,6 +827,16 @@ export class ClusterNode {
   private async share(taskId: string): Promise<void> {
     const row = this.deps.tasks.storedRow(taskId);
     if (row) await this.site.tasks.put(taskId, JSON.stringify(row));
+  }
+
+  /** A closed task purged here leaves the site's listing too. */
+  private async purgedHere(taskId: string): Promise<void> {
+    try {
+      await this.site.tasks.delete(taskId);
+      this.listing.invalidate();
+    } catch (error) {
+      this.deps.log.warn({ err: error }, `cluster: the purge of task ${taskId} was not shared`);
+    }
   }
 
   private async closedHere(taskId: string): Promise<void> {

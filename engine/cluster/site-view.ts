@@ -42,7 +42,10 @@ export const SiteView = Type.Union([
         }),
         Type.Null(),
       ],
-      { description: 'The last placement round, as the leader planned it; null on other nodes' },
+      {
+        description:
+          "The last placement round, as the leader planned it (another node asks the leader); null before the leader's first round or when it does not answer",
+      },
     ),
   }),
 ]);

@@ -67,6 +67,8 @@ export interface TaskEvents {
   started: [TaskView];
   updated: [TaskView];
   closed: [TaskView];
+  /** Removed from the listing before its 24 h were up (purge=true). */
+  purged: [TaskView];
   stream_lost: [TaskView];
   stream_restored: [TaskView];
 }
@@ -318,6 +320,14 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   }
 
   /**
+   * A stored row as the listing shows it, with its health: live where this engine runs it, at rest
+   * otherwise (a task of another node of a cluster, as the site stored it).
+   */
+  summarize(row: ListedRow): TaskSummary {
+    return this.summary(row);
+  }
+
+  /**
    * The task's app_configs as stored, JSON text: what a listing with areas passes through without
    * parsing and serializing polygons again.
    */
@@ -418,6 +428,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       );
     const view = this.view(row);
     this.store.purgeOne(taskId);
+    this.emit('purged', view);
     return view;
   }
 

@@ -213,8 +213,25 @@ export const TaskView = Type.Object({
 });
 export type TaskView = Static<typeof TaskView>;
 
-/** A task as the listing (4.5) shows it by default: every field but app_configs, the heavy one. */
-export const TaskSummary = Type.Omit(TaskView, ['app_configs']);
+/**
+ * A task as the listing (4.5) shows it by default: every field but app_configs, the heavy one; on a
+ * node of a cluster, with the node that runs it (extensions, absent on a single workstation).
+ */
+export const TaskSummary = Type.Object({
+  ...Type.Omit(TaskView, ['app_configs']).properties,
+  node: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Extension, cluster mode: the node that runs the task; null when none does (closed, or not placed yet)',
+    }),
+  ),
+  node_answered: Type.Optional(
+    Type.Boolean({
+      description:
+        'Extension, cluster mode: false when that node did not answer in time; status and health are then as the site last stored them (dump says so), not live',
+    }),
+  ),
+});
 export type TaskSummary = Static<typeof TaskSummary>;
 
 /** An element of the listing: app_configs only when asked for (with_areas). */
@@ -222,6 +239,7 @@ export const TaskListItem = Type.Object({
   ...TaskSummary.properties,
   app_configs: Type.Optional(TaskView.properties.app_configs),
 });
+export type TaskListItem = Static<typeof TaskListItem>;
 
 /** Paging and filters of the listing (extension): with none, the first page of every listed task. */
 export const TaskListQuery = Type.Object(

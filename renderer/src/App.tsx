@@ -1,6 +1,7 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { Link, Redirect, Route, Switch, useLocation } from 'wouter';
+import { FollowNotice } from './cluster/FollowNotice';
 import { AccountMenu } from './components/AccountMenu';
 import { useTransport } from './context';
 import { useFeed, useFeedSubscription } from './feed/store';
@@ -150,6 +151,7 @@ export function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
+        {mode === 'http' && <FollowNotice />}
         <Screens />
       </main>
     </div>

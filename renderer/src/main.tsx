@@ -4,6 +4,7 @@ import { createRoot } from 'react-dom/client';
 import { Router } from 'wouter';
 import { useHashLocation } from 'wouter/use-hash-location';
 import { App } from './App';
+import { takeHandoff } from './cluster/follow';
 import { TransportProvider } from './context';
 import { currentToken, useSession } from './store';
 import { ApiError, createTransport } from './transport';
@@ -19,14 +20,33 @@ const queryClient = new QueryClient({
   },
 });
 
+/** A session handed over by another node's console (cluster/follow.ts), until this node took it once. */
+let handedOver = false;
+
 const transport = createTransport({
   getToken: currentToken,
   onUnauthorized: () => {
-    useSession.getState().signOut('expired');
+    // A handed-over session this node refuses: the sign-in screen says why.
+    useSession.getState().signOut(handedOver ? 'followed' : 'expired');
     queryClient.clear();
   },
 });
 useSession.setState({ mode: transport.kind });
+// Opened by the console of another node of the site that stopped answering: its session, if this node
+// takes it (the address no longer carries it from here on).
+const handoff = transport.kind === 'http' ? takeHandoff(window.location, window.history) : null;
+if (handoff) {
+  const { token, username, expiresAt } = handoff;
+  useSession.getState().signIn(token, (expiresAt - Date.now()) / 1000, username);
+  handedOver = true;
+  // Once this node answered with it, a later refusal is an expiry like any other.
+  transport.request('GET', '/api/cluster').then(
+    () => {
+      handedOver = false;
+    },
+    () => undefined,
+  );
+}
 
 const container = document.getElementById('root');
 if (!container) throw new Error('#root is missing from index.html');

@@ -17,15 +17,18 @@ interface StoredSession {
   expiresAt: number;
 }
 
+/** Why the sign-in screen shows: the token expired, the password changed, or a moved session was refused. */
+export type SignOutReason = 'expired' | 'passwordChanged' | 'followed';
+
 export interface SessionState {
   mode: Mode;
   session: StoredSession | null;
   /** Shown on the sign-in screen, e.g. after the token expired or the password changed. */
-  notice: 'expired' | 'passwordChanged' | null;
+  notice: SignOutReason | null;
   language: Language;
   theme: Theme;
   signIn(token: string, expiresInSeconds: number, username: string): void;
-  signOut(reason?: 'expired' | 'passwordChanged'): void;
+  signOut(reason?: SignOutReason): void;
   setLanguage(language: Language): void;
   setTheme(theme: Theme): void;
 }

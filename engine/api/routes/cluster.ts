@@ -16,7 +16,11 @@ export function clusterRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async () =>
-      ok(ctx.cluster ? { enabled: true as const, ...ctx.cluster.view() } : { enabled: false as const }),
+      ok(
+        ctx.cluster
+          ? { enabled: true as const, ...(await ctx.cluster.siteView()) }
+          : { enabled: false as const },
+      ),
   );
 
   app.get(

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { ClusterNode } from '../../cluster/cluster-node';
 import { heatmapPng } from '../../osd/heatmap';
 import { SNAPSHOT_WIDTHS } from '../../pipeline/frame-snapshots';
 import { HEAT_COLUMNS, HEAT_ROWS } from '../../pipeline/heat-grid';
@@ -13,9 +14,10 @@ import {
   TaskView,
   UpdateTaskBody,
 } from '../../tasks/schema';
+import type { TaskPageQuery } from '../../tasks/task-repository';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
-import { Envelope, ok } from '../envelope';
+import { Envelope, ok, okArrayJson } from '../envelope';
 import { ApiError } from '../errors';
 import { LIVE_TASK, TASK_APPS } from '../openapi';
 import { TaskParams } from '../schemas';
@@ -74,6 +76,16 @@ function nextPage(query: TaskListQuery, offset: number): string {
   return `/api/tasks?${params}`;
 }
 
+/** A page of the whole site's listing on a node of a cluster (cluster/site-listing.ts), as JSON. */
+async function siteListing(
+  cluster: ClusterNode,
+  filter: TaskPageQuery & { withAreas: boolean },
+  serialize: (task: TaskListItem) => string,
+): Promise<{ json: Buffer; count: number; total: number }> {
+  const { items, total } = await cluster.listing.page(filter);
+  return { json: okArrayJson(items.map((item) => Buffer.from(serialize(item)))), count: items.length, total };
+}
+
 /** A heatmap is looked at on its own, larger than a wall's tile. */
 const HEATMAP_WIDTH = 640;
 
@@ -121,8 +133,10 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
     async (request, reply) => {
       const { limit = TASK_PAGE_LIMIT, offset = 0, state, mode, with_areas = false } = request.query;
       const closed = state === undefined ? undefined : state === 'closed';
-      const serialize = reply.compileSerializationSchema(TaskSummary);
-      const page = listing.page({ limit, offset, closed, mode, withAreas: with_areas }, serialize);
+      const filter = { limit, offset, closed, mode, withAreas: with_areas };
+      const page = ctx.cluster
+        ? await siteListing(ctx.cluster, filter, reply.compileSerializationSchema(TaskListItem))
+        : listing.page(filter, reply.compileSerializationSchema(TaskSummary));
       reply.header('x-total-count', String(page.total));
       const next = offset + page.count;
       if (page.count > 0 && next < page.total)

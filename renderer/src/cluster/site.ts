@@ -1,18 +1,22 @@
 /**
  * What the console shows of a cluster site (GET /api/cluster), worked out from the engine's answer
  * without React: the nodes' rows, the placement verdict in the operator's language, and which node
- * runs a camera.
+ * runs a camera (GET /api/tasks of a cluster names it).
  */
-import type { SiteView } from '../api';
+import type { SiteView, TaskSummary } from '../api';
 import { formatBytes, formatNumber, type Language, type Translate } from '../i18n';
 
 export type Site = Extract<SiteView, { enabled: true }>;
 type Member = Site['nodes'][number];
 type Placement = NonNullable<Site['placement']>;
 
-/** The node that runs a task; null on a single workstation, or while no node runs it. */
-export function nodeOf(site: SiteView | undefined, taskId: string): string | null {
-  return site?.enabled ? (site.assignments[taskId]?.node ?? null) : null;
+/**
+ * Which node runs a listed task, in words; null on a single workstation, or while no node runs it.
+ * A node that did not answer the listing is said so: the task's figures are then not live.
+ */
+export function nodeLabel(task: Pick<TaskSummary, 'node' | 'node_answered'>, t: Translate): string | null {
+  if (!task.node) return null;
+  return t(task.node_answered === false ? 'site.nodeUnanswered' : 'site.nodeLabel', { node: task.node });
 }
 
 export interface NodeRow {
@@ -54,9 +58,10 @@ export function nodeRows(site: Site, language: Language, t: Translate): NodeRow[
 }
 
 /**
- * Where the placement verdict (headroom, unplaced cameras) is: the leader keeps it, so another node
- * has none to show (the console then names the leader rather than asking it: each node signs its own
- * users in). `pending`: this node leads but has not planned yet; `no_leader`: none holds the lease.
+ * Where the placement verdict (headroom, unplaced cameras) is: the leader keeps it and any node
+ * answers with it (it asks the leader); `elsewhere`: the leader did not answer it or has not planned
+ * yet (the console names the leader); `pending`: this node leads but has not planned yet;
+ * `no_leader`: none holds the lease.
  */
 export type PlacementState =
   | { kind: 'here'; placement: Placement }

@@ -20,6 +20,8 @@ export const en = {
   'session.signedInAs': 'Signed in as {user}',
   'session.expired': 'Your session has expired. Please sign in again.',
   'session.passwordChanged': 'The password was changed. Sign in with the new password.',
+  'session.followed':
+    'The node this console talked to stopped answering, and the console moved to this node of the site. Your sign-in is not valid here: please sign in again.',
   'signIn.title': 'Sign in',
   'signIn.intro': 'Sign in to the analysis engine.',
   'signIn.username': 'User name',
@@ -49,6 +51,8 @@ export const zhCN: Translation<typeof en> = {
   'session.signedInAs': '当前用户：{user}',
   'session.expired': '登录已过期，请重新登录。',
   'session.passwordChanged': '密码已修改，请使用新密码登录。',
+  'session.followed':
+    '此控制台原先连接的节点已无应答，控制台已转到本站点的此节点。您的登录在此无效，请重新登录。',
   'signIn.title': '登录',
   'signIn.intro': '登录分析引擎。',
   'signIn.username': '用户名',

@@ -28,10 +28,16 @@ export const en = {
   'site.reason.noEligibleNode': 'no node can run it',
   'site.rebalancing': 'Cameras are being moved to even the load.',
   'site.placementElsewhere':
-    "The placement verdict (whether the others could take a lost node's cameras, cameras without a place) is kept by the leader, {leader}: its console shows it.",
+    "The placement verdict (whether the others could take a lost node's cameras, cameras without a place) is kept by the leader, {leader}, which did not answer or has not planned yet: its console shows it.",
   'site.placementPending': 'This node leads placement and has not planned yet.',
   'site.noLeader': 'No node leads placement now: cameras of a lost node wait until one does.',
   'site.nodeLabel': 'Node {node}',
+  'site.nodeUnanswered': 'Node {node}, not answering: figures as last stored',
+  'follow.lost':
+    'Node {node}, which this console talks to, does not answer. Going on at {target} in {seconds} s.',
+  'follow.lostAlone':
+    'Node {node}, which this console talks to, does not answer, and no other node of the site was up.',
+  'follow.goTo': 'Go on at {node} now',
 } as const;
 
 export const zhCN: Translation<typeof en> = {
@@ -62,8 +68,12 @@ export const zhCN: Translation<typeof en> = {
   'site.reason.noEligibleNode': '没有节点能运行它',
   'site.rebalancing': '正在迁移摄像头以均衡负载。',
   'site.placementElsewhere':
-    '调度结论（其余节点能否接收失效节点的摄像头、无处运行的摄像头）保存在主节点 {leader}：请在它的控制台查看。',
+    '调度结论（其余节点能否接收失效节点的摄像头、无处运行的摄像头）保存在主节点 {leader}，它未应答或尚未完成调度：请在它的控制台查看。',
   'site.placementPending': '本节点是调度主节点，尚未完成首次调度。',
   'site.noLeader': '目前没有调度主节点：失效节点的摄像头需等待新的主节点。',
   'site.nodeLabel': '节点 {node}',
+  'site.nodeUnanswered': '节点 {node} 无应答：数据为最后一次保存的值',
+  'follow.lost': '此控制台连接的节点 {node} 无应答。将在 {seconds} 秒后转到 {target} 继续。',
+  'follow.lostAlone': '此控制台连接的节点 {node} 无应答，且站点中没有其他在线节点。',
+  'follow.goTo': '立即转到 {node}',
 };

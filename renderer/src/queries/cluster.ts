@@ -15,5 +15,6 @@ export const clusterQuery = (transport: Transport) =>
   queryOptions({
     queryKey: clusterKeys.all,
     queryFn: ({ signal }) => getCluster(transport, signal),
-    refetchInterval: CLUSTER_REFRESH_MS,
+    // A single workstation does not become a node without a restart: asked once.
+    refetchInterval: (query) => (query.state.data?.enabled === false ? false : CLUSTER_REFRESH_MS),
   });

@@ -2,7 +2,16 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { pointInPolygon } from '../../../engine/contract';
-import { type AppConfig, aiVideoSocket, appsOf, isRunning, resetHeatmap, type Task } from '../api';
+import {
+  type AppConfig,
+  aiVideoSocket,
+  appsOf,
+  isRunning,
+  resetHeatmap,
+  type Task,
+  type TaskSummary,
+} from '../api';
+import { nodeLabel } from '../cluster/site';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { HeatmapImage } from '../components/HeatmapImage';
 import type { VideoState } from '../components/HlsVideo';
@@ -74,6 +83,7 @@ export function LiveView({ taskId }: { taskId: string | null }) {
             <option key={task.task_id} value={task.task_id}>
               {task.task_id.slice(0, 8)} · {task.app_ids.join(', ')}
               {task.device_id ? ` · ${task.device_id}` : ''}
+              {task.node ? ` · ${nodeLabel(task, t)}` : ''}
             </option>
           ))}
         </select>
@@ -85,12 +95,15 @@ export function LiveView({ taskId }: { taskId: string | null }) {
       </div>
       {tasks.isError && <ErrorNotice error={tasks.error} />}
       {!taskId && <p>{videoTasks.length === 0 ? t('live.noTasks') : t('live.pick')}</p>}
-      {taskId && <LiveTask key={taskId} taskId={taskId} />}
+      {taskId && (
+        <LiveTask key={taskId} taskId={taskId} listed={videoTasks.find((task) => task.task_id === taskId)} />
+      )}
     </section>
   );
 }
 
-function LiveTask({ taskId }: { taskId: string }) {
+/** `listed`: the task as the listing shows it, which names the node that runs it in a cluster. */
+function LiveTask({ taskId, listed }: { taskId: string; listed: TaskSummary | undefined }) {
   const t = useT();
   const transport = useTransport();
   const queryClient = useQueryClient();
@@ -100,6 +113,7 @@ function LiveTask({ taskId }: { taskId: string }) {
   const update = useMutation(updateTaskMutation(transport, queryClient));
   const { mutateAsync: saveConfigs } = update;
   const data = task.data;
+  const node = listed ? nodeLabel(listed, t) : null;
   const running = data ? isRunning(data) : false;
   const appKey = data?.app_ids.join('\n') ?? '';
 
@@ -285,6 +299,7 @@ function LiveTask({ taskId }: { taskId: string }) {
     <>
       <p className="meta live-meta">
         <StatusBadge task={data} />
+        {node && <span className="live-node">{node}</span>}
         <span>{data.video_url}</span>
         {source && <span>{t('live.sourceSize', { width: source.width, height: source.height })}</span>}
         <span className="dump">{data.dump}</span>

@@ -4,6 +4,12 @@ import { useSession, useT } from '../store';
 import { ApiError } from '../transport';
 import { requestToken } from '../transport/http';
 
+const NOTICES = {
+  expired: 'session.expired',
+  passwordChanged: 'session.passwordChanged',
+  followed: 'session.followed',
+} as const;
+
 /** Web mode only: exchanges user name and password for a token (POST /api/auth/token). */
 export function SignIn() {
   const t = useT();
@@ -45,7 +51,7 @@ export function SignIn() {
         <p>{t('signIn.intro')}</p>
         {notice !== null && (
           <p className="notice" role="status">
-            {t(notice === 'expired' ? 'session.expired' : 'session.passwordChanged')}
+            {t(NOTICES[notice])}
           </p>
         )}
         <label htmlFor={userId}>{t('signIn.username')}</label>

@@ -3,13 +3,12 @@ import { useId, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { TASK_PAGE_LIMIT } from '../../../engine/contract';
 import { isRunning, type TaskSummary } from '../api';
-import { nodeOf } from '../cluster/site';
+import { nodeLabel } from '../cluster/site';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { StatusBadge } from '../components/StatusBadge';
 import { useTransport } from '../context';
 import { taskFigures } from '../health';
-import { clusterQuery } from '../queries/cluster';
 import { closeTaskMutation, purgeTaskMutation, RUNNING, taskQuery, tasksQuery } from '../queries/tasks';
 import { paths } from '../routes';
 import { useSession, useT } from '../store';
@@ -143,7 +142,6 @@ interface TaskGroupProps {
 
 function TaskGroup({ label, tasks, open, more, closingId, onClose, onRemove }: TaskGroupProps) {
   const t = useT();
-  const cluster = useQuery(clusterQuery(useTransport()));
   return (
     <details className="task-group" open={open}>
       <summary>{label}</summary>
@@ -171,7 +169,6 @@ function TaskGroup({ label, tasks, open, more, closingId, onClose, onRemove }: T
               <TaskRow
                 key={task.task_id}
                 task={task}
-                node={nodeOf(cluster.data, task.task_id)}
                 closing={closingId === task.task_id}
                 onClose={onClose}
                 onRemove={onRemove}
@@ -186,14 +183,11 @@ function TaskGroup({ label, tasks, open, more, closingId, onClose, onRemove }: T
 
 function TaskRow({
   task,
-  node,
   closing,
   onClose,
   onRemove,
 }: {
   task: TaskSummary;
-  /** The cluster node that runs it; null on a single workstation. */
-  node: string | null;
   closing: boolean;
   onClose: (task: TaskSummary) => void;
   onRemove: (task: TaskSummary) => void;
@@ -202,6 +196,7 @@ function TaskRow({
   const running = isRunning(task);
   const figures = taskFigures(task.health);
   const title = taskTitle(task);
+  const node = nodeLabel(task, t);
   return (
     <tr className={running ? '' : 'closed-row'}>
       <th scope="row">
@@ -209,7 +204,7 @@ function TaskRow({
         <span className="sub">
           <code title={task.task_id}>{task.task_id.slice(0, 8)}</code>
           {task.business_id && ` · ${task.business_id}`}
-          {node && ` · ${t('site.nodeLabel', { node })}`}
+          {node && ` · ${node}`}
         </span>
       </th>
       <td className="nowrap">{t(`mode.${task.mode}`)}</td>

@@ -1,11 +1,9 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { isRunning } from '../api';
-import { nodeOf } from '../cluster/site';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
 import { useFeed } from '../feed/store';
-import { clusterQuery } from '../queries/cluster';
 import { RUNNING_VIDEO, tasksQuery } from '../queries/tasks';
 import { useSession, useT } from '../store';
 import { taskTitle } from '../tasks/title';
@@ -27,7 +25,6 @@ export function Wall() {
   const size = useWallSettings((state) => state.size);
   const setSize = useWallSettings((state) => state.setSize);
   const tasks = useQuery(tasksQuery(transport, RUNNING_VIDEO));
-  const cluster = useQuery(clusterQuery(transport));
   const items = useFeed((state) => state.items);
   const [page, setPage] = useState(0);
   const [focused, setFocused] = useState<string | null>(null);
@@ -123,7 +120,6 @@ export function Wall() {
             task={task}
             video={video}
             alarms={recentAlarms(items, task.task_id, since)}
-            node={nodeOf(cluster.data, task.task_id)}
             focused={focused === task.task_id}
             onSelect={() => setFocused(focused === task.task_id ? null : task.task_id)}
           />

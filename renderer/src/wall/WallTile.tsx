@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { aiVideoSocket, type TaskSummary } from '../api';
+import { nodeLabel } from '../cluster/site';
 import type { VideoState } from '../components/HlsVideo';
 import { LiveVideo } from '../components/LiveVideo';
 import { StatusBadge } from '../components/StatusBadge';
@@ -17,16 +18,15 @@ interface WallTileProps {
   /** Play the annotated video; otherwise show a snapshot refreshed every few seconds. */
   video: boolean;
   alarms: number;
-  /** The cluster node that runs it; null on a single workstation. */
-  node: string | null;
   focused: boolean;
   onSelect: () => void;
 }
 
 /** One camera on the wall: its picture, name, state and recent alarms; a click focuses it. */
-export function WallTile({ task, video, alarms, node, focused, onSelect }: WallTileProps) {
+export function WallTile({ task, video, alarms, focused, onSelect }: WallTileProps) {
   const t = useT();
   const title = taskTitle(task);
+  const node = nodeLabel(task, t);
   return (
     <li className={focused ? 'wall-tile wall-focused' : 'wall-tile'}>
       <button
@@ -40,7 +40,7 @@ export function WallTile({ task, video, alarms, node, focused, onSelect }: WallT
       <div className="wall-caption">
         <span className="wall-name">{title}</span>
         <StatusBadge task={task} />
-        {node && <span className="wall-node">{t('site.nodeLabel', { node })}</span>}
+        {node && <span className="wall-node">{node}</span>}
         <span className="wall-alarms">{t('wall.alarms', { count: alarms })}</span>
       </div>
     </li>
