@@ -12,6 +12,7 @@ import type { EventBus } from '../events/bus';
 import type { DeliveryRecord, DeliveryState } from '../events/delivery';
 import type { CallbackBody } from '../events/schema';
 import type { PackageRegistry } from '../packages/registry';
+import type { SettingsRepository } from '../store/settings-repository';
 import { TASK_LIMITS } from '../tasks/limits';
 import type { TaskLeases, TaskRegistry } from '../tasks/registry';
 import type { TaskRow } from '../tasks/task-repository';
@@ -23,6 +24,7 @@ import type { ClusterOptions } from './options';
 import { type ClusterErrorKind, OwnerRouting } from './owner-routing';
 import { plan } from './placement';
 import { type CameraDemand, type NodeCard, type Plan, PRIORITY_DEFAULT } from './placement-schema';
+import { openSitePackages, type SitePackageBuckets, SitePackages } from './site-packages';
 import { LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
 import type { Assignment, MemberView, SiteTask, SiteView } from './site-view';
 import { taskCost, UNMEASURED_CAMERA_CORES } from './task-cost';
@@ -68,6 +70,9 @@ interface Deps {
   /** Events waiting in memory while the data disk is full: a node with any is draining. */
   held: HeldEvents;
   packages: PackageRegistry;
+  /** The node's settings: which site package each installed copy came from (site-packages.ts). */
+  settings: SettingsRepository;
+  tmpDir: string;
   outbox: Outbox;
   delivery: DeliveryWorker;
   bus: EventBus;
@@ -119,15 +124,26 @@ export class ClusterNode {
   private apiUrl = '';
   private readonly unsubscribe: () => void;
   readonly routing: OwnerRouting;
+  /** The site's packages: the package store of a node (uploads and removals go through it). */
+  readonly packages: SitePackages;
 
   private constructor(
     readonly node: string,
     private readonly conn: ClusterConnection,
     private readonly site: SiteStore,
     private readonly deps: Deps,
+    packageBuckets: SitePackageBuckets,
     private readonly maxCameras?: number,
   ) {
     this.routing = new OwnerRouting(conn, node);
+    this.packages = new SitePackages(packageBuckets, {
+      node,
+      registry: deps.packages,
+      settings: deps.settings,
+      siteTasks: () => this.siteTasks(),
+      tmpDir: deps.tmpDir,
+      log: deps.log,
+    });
     this.appender = new ChainAppender(
       (taskId, held, chained, error) => void this.superseded(taskId, held, chained, error),
       (error, taskId) => deps.log.warn({ err: error }, `cluster: the events of task ${taskId} wait for NATS`),
@@ -165,8 +181,10 @@ export class ClusterNode {
     const node = nodeNameOf(options);
     const conn = await connectCluster(options, `vision-console:${node}`);
     try {
-      const site = await openSiteStore(conn, Math.min(3, options.servers.length));
-      const member = new ClusterNode(node, conn, site, deps, options.maxCameras);
+      const replicas = Math.min(3, options.servers.length);
+      const site = await openSiteStore(conn, replicas);
+      const packages = await openSitePackages(conn, replicas);
+      const member = new ClusterNode(node, conn, site, deps, packages, options.maxCameras);
       await member.readAssignments();
       return member;
     } catch (error) {
@@ -226,6 +244,7 @@ export class ClusterNode {
     this.apiUrl = apiUrl;
     this.routing.serve(app);
     void this.settleStrays();
+    this.packages.start();
     this.conn.nc.subscribe(`vc.node.${this.node}.alive`, {
       callback: (_error, message) => {
         message.respond('ok');
@@ -288,6 +307,7 @@ export class ClusterNode {
     clearInterval(this.beatTimer);
     clearInterval(this.tickTimer);
     this.unsubscribe();
+    this.packages.close();
     this.appender.close();
     await this.conn.close();
   }
