@@ -27,6 +27,8 @@ export class SiteEngine {
     private readonly servers: readonly string[],
     /** Node's own flags before the entry point (a test's preload). */
     private readonly nodeArgs: readonly string[] = [],
+    /** More engine flags (e.g. --install). */
+    private readonly engineArgs: readonly string[] = [],
   ) {}
 
   /** Starts the engine as an operator does: `engine/cli.ts` with the --cluster flags. */
@@ -45,6 +47,7 @@ export class SiteEngine {
       BUILTIN_PACKAGE_DIR,
       ...media,
       ...cluster,
+      ...this.engineArgs,
     ];
     const child = spawn(process.execPath, ['--import', 'tsx', ...this.nodeArgs, 'engine/cli.ts', ...args], {
       cwd: ROOT,
