@@ -154,12 +154,13 @@ describe('packages shared by the site', () => {
     // c comes with packages of its own: one the site lacks, and an older version of one it has.
     const own = await variant('coco-own', '2.0.0');
     const older = await variant(EXAMPLE, '0.9.0');
-    const c = new SiteEngine('c', mkdtempSync(join(tmpdir(), 'vc-site-c-')), nats.urls, [], [
-      '--install',
-      own,
-      '--install',
-      older,
-    ]);
+    const c = new SiteEngine(
+      'c',
+      mkdtempSync(join(tmpdir(), 'vc-site-c-')),
+      nats.urls,
+      [],
+      ['--install', own, '--install', older],
+    );
     engines.push(c);
     await c.start();
     await listedEverywhere([a, b, c], 'coco-own', '2.0.0');
@@ -173,7 +174,10 @@ describe('packages shared by the site', () => {
     let site: SitePackageBuckets;
 
     beforeAll(async () => {
-      conn = await connectCluster({ servers: nats.urls, user: NATS_USER, password: NATS_PASSWORD }, 'tampering');
+      conn = await connectCluster(
+        { servers: nats.urls, user: NATS_USER, password: NATS_PASSWORD },
+        'tampering',
+      );
       site = await openSitePackages(conn, 1);
     });
     afterAll(() => conn?.close());
