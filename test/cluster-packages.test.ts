@@ -101,6 +101,7 @@ afterAll(async () => {
 
 describe('packages shared by the site', () => {
   let taskId = '';
+  let c: SiteEngine;
 
   it('a package uploaded to one node is installed on the others, which run tasks with it', async () => {
     expect(await versionOn(b, EXAMPLE)).toBeUndefined();
@@ -154,7 +155,7 @@ describe('packages shared by the site', () => {
     // c comes with packages of its own: one the site lacks, and an older version of one it has.
     const own = await variant('coco-own', '2.0.0');
     const older = await variant(EXAMPLE, '0.9.0');
-    const c = new SiteEngine(
+    c = new SiteEngine(
       'c',
       mkdtempSync(join(tmpdir(), 'vc-site-c-')),
       nats.urls,
@@ -167,6 +168,19 @@ describe('packages shared by the site', () => {
     await listedEverywhere([c], EXAMPLE, '1.0.0');
     expect(c.log).toContain("was replaced by the site's 1.0.0");
     expect(await versionOn(a, EXAMPLE)).toBe('1.0.0');
+  }, 180_000);
+
+  it('a node that restarts converges: what the site removed meanwhile goes, the rest is as the site holds it', async () => {
+    await c.stop();
+    expect(await remove(a, 'coco-own')).toMatchObject({ code: 0 });
+    await listedEverywhere([a, b], 'coco-own', undefined);
+    // Its --install files again: coco-own is there already, the older example replaces the site's.
+    await c.start();
+    await listedEverywhere([c], 'coco-own', undefined);
+    await listedEverywhere([c], EXAMPLE, '1.0.0');
+    expect(c.log).toContain('package coco-own was removed from the site and is uninstalled here');
+    expect(c.log).not.toContain('coco-own 2.0.0 of this node was brought into the site');
+    expect(await versionOn(a, 'coco-own')).toBeUndefined();
   }, 180_000);
 
   describe('a site object that is not what its record says', () => {
