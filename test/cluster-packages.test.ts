@@ -183,6 +183,15 @@ describe('packages shared by the site', () => {
     expect(await versionOn(a, 'coco-own')).toBeUndefined();
   }, 180_000);
 
+  it('uploads beyond those a node lets wait are refused with 503 50303, and change nothing', async () => {
+    const answers = await Promise.all(Array.from({ length: 6 }, () => upload(a, exampleZapk)));
+    const codes = answers.map((answer) => answer.code).sort();
+    expect(codes).toContain(0);
+    expect(codes).toContain(50303);
+    expect(codes.every((code) => code === 0 || code === 50303)).toBe(true);
+    await listedEverywhere([a, b, c], EXAMPLE, '1.0.0');
+  }, 120_000);
+
   describe('a site object that is not what its record says', () => {
     let conn: ClusterConnection;
     let site: SitePackageBuckets;
