@@ -9,7 +9,7 @@ import {
   openSitePackages,
   type SitePackageBuckets,
   type SitePackageRecord,
-} from '../engine/cluster/site-packages';
+} from '../engine/cluster/site-package-buckets';
 import type { ListedPackage } from '../engine/packages/listing';
 import type { Manifest } from '../engine/packages/manifest';
 import { buildZapk } from '../engine/packages/zapk';
