@@ -13,6 +13,7 @@ import type { ImageAnalysis } from '../images/analysis';
 import type { WaitingBudget } from '../images/budget';
 import type { PreviewStreams } from '../live/preview';
 import type { Optimizations } from '../optimization/service';
+import type { PackageStore } from '../packages/package-store';
 import type { PackageRegistry } from '../packages/registry';
 import type { FrameSnapshots } from '../pipeline/frame-snapshots';
 import type { VideoAnalysis } from '../pipeline/video-analysis';
@@ -30,6 +31,8 @@ export interface ApiContext {
   /** Short-lived tokens for the segment URIs of one HLS stream. */
   streamTokens: StreamTokens;
   packages: PackageRegistry;
+  /** Where uploads are installed and removals made: the registry, or in cluster mode the site's store. */
+  packageStore: PackageStore;
   tasks: TaskRegistry;
   /** Analysis of the uploads of image and diff tasks (4.8, 4.9). */
   images: ImageAnalysis;

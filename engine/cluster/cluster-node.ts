@@ -12,6 +12,7 @@ import type { EventBus } from '../events/bus';
 import type { DeliveryRecord, DeliveryState } from '../events/delivery';
 import type { CallbackBody } from '../events/schema';
 import type { PackageRegistry } from '../packages/registry';
+import type { SettingsRepository } from '../store/settings-repository';
 import { TASK_LIMITS } from '../tasks/limits';
 import type { TaskLeases, TaskRegistry } from '../tasks/registry';
 import type { TaskRow } from '../tasks/task-repository';
@@ -27,6 +28,8 @@ import { type CameraDemand, type NodeCard, type Plan, PRIORITY_DEFAULT } from '.
 import { SiteEventLog } from './site-feed';
 import { mergeHistory, readChainPage } from './site-history';
 import { LISTING_TIMEOUT_MS, type SiteIndex, SiteListing } from './site-listing';
+import { openSitePackages, type SitePackageBuckets } from './site-package-buckets';
+import { SitePackages } from './site-packages';
 import { LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
 import type { Assignment, MemberView, SiteTask, SiteView } from './site-view';
 import { taskCost, UNMEASURED_CAMERA_CORES } from './task-cost';
@@ -72,6 +75,9 @@ interface Deps {
   /** Events waiting in memory while the data disk is full: a node with any is draining. */
   held: HeldEvents;
   packages: PackageRegistry;
+  /** The node's settings: which site package each installed copy came from (site-packages.ts). */
+  settings: SettingsRepository;
+  tmpDir: string;
   outbox: Outbox;
   delivery: DeliveryWorker;
   bus: EventBus;
@@ -127,12 +133,15 @@ export class ClusterNode implements SiteIndex {
   readonly events: SiteEventLog;
   /** GET /api/tasks of the whole site. */
   readonly listing: SiteListing;
+  /** The site's packages: the package store of a node (uploads and removals go through it). */
+  readonly packages: SitePackages;
 
   private constructor(
     readonly node: string,
     private readonly conn: ClusterConnection,
     readonly site: SiteStore,
     private readonly deps: Deps,
+    packageBuckets: SitePackageBuckets,
     private readonly maxCameras?: number,
   ) {
     this.routing = new OwnerRouting(conn, node);
@@ -140,6 +149,14 @@ export class ClusterNode implements SiteIndex {
       deps.log.warn({ err: error }, 'cluster: the event feed waits for NATS'),
     );
     this.listing = new SiteListing(conn, this, deps.tasks);
+    this.packages = new SitePackages(packageBuckets, {
+      node,
+      registry: deps.packages,
+      settings: deps.settings,
+      siteTasks: () => this.siteTasks(),
+      tmpDir: deps.tmpDir,
+      log: deps.log,
+    });
     this.appender = new ChainAppender(
       (taskId, held, chained, error) => void this.superseded(taskId, held, chained, error),
       (error, taskId) => deps.log.warn({ err: error }, `cluster: the events of task ${taskId} wait for NATS`),
@@ -180,8 +197,10 @@ export class ClusterNode implements SiteIndex {
     const node = nodeNameOf(options);
     const conn = await connectCluster(options, `vision-console:${node}`);
     try {
-      const site = await openSiteStore(conn, Math.min(3, options.servers.length));
-      const member = new ClusterNode(node, conn, site, deps, options.maxCameras);
+      const replicas = Math.min(3, options.servers.length);
+      const site = await openSiteStore(conn, replicas);
+      const packages = await openSitePackages(conn, replicas);
+      const member = new ClusterNode(node, conn, site, deps, packages, options.maxCameras);
       await member.readAssignments();
       await member.events.start();
       return member;
@@ -256,6 +275,7 @@ export class ClusterNode implements SiteIndex {
       },
     });
     void this.settleStrays();
+    this.packages.start();
     this.conn.nc.subscribe(`vc.node.${this.node}.alive`, {
       callback: (_error, message) => {
         message.respond('ok');
@@ -377,6 +397,7 @@ export class ClusterNode implements SiteIndex {
     clearInterval(this.beatTimer);
     clearInterval(this.tickTimer);
     this.unsubscribe();
+    this.packages.close();
     this.appender.close();
     await this.events.close();
     await this.conn.close();

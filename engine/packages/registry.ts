@@ -10,7 +10,15 @@ import { ruleProblems } from '../rules/validate';
 import type { ListedApp, ListedPackage } from './listing';
 import type { Manifest, ModelSpec } from './manifest';
 import type { AppRow, PackageRow, PackagesRepository } from './packages-repository';
-import { extractZapk, inspectZapk, loadManifestDir, sha256File, ZapkError } from './zapk';
+import {
+  buildZapk,
+  extractZapk,
+  inspectZapk,
+  loadManifestDir,
+  MANIFEST_FILE,
+  sha256File,
+  ZapkError,
+} from './zapk';
 
 export interface InstalledApp {
   zapk_id: string;
@@ -114,9 +122,15 @@ export class PackageRegistry {
   /**
    * Installs or upgrades from a .zapk file; returns the package id and whether it replaced one.
    * Once `signal` aborts (the uploading client went away), its model checks are cancelled and
-   * nothing is installed.
+   * nothing is installed. `beforeCommit` runs once every check passed and before the package is
+   * committed here (cluster mode: it stores the package for the site); when it throws, nothing is
+   * installed.
    */
-  async installZapk(zapkPath: string, signal?: AbortSignal): Promise<PackageChange> {
+  async installZapk(
+    zapkPath: string,
+    signal?: AbortSignal,
+    beforeCommit?: (manifest: Manifest) => Promise<void>,
+  ): Promise<PackageChange> {
     const manifest = await inspectZapk(zapkPath);
     // Refused early here, and decided for good at commit: a task may start while the files unpack.
     this.refuseIfInUse(manifest.zapk_id, 'upgraded');
@@ -125,6 +139,7 @@ export class PackageRegistry {
     try {
       await this.checkModels(manifest, dir, signal);
       signal?.throwIfAborted();
+      await beforeCommit?.(manifest);
       return this.commit(manifest, dir, false);
     } catch (error) {
       await rm(dir, { recursive: true, force: true });
@@ -189,6 +204,14 @@ export class PackageRegistry {
     this.store.remove(zapkId);
     this.revision += 1;
     if (!row.builtin) await rm(row.dir, { recursive: true, force: true });
+  }
+
+  /**
+   * Packs an installed package back into a .zapk at `outPath` (cluster mode: a workstation's own
+   * packages brought into its site). The operator's edited rules are not in it: the manifest's are.
+   */
+  async exportZapk(zapkId: string, outPath: string): Promise<void> {
+    await buildZapk(join(this.row(zapkId).dir, MANIFEST_FILE), outPath);
   }
 
   /** The listing of 4.2: apps keyed by app_id, rule.classes keyed by class_id (api-decisions.md). */

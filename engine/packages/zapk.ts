@@ -49,7 +49,9 @@ export const DEFAULT_LIMITS: Readonly<ZapkLimits> = {
 export const MAX_MANIFEST_BYTES = MiB;
 const MAX_LABELS_BYTES = MiB;
 const RATIO_MIN_BYTES = MiB;
-const MANIFEST = 'manifest.json';
+export const MANIFEST_FILE = 'manifest.json';
+/** The largest .zapk accepted, as uploaded (the API's body limit) or as a cluster's site stores it. */
+export const MAX_ZAPK_BYTES = 1024 * MiB;
 
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
@@ -326,9 +328,9 @@ async function readZapk(zipPath: string, limits: ZapkLimits, outDir: string | nu
   const zip = await openZip(zipPath);
   try {
     const entries = await listEntries(zip, limits);
-    const manifestEntry = entries.find((e) => e.fileName === MANIFEST);
+    const manifestEntry = entries.find((e) => e.fileName === MANIFEST_FILE);
     if (!manifestEntry) {
-      const nested = entries.find((e) => e.fileName.endsWith(`/${MANIFEST}`));
+      const nested = entries.find((e) => e.fileName.endsWith(`/${MANIFEST_FILE}`));
       const hint = nested ? ` (found "${nested.fileName}": zip the folder's contents, not the folder)` : '';
       throw new ZapkError(`manifest.json is missing from the root of the package${hint}`);
     }
@@ -436,7 +438,9 @@ export async function sha256File(path: string): Promise<string> {
 
 /** Validates an unpacked package folder (manifest.json plus its files) the same way as an archive. */
 export async function loadManifestDir(dir: string): Promise<Manifest> {
-  const manifest = parseManifest(await readSmallFile(join(dir, MANIFEST), MAX_MANIFEST_BYTES, MANIFEST));
+  const manifest = parseManifest(
+    await readSmallFile(join(dir, MANIFEST_FILE), MAX_MANIFEST_BYTES, MANIFEST_FILE),
+  );
   const content: Content = { digests: new Map(), texts: new Map() };
   for (const file of namedFiles(manifest)) {
     const path = join(dir, file.path);
@@ -527,7 +531,7 @@ async function writeZip(
   const output = zip.outputStream as PassThrough;
   // yazl reports a failing source file on the ZipFile, which would leave the output stream hanging.
   zip.on('error', (error: Error) => output.destroy(error));
-  zip.addBuffer(Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`), MANIFEST);
+  zip.addBuffer(Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`), MANIFEST_FILE);
   for (const file of files) zip.addFile(file.source, file.archivePath);
   zip.end();
 

@@ -6,14 +6,14 @@ import { pipeline } from 'node:stream/promises';
 import { Type } from '@sinclair/typebox';
 import { ChecksBusyError } from '../../inference/checker';
 import { ListedPackage } from '../../packages/listing';
-import { ZapkError } from '../../packages/zapk';
+import { MAX_ZAPK_BYTES, ZapkError } from '../../packages/zapk';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
 import { ApiError } from '../errors';
 import { AppParams, AppUpdateBody, PackageInstalled, ZapkParams } from '../schemas';
 
-const MAX_PACKAGE_BYTES = 1024 * 1024 * 1024;
+const MAX_PACKAGE_BYTES = MAX_ZAPK_BYTES;
 
 export function packageRoutes(app: Api, ctx: ApiContext): void {
   app.get(
@@ -65,7 +65,7 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
         await pipeline(file.file, createWriteStream(upload));
         if (file.file.truncated)
           throw new ApiError('BODY_TOO_LARGE', 'the package is larger than the 1 GiB accepted');
-        return ok(await ctx.packages.installZapk(upload, abandoned.signal));
+        return ok(await ctx.packageStore.installZapk(upload, abandoned.signal));
       } catch (error) {
         if (abandoned.signal.aborted) {
           // Nobody is left to answer: the log says it once, at info level (a client's choice, no fault).
@@ -110,7 +110,7 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async (request) => {
-      await ctx.packages.uninstall(request.params.zapk_id);
+      await ctx.packageStore.uninstall(request.params.zapk_id);
       return ok({ zapk_id: request.params.zapk_id });
     },
   );
