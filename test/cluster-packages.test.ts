@@ -155,14 +155,12 @@ describe('packages shared by the site', () => {
     // c comes with packages of its own: one the site lacks, and an older version of one it has.
     const own = await variant('coco-own', '2.0.0');
     const older = await variant(EXAMPLE, '0.9.0');
-    c = new SiteEngine(
-      'c',
-      mkdtempSync(join(tmpdir(), 'vc-site-c-')),
-      nats.urls,
-      [],
-      {},
-      ['--install', own, '--install', older],
-    );
+    c = new SiteEngine('c', mkdtempSync(join(tmpdir(), 'vc-site-c-')), nats.urls, [], {}, [
+      '--install',
+      own,
+      '--install',
+      older,
+    ]);
     engines.push(c);
     await c.start();
     await listedEverywhere([a, b, c], 'coco-own', '2.0.0');
