@@ -8,6 +8,7 @@ import { type ObjectStore, Objm, StorageType } from '@nats-io/obj';
 import { type Static, Type } from '@sinclair/typebox';
 import { MAX_ZAPK_BYTES } from '../packages/zapk';
 import type { ClusterConnection } from './connection';
+import { whilePlacing } from './site-store';
 
 /**
  * Where the site keeps its packages (site-packages.ts): each .zapk as an object of a JetStream object
@@ -49,11 +50,13 @@ export async function openSitePackages(
   conn: ClusterConnection,
   replicas: number,
 ): Promise<SitePackageBuckets> {
-  const records = await conn.kvm.create(SITE_PACKAGES_BUCKET, { replicas, history: 1 });
-  const objects = await new Objm(conn.js).create(SITE_PACKAGES_BUCKET, {
-    replicas,
-    storage: StorageType.File,
-  });
+  const records = await whilePlacing(() => conn.kvm.create(SITE_PACKAGES_BUCKET, { replicas, history: 1 }));
+  const objects = await whilePlacing(() =>
+    new Objm(conn.js).create(SITE_PACKAGES_BUCKET, {
+      replicas,
+      storage: StorageType.File,
+    }),
+  );
   return { records, objects };
 }
 

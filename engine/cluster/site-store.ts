@@ -1,6 +1,6 @@
-import { RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import { JetStreamApiError, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import type { Bucket, KV } from '@nats-io/kv';
-import type { ClusterConnection } from './connection';
+import { CLIENT_TIMING, type ClusterConnection } from './connection';
 
 /** The buckets and streams a site keeps in JetStream, each replicated on up to three servers. */
 export interface SiteStore {
@@ -35,9 +35,30 @@ const DUPLICATE_WINDOW_NS = 2 * 60 * 1e9;
 /** Event chains are kept a week: delivery retries for a day (OUTBOX_DEFAULTS.retryForMs). */
 const EVENTS_MAX_AGE_NS = 7 * 24 * 3600 * 1e9;
 
+/** JetStream's answer to a new stream whose replicas it cannot place yet (servers still meeting). */
+const NO_SUITABLE_PEERS = 10005;
+
+/**
+ * Creates a stream or bucket, again while JetStream cannot place its replicas yet: servers started
+ * together know each other's JetStream only some seconds after their meta leader is elected, and a
+ * node that starts with them must wait for that, not fail (at most CLIENT_TIMING.jetstreamWaitMs).
+ */
+export async function whilePlacing<T>(create: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + CLIENT_TIMING.jetstreamWaitMs;
+  for (;;) {
+    try {
+      return await create();
+    } catch (error) {
+      const unplaced = error instanceof JetStreamApiError && error.code === NO_SUITABLE_PEERS;
+      if (!unplaced || Date.now() > deadline) throw error;
+      await new Promise((done) => setTimeout(done, 500));
+    }
+  }
+}
+
 /** Opens (creating on first use) the site's buckets and streams with `replicas` copies each. */
 export async function openSiteStore(conn: ClusterConnection, replicas: number): Promise<SiteStore> {
-  const bucket = (name: string) => conn.kvm.create(name, { replicas, history: 1 });
+  const bucket = (name: string) => whilePlacing(() => conn.kvm.create(name, { replicas, history: 1 }));
   const stream = async (name: string, subjects: string[], maxAgeNs: number, retention: RetentionPolicy) => {
     const config = {
       name,
@@ -51,7 +72,7 @@ export async function openSiteStore(conn: ClusterConnection, replicas: number): 
     try {
       await conn.jsm.streams.info(name);
     } catch {
-      await conn.jsm.streams.add(config).catch(async (error) => {
+      await whilePlacing(() => conn.jsm.streams.add(config)).catch(async (error) => {
         // Another node created it meanwhile.
         await conn.jsm.streams.info(name).catch(() => {
           throw error;
