@@ -11,6 +11,8 @@ const ANSWERS: Record<string, ErrorKind> = {
   'package.app_not_found': 'APP_NOT_FOUND',
   'package.in_use': 'PACKAGE_IN_USE',
   'package.invalid_rule': 'INVALID_PARAMETER',
+  'package.invalid': 'INVALID_PACKAGE',
+  'model.checks_busy': 'MODEL_CHECKS_BUSY',
   'image.unsupported_type': 'UNSUPPORTED_IMAGE_TYPE',
   'image.invalid': 'INVALID_IMAGE',
   'image.too_large': 'IMAGE_TOO_LARGE',

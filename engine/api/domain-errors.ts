@@ -4,6 +4,7 @@ import type { ClusterErrorKind } from '../cluster/owner-routing';
 import { DomainError } from '../domain-error';
 import type { AlarmErrorKind } from '../events/review';
 import type { ImageErrorKind } from '../images/image-error';
+import type { CheckErrorKind } from '../inference/checker';
 import type { LiveErrorKind } from '../live/limits';
 import type { SourceErrorKind } from '../media/source-refusal';
 import type { OptimizationErrorKind } from '../optimization/optimization-error';
@@ -26,12 +27,15 @@ type DomainErrorKind =
   | TaskErrorKind
   | LiveErrorKind
   | SourceErrorKind
+  | CheckErrorKind
   | ClusterErrorKind;
 const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'package.not_found': 'PACKAGE_NOT_FOUND',
   'package.app_not_found': 'APP_NOT_FOUND',
   'package.in_use': 'PACKAGE_IN_USE',
   'package.invalid_rule': 'INVALID_PARAMETER',
+  'package.invalid': 'INVALID_PACKAGE',
+  'model.checks_busy': 'MODEL_CHECKS_BUSY',
   'image.unsupported_type': 'UNSUPPORTED_IMAGE_TYPE',
   'image.invalid': 'INVALID_IMAGE',
   'image.too_large': 'IMAGE_TOO_LARGE',

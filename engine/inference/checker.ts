@@ -1,9 +1,17 @@
+import { DomainError } from '../domain-error';
 import { HostFailure, type HostLimits, InferenceHost } from './host';
 import type { CheckReply, OnnxModelRef } from './protocol';
 
+/** Why a model check is refused; engine/api/domain-errors.ts maps it to its envelope code. */
+export type CheckErrorKind = 'model.checks_busy';
+
 /** Too many installs already wait for their model check: the caller may try again shortly. */
-export class ChecksBusyError extends Error {
+export class ChecksBusyError extends DomainError<CheckErrorKind> {
   override name = 'ChecksBusyError';
+
+  constructor(message: string) {
+    super('model.checks_busy', message);
+  }
 }
 
 /** The install that asked for a check went away (its client disconnected): the check was dropped. */

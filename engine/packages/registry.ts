@@ -58,7 +58,15 @@ export type PackageErrorKind =
   | 'package.not_found'
   | 'package.app_not_found'
   | 'package.in_use'
-  | 'package.invalid_rule';
+  | 'package.invalid_rule'
+  | 'package.invalid';
+
+/** An archive the format refuses (ZapkError) as the domain's refusal of the upload; anything else as it is. */
+function refusedPackage(error: unknown): never {
+  if (error instanceof ZapkError)
+    throw new DomainError<PackageErrorKind>('package.invalid', `invalid .zapk: ${error.message}`);
+  throw error;
+}
 
 /** A package is "in use" while a task that is not closed runs one of its apps. */
 export type PackageInUse = (zapkId: string) => boolean;
@@ -131,19 +139,19 @@ export class PackageRegistry {
     signal?: AbortSignal,
     beforeCommit?: (manifest: Manifest) => Promise<void>,
   ): Promise<PackageChange> {
-    const manifest = await inspectZapk(zapkPath);
+    const manifest = await inspectZapk(zapkPath).catch(refusedPackage);
     // Refused early here, and decided for good at commit: a task may start while the files unpack.
     this.refuseIfInUse(manifest.zapk_id, 'upgraded');
     const dir = join(this.packagesDir, `${manifest.zapk_id}-${randomUUID()}`);
-    await extractZapk(zapkPath, dir);
     try {
+      await extractZapk(zapkPath, dir);
       await this.checkModels(manifest, dir, signal);
       signal?.throwIfAborted();
       await beforeCommit?.(manifest);
       return this.commit(manifest, dir, false);
     } catch (error) {
       await rm(dir, { recursive: true, force: true });
-      throw error;
+      return refusedPackage(error);
     }
   }
 

@@ -4,9 +4,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Type } from '@sinclair/typebox';
-import { ChecksBusyError } from '../../inference/checker';
 import { ListedPackage } from '../../packages/listing';
-import { MAX_ZAPK_BYTES, ZapkError } from '../../packages/zapk';
+import { MAX_ZAPK_BYTES } from '../../packages/zapk';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
@@ -74,9 +73,6 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
           reply.raw.destroy();
           return reply;
         }
-        if (error instanceof ZapkError)
-          throw new ApiError('INVALID_PACKAGE', `invalid .zapk: ${error.message}`);
-        if (error instanceof ChecksBusyError) throw new ApiError('MODEL_CHECKS_BUSY', error.message);
         throw error;
       } finally {
         reply.raw.off('close', onClose);
