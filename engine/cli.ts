@@ -2,13 +2,13 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { toApiError } from './api/domain-errors';
 import { ok } from './api/envelope';
-import { ERRORS } from './api/errors';
 import { ADMIN_USER } from './auth/accounts';
 import { INITIAL_PASSWORD_FILE } from './auth/initial-password';
 import { usage } from './config/doc';
 import { loadEngineConfig } from './config/load';
 import { ConfigError } from './config/problems';
 import { type EngineMessage, type ParentMessage, parseParentMessage } from './contract/engine-process';
+import { ERRORS } from './contract/errors';
 import { type Engine, type EngineOptions, startEngine } from './index';
 import { PRIVATE_UMASK } from './store/private-dir';
 

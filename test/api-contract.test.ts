@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERRORS } from '../engine/api/errors';
+import { ERRORS } from '../engine/contract/errors';
 import { buildZapk } from '../engine/packages/zapk';
 import type { TaskView } from '../engine/tasks/schema';
 import { ADMIN_PASSWORD, type Answer, startTestEngine, type TestEngine, VIDEO } from './helpers/engine';

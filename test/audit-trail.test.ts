@@ -2,11 +2,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERRORS } from '../engine/api/errors';
 import { AuditRepository } from '../engine/audit/audit-repository';
 import type { AuditEntry, AuditPage } from '../engine/audit/audit-schema';
 import { AuditTrail } from '../engine/audit/audit-trail';
 import { ManualClock } from '../engine/clock';
+import { ERRORS } from '../engine/contract/errors';
 import { createEngineLogger } from '../engine/log/logger';
 import { openDb } from '../engine/store/db';
 import { ADMIN_PASSWORD, type Answer, startTestEngine, type TestEngine, VIDEO } from './helpers/engine';

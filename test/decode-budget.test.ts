@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toApiError } from '../engine/api/domain-errors';
-import { ERRORS } from '../engine/api/errors';
+import { ERRORS } from '../engine/contract/errors';
 import { DomainError } from '../engine/domain-error';
 import { DecodeBudget } from '../engine/images/budget';
 

@@ -1,6 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERRORS } from '../engine/api/errors';
+import { ERRORS } from '../engine/contract/errors';
 import type { DeliveryRecord, EventItem } from '../engine/events/delivery';
 import { CallbackBody, type NewEvent } from '../engine/events/schema';
 import { compileCheck } from '../engine/schema/ajv';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERRORS } from '../engine/api/errors';
+import { ERRORS } from '../engine/contract/errors';
 
 describe('docs/errors.md', () => {
   it('lists exactly the codes the engine answers with, with their status and meaning', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toApiError } from '../engine/api/domain-errors';
-import { ERRORS, type ErrorKind } from '../engine/api/errors';
 import { type MqttSettings, mergeMqttSettings } from '../engine/callbacks/mqtt-settings';
+import { ERRORS, type ErrorKind } from '../engine/contract/errors';
 import { DomainError } from '../engine/domain-error';
 import { inspectImage } from '../engine/images/decode';
 

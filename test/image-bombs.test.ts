@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERRORS } from '../engine/api/errors';
+import { ERRORS } from '../engine/contract/errors';
 import { DECODE_BUDGET_PIXELS } from '../engine/images/budget';
 import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
 import { ADMIN_PASSWORD } from './helpers/fixtures';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { encode as encodeBmp } from 'bmp-ts';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERRORS } from '../engine/api/errors';
+import { ERRORS } from '../engine/contract/errors';
 import { CallbackBody, type ImageResult } from '../engine/events/schema';
 import { InferencePool } from '../engine/inference/pool';
 import { compileCheck } from '../engine/schema/ajv';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERRORS } from '../engine/api/errors';
+import { ERRORS } from '../engine/contract/errors';
 import { STARVED_DEADLINE_FACTOR } from '../engine/inference/host';
 import { InferencePool } from '../engine/inference/pool';
 import type { OnnxModelRef } from '../engine/inference/protocol';

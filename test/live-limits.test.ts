@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERRORS } from '../engine/api/errors';
+import { ERRORS } from '../engine/contract/errors';
 import { BITRATE_STEPS_KBPS, bitrateStep } from '../engine/live/bitrate';
 import type { TaskView } from '../engine/tasks/schema';
 import { ffmpegChildrenOf } from './helpers/child';

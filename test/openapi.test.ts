@@ -5,8 +5,8 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { JSON_BODY_LIMIT } from '../engine/api/app';
-import { ERRORS } from '../engine/api/errors';
 import { MAX_PARAM_LENGTH } from '../engine/api/schemas';
+import { ERRORS } from '../engine/contract/errors';
 import { FIXTURES, startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
 
 /**

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERRORS, type ErrorKind } from '../engine/api/errors';
+import { ERRORS, type ErrorKind } from '../engine/contract/errors';
 import type { OptimizationView, SamplePage, SampleView } from '../engine/optimization/schema';
 import { type Coco, cocoProblems, readZip } from './helpers/coco';
 import { type CallOptions, linkFor, startTestEngine, type TestEngine } from './helpers/engine';

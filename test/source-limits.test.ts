@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERRORS } from '../engine/api/errors';
+import { ERRORS } from '../engine/contract/errors';
 import { DEFAULT_MAX_SOURCE_PIXELS } from '../engine/media/source-limits';
 import type { TaskView } from '../engine/tasks/schema';
 import { isAlive } from './helpers/child';

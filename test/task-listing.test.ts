@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERRORS } from '../engine/api/errors';
+import { ERRORS } from '../engine/contract/errors';
 import { TASK_AREA_LIMITS, TASK_PAGE_LIMIT } from '../engine/tasks/limits';
 import type { AppConfig, TaskView } from '../engine/tasks/schema';
 import { type Answer, startTestEngine, type TestEngine, VIDEO } from './helpers/engine';

@@ -14,6 +14,7 @@ import Fastify, {
 } from 'fastify';
 import { registerOwnerProxy } from '../cluster/owner-proxy';
 import { buildCsp, securityHeaders } from '../contract/csp';
+import { ERRORS, type ErrorKind } from '../contract/errors';
 import { DomainError } from '../domain-error';
 import type { EngineLogger } from '../log/logger';
 import { ajvErrorField, describeAjvError, queryAjv, strictAjv } from '../schema/ajv';
@@ -29,7 +30,7 @@ import {
 } from './connections';
 import type { ApiContext } from './context';
 import { toApiError } from './domain-errors';
-import { ApiError, ERRORS, type ErrorKind } from './errors';
+import { ApiError } from './errors';
 import { checkPeers } from './host-check';
 import { LinkRoutes } from './links';
 import { collectRoutes, openapiOptions } from './openapi';

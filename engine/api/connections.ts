@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { ERRORS, type ErrorKind } from './errors';
+import { ERRORS, type ErrorKind } from '../contract/errors';
 
 export interface ConnectionLimits {
   /**

@@ -1,6 +1,7 @@
 import type { AuthErrorKind } from '../auth/accounts';
 import type { DeliveryErrorKind } from '../callbacks/delivery-error';
 import type { ClusterErrorKind } from '../cluster/owner-routing';
+import type { ErrorKind } from '../contract/errors';
 import { DomainError } from '../domain-error';
 import type { AlarmErrorKind } from '../events/review';
 import type { ImageErrorKind } from '../images/image-error';
@@ -10,7 +11,7 @@ import type { SourceErrorKind } from '../media/source-refusal';
 import type { OptimizationErrorKind } from '../optimization/optimization-error';
 import type { PackageErrorKind } from '../packages/registry';
 import type { TaskErrorKind } from '../tasks/task-error';
-import { ApiError, type ErrorKind } from './errors';
+import { ApiError } from './errors';
 
 /**
  * Every domain error kind and the envelope error it answers with: the one place where the domain's

@@ -1,8 +1,8 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { OptionalKind, type TSchema } from '@sinclair/typebox';
 import type { RouteOptions } from 'fastify';
+import { ERRORS, type ErrorKind } from '../contract/errors';
 import { ErrorEnvelope } from './envelope';
-import { ERRORS, type ErrorKind } from './errors';
 
 /**
  * The OpenAPI 3.0.3 document of the API (GET /api/openapi.json). @fastify/swagger builds it from the

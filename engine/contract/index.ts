@@ -8,7 +8,6 @@
  * public.
  */
 
-export { ERRORS, type ErrorKind } from '../api/errors';
 export {
   AppUpdateBody,
   OptimizationBody,
@@ -61,11 +60,12 @@ export {
   UpdateTaskBody,
 } from '../tasks/schema';
 export { pointInPolygon } from '../vision/geometry';
+export { ERRORS, type ErrorKind } from './errors';
 export { SystemInfo, TaskHealth } from './health';
 export { DEFAULT_MEDIA_DIR, SOURCE_REFUSED_REASON } from './media-folders';
 
-import type { ErrorKind } from '../api/errors';
-import { ERRORS } from '../api/errors';
+import type { ErrorKind } from './errors';
+import { ERRORS } from './errors';
 
 /** The envelope code of an error kind, e.g. errorCode('STREAM_UNAVAILABLE') is 50301. */
 export function errorCode(kind: ErrorKind): number {

@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { Accounts } from '../../auth/accounts';
+import type { ErrorKind } from '../../contract/errors';
 import { OptimizationView, SampleJudgement, SamplePage, SampleView } from '../../optimization/schema';
 import type { Optimizations } from '../../optimization/service';
 import type { TaskRegistry } from '../../tasks/registry';
 import { holdToken, tokenEnded } from '../authenticate';
 import { Envelope, ok } from '../envelope';
-import type { ErrorKind } from '../errors';
 import { LIVE_TASK } from '../openapi';
 import type { RoutePlugin } from '../route-plugin';
 import {
