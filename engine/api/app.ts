@@ -182,14 +182,25 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
     const cluster = ctx.cluster;
     if (cluster) api.addHook('preHandler', async (request, reply) => cluster.answerFromOwner(request, reply));
     api.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-    authRoutes(api, ctx, links);
-    packageRoutes(api, ctx);
-    taskRoutes(api, ctx);
     const { accounts, streamTokens, tasks, video } = ctx;
+    await api.register(authRoutes, {
+      accounts,
+      clock: ctx.clock,
+      streamTokens,
+      links,
+      version: ctx.version,
+      startedAt: ctx.startedAt,
+    });
+    await api.register(packageRoutes, {
+      packages: ctx.packages,
+      packageStore: ctx.packageStore,
+      tmpDir: ctx.tmpDir,
+    });
+    taskRoutes(api, ctx);
     await api.register(imageRoutes, { images: ctx.images, tasks, uploadMemory: ctx.uploadMemory });
     await api.register(mediaRoutes, { accounts, previews: ctx.previews, streamTokens, tasks, video });
     await api.register(optimizationRoutes, { accounts, optimizations: ctx.optimizations, tasks });
-    eventRoutes(api, ctx);
+    await api.register(eventRoutes, { accounts, events: ctx.events, tasks, cluster: ctx.cluster });
     await api.register(alarmRoutes, { alarms: ctx.alarms });
     await api.register(systemRoutes, { system: ctx.system });
     await api.register(auditRoutes, { audit: ctx.audit });

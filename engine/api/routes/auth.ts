@@ -1,15 +1,24 @@
 import { Type } from '@sinclair/typebox';
+import type { Accounts } from '../../auth/accounts';
 import { ADMIN_USER } from '../../auth/accounts';
-import type { Api } from '../app';
+import type { StreamTokens } from '../../auth/stream-tokens';
+import type { Clock } from '../../clock';
 import { bearerToken } from '../authenticate';
 import { clientKey } from '../client-address';
-import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
 import { ApiError } from '../errors';
 import { type LinkRoutes, mintLinks } from '../links';
+import type { RoutePlugin } from '../route-plugin';
 import { Health, LinkData, LinkRequest, PasswordChange, TokenData, TokenRequest } from '../schemas';
 
-export function authRoutes(app: Api, ctx: ApiContext, links: LinkRoutes): void {
+export const authRoutes: RoutePlugin<{
+  accounts: Accounts;
+  clock: Clock;
+  streamTokens: StreamTokens;
+  links: LinkRoutes;
+  version: string;
+  startedAt: number;
+}> = async (app, { accounts, clock, streamTokens, links, version, startedAt }) => {
   app.get(
     '/api/health',
     {
@@ -24,8 +33,8 @@ export function authRoutes(app: Api, ctx: ApiContext, links: LinkRoutes): void {
     async () =>
       ok({
         status: 'ok' as const,
-        version: ctx.version,
-        uptime_s: Math.floor((ctx.clock.now() - ctx.startedAt) / 1000),
+        version: version,
+        uptime_s: Math.floor((clock.now() - startedAt) / 1000),
       }),
   );
 
@@ -43,7 +52,7 @@ export function authRoutes(app: Api, ctx: ApiContext, links: LinkRoutes): void {
     },
     async (request) => {
       const { username, password } = request.body;
-      const { token, expiresIn } = await ctx.accounts.signIn(username, password, clientKey(request.ip));
+      const { token, expiresIn } = await accounts.signIn(username, password, clientKey(request.ip));
       return ok({ access_token: token, token_type: 'Bearer' as const, expires_in: expiresIn });
     },
   );
@@ -64,7 +73,7 @@ export function authRoutes(app: Api, ctx: ApiContext, links: LinkRoutes): void {
     async (request) => {
       const username = request.username ?? ADMIN_USER;
       const { current_password, password } = request.body;
-      await ctx.accounts.changePassword(username, current_password, password, clientKey(request.ip));
+      await accounts.changePassword(username, current_password, password, clientKey(request.ip));
       return ok({ username });
     },
   );
@@ -81,7 +90,7 @@ export function authRoutes(app: Api, ctx: ApiContext, links: LinkRoutes): void {
       },
     },
     async (request) => {
-      const minted = mintLinks(links, ctx.streamTokens, request.body.paths);
+      const minted = mintLinks(links, streamTokens, request.body.paths);
       if ('refused' in minted) {
         const at = `paths[${minted.refused}]`;
         throw new ApiError(
@@ -91,7 +100,7 @@ export function authRoutes(app: Api, ctx: ApiContext, links: LinkRoutes): void {
           at,
         );
       }
-      const expiresIn = Math.floor((ctx.streamTokens.expiresAt() - ctx.clock.now()) / 1000);
+      const expiresIn = Math.floor((streamTokens.expiresAt() - clock.now()) / 1000);
       return ok({ links: minted, expires_in: expiresIn });
     },
   );
@@ -109,8 +118,8 @@ export function authRoutes(app: Api, ctx: ApiContext, links: LinkRoutes): void {
     async (request) => {
       // authenticate() accepted this header's token (logout takes no ?token=), so it is the one to end.
       const token = bearerToken(request.headers.authorization);
-      if (token) await ctx.accounts.revokeToken(token);
+      if (token) await accounts.revokeToken(token);
       return ok({ username: request.username ?? ADMIN_USER });
     },
   );
-}
+};

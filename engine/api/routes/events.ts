@@ -1,13 +1,16 @@
 import { Type } from '@sinclair/typebox';
+import type { Accounts } from '../../auth/accounts';
 import { MqttSettingsBody, MqttSettingsView } from '../../callbacks/mqtt-settings';
+import type { ClusterNode } from '../../cluster/cluster-node';
 import { DeliveryRecord, DeliveryState, EventItem } from '../../events/delivery';
 import { OutboxEventLog } from '../../events/event-log';
 import { ConsoleFeeds, MAX_FEEDS, REPLAY_LIMIT } from '../../events/feed';
-import type { Api } from '../app';
+import type { TaskRegistry } from '../../tasks/registry';
 import { holdToken, tokenEnded } from '../authenticate';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
 import { ApiError } from '../errors';
+import type { RoutePlugin } from '../route-plugin';
 import { PathId, TaskParams } from '../schemas';
 
 const Id = Type.String({ minLength: 1, maxLength: 128 });
@@ -76,10 +79,15 @@ const StreamQuery = Type.Object(
 );
 
 /** Result delivery seen from the API: the events of a task, redelivery, backlog, live feed, MQTT settings. */
-export function eventRoutes(app: Api, ctx: ApiContext): void {
-  const { outbox, mqtt, bus, held, delivery } = ctx.events;
+export const eventRoutes: RoutePlugin<{
+  accounts: Pick<Accounts, 'hold'>;
+  events: ApiContext['events'];
+  tasks: Pick<TaskRegistry, 'get'>;
+  cluster?: Pick<ClusterNode, 'events' | 'history'>;
+}> = async (app, { accounts, events, tasks, cluster }) => {
+  const { outbox, mqtt, bus, held, delivery } = events;
   // A cluster node's feed is the site's: every node's events, at ids that resume on any node.
-  const feeds = new ConsoleFeeds(ctx.cluster?.events ?? new OutboxEventLog(outbox, bus));
+  const feeds = new ConsoleFeeds(cluster?.events ?? new OutboxEventLog(outbox, bus));
   // Open streams never end on their own; the server could not close while they last.
   app.addHook('preClose', async () => feeds.closeAll());
 
@@ -104,10 +112,10 @@ export function eventRoutes(app: Api, ctx: ApiContext): void {
         with_body: request.query.with_body ?? false,
       };
       // A cluster node lists the task's whole chain, what earlier owners delivered included.
-      const page = ctx.cluster ? await ctx.cluster.history(task_id, query) : outbox.list(task_id, query);
+      const page = cluster ? await cluster.history(task_id, query) : outbox.list(task_id, query);
       if (page) return ok({ task_id, ...page });
       // A task without events yet; unknown tasks answer 40401 from the registry.
-      ctx.tasks.get(task_id);
+      tasks.get(task_id);
       return ok({ task_id, last_seq: 0, next_after_seq: null, items: [] });
     },
   );
@@ -172,7 +180,7 @@ export function eventRoutes(app: Api, ctx: ApiContext): void {
       }
       // The feed lasts as long as its token: signing out or a password change ends it.
       let end = () => {};
-      const release = holdToken(ctx.accounts, request, () => end());
+      const release = holdToken(accounts, request, () => end());
       if (!release) throw tokenEnded();
       reply.hijack();
       end = feeds.serve(reply.raw, { taskId: request.query.task_id, afterId });
@@ -204,4 +212,4 @@ export function eventRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request) => ok(await mqtt.configure(request.body)),
   );
-}
+};

@@ -5,16 +5,21 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Type } from '@sinclair/typebox';
 import { ListedPackage } from '../../packages/listing';
+import type { PackageStore } from '../../packages/package-store';
+import type { PackageRegistry } from '../../packages/registry';
 import { MAX_ZAPK_BYTES } from '../../packages/zapk';
-import type { Api } from '../app';
-import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
 import { ApiError } from '../errors';
+import type { RoutePlugin } from '../route-plugin';
 import { AppParams, AppUpdateBody, PackageInstalled, ZapkParams } from '../schemas';
 
 const MAX_PACKAGE_BYTES = MAX_ZAPK_BYTES;
 
-export function packageRoutes(app: Api, ctx: ApiContext): void {
+export const packageRoutes: RoutePlugin<{
+  packages: Pick<PackageRegistry, 'list' | 'restoreBuiltin' | 'updateApp'>;
+  packageStore: PackageStore;
+  tmpDir: string;
+}> = async (app, { packages, packageStore, tmpDir }) => {
   app.get(
     '/api/zapk',
     {
@@ -24,7 +29,7 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
         response: { 200: Envelope(Type.Array(ListedPackage)) },
       },
     },
-    async () => ok(ctx.packages.list()),
+    async () => ok(packages.list()),
   );
 
   app.post(
@@ -51,8 +56,8 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
           'body.file: a multipart file part named "file" with the .zapk is required',
         );
       }
-      await mkdir(ctx.tmpDir, { recursive: true });
-      const upload = join(ctx.tmpDir, `upload-${randomUUID()}.zapk`);
+      await mkdir(tmpDir, { recursive: true });
+      const upload = join(tmpDir, `upload-${randomUUID()}.zapk`);
       // A client that goes away before the answer abandons the install: its model checks are
       // cancelled (their processes killed, their places in the check queue given back).
       const abandoned = new AbortController();
@@ -64,7 +69,7 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
         await pipeline(file.file, createWriteStream(upload));
         if (file.file.truncated)
           throw new ApiError('BODY_TOO_LARGE', 'the package is larger than the 1 GiB accepted');
-        return ok(await ctx.packageStore.installZapk(upload, abandoned.signal));
+        return ok(await packageStore.installZapk(upload, abandoned.signal));
       } catch (error) {
         if (abandoned.signal.aborted) {
           // Nobody is left to answer: the log says it once, at info level (a client's choice, no fault).
@@ -91,7 +96,7 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
         response: { 200: Envelope(PackageInstalled) },
       },
     },
-    async () => ok(await ctx.packages.restoreBuiltin()),
+    async () => ok(await packages.restoreBuiltin()),
   );
 
   app.delete(
@@ -106,7 +111,7 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async (request) => {
-      await ctx.packageStore.uninstall(request.params.zapk_id);
+      await packageStore.uninstall(request.params.zapk_id);
       return ok({ zapk_id: request.params.zapk_id });
     },
   );
@@ -125,8 +130,8 @@ export function packageRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request) => {
       const { zapk_id, app_id } = request.params;
-      ctx.packages.updateApp(zapk_id, app_id, request.body);
+      packages.updateApp(zapk_id, app_id, request.body);
       return ok({ zapk_id, app_id });
     },
   );
-}
+};
