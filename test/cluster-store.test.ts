@@ -1,10 +1,10 @@
 import type { KV } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClusterConnection, ClusterRefused, connectCluster } from '../engine/cluster/connection';
-import { readChain, Superseded, TaskChain } from '../engine/cluster/event-chain';
+import { chainTail, readChain, Superseded, TaskChain } from '../engine/cluster/event-chain';
 import type { ClusterOptions } from '../engine/cluster/options';
 import { belowFloor } from '../engine/cluster/server-floor';
-import { openSiteStore, type SiteStore } from '../engine/cluster/site-store';
+import { eventSubject, openSiteStore, type SiteStore } from '../engine/cluster/site-store';
 import type { CallbackBody } from '../engine/events/schema';
 import { NATS_PASSWORD, NATS_USER, NatsCluster } from './helpers/nats-cluster';
 
@@ -111,6 +111,25 @@ describe('a task event chain', () => {
     );
     expect(chain).toEqual(['owner node-a/1', 'event 1', 'event 2', 'event 3', 'owner node-b/2', 'event 4']);
     expect(site.tasks).toBeDefined();
+  }, 30_000);
+
+  it('reads back only entries the contract allows: a body another node forged is never taken', async () => {
+    const a = await client('forger');
+    const chain = new TaskChain(a, 'task-forged', 'forger', 1);
+    await chain.claim();
+    await chain.append(event(1));
+    const forged = {
+      kind: 'event',
+      epoch: 1,
+      seq: 2,
+      event_id: 'e-2',
+      late: false,
+      body: { task_id: 'x', seq: 2 },
+    };
+    await a.js.publish(eventSubject('task-forged'), JSON.stringify(forged));
+    const seqs = (await readChain(a, 'task-forged', 0, 10)).map(({ entry }) => `${entry.kind} ${entry.seq}`);
+    expect(seqs).toEqual(['owner 0', 'event 1']);
+    expect((await chainTail(a, 'task-forged')).entry).toBeNull();
   }, 30_000);
 
   it('lets exactly one of two owners racing for the same chain append', async () => {

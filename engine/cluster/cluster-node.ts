@@ -10,8 +10,9 @@ import type { DeliveryWorker } from '../callbacks/worker';
 import { DomainError } from '../domain-error';
 import type { EventBus } from '../events/bus';
 import type { DeliveryRecord, DeliveryState } from '../events/delivery';
-import type { CallbackBody } from '../events/schema';
+import { CallbackBody } from '../events/schema';
 import type { PackageRegistry } from '../packages/registry';
+import { compileCheck } from '../schema/ajv';
 import type { SettingsRepository } from '../store/settings-repository';
 import { TASK_LIMITS } from '../tasks/limits';
 import type { TaskLeases, TaskRegistry } from '../tasks/registry';
@@ -36,6 +37,8 @@ import { taskCost, UNMEASURED_CAMERA_CORES } from './task-cost';
 
 /** How often a node reconciles what it runs with the assignments, and the leader checks the nodes. */
 const TICK_MS = 500;
+/** Late events come from other nodes: each is checked as the callback body it must be. */
+const checkLateBody = compileCheck<CallbackBody>(CallbackBody, 'late event');
 /**
  * A node whose subscriptions are gone ("no responders") this long is dead: long enough for a client
  * whose NATS server died to reconnect to another (well under a second, measured), short enough that
@@ -803,7 +806,10 @@ export class ClusterNode implements SiteIndex {
         0,
         MAX_LATE_PER_TICK,
       )) {
-        this.deps.outbox.enqueueLate(target, json as CallbackBody);
+        // A body another node handed over is taken in only if it is one the contract allows.
+        const body = checkLateBody(json);
+        if (body.ok) this.deps.outbox.enqueueLate(target, body.value);
+        else this.deps.log.error(`cluster: a late event of task ${taskId} was dropped: ${body.error}`);
         await this.conn.jsm.streams.deleteMessage(LATE_STREAM, streamSeq, false);
       }
     }

@@ -1,6 +1,8 @@
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { TimeoutError } from '@nats-io/transport-node';
-import type { CallbackBody } from '../events/schema';
+import { type Static, Type } from '@sinclair/typebox';
+import { CallbackBody } from '../events/schema';
+import { compileCheck } from '../schema/ajv';
 import type { ClusterConnection } from './connection';
 import { EVENTS_STREAM, eventSubject } from './site-store';
 
@@ -10,16 +12,34 @@ import { EVENTS_STREAM, eventSubject } from './site-store';
  * next seq. Every entry carries the epoch of the owner that appended it, so the tail alone tells
  * whether a later owner has claimed the chain. `body` is the callback body exactly as delivered (its event_id and seq included).
  */
-export type ChainEntry =
-  | { kind: 'owner'; node: string; epoch: number; seq: number }
-  | {
-      kind: 'event';
-      epoch: number;
-      seq: number;
-      event_id: string;
-      late: boolean;
-      body: CallbackBody;
-    };
+export const ChainEntry = Type.Union([
+  Type.Object({
+    kind: Type.Literal('owner'),
+    node: Type.String(),
+    epoch: Type.Integer({ minimum: 1 }),
+    seq: Type.Integer({ minimum: 0 }),
+  }),
+  Type.Object({
+    kind: Type.Literal('event'),
+    epoch: Type.Integer({ minimum: 1 }),
+    seq: Type.Integer({ minimum: 1 }),
+    event_id: Type.String(),
+    late: Type.Boolean(),
+    body: CallbackBody,
+  }),
+]);
+export type ChainEntry = Static<typeof ChainEntry>;
+
+const checkEntry = compileCheck<ChainEntry>(ChainEntry, 'chain entry');
+
+/**
+ * An entry as read from the stream, checked: another node wrote it, and what a node delivers, lists
+ * or takes over must be an event body the contract allows whoever appended it. Null for anything else.
+ */
+export function entryOf(json: unknown): ChainEntry | null {
+  const checked = checkEntry(json);
+  return checked.ok ? checked.value : null;
+}
 
 /** JetStream's answer to an append whose expected last subject sequence is no longer the last. */
 const WRONG_LAST_SEQUENCE = 10071;
@@ -41,7 +61,7 @@ export async function chainTail(
 ): Promise<{ streamSeq: number; entry: ChainEntry | null }> {
   const message = await conn.jsm.streams.getMessage(EVENTS_STREAM, { last_by_subj: eventSubject(taskId) });
   if (!message) return { streamSeq: 0, entry: null };
-  return { streamSeq: message.seq, entry: message.json<ChainEntry>() };
+  return { streamSeq: message.seq, entry: entryOf(message.json()) };
 }
 
 /**
@@ -56,7 +76,10 @@ export async function readChain(
   limit: number,
 ): Promise<Array<{ streamSeq: number; entry: ChainEntry }>> {
   const messages = await readSubject(conn, EVENTS_STREAM, eventSubject(taskId), afterStreamSeq, limit);
-  return messages.map(({ streamSeq, json }) => ({ streamSeq, entry: json as ChainEntry }));
+  return messages.flatMap(({ streamSeq, json }) => {
+    const entry = entryOf(json);
+    return entry ? [{ streamSeq, entry }] : [];
+  });
 }
 
 /** A stream's messages on one subject after a stream sequence, oldest first, read from its leader. */

@@ -4,7 +4,7 @@ import type { EventBus } from '../events/bus';
 import type { DeliveryRecord } from '../events/delivery';
 import type { AppendedEvent, EventLog, LoggedEvent } from '../events/event-log';
 import type { ClusterConnection } from './connection';
-import { type ChainEntry, readSubject } from './event-chain';
+import { entryOf, readSubject } from './event-chain';
 import { chainable, EVENTS_STREAM, eventSubject } from './site-store';
 
 /** Every task's chain: the subjects of VC_EVENTS. */
@@ -102,8 +102,8 @@ export class SiteEventLog implements EventLog {
       const [message] = await readSubject(this.conn, EVENTS_STREAM, subject, after, 1);
       if (!message) break;
       after = message.streamSeq;
-      const entry = message.json as ChainEntry;
-      if (entry.kind === 'event') found.push({ id: message.streamSeq, json: JSON.stringify(entry.body) });
+      const entry = entryOf(message.json);
+      if (entry?.kind === 'event') found.push({ id: message.streamSeq, json: JSON.stringify(entry.body) });
     }
     return found;
   }
@@ -148,8 +148,8 @@ export class SiteEventLog implements EventLog {
       for await (const message of messages) {
         this.seen = message.seq;
         this.heard = true;
-        const entry = message.json<ChainEntry>();
-        if (entry.kind !== 'event') continue;
+        const entry = entryOf(message.json());
+        if (entry?.kind !== 'event') continue;
         const event = { id: message.seq, taskId: entry.body.task_id, json: JSON.stringify(entry.body) };
         for (const listener of this.listeners) listener(event);
       }

@@ -1,7 +1,7 @@
 import type { EventPage, EventQuery } from '../callbacks/outbox';
 import type { DeliveryState, EventItem } from '../events/delivery';
 import type { ClusterConnection } from './connection';
-import { type ChainEntry, chainTail, readChain } from './event-chain';
+import { type ChainEntry, chainTail, entryOf, readChain } from './event-chain';
 import { chainable, EVENTS_STREAM, eventSubject } from './site-store';
 
 type ChainEvent = Extract<ChainEntry, { kind: 'event' }>;
@@ -33,7 +33,8 @@ export async function readChainPage(
     // The leader's API takes next_by_subj; the client's type names only seq and last_by_subj.
     const query = { seq: mid, next_by_subj: eventSubject(taskId) };
     const message = await conn.jsm.streams.getMessage(EVENTS_STREAM, query);
-    if (message && message.json<ChainEntry>().seq <= afterSeq) from = message.seq;
+    const entry = message && entryOf(message.json());
+    if (message && entry && entry.seq <= afterSeq) from = message.seq;
     else hi = mid - 1;
   }
   const events: ChainEvent[] = [];
