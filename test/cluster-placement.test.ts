@@ -365,11 +365,14 @@ describe('headroom: could the other nodes absorb a lost one', () => {
   it('24 cameras on 3 nodes of capacity 10: warned before the loss; after it, 4 unplaced and why', () => {
     const start = settle(three, cams('cam', 24, { cost_cores: 1 }), null, 0);
     expect(counts(start.plan)).toEqual({ a: 8, b: 8, c: 8 });
+    const onA = Object.keys(start.plan.assignment).filter((task) => start.plan.assignment[task] === 'a');
     expect(start.plan.headroom).toEqual({
       ok: false,
       node: 'a',
       cameras: 8,
       would_unplace: 4,
+      // Which: equal priorities and costs, the last four by id are placed last.
+      left_out: onA.slice(4),
       spare_cores: 4,
       needed_cores: 8,
       message:
@@ -401,6 +404,7 @@ describe('headroom: could the other nodes absorb a lost one', () => {
       node: 'a',
       cameras: 4,
       would_unplace: 0,
+      left_out: [],
       spare_cores: 12,
       needed_cores: 4,
       message:
