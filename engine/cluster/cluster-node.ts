@@ -55,6 +55,12 @@ const RESERVED_CORES = 0.5;
  * camera runs on where it was all along.
  */
 export const WARM_TIMEOUT_MS = 30_000;
+/**
+ * The leader plans each camera at its measured cost smoothed over about this long: a camera's cost
+ * jitters (a busier scene, CPU its node's other cameras take, a warm-up's first seconds), and the
+ * rebalance must judge the load, not its noise.
+ */
+const COST_SMOOTHING_MS = 10_000;
 /** A node that could not warm a camera up is not given that camera again for this long. */
 const WARM_FAILED_MS = 10 * 60_000;
 
@@ -129,8 +135,12 @@ export class ClusterNode {
    * make the site look unbalanced and move cameras back and forth.
    */
   private readonly knownDemands = new Map<string, NonNullable<NodeCard['demands']>[string]>();
+  /** Each camera's cost as the leader plans it: measured, smoothed (COST_SMOOTHING_MS). */
+  private readonly smoothedCosts = new Map<string, { cores: number; at: number }>();
   private assignments = new Map<string, { value: Assignment; revision: number }>();
   private beatTimer?: NodeJS.Timeout;
+  /** The beat under way: a node leaving the site waits for it, so that no beat writes its card back. */
+  private beating: Promise<void> = Promise.resolve();
   private tickTimer?: NodeJS.Timeout;
   private ticking = false;
   private closed = false;
@@ -255,8 +265,10 @@ export class ClusterNode {
         message.respond('ok');
       },
     });
-    void this.beat();
-    this.beatTimer = setInterval(() => void this.beat(), BEAT_MS);
+    this.beating = this.beat();
+    this.beatTimer = setInterval(() => {
+      this.beating = this.beat();
+    }, BEAT_MS);
     this.tickTimer = setInterval(() => void this.tick(), TICK_MS);
   }
 
@@ -348,6 +360,7 @@ export class ClusterNode {
     await this.recordDelivery();
     // No beat may write its card back.
     clearInterval(this.beatTimer);
+    await this.beating;
     this.leaving = 'left';
     if (this.leaderName === this.node) await this.site.leases.delete('leader');
     await this.site.nodes.delete(this.node);
@@ -522,6 +535,8 @@ export class ClusterNode {
     this.assignments = assignments;
     for (const taskId of this.knownDemands.keys())
       if (!assignments.has(taskId)) this.knownDemands.delete(taskId);
+    for (const taskId of this.smoothedCosts.keys())
+      if (!assignments.has(taskId)) this.smoothedCosts.delete(taskId);
   }
 
   /** Holds or takes the leader's lease; while held, moves the tasks of dead or silent nodes. */
@@ -599,7 +614,7 @@ export class ClusterNode {
       const demand = this.members.get(value.node)?.card.demands?.[taskId] ?? this.knownDemands.get(taskId);
       return {
         task_id: taskId,
-        cost_cores: demand?.cost_cores ?? UNMEASURED_CAMERA_CORES,
+        cost_cores: this.smoothedCost(taskId, demand?.cost_cores ?? UNMEASURED_CAMERA_CORES, now),
         priority: demand?.priority ?? PRIORITY_DEFAULT,
         needs_gpu: false,
         models: demand?.models ?? [],
@@ -681,6 +696,15 @@ export class ClusterNode {
       }
     }
     return changed;
+  }
+
+  /** The camera's measured cost, smoothed exponentially over COST_SMOOTHING_MS. */
+  private smoothedCost(taskId: string, measured: number, now: number): number {
+    const last = this.smoothedCosts.get(taskId);
+    const weight = last ? Math.min(1, Math.max(0, now - last.at) / COST_SMOOTHING_MS) : 1;
+    const cores = last ? last.cores + weight * (measured - last.cores) : measured;
+    this.smoothedCosts.set(taskId, { cores, at: now });
+    return cores;
   }
 
   /** The nodes that could not warm the task up lately: placement gives it to none of them. */

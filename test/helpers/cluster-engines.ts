@@ -27,6 +27,8 @@ export class SiteEngine {
     private readonly servers: readonly string[],
     /** Node's own flags before the entry point (a test's preload). */
     private readonly nodeArgs: readonly string[] = [],
+    /** More engine flags (--capacity-cores). */
+    private readonly engineArgs: readonly string[] = [],
   ) {}
 
   /** Starts the engine as an operator does: `engine/cli.ts` with the --cluster flags. */
@@ -45,6 +47,7 @@ export class SiteEngine {
       BUILTIN_PACKAGE_DIR,
       ...media,
       ...cluster,
+      ...this.engineArgs,
     ];
     const child = spawn(process.execPath, ['--import', 'tsx', ...this.nodeArgs, 'engine/cli.ts', ...args], {
       cwd: ROOT,
@@ -154,6 +157,15 @@ export function analysingOff(
     timeoutMs,
     100,
   );
+}
+
+/** The engine's log lines (pino JSON) whose message matches, with their time (ms since the epoch). */
+export function logLines(engine: SiteEngine, pattern: RegExp): Array<{ time: number; msg: string }> {
+  return engine.log.split('\n').flatMap((line) => {
+    if (!line.startsWith('{')) return [];
+    const { time, msg } = JSON.parse(line) as { time: string; msg?: string };
+    return msg && pattern.test(msg) ? [{ time: Date.parse(time), msg }] : [];
+  });
 }
 
 /** A task's event chain as stored in JetStream. */
