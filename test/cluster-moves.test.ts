@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Assignment } from '../engine/cluster/site-view';
 import { terminate } from './helpers/child';
 import {
+  analysisGap,
   type Chain,
-  logLines,
   readChains,
   type Site,
   SiteEngine,
@@ -66,26 +66,10 @@ async function settledOn(via: SiteEngine, want: (counts: Record<string, number>)
   );
 }
 
-/**
- * For each task that moved from one engine to another: how long no node analysed it, judged by the
- * two nodes' logs: the time its new node first analysed it (warming up) against the time its old
- * node stopped it. Negative: both analysed it for that long.
- */
-async function analysisGaps(
-  from: SiteEngine,
-  to: SiteEngine,
-  moved: readonly string[],
-): Promise<Record<string, number>> {
+/** For each task that moved to `to`, how long no node analysed it (analysisGap), in ms. */
+async function analysisGaps(to: SiteEngine, moved: readonly string[]): Promise<Record<string, number>> {
   const gaps: Record<string, number> = {};
-  for (const id of moved) {
-    // The old node logs its stop once it has seen the handover, a moment after the site shows it.
-    const [first, stopped] = await eventually(`the move of ${id} logged`, () => {
-      const warm = logLines(to, new RegExp(`analyses task ${id}, warming up`))[0];
-      const stop = logLines(from, new RegExp(`stopped task ${id}: assigned to ${to.name}`)).at(-1);
-      return warm && stop && [warm, stop];
-    });
-    gaps[id] = first.time - stopped.time;
-  }
+  for (const id of moved) gaps[id] = await analysisGap(engines, to, id);
   return gaps;
 }
 
@@ -148,7 +132,7 @@ describe('planned moves, make-before-break', () => {
     const moved = tasks.filter((id) => site.assignments[id]?.node === 'm2');
     // Each moved once, to the next epoch; the others stayed where they were.
     expect(tasks.map((id) => (site.assignments[id] as Assignment).epoch).sort()).toEqual([1, 1, 1, 2, 2, 2]);
-    const gaps = await analysisGaps(m1, m2, moved);
+    const gaps = await analysisGaps(m2, moved);
     console.log(
       `cluster moves: rebalance onto a joining node, analysis gap per camera (ms): ${JSON.stringify(gaps)}`,
     );
@@ -194,7 +178,7 @@ describe('planned moves, make-before-break', () => {
     expect([code, out]).toEqual([0, expect.stringContaining('m2 left the site')]);
     const site = await settledOn(m1, (counts) => counts.m1 === CAMERAS);
     expect(site.nodes.map((node) => node.node)).toEqual(['m1']);
-    const gaps = await analysisGaps(m2, m1, onM2);
+    const gaps = await analysisGaps(m1, onM2);
     console.log(`cluster moves: leave, analysis gap per camera (ms): ${JSON.stringify(gaps)}`);
     for (const id of onM2) expect(gaps[id], id).toBeLessThanOrEqual(0);
     // Out of the site, m2 runs nothing; asked again, it says it left.
