@@ -54,7 +54,7 @@ const RESERVED_CORES = 0.5;
  * a source gets 15 s to open, TASK_LIMITS.pullTimeoutMs) before the leader calls the move off; the
  * camera runs on where it was all along.
  */
-export const WARM_TIMEOUT_MS = 30_000;
+const WARM_TIMEOUT_MS = 30_000;
 /**
  * The leader plans each camera at its measured cost smoothed over about this long: a camera's cost
  * jitters (a busier scene, CPU its node's other cameras take, a warm-up's first seconds), and the
