@@ -106,6 +106,9 @@ async function main(): Promise<void> {
       goal: string,
     ) => {
       const via = engines.find((e) => e !== victim && e.child) as SiteEngine;
+      // From a settled site: a rebalance under way (onto an engine back from the last fault) runs
+      // cameras twice for a moment, and the costs measured meanwhile would make the site look full.
+      await quiet(via, taskIds);
       const before = await siteOf(via);
       const moved = taskIds.filter((id) => before.assignments[id]?.node === victim.name);
       const t0 = Date.now();
@@ -171,16 +174,20 @@ async function main(): Promise<void> {
     await sleep(5_000);
 
     const frozen = engines[2] as SiteEngine;
-    await moveRow(
-      'engine frozen',
-      'SIGSTOP 10 s, SIGCONT',
-      frozen,
-      async () => frozen.signal('SIGSTOP'),
-      LEASE_MS,
-      '< 6 s',
-    );
-    await sleep(5_000);
-    frozen.signal('SIGCONT');
+    try {
+      await moveRow(
+        'engine frozen',
+        'SIGSTOP 10 s, SIGCONT',
+        frozen,
+        async () => frozen.signal('SIGSTOP'),
+        LEASE_MS,
+        '< 6 s',
+      );
+      await sleep(5_000);
+    } finally {
+      // Never left frozen: a frozen engine would not stop at the end either.
+      frozen.signal('SIGCONT');
+    }
     await sleep(5_000);
 
     for (const [fault, how, goal, act] of [
@@ -322,7 +329,10 @@ async function main(): Promise<void> {
     let seqConflicts = 0;
     for (const r of receiver.requests) {
       const key = `${r.task_id}:${r.seq}`;
-      if (bySeq.has(key) && bySeq.get(key) !== r.event_id) seqConflicts++;
+      if (bySeq.has(key) && bySeq.get(key) !== r.event_id) {
+        seqConflicts++;
+        console.log(`same seq, other event_id: ${key}: ${bySeq.get(key)} then ${r.event_id}`);
+      }
       bySeq.set(key, r.event_id);
     }
     console.log(

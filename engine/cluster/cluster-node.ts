@@ -435,18 +435,26 @@ export class ClusterNode {
     };
   }
 
-  /** The tasks warming up here that analyse already: the leader hands them over. */
+  /**
+   * The tasks warming up here that analyse already: the leader hands them over. An image or diff
+   * task has no source to open: it is ready once it runs.
+   */
   private warmTasks(): string[] {
     const warm: string[] = [];
     for (const [taskId, since] of this.warming) {
       if (since !== null) warm.push(taskId);
-      else if (this.deps.tasks.runs(taskId) && this.deps.tasks.get(taskId).health.frames_analysed > 0) {
+      else if (this.deps.tasks.runs(taskId) && this.analyses(taskId)) {
         this.warming.set(taskId, Date.now());
         this.deps.log.info(`cluster: ${this.node} analyses task ${taskId}, warming up to take it over`);
         warm.push(taskId);
       }
     }
     return warm;
+  }
+
+  private analyses(taskId: string): boolean {
+    const { mode, health } = this.deps.tasks.get(taskId);
+    return mode !== 'video' || health.frames_analysed > 0;
   }
 
   /** The models a task's apps run (package/model), as installed here. */
