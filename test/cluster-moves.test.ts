@@ -48,17 +48,28 @@ const engine = (name: string) => {
   return started;
 };
 
-/** The site once every camera is assigned and no move is under way: the assignments by node. */
+/**
+ * The site once every camera is assigned, no move is under way and none was made for 5 s, with the
+ * cameras per node as wanted.
+ */
 async function settledOn(via: SiteEngine, want: (counts: Record<string, number>) => boolean): Promise<Site> {
+  let last = '';
+  let since = Date.now();
   return settled(
     'placement settled',
     async () => {
       const site = await siteOf(via);
       const assigned = tasks.map((id) => site.assignments[id]);
+      const now = JSON.stringify(assigned);
+      if (now !== last) {
+        last = now;
+        since = Date.now();
+      }
       const counts: Record<string, number> = {};
       for (const a of assigned) if (a) counts[a.node] = (counts[a.node] ?? 0) + 1;
       if (assigned.some((a) => !a || a.next !== undefined || a.parked)) throw new Error('a move under way');
       if (!want(counts)) throw new Error(`cameras ${JSON.stringify(counts)}`);
+      if (Date.now() - since < 5_000) throw new Error('a camera moved within 5 s');
       return site;
     },
     120_000,
@@ -121,17 +132,21 @@ afterAll(async () => {
 });
 
 describe('planned moves, make-before-break', () => {
-  it('a node joining a site whose one node runs every camera takes half: no analysis gap, nothing lost', async () => {
+  it('a node joining a site whose one node runs every camera takes its share: no analysis gap, nothing lost', async () => {
     const [m1] = engines as [SiteEngine];
     await settledOn(m1, (counts) => counts.m1 === CAMERAS);
     // Events flow first (motion in the clip: an alarm per camera every 5 s, the rule's interval).
     await eventually('a callback per camera', () => receiver.requests.length >= CAMERAS, 60_000);
     const m2 = engine('m2');
     await m2.start();
-    const site = await settledOn(m1, (counts) => counts.m1 === CAMERAS / 2 && counts.m2 === CAMERAS / 2);
+    // Balanced by measured load: cameras alike, but each measured on a busy machine, so within two
+    // cameras of even (the pure placement tests hold equal nodes to one).
+    const site = await settledOn(m1, (counts) => (counts.m1 ?? 0) >= 2 && (counts.m2 ?? 0) >= 2);
     const moved = tasks.filter((id) => site.assignments[id]?.node === 'm2');
     // Each moved once, to the next epoch; the others stayed where they were.
-    expect(tasks.map((id) => (site.assignments[id] as Assignment).epoch).sort()).toEqual([1, 1, 1, 2, 2, 2]);
+    expect(tasks.map((id) => (site.assignments[id] as Assignment).epoch)).toEqual(
+      tasks.map((id) => (moved.includes(id) ? 2 : 1)),
+    );
     const gaps = await analysisGaps(m2, moved);
     console.log(
       `cluster moves: rebalance onto a joining node, analysis gap per camera (ms): ${JSON.stringify(gaps)}`,
@@ -157,7 +172,7 @@ describe('planned moves, make-before-break', () => {
     const [m1, m2] = engines as [SiteEngine, SiteEngine];
     const before = await siteOf(m1);
     const onM2 = tasks.filter((id) => before.assignments[id]?.node === 'm2');
-    expect(onM2).toHaveLength(CAMERAS / 2);
+    expect(onM2.length).toBeGreaterThanOrEqual(2);
     const leave = spawn(
       process.execPath,
       ['--import', 'tsx', 'engine/cluster/cli.ts', 'leave', '--url', m2.url, '--timeout', '150'],
