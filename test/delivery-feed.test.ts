@@ -274,6 +274,7 @@ describe('task stream events', () => {
         name: 'gate',
         mode: 'video',
         analysis_fps: 10,
+        priority: 50,
         zapk_id: 'builtin',
         app_ids: ['motion'],
         device_id: 'cam-1',

@@ -211,6 +211,7 @@ describe('the listing', () => {
           'dump',
           'name',
           'analysis_fps',
+          'priority',
           'health',
           'status',
           'created_at',

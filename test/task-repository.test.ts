@@ -24,6 +24,7 @@ const row = (task_id: string, created_at: number, extra: Partial<NewTaskRow> = {
   task_id,
   name: '',
   analysis_fps: null,
+  priority: null,
   mode: 'video',
   zapk_id: 'pkg',
   app_ids: '["person"]',
@@ -82,6 +83,7 @@ describe('TaskRepository', () => {
       task_id: 'a',
       name: 'Gate 2',
       analysis_fps: 2.5,
+      priority: 80,
       app_ids: '["car"]',
       app_configs: '[{"app_id":"car","polygon":[]}]',
       osd: '{"font_size":20}',
@@ -93,6 +95,7 @@ describe('TaskRepository', () => {
     expect(repo.find('a')).toMatchObject({
       name: 'Gate 2',
       analysis_fps: 2.5,
+      priority: 80,
       app_ids: '["car"]',
       app_configs: '[{"app_id":"car","polygon":[]}]',
       osd: '{"font_size":20}',

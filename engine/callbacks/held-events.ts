@@ -38,6 +38,11 @@ export class HeldEvents {
   private readonly queue: Held[] = [];
   private bytes = 0;
   private timer?: TimerHandle;
+  /**
+   * Cluster mode: whether a task's output is fenced here (engine/cluster: it warms up on this node
+   * before a planned move, and its owner still reports what it sees): its events are not stored.
+   */
+  fenced: (taskId: string) => boolean = () => false;
 
   constructor(
     private readonly outbox: { enqueue(target: ReportTarget, event: NewEvent): unknown },
@@ -51,6 +56,7 @@ export class HeldEvents {
 
   /** Stores the event now or, on a full disk, holds it. Other errors (an invalid event) are thrown. */
   enqueue(target: ReportTarget, event: NewEvent): void {
+    if (this.fenced(event.task_id)) return;
     if (this.queue.length === 0) {
       try {
         this.outbox.enqueue(target, event);

@@ -25,6 +25,7 @@ import type { ClusterOptions } from './options';
 import { proxiedHere, proxyToOwner } from './owner-proxy';
 import { type ClusterErrorKind, OwnerRouting } from './owner-routing';
 import { plan } from './placement';
+import { MAX_PLANNED_MOVES } from './placement-round';
 import { type CameraDemand, type NodeCard, type Plan, PRIORITY_DEFAULT } from './placement-schema';
 import { SiteEventLog } from './site-feed';
 import { mergeHistory, readChainPage } from './site-history';
@@ -32,7 +33,7 @@ import { LISTING_TIMEOUT_MS, type SiteIndex, SiteListing } from './site-listing'
 import { openSitePackages, type SitePackageBuckets } from './site-package-buckets';
 import { SitePackages } from './site-packages';
 import { LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
-import type { Assignment, MemberView, SiteTask, SiteView } from './site-view';
+import type { Assignment, LeaveState, MemberView, SiteTask, SiteView } from './site-view';
 import { taskCost, UNMEASURED_CAMERA_CORES } from './task-cost';
 
 /** How often a node reconciles what it runs with the assignments, and the leader checks the nodes. */
@@ -58,6 +59,20 @@ const MAX_SITE_TASKS = 2_000;
 const MAX_LATE_PER_TICK = 1_000;
 /** Cores a node keeps for its API, delivery and the control plane: not given to cameras. */
 const RESERVED_CORES = 0.5;
+/**
+ * How long a planned move's target may take to warm a camera up (open its source, analyse a frame:
+ * a source gets 15 s to open, TASK_LIMITS.pullTimeoutMs) before the leader calls the move off; the
+ * camera runs on where it was all along.
+ */
+const WARM_TIMEOUT_MS = 30_000;
+/**
+ * The leader plans each camera at its measured cost smoothed over about this long: a camera's cost
+ * jitters (a busier scene, CPU its node's other cameras take, a warm-up's first seconds), and the
+ * rebalance must judge the load, not its noise.
+ */
+const COST_SMOOTHING_MS = 10_000;
+/** A node that could not warm a camera up is not given that camera again for this long. */
+const WARM_FAILED_MS = 10 * 60_000;
 
 /** A node name as NATS subjects and KV keys take it: letters, digits, - and _. */
 export function nodeNameOf(options: ClusterOptions): string {
@@ -99,6 +114,17 @@ export class ClusterNode implements SiteIndex {
   private readonly appender: ChainAppender;
   private readonly gone = new Map<string, number>();
   private readonly adopting = new Set<string>();
+  /**
+   * Tasks warming up here for a planned move (make-before-break): they analyse, their output fenced
+   * (the owner reports what they see) until the task is handed over; when each first analysed here.
+   */
+  private readonly warming = new Map<string, number | null>();
+  /** This leader's planned moves under way: when each target was asked to warm its camera up. */
+  private readonly warmAsked = new Map<string, number>();
+  /** Per task, the nodes that could not warm it up, until when they are not tried again. */
+  private readonly warmFailed = new Map<string, Map<string, number>>();
+  /** Leaving the site (POST /api/cluster/leave): draining, then gone from the site once empty. */
+  private leaving: 'draining' | 'left' | null = null;
   /** Events of tasks this node lost, not yet handed to their new owners. */
   private readonly handovers = new Map<string, CallbackBody[]>();
   /** Tasks being shared with the site right now (started here, or found running here unshared). */
@@ -122,8 +148,12 @@ export class ClusterNode implements SiteIndex {
    * make the site look unbalanced and move cameras back and forth.
    */
   private readonly knownDemands = new Map<string, NonNullable<NodeCard['demands']>[string]>();
+  /** Each camera's cost as the leader plans it: measured, smoothed (COST_SMOOTHING_MS). */
+  private readonly smoothedCosts = new Map<string, { cores: number; at: number }>();
   private assignments = new Map<string, { value: Assignment; revision: number }>();
   private beatTimer?: NodeJS.Timeout;
+  /** The beat under way: a node leaving the site waits for it, so that no beat writes its card back. */
+  private beating: Promise<void> = Promise.resolve();
   private tickTimer?: NodeJS.Timeout;
   private ticking = false;
   private closed = false;
@@ -145,7 +175,7 @@ export class ClusterNode implements SiteIndex {
     readonly site: SiteStore,
     private readonly deps: Deps,
     packageBuckets: SitePackageBuckets,
-    private readonly maxCameras?: number,
+    private readonly limits: Pick<ClusterOptions, 'maxCameras' | 'capacityCores'> = {},
   ) {
     this.routing = new OwnerRouting(conn, node);
     this.events = new SiteEventLog(conn, node, deps.bus, (error) =>
@@ -173,6 +203,8 @@ export class ClusterNode implements SiteIndex {
     // with two event_ids.
     deps.delivery.gate = (taskId, seq) => this.mayGoOut(taskId, seq) === 'send';
     deps.mqtt.gate = (taskId, seq) => this.mayGoOut(taskId, seq);
+    // A task warming up here sees what its owner sees and reports: nothing of it is stored here.
+    deps.held.fenced = (taskId) => this.warming.has(taskId);
     const onEvent = (event: { body: CallbackBody }) => this.appender.stored(event.body);
     deps.bus.on('event', onEvent);
     const onDelivery = (record: DeliveryRecord) => this.delivered(record);
@@ -203,7 +235,7 @@ export class ClusterNode implements SiteIndex {
       const replicas = Math.min(3, options.servers.length);
       const site = await openSiteStore(conn, replicas);
       const packages = await openSitePackages(conn, replicas);
-      const member = new ClusterNode(node, conn, site, deps, packages, options.maxCameras);
+      const member = new ClusterNode(node, conn, site, deps, packages, options);
       await member.readAssignments();
       await member.events.start();
       return member;
@@ -218,10 +250,12 @@ export class ClusterNode implements SiteIndex {
    * task runs on another node of the site; does nothing otherwise (the route answers here).
    */
   async answerFromOwner(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+    if (this.closed) return;
     const bound = request.routeOptions.config.ownerBound;
     if (!bound || this.routing.forwardedUser(request) !== undefined || proxiedHere(request)) return;
     const taskId = (request.params as { task_id?: string }).task_id;
-    if (!taskId || this.deps.tasks.storedRow(taskId)) return;
+    // A copy warming up here is not the task: its owner answers.
+    if (!taskId || (this.deps.tasks.storedRow(taskId) && !this.warming.has(taskId))) return;
     const owner = this.assignments.get(taskId)?.value.node;
     if (!owner || owner === this.node) return;
     const unreachable = (error: Error) =>
@@ -284,8 +318,10 @@ export class ClusterNode implements SiteIndex {
         message.respond('ok');
       },
     });
-    void this.beat();
-    this.beatTimer = setInterval(() => void this.beat(), BEAT_MS);
+    this.beating = this.beat();
+    this.beatTimer = setInterval(() => {
+      this.beating = this.beat();
+    }, BEAT_MS);
     this.tickTimer = setInterval(() => void this.tick(), TICK_MS);
   }
 
@@ -394,6 +430,55 @@ export class ClusterNode implements SiteIndex {
     return this.stateOf(node) === 'up';
   }
 
+  /**
+   * Leaves the site (POST /api/cluster/leave, idempotent): the node drains (it takes no camera, and
+   * the leader moves each of its cameras make-before-break), then, holding no task, takes its card
+   * out of the site, gives up the leader's lease if it held it, and disconnects. Where it stands.
+   */
+  leave(): LeaveState {
+    if (!this.leaving) {
+      this.leaving = 'draining';
+      this.deps.log.info(`cluster: ${this.node} leaves the site: its cameras move to the other nodes`);
+    }
+    return this.leaveState();
+  }
+
+  leaveState(): LeaveState {
+    const tasks = this.heldHere().length;
+    if (!this.leaving) return { node: this.node, state: 'member', tasks };
+    return { node: this.node, state: this.leaving, tasks };
+  }
+
+  /** The tasks this node still has a part in: assigned or warming here, owned, running or handing over. */
+  private heldHere(): string[] {
+    const held = new Set<string>([
+      ...this.deps.tasks.running(),
+      ...this.warming.keys(),
+      ...this.handovers.keys(),
+    ]);
+    for (const [taskId, { value }] of this.assignments)
+      if (
+        (value.node === this.node && !value.parked) ||
+        value.next === this.node ||
+        this.appender.owns(taskId)
+      )
+        held.add(taskId);
+    return [...held];
+  }
+
+  /** Once it holds nothing: out of the site, its last delivery progress recorded first. */
+  private async leaveOnceEmpty(): Promise<void> {
+    if (this.heldHere().length > 0 || this.appender.backlog > 0) return;
+    await this.recordDelivery();
+    // No beat may write its card back.
+    clearInterval(this.beatTimer);
+    await this.beating;
+    this.leaving = 'left';
+    if (this.leaderName === this.node) await this.site.leases.delete('leader');
+    await this.site.nodes.delete(this.node);
+    this.deps.log.info(`cluster: ${this.node} left the site`);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -414,7 +499,7 @@ export class ClusterNode implements SiteIndex {
   }
 
   private async beat(): Promise<void> {
-    if (this.closed) return;
+    if (this.closed || this.leaving === 'left') return;
     try {
       await this.site.nodes.put(this.node, JSON.stringify(this.card()));
       this.conn.answered();
@@ -437,17 +522,22 @@ export class ClusterNode implements SiteIndex {
       // Reported once measured here: until then the leader keeps what the last node measured.
       if (health.frames_analysed === 0) continue;
       const models = this.modelsOf(row);
-      demands[taskId] = { cost_cores: taskCost({ health, models: models.length }), models };
+      demands[taskId] = {
+        cost_cores: taskCost({ health, models: models.length }),
+        models,
+        priority: row.priority ?? PRIORITY_DEFAULT,
+      };
     }
     const cores = availableParallelism();
     return {
       name: this.node,
       api_url: this.apiUrl,
       version: this.deps.version,
-      // A full data disk: its cameras go to other nodes, with the events it could not store.
-      state: this.deps.held.held.events > 0 ? 'draining' : 'up',
-      capacity_cores: Math.max(0, cores - RESERVED_CORES),
-      max_cameras: this.maxCameras ?? null,
+      // A full data disk or leaving: its cameras go to other nodes (a full disk's with the events it
+      // could not store).
+      state: this.leaving || this.deps.held.held.events > 0 ? 'draining' : 'up',
+      capacity_cores: this.limits.capacityCores ?? Math.max(0, cores - RESERVED_CORES),
+      max_cameras: this.limits.maxCameras ?? null,
       cpu_used_cores: Math.min(cores, loadavg()[0] ?? 0),
       memory: { total_bytes: totalmem(), free_bytes: freemem() },
       gpu: false,
@@ -455,7 +545,30 @@ export class ClusterNode implements SiteIndex {
       cameras,
       demands,
       started_at: this.startedAt,
+      warm: this.warmTasks(),
     };
+  }
+
+  /**
+   * The tasks warming up here that analyse already: the leader hands them over. An image or diff
+   * task has no source to open: it is ready once it runs.
+   */
+  private warmTasks(): string[] {
+    const warm: string[] = [];
+    for (const [taskId, since] of this.warming) {
+      if (since !== null) warm.push(taskId);
+      else if (this.deps.tasks.runs(taskId) && this.analyses(taskId)) {
+        this.warming.set(taskId, Date.now());
+        this.deps.log.info(`cluster: ${this.node} analyses task ${taskId}, warming up to take it over`);
+        warm.push(taskId);
+      }
+    }
+    return warm;
+  }
+
+  private analyses(taskId: string): boolean {
+    const { mode, health } = this.deps.tasks.get(taskId);
+    return mode !== 'video' || health.frames_analysed > 0;
   }
 
   /** The models a task's apps run (package/model), as installed here. */
@@ -514,6 +627,7 @@ export class ClusterNode implements SiteIndex {
       if (this.strays.size > 0) await this.settleStrays();
       await this.handOver();
       await this.collectLate();
+      if (this.leaving === 'left') await this.close();
     } catch (error) {
       this.deps.log.warn({ err: error }, 'cluster: the reconciliation waits for NATS');
     } finally {
@@ -543,6 +657,8 @@ export class ClusterNode implements SiteIndex {
     this.assignments = assignments;
     for (const taskId of this.knownDemands.keys())
       if (!assignments.has(taskId)) this.knownDemands.delete(taskId);
+    for (const taskId of this.smoothedCosts.keys())
+      if (!assignments.has(taskId)) this.smoothedCosts.delete(taskId);
   }
 
   /** Holds or takes the leader's lease; while held, moves the tasks of dead or silent nodes. */
@@ -606,58 +722,120 @@ export class ClusterNode implements SiteIndex {
   }
 
   /**
-   * One placement round (placement.ts) over the nodes that are up and every assigned camera; each
-   * move is written as the camera's next epoch, so the node it leaves stops it and the node it goes
-   * to takes it over. A camera of a gone or silent node has no node to plan from, and moves at once.
+   * One placement round (placement.ts) over the nodes that are up and every assigned camera, then the
+   * assignments brought towards it (carryOut). A camera of a gone or silent node has no node to plan
+   * from, and moves at once.
    */
   private async place(): Promise<void> {
     const up = [...this.members.values()]
       .map(({ card }) => card)
       .filter((card) => this.stateOf(card.name) === 'up');
     if (up.length === 0) return;
+    const now = Date.now();
     const cameras: CameraDemand[] = [...this.assignments].map(([taskId, { value }]) => {
       const demand = this.members.get(value.node)?.card.demands?.[taskId] ?? this.knownDemands.get(taskId);
       return {
         task_id: taskId,
-        cost_cores: demand?.cost_cores ?? UNMEASURED_CAMERA_CORES,
-        priority: PRIORITY_DEFAULT,
+        cost_cores: this.smoothedCost(taskId, demand?.cost_cores ?? UNMEASURED_CAMERA_CORES, now),
+        priority: demand?.priority ?? PRIORITY_DEFAULT,
         needs_gpu: false,
         models: demand?.models ?? [],
-        unreachable_on: [],
-        node: this.stateOf(value.node) === 'up' ? value.node : null,
+        unreachable_on: this.warmFailedOn(taskId, now),
+        node:
+          this.stateOf(value.node) === 'up' && this.members.has(value.node) && !value.parked
+            ? value.node
+            : null,
       };
     });
-    const planned = plan(up, cameras, this.lastPlan, Date.now());
-    // Rebalancing waits for make-before-break moves: a move today stops the camera on its node as
-    // the next one opens its source, and a camera that analyses well is not interrupted to even the
-    // load. Moves for a lost, draining or overloaded node, and of cameras that run nowhere, are made.
-    const deferred = planned.moves.filter((move) => move.reason === 'rebalance');
-    const round: Plan = {
-      ...planned,
-      moves: planned.moves.filter((move) => move.reason !== 'rebalance'),
-      assignment: { ...planned.assignment },
-      moved_at: { ...planned.moved_at },
-    };
-    for (const move of deferred) {
-      if (move.from) round.assignment[move.task_id] = move.from;
-      delete round.moved_at[move.task_id];
-    }
+    const round = plan(up, cameras, this.lastPlan, now);
     this.lastPlan = round;
-    for (const move of round.moves) {
-      const current = this.assignments.get(move.task_id);
-      if (!current || current.value.node === move.to) continue;
-      const next: Assignment = { node: move.to, epoch: current.value.epoch + 1 };
+    const changed = await this.carryOut(round, now);
+    if (round.moves.length > 0 || round.unplaced.length > 0 || changed)
+      await this.site.leases.put('plan', JSON.stringify(round));
+  }
+
+  /**
+   * Brings each assignment one step towards the plan; whether the plan changed on the way (a move
+   * called off). A camera whose node is gone is assigned to its new node at once (there is nothing to
+   * make before the break). One whose node is up moves make-before-break: its target is named `next`
+   * and warms it up (analyses, its output fenced); once the target's card says it analyses, the task
+   * is handed over at the next epoch: the new owner claims the chain, the old one stops on seeing it.
+   * At most MAX_PLANNED_MOVES warm up at once, each for at most WARM_TIMEOUT_MS.
+   */
+  private async carryOut(round: Plan, now: number): Promise<boolean> {
+    let warmingUp = [...this.assignments.values()].filter(({ value }) => value.next !== undefined).length;
+    let changed = false;
+    for (const [taskId, current] of this.assignments) {
+      const { node: from, epoch, next, parked } = current.value;
+      const to = round.assignment[taskId];
+      let write: Assignment | undefined;
+      let why = '';
+      if (to === undefined) {
+        // Left out (higher priorities took the room): stopped where it runs, until there is room.
+        if (!parked) write = { node: from, epoch, parked: true };
+        why = 'no node has room for it: it stops';
+      } else if (parked) {
+        write = { node: to, epoch: epoch + 1 };
+        why = 'room for it again';
+      } else if (to === from) {
+        // Planned back where it runs (its target died, or the move was called off): no warm-up.
+        if (next !== undefined) {
+          write = { node: from, epoch };
+          why = `the move to ${next} is off`;
+        }
+      } else if (this.stateOf(from) !== 'up' || !this.members.has(from)) {
+        write = { node: to, epoch: epoch + 1 };
+        why = `its node ${from} is ${this.members.has(from) ? this.stateOf(from) : 'gone from the site'}`;
+      } else if (next !== to) {
+        if (warmingUp >= MAX_PLANNED_MOVES) continue;
+        warmingUp += 1;
+        this.warmAsked.set(taskId, now);
+        write = { node: from, epoch, next: to };
+        why = 'warming up on the target first';
+      } else if (this.members.get(to)?.card.warm?.includes(taskId)) {
+        write = { node: to, epoch: epoch + 1 };
+        why = 'warmed up there: handed over';
+      } else if (!this.warmAsked.has(taskId)) {
+        // A move a previous leader started: its clock starts now.
+        this.warmAsked.set(taskId, now);
+      } else if (now - (this.warmAsked.get(taskId) as number) > WARM_TIMEOUT_MS) {
+        const failed = this.warmFailed.get(taskId) ?? new Map<string, number>();
+        this.warmFailed.set(taskId, failed.set(to, now + WARM_FAILED_MS));
+        round.assignment[taskId] = from;
+        changed = true;
+        write = { node: from, epoch };
+        why = `${to} did not analyse it within ${WARM_TIMEOUT_MS / 1000} s: it stays`;
+      }
+      if (!write) continue;
+      if (write.next === undefined) this.warmAsked.delete(taskId);
       try {
-        await this.site.assignments.update(move.task_id, JSON.stringify(next), current.revision);
+        await this.site.assignments.update(taskId, JSON.stringify(write), current.revision);
         this.deps.log.info(
-          `cluster: task ${move.task_id} moves from ${current.value.node} (${this.stateOf(current.value.node)}) to ${move.to}: ${move.reason}`,
+          `cluster: task ${taskId} of ${from} (epoch ${epoch}) -> ${JSON.stringify(write)}: ${why}`,
         );
       } catch {
         // Changed meanwhile (the task closed, or another leader moved it): read again next tick.
       }
     }
-    if (round.moves.length > 0 || round.unplaced.length > 0)
-      await this.site.leases.put('plan', JSON.stringify(round));
+    return changed;
+  }
+
+  /** The camera's measured cost, smoothed exponentially over COST_SMOOTHING_MS. */
+  private smoothedCost(taskId: string, measured: number, now: number): number {
+    const last = this.smoothedCosts.get(taskId);
+    const weight = last ? Math.min(1, Math.max(0, now - last.at) / COST_SMOOTHING_MS) : 1;
+    const cores = last ? last.cores + weight * (measured - last.cores) : measured;
+    this.smoothedCosts.set(taskId, { cores, at: now });
+    return cores;
+  }
+
+  /** The nodes that could not warm the task up lately: placement gives it to none of them. */
+  private warmFailedOn(taskId: string, now: number): string[] {
+    const failed = this.warmFailed.get(taskId);
+    if (!failed) return [];
+    for (const [node, until] of failed) if (until <= now) failed.delete(node);
+    if (failed.size === 0) this.warmFailed.delete(taskId);
+    return [...failed.keys()];
   }
 
   /**
@@ -666,17 +844,56 @@ export class ClusterNode implements SiteIndex {
    * tasks when it first starts in a cluster).
    */
   private async reconcile(): Promise<void> {
+    // A warm-up whose move is off, or whose task is closed.
+    for (const taskId of this.warming.keys()) {
+      const assigned = this.assignments.get(taskId)?.value;
+      if (assigned?.node !== this.node && assigned?.next !== this.node) await this.unwarm(taskId);
+    }
     for (const taskId of this.deps.tasks.running()) {
       if (!this.assignments.has(taskId) && !this.appender.owns(taskId) && !this.sharing.has(taskId))
         await this.started(taskId);
     }
     for (const [taskId, { value }] of this.assignments) {
-      if (value.node === this.node) {
+      if (value.node === this.node && value.parked) {
+        if (this.deps.tasks.runs(taskId) || this.appender.owns(taskId))
+          await this.release(taskId, 'no room for it in the site: higher priorities run');
+      } else if (value.node === this.node) {
         if (!this.appender.owns(taskId) && !this.adopting.has(taskId)) void this.adopt(taskId, value.epoch);
+      } else if (value.next === this.node) {
+        if (!this.warming.has(taskId) && !this.adopting.has(taskId) && !this.leaving) void this.warm(taskId);
       } else if (this.deps.tasks.runs(taskId) || this.appender.owns(taskId)) {
         await this.release(taskId, `assigned to ${value.node}`);
       }
     }
+    if (this.leaving === 'draining') await this.leaveOnceEmpty();
+  }
+
+  /**
+   * Starts a task another node runs, for a planned move to this one: it opens the source and analyses,
+   * its output fenced (its owner still reports), until the leader hands it over (adopt).
+   */
+  private async warm(taskId: string): Promise<void> {
+    this.adopting.add(taskId);
+    try {
+      const definition = await this.site.tasks.get(taskId);
+      if (definition?.operation !== 'PUT') return;
+      const row = definition.json<TaskRow>();
+      if (row.status === 'closed' || this.deps.tasks.runs(taskId)) return;
+      this.warming.set(taskId, null);
+      this.deps.tasks.adopt(row);
+      this.deps.log.info(`cluster: ${this.node} warms task ${taskId} up, to take it over`);
+    } catch (error) {
+      this.deps.log.warn({ err: error }, `cluster: task ${taskId} was not warmed up`);
+    } finally {
+      this.adopting.delete(taskId);
+    }
+  }
+
+  /** Stops a warm-up: nothing of it was stored here, nothing goes anywhere. */
+  private async unwarm(taskId: string): Promise<void> {
+    this.warming.delete(taskId);
+    await this.deps.tasks.release(taskId);
+    this.deps.log.info(`cluster: ${this.node} stopped warming task ${taskId} up: its move is off`);
   }
 
   /** Claims the task's chain at its epoch, brings its undelivered events here, and runs it. */
@@ -696,9 +913,15 @@ export class ClusterNode implements SiteIndex {
       );
       this.deps.outbox.adopt(targetOf(row), undelivered, lastSeq);
       this.appender.own(chain, this.storedBodies(taskId, lastSeq));
+      // Warmed up here: it analyses on, its output now this node's to store and chain. A warm copy
+      // older than the definition (changed meanwhile) starts again from the definition.
+      const warm = this.warming.has(taskId);
+      this.warming.delete(taskId);
+      if (warm && this.deps.tasks.storedRow(taskId)?.updated_at !== row.updated_at)
+        await this.deps.tasks.release(taskId);
       if (!this.deps.tasks.runs(taskId)) this.deps.tasks.adopt(row);
       this.deps.log.info(
-        `cluster: ${this.node} runs task ${taskId} (epoch ${epoch}, events from seq ${lastSeq + 1})`,
+        `cluster: ${this.node} runs task ${taskId} (epoch ${epoch}, events from seq ${lastSeq + 1}${warm ? ', warmed up' : ''})`,
       );
     } catch (error) {
       if (!(error instanceof Superseded))
@@ -867,6 +1090,9 @@ export class ClusterNode implements SiteIndex {
   }
 
   private async closedHere(taskId: string): Promise<void> {
+    // A warm copy closed on its own (its source never opened here): the task itself runs on, and the
+    // copy stays fenced until the leader calls its move off.
+    if (this.warming.has(taskId)) return;
     try {
       await this.share(taskId);
       await this.site.assignments.delete(taskId);

@@ -28,6 +28,7 @@ export function headroom(
       node: null,
       cameras: 0,
       would_unplace: 0,
+      left_out: [],
       spare_cores: 0,
       needed_cores: 0,
       message: 'no node runs cameras',
@@ -47,6 +48,7 @@ function lose(
   const survivors = nodes.filter((node) => node.name !== lost.name);
   const after = place(survivors, running, placed, placed.at);
   const orphans = running.filter((camera) => camera.node === lost.name);
+  const leftOut = after.unplaced.filter((camera) => placed.assignment[camera.task_id] !== undefined);
   const spare = placed.loads
     .filter(
       (load) => load.node !== lost.name && nodes.find((node) => node.name === load.node)?.state === 'up',
@@ -55,11 +57,15 @@ function lose(
   return {
     node: lost.name,
     cameras: orphans.length,
-    would_unplace: after.unplaced.filter((camera) => placed.assignment[camera.task_id] !== undefined).length,
+    would_unplace: leftOut.length,
+    left_out: leftOut.slice(0, MAX_LEFT_OUT).map((camera) => camera.task_id),
     spare_cores: round(spare),
     needed_cores: round(orphans.reduce((sum, camera) => sum + camera.cost_cores, 0)),
   };
 }
+
+/** Cameras a verdict names at most: the console lists them; the count says how many in all. */
+const MAX_LEFT_OUT = 100;
 
 /** More cameras left out, then the heavier node, then by name. */
 const worse = (a: Loss, b: Loss): boolean =>

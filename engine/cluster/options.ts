@@ -20,4 +20,6 @@ export interface ClusterOptions {
   advertiseUrl?: string;
   /** Cameras this node takes at most (default: measured CPU capacity decides alone). */
   maxCameras?: number;
+  /** Cores' worth of CPU this node gives to cameras (default: its cores less what it keeps back). */
+  capacityCores?: number;
 }

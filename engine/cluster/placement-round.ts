@@ -17,8 +17,10 @@ import type { CameraDemand, Move, MoveReason, NodeCard, NodeLoad, Plan, Unplaced
  *    no room anywhere, it makes room on an eligible node by moving cameras that can run elsewhere
  *    there (they keep running: make-before-break); failing that, it displaces cameras of lower
  *    priority, which are placed in turn or left out.
- * 3. Planned, at most MAX_PLANNED_MOVES a round: cameras over their node's capacity, then those on a
- *    draining node, move where there is room; until then they stay where they run.
+ * 3. Planned, at most MAX_PLANNED_MOVES a round: cameras over their node's capacity (but those that
+ *    moved within MOVE_COOLDOWN_MS), then those on a draining node, move where there is room; until
+ *    then they stay where they run. The node that runs a camera runs it until its next one does
+ *    (make-before-break: engine/cluster/cluster-node.ts).
  * 4. Rebalance, within the same budget: once the spread of load (the fullest node's share of its
  *    capacity less the emptiest's) passes REBALANCE_START_SPREAD, cameras move from full nodes to empty
  *    ones, each move lowering the site's imbalance by a margin, until no move does; then the spread
@@ -43,8 +45,9 @@ export const REBALANCE_START_SPREAD = 0.25;
  */
 export const REBALANCE_MIN_GAIN = 0.02;
 /**
- * A camera that moved is left out of rebalancing this long: its new node's measure of it is not settled
- * yet, and a camera bounced between nodes restarts its stream each time. Failures move it regardless.
+ * A camera that moved is left out of rebalancing, and of moves off a node over its capacity, this long:
+ * its new node's measure of it is not settled yet, and a camera bounced between nodes costs a warm-up
+ * each time. Failures and drains move it regardless.
  */
 export const MOVE_COOLDOWN_MS = 120_000;
 /**
@@ -192,6 +195,9 @@ class Round {
   planned(planned: readonly Pending[]): void {
     for (const item of planned) {
       if (this.budget === 0) return;
+      // A camera that just moved is measured afresh where it runs now (a new stream and pipeline cost
+      // more for their first seconds): it is not sent on over that, only off a draining node.
+      if (item.reason === 'over_capacity' && this.coolingDown(item)) continue;
       const from = this.base.get(item.camera.task_id) as string;
       // Moved in step 2 (to make room) or displaced by a camera of higher priority: dealt with there.
       if (this.assigned.get(item.camera.task_id) !== from) continue;
@@ -409,8 +415,13 @@ class Round {
   }
 
   private settled(item: Sized, node: string): boolean {
+    return item.camera.node === node && !this.coolingDown(item);
+  }
+
+  /** Whether the camera moved within MOVE_COOLDOWN_MS. */
+  private coolingDown(item: Sized): boolean {
     const at = this.moved.get(item.camera.task_id);
-    return item.camera.node === node && (at === undefined || this.now - at >= MOVE_COOLDOWN_MS);
+    return at !== undefined && this.now - at < MOVE_COOLDOWN_MS;
   }
 
   /** Why no node takes the camera, in words for the operator. */

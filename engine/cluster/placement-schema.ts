@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { TASK_PRIORITY } from '../tasks/limits';
 
 /**
  * The shapes placement reads and writes. Node cards and the plan travel between nodes over NATS as
@@ -11,11 +12,11 @@ const Name = (description: string) => Type.String({ minLength: 1, maxLength: 253
 const Cores = (description: string) => Type.Number({ minimum: 0, maximum: 4096, description });
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 
-/** Higher goes first, and may displace a lower one when the site is short of room. */
-export const PRIORITY_MIN = 0;
-export const PRIORITY_MAX = 100;
+/** Higher goes first, and may displace a lower one when the site is short of room (a task's priority). */
+export const PRIORITY_MIN = TASK_PRIORITY.min;
+export const PRIORITY_MAX = TASK_PRIORITY.max;
 /** A camera whose task names no priority. */
-export const PRIORITY_DEFAULT = 50;
+export const PRIORITY_DEFAULT = TASK_PRIORITY.default;
 
 /** What a node tells the placement leader about itself (its card, renewed with its lease). */
 export const NodeCard = Type.Object({
@@ -40,6 +41,9 @@ export const NodeCard = Type.Object({
       Type.Object({
         cost_cores: Cores('What the camera costs here, measured (task-cost.ts)'),
         models: Type.Array(Type.String(), { description: 'Models its apps use' }),
+        priority: Type.Optional(
+          Type.Integer({ minimum: PRIORITY_MIN, maximum: PRIORITY_MAX, description: "Its task's priority" }),
+        ),
       }),
       {
         description:
@@ -48,6 +52,12 @@ export const NodeCard = Type.Object({
     ),
   ),
   started_at: Type.Optional(Type.Number({ description: 'When its engine started (ms since the epoch)' })),
+  warm: Type.Optional(
+    Type.Array(Type.String(), {
+      description:
+        'Tasks it warms up for a planned move (make-before-break) that analyse here already, their output held back: ready to be handed over',
+    }),
+  ),
 });
 export type NodeCard = Static<typeof NodeCard>;
 
@@ -118,6 +128,14 @@ export const Headroom = Type.Object({
   cameras: Count('Cameras that node runs'),
   would_unplace: Count(
     'Cameras running now that its loss would leave without a place: its own, or lower-priority ones they would displace',
+  ),
+  // Optional: a plan an older leader wrote has none.
+  left_out: Type.Optional(
+    Type.Array(Type.String(), {
+      maxItems: 100,
+      description:
+        'Which cameras (task ids) its loss would leave without a place, the first 100: the lowest priorities, since higher ones are placed first and take their room',
+    }),
   ),
   spare_cores: Cores('Free capacity of the other up nodes'),
   needed_cores: Cores("What that node's cameras cost"),

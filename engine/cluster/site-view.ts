@@ -4,6 +4,18 @@ import { Headroom, Unplaced } from './placement-schema';
 const Assignment = Type.Object({
   node: Type.String({ description: 'The node that runs the task' }),
   epoch: Type.Integer({ minimum: 1, description: 'Counts the owners the task had: each move adds one' }),
+  next: Type.Optional(
+    Type.String({
+      description:
+        'A planned move under way (make-before-break): the node that warms the task up (opens its source and analyses, its output held back) before it takes the task over at the next epoch',
+    }),
+  ),
+  parked: Type.Optional(
+    Type.Literal(true, {
+      description:
+        'No node has room for it (cameras of higher priority took it): it runs nowhere until one has; node is where it ran last',
+    }),
+  ),
 });
 
 const Member = Type.Object({
@@ -68,3 +80,14 @@ export const SiteTask = Type.Object({
   epoch: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
 });
 export type SiteTask = Static<typeof SiteTask>;
+
+/** POST /api/cluster/leave: where the node stands in leaving its site. */
+export const LeaveState = Type.Object({
+  node: Type.String({ description: 'The node asked' }),
+  state: Type.Union([Type.Literal('member'), Type.Literal('draining'), Type.Literal('left')], {
+    description:
+      'draining: its cameras move to the other nodes; left: it holds none, is out of the site and disconnected from it',
+  }),
+  tasks: Type.Integer({ minimum: 0, description: 'Tasks it still runs, warms up or hands over' }),
+});
+export type LeaveState = Static<typeof LeaveState>;

@@ -195,7 +195,8 @@ const ANONYMOUS =
 
 /** The cluster to join, when servers are named: the settings given, the password read. */
 function clusterOptions(cluster: Partial<ClusterConfig>, env: Environment): ClusterOptions | undefined {
-  const { servers, user, password_file, node_name, ca_file, advertise_url, max_cameras } = cluster;
+  const { servers, user, password_file, node_name, ca_file, advertise_url, max_cameras, capacity_cores } =
+    cluster;
   if (servers === undefined) {
     const given = Object.keys(cluster);
     if (given.length === 0) return undefined;
@@ -221,6 +222,7 @@ function clusterOptions(cluster: Partial<ClusterConfig>, env: Environment): Clus
     ...(ca_file === undefined ? {} : { caFile: ca_file }),
     ...(advertise_url === undefined ? {} : { advertiseUrl: advertise_url }),
     ...(max_cameras === undefined ? {} : { maxCameras: max_cameras }),
+    ...(capacity_cores === undefined ? {} : { capacityCores: capacity_cores }),
   };
 }
 

@@ -56,6 +56,7 @@ const CLUSTER_OPTIONS: Record<Exclude<keyof ClusterConfig, 'password_file'>, key
   ca_file: 'caFile',
   advertise_url: 'advertiseUrl',
   max_cameras: 'maxCameras',
+  capacity_cores: 'capacityCores',
 };
 
 function check(schema: TSchema, value: unknown, option: string, field: string): void {

@@ -78,6 +78,12 @@ export const ClusterConfigSchema = Type.Object(
       minimum: 1,
       description: 'Cameras this node takes at most (default: its measured CPU capacity decides alone).',
     }),
+    capacity_cores: Type.Number({
+      minimum: 0.1,
+      maximum: 4096,
+      description:
+        "Cores' worth of CPU this node gives to cameras (default: its cores less 0.5): less on a machine that does other work too.",
+    }),
   },
   { additionalProperties: false },
 );
@@ -210,6 +216,7 @@ export const CLUSTER_SOURCES: Record<keyof ClusterConfig, ConfigSource> = {
   ca_file: { flag: 'cluster-ca', file: true, path: true },
   advertise_url: { flag: 'advertise-url', file: true },
   max_cameras: { flag: 'max-cameras', file: true },
+  capacity_cores: { flag: 'capacity-cores', file: true },
 };
 
 /** Part of the configuration, as one source gives it: the cluster's keys may come from several. */

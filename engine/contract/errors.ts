@@ -97,6 +97,11 @@ export const ERRORS = {
     status: 409,
     meaning: 'Only a closed task can be purged (DELETE with purge=true); close it first',
   },
+  NOT_CLUSTER_NODE: {
+    code: 40907,
+    status: 409,
+    meaning: 'Cluster mode only: this engine is a single workstation, not a node of a site (no --cluster)',
+  },
   BODY_TOO_LARGE: {
     code: 41301,
     status: 413,

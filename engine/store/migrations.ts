@@ -232,4 +232,11 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       CREATE INDEX tasks_listing ON tasks(created_at, task_id, status, mode);
     `,
   },
+  {
+    // A task's priority in a cluster short of room (issue 32); NULL is the default.
+    version: 12,
+    sql: `
+      ALTER TABLE tasks ADD COLUMN priority INTEGER;
+    `,
+  },
 ];

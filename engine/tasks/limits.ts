@@ -16,6 +16,12 @@ export const TASK_LIMITS = {
   resumeHealthyMs: 5 * 60_000,
 } as const;
 
+/**
+ * A task's priority (extension; cluster mode): when a site's nodes cannot hold every camera, those of
+ * higher priority are placed first and may take the room of lower ones (engine/cluster/placement.ts).
+ */
+export const TASK_PRIORITY = { min: 0, max: 100, default: 50 } as const;
+
 /** Frames a video task analyses per second when neither it nor the engine's settings say. */
 export const DEFAULT_ANALYSIS_FPS = 10;
 

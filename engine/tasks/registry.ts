@@ -178,7 +178,8 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     if (this.runtimes.has(row.task_id) || row.status === 'closed') return;
     // The resume guard counts this node's own restarts: a task taken over starts its count afresh.
     const { unclean_resumes: _previousNodes, ...stored } = row;
-    this.store.replace({ ...stored, status: 'starting' });
+    // A definition shared by an engine before task priorities has none.
+    this.store.replace({ ...stored, priority: stored.priority ?? null, status: 'starting' });
     const runtime = this.newRuntime(row.task_id);
     this.armLicenseTimer(row, runtime);
     if (row.mode === 'video') {
@@ -265,6 +266,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       polygon_height: null,
       unclean_resumes: 0,
       analysis_fps: body.analysis_fps ?? null,
+      priority: body.priority ?? null,
     };
 
     let source: FrameSize | undefined;
@@ -384,6 +386,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       task_id: taskId,
       name: body.name === undefined ? row.name : normaliseTaskName(body.name),
       analysis_fps: body.analysis_fps === undefined ? row.analysis_fps : body.analysis_fps,
+      priority: body.priority ?? row.priority,
       app_ids: JSON.stringify(appIds),
       app_configs: JSON.stringify([...configs.values()]),
       osd: JSON.stringify(osd),

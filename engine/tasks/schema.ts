@@ -3,7 +3,7 @@ import { TaskHealth } from '../contract/health';
 import { LineCounts, ZoneOccupancy } from '../rules/counts';
 import { oneOf } from '../schema/ajv';
 import { Name, SafeText } from '../schema/text';
-import { TASK_AREA_LIMITS, TASK_PAGE_LIMIT } from './limits';
+import { TASK_AREA_LIMITS, TASK_PAGE_LIMIT, TASK_PRIORITY } from './limits';
 
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
 const Text = (description: string) => Type.String({ maxLength: 256, description });
@@ -19,6 +19,13 @@ export const AnalysisFps = Type.Number({
   minimum: 0.1,
   maximum: 60,
   description: "Extension: most frames analysed per second; default the engine's analysis_fps setting",
+});
+
+/** Which cameras a site short of room keeps (extension; cluster mode): higher first. */
+export const Priority = Type.Integer({
+  minimum: TASK_PRIORITY.min,
+  maximum: TASK_PRIORITY.max,
+  description: `Extension: in a cluster short of room, higher-priority tasks are placed first and may take the room of lower ones; default ${TASK_PRIORITY.default}`,
 });
 
 export const TaskMode = oneOf(['video', 'image', 'diff']);
@@ -128,6 +135,7 @@ export const StartTaskBody = Type.Object(
     mode: Type.Optional(TaskMode),
     name: Type.Optional(TaskName),
     analysis_fps: Type.Optional(AnalysisFps),
+    priority: Type.Optional(Priority),
     zapk_id: Id('Application package id'),
     app_ids: AppIds,
     device_id: Type.Optional(
@@ -168,6 +176,7 @@ export const UpdateTaskBody = Type.Object(
     analysis_fps: Type.Optional(
       Type.Union([AnalysisFps, Type.Null()], { description: "null: the engine's setting again" }),
     ),
+    priority: Type.Optional(Priority),
     app_ids: Type.Optional(AppIds),
     osd: Type.Optional(OsdUpdate),
     app_configs: Type.Optional(Type.Array(AppConfigUpdate, { maxItems: 64 })),
@@ -192,6 +201,9 @@ export const TaskView = Type.Object({
   analysis_fps: Type.Union([Type.Number(), Type.Null()], {
     description:
       "Extension: most frames analysed per second, the task's own or else the engine's; null for image and diff tasks",
+  }),
+  priority: Type.Integer({
+    description: `Extension: its priority in a cluster short of room (higher placed first); ${TASK_PRIORITY.default} unless given`,
   }),
   zapk_id: Type.String(),
   app_ids: Type.Array(Type.String()),

@@ -29,6 +29,8 @@ export interface TaskRow {
   unclean_resumes: number;
   /** The rate the caller gave; null follows the engine's analysis_fps. */
   analysis_fps: number | null;
+  /** The priority the caller gave (cluster placement); null: the default. */
+  priority: number | null;
 }
 
 export type NewTaskRow = Omit<TaskRow, 'unclean_resumes'>;
@@ -51,7 +53,7 @@ export interface TaskPageQuery extends TaskFilter {
 /** The columns of a listed row without its areas. */
 const LISTED_COLUMNS = `task_id, name, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url, osd,
   status, close_code, dump, created_at, updated_at, closed_at, last_image_at, polygon_width, polygon_height,
-  unclean_resumes, analysis_fps`;
+  unclean_resumes, analysis_fps, priority`;
 const FILTER = `(@closed IS NULL OR (status = 'closed') = @closed) AND (@mode IS NULL OR mode = @mode)`;
 type FilterParams = { closed: number | null; mode: TaskMode | null };
 type PageParams = FilterParams & { limit: number; offset: number };
@@ -61,6 +63,7 @@ export interface TaskChange {
   task_id: string;
   name: string;
   analysis_fps: number | null;
+  priority: number | null;
   app_ids: string;
   app_configs: string;
   osd: string;
@@ -81,10 +84,10 @@ export class TaskRepository implements TaskStore {
       insert: db.prepare<NewTaskRow>(
         `INSERT INTO tasks (task_id, name, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url,
            osd, app_configs, status, close_code, dump, created_at, updated_at, closed_at, last_image_at,
-           report_secret, polygon_width, polygon_height, analysis_fps)
+           report_secret, polygon_width, polygon_height, analysis_fps, priority)
          VALUES (@task_id, @name, @mode, @zapk_id, @app_ids, @device_id, @business_id, @video_url, @report_url,
            @osd, @app_configs, @status, @close_code, @dump, @created_at, @updated_at, @closed_at, @last_image_at,
-           @report_secret, @polygon_width, @polygon_height, @analysis_fps)`,
+           @report_secret, @polygon_width, @polygon_height, @analysis_fps, @priority)`,
       ),
       find: db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE task_id = ?'),
       page: db.prepare<PageParams, ListedRow>(
@@ -104,7 +107,7 @@ export class TaskRepository implements TaskStore {
         'SELECT report_secret FROM tasks WHERE task_id = ?',
       ),
       change: db.prepare<TaskChange>(
-        `UPDATE tasks SET name = @name, analysis_fps = @analysis_fps, app_ids = @app_ids, app_configs = @app_configs, osd = @osd,
+        `UPDATE tasks SET name = @name, analysis_fps = @analysis_fps, priority = @priority, app_ids = @app_ids, app_configs = @app_configs, osd = @osd,
            polygon_width = @polygon_width, polygon_height = @polygon_height, updated_at = @updated_at
          WHERE task_id = @task_id`,
       ),

@@ -1,5 +1,6 @@
 import type { PipelineTask } from '../pipeline/task-pipeline';
 import type { FrameSize } from '../vision/types';
+import { TASK_PRIORITY } from './limits';
 import { type AppConfig, DEFAULT_OSD, type Osd, type TaskSummary } from './schema';
 import { taskName } from './task-name';
 import type { ListedRow, TaskRow } from './task-repository';
@@ -41,6 +42,7 @@ export function summaryOf(row: ListedRow, engineFps: number): Omit<TaskSummary, 
     name: taskName(row),
     mode: row.mode,
     analysis_fps: row.mode === 'video' ? analysisFpsOf(row, engineFps) : null,
+    priority: row.priority ?? TASK_PRIORITY.default,
     zapk_id: row.zapk_id,
     app_ids: JSON.parse(row.app_ids) as string[],
     device_id: row.device_id,

@@ -8,7 +8,7 @@ import type { SiteView } from '../../engine/cluster/site-view';
 import type { TaskView } from '../../engine/tasks/schema';
 import { terminate } from './child';
 import { signIn } from './engine-process';
-import { settled } from './eventually';
+import { eventually, settled } from './eventually';
 import { ADMIN_PASSWORD, BUILTIN_PACKAGE_DIR, TEST_MEDIA_DIRS } from './fixtures';
 import { NATS_PASSWORD, NATS_USER, type NatsCluster } from './nats-cluster';
 
@@ -164,6 +164,31 @@ export function analysingOff(
     timeoutMs,
     100,
   );
+}
+
+/** The engine's log lines (pino JSON) whose message matches, with their time (ms since the epoch). */
+function logLines(engine: SiteEngine, pattern: RegExp): Array<{ time: number; msg: string }> {
+  return engine.log.split('\n').flatMap((line) => {
+    if (!line.startsWith('{')) return [];
+    const { time, msg } = JSON.parse(line) as { time: string; msg?: string };
+    return msg && pattern.test(msg) ? [{ time: Date.parse(time), msg }] : [];
+  });
+}
+
+/**
+ * How long no node analysed a task that moved to `to`, judged by the nodes' logs: the time `to` first
+ * analysed it (warming up, make-before-break) less the time its old node stopped it. Negative: both
+ * analysed it for that long. The old node logs its stop a moment after the site shows the handover.
+ */
+export function analysisGap(engines: readonly SiteEngine[], to: SiteEngine, taskId: string): Promise<number> {
+  return eventually(`the move of ${taskId} to ${to.name} logged`, () => {
+    const warm = logLines(to, new RegExp(`analyses task ${taskId}, warming up`)).at(-1);
+    const stops = engines.flatMap((engine) =>
+      logLines(engine, new RegExp(`stopped task ${taskId}: assigned to ${to.name}`)),
+    );
+    const stop = stops.sort((a, b) => a.time - b.time).at(-1);
+    return warm && stop && warm.time - stop.time;
+  });
 }
 
 /** A task's event chain as stored in JetStream. */

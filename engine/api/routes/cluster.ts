@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import { SiteTask, SiteView } from '../../cluster/site-view';
+import { LeaveState, SiteTask, SiteView } from '../../cluster/site-view';
 import type { Api } from '../app';
 import type { ApiContext } from '../context';
 import { Envelope, ErrorEnvelope, ok } from '../envelope';
+import { ApiError } from '../errors';
 
 export function clusterRoutes(app: Api, ctx: ApiContext): void {
   app.get(
@@ -34,5 +35,22 @@ export function clusterRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async () => ok(ctx.cluster ? await ctx.cluster.siteTasks() : []),
+  );
+
+  app.post(
+    '/api/cluster/leave',
+    {
+      config: { refusals: ['NOT_CLUSTER_NODE'] },
+      schema: {
+        tags: ['health'],
+        summary:
+          'Extension: this node leaves its site: its cameras move to the other nodes (make-before-break), then it takes itself out; call again to see where it stands',
+        response: { 200: Envelope(LeaveState), 401: ErrorEnvelope },
+      },
+    },
+    async () => {
+      if (!ctx.cluster) throw new ApiError('NOT_CLUSTER_NODE', 'this engine is not a node of a site');
+      return ok(ctx.cluster.leave());
+    },
   );
 }

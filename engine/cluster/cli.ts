@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import type { LeaveState } from './site-view';
+
+/**
+ * npm run cluster -- leave [--url http://engine1:8080] [--user admin] [--password-file FILE]
+ * Takes the engine at --url out of its site: its cameras move to the other nodes make-before-break
+ * (POST /api/cluster/leave), and this waits until it has left. The password comes from the file or
+ * VC_ADMIN_PASSWORD (never a flag: ps shows flags). Exit codes: 0 left, 1 refused or not left in
+ * time, 2 usage error.
+ */
+
+const USAGE = `usage:
+  npm run cluster -- leave [--url <engine URL>] [--user <name>] [--password-file <file>] [--timeout <s>]
+  (the password from --password-file or VC_ADMIN_PASSWORD)`;
+
+/** How long leave waits by default: a node's cameras move a few at a time, each in seconds. */
+const DEFAULT_TIMEOUT_S = 600;
+const POLL_MS = 1_000;
+/** One call to the engine: it answers at once, or is not answering. */
+const CALL_TIMEOUT_MS = 10_000;
+
+class UsageError extends Error {}
+
+interface Envelope<T> {
+  code: number;
+  msg: string;
+  data: T;
+}
+
+async function call<T>(url: string, path: string, init: RequestInit): Promise<T> {
+  const answer = await fetch(`${url}${path}`, { ...init, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
+  const envelope = (await answer.json()) as Envelope<T>;
+  if (envelope.code !== 0) throw new Error(`${path}: ${envelope.code} ${envelope.msg}`);
+  return envelope.data;
+}
+
+async function leave(argv: string[], log: (line: string) => void): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      url: { type: 'string', default: 'http://127.0.0.1:8080' },
+      user: { type: 'string', default: 'admin' },
+      'password-file': { type: 'string' },
+      timeout: { type: 'string', default: String(DEFAULT_TIMEOUT_S) },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return log(USAGE);
+  if (positionals.length !== 1 || positionals[0] !== 'leave')
+    throw new UsageError(
+      positionals.length === 0 ? 'missing command' : `unknown command "${positionals.join(' ')}"`,
+    );
+  const timeoutS = Number(values.timeout);
+  if (!(timeoutS > 0)) throw new UsageError('--timeout must be a number of seconds above 0');
+  const password = values['password-file']
+    ? readFileSync(values['password-file'], 'utf8').trim()
+    : process.env.VC_ADMIN_PASSWORD;
+  if (!password) throw new UsageError('no password: --password-file or VC_ADMIN_PASSWORD');
+  const url = values.url.replace(/\/+$/, '');
+  const { access_token } = await call<{ access_token: string }>(url, '/api/auth/token', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: values.user, password }),
+  });
+  const ask = () =>
+    call<LeaveState>(url, '/api/cluster/leave', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${access_token}` },
+    });
+  const deadline = Date.now() + timeoutS * 1000;
+  let last = '';
+  for (let state = await ask(); ; state = await ask()) {
+    const line =
+      state.state === 'left'
+        ? `${state.node} left the site; its cameras run on the other nodes. Take --cluster out of its settings before starting it again.`
+        : `${state.node} is leaving: ${state.tasks} tasks still here`;
+    if (line !== last) log(line);
+    last = line;
+    if (state.state === 'left') return;
+    if (Date.now() > deadline) throw new Error(`${state.node} did not leave within ${timeoutS} s`);
+    await sleep(POLL_MS);
+  }
+}
+
+try {
+  await leave(process.argv.slice(2), (line) => console.log(line));
+} catch (error) {
+  console.error(`cluster: ${(error as Error).message}`);
+  if (error instanceof UsageError) console.error(USAGE);
+  process.exit(error instanceof UsageError ? 2 : 1);
+}
