@@ -196,7 +196,7 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
       packageStore: ctx.packageStore,
       tmpDir: ctx.tmpDir,
     });
-    taskRoutes(api, ctx);
+    await api.register(taskRoutes, { tasks, snapshots: ctx.snapshots, video, cluster: ctx.cluster });
     await api.register(imageRoutes, { images: ctx.images, tasks, uploadMemory: ctx.uploadMemory });
     await api.register(mediaRoutes, { accounts, previews: ctx.previews, streamTokens, tasks, video });
     await api.register(optimizationRoutes, { accounts, optimizations: ctx.optimizations, tasks });
@@ -204,7 +204,7 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
     await api.register(alarmRoutes, { alarms: ctx.alarms });
     await api.register(systemRoutes, { system: ctx.system });
     await api.register(auditRoutes, { audit: ctx.audit });
-    clusterRoutes(api, ctx);
+    await api.register(clusterRoutes, { cluster: ctx.cluster });
     unknownApiPaths(api, routeTable);
   });
   await app.register(async (scope) => serveConsole(scope.withTypeProvider<TypeBoxTypeProvider>(), ctx));

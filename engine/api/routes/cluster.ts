@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
+import type { ClusterNode } from '../../cluster/cluster-node';
 import { LeaveState, SiteTask, SiteView } from '../../cluster/site-view';
-import type { Api } from '../app';
-import type { ApiContext } from '../context';
 import { Envelope, ErrorEnvelope, ok } from '../envelope';
 import { ApiError } from '../errors';
+import type { RoutePlugin } from '../route-plugin';
 
-export function clusterRoutes(app: Api, ctx: ApiContext): void {
+export const clusterRoutes: RoutePlugin<{ cluster?: ClusterNode }> = async (app, { cluster }) => {
   app.get(
     '/api/cluster',
     {
@@ -17,11 +17,7 @@ export function clusterRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async () =>
-      ok(
-        ctx.cluster
-          ? { enabled: true as const, ...(await ctx.cluster.siteView()) }
-          : { enabled: false as const },
-      ),
+      ok(cluster ? { enabled: true as const, ...(await cluster.siteView()) } : { enabled: false as const }),
   );
 
   app.get(
@@ -34,7 +30,7 @@ export function clusterRoutes(app: Api, ctx: ApiContext): void {
         response: { 200: Envelope(Type.Array(SiteTask)), 401: ErrorEnvelope },
       },
     },
-    async () => ok(ctx.cluster ? await ctx.cluster.siteTasks() : []),
+    async () => ok(cluster ? await cluster.siteTasks() : []),
   );
 
   app.post(
@@ -49,8 +45,8 @@ export function clusterRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async () => {
-      if (!ctx.cluster) throw new ApiError('NOT_CLUSTER_NODE', 'this engine is not a node of a site');
-      return ok(ctx.cluster.leave());
+      if (!cluster) throw new ApiError('NOT_CLUSTER_NODE', 'this engine is not a node of a site');
+      return ok(cluster.leave());
     },
   );
-}
+};

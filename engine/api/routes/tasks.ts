@@ -1,9 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { ClusterNode } from '../../cluster/cluster-node';
 import { heatmapPng } from '../../osd/heatmap';
+import type { FrameSnapshots } from '../../pipeline/frame-snapshots';
 import { SNAPSHOT_WIDTHS } from '../../pipeline/frame-snapshots';
 import { HEAT_COLUMNS, HEAT_ROWS } from '../../pipeline/heat-grid';
+import type { VideoAnalysis } from '../../pipeline/video-analysis';
 import { TASK_AREA_LIMITS, TASK_PAGE_LIMIT } from '../../tasks/limits';
+import type { TaskRegistry } from '../../tasks/registry';
 import {
   CLOSE_CODE,
   StartTaskBody,
@@ -15,11 +18,10 @@ import {
   UpdateTaskBody,
 } from '../../tasks/schema';
 import type { TaskPageQuery } from '../../tasks/task-repository';
-import type { Api } from '../app';
-import type { ApiContext } from '../context';
 import { Envelope, ok, okArrayJson } from '../envelope';
 import { ApiError } from '../errors';
 import { LIVE_TASK, TASK_APPS } from '../openapi';
+import type { RoutePlugin } from '../route-plugin';
 import { TaskParams } from '../schemas';
 import { TaskListing } from '../task-listing';
 
@@ -98,8 +100,13 @@ const noFrame = (taskId: string, waitMs: number) =>
 /** A link to a running task's snapshot or heatmap opens that task's pictures alone. */
 const taskPictures = (params: Record<string, string>) => ['task-pictures', params.task_id];
 
-export function taskRoutes(app: Api, ctx: ApiContext): void {
-  const listing = new TaskListing(ctx.tasks);
+export const taskRoutes: RoutePlugin<{
+  tasks: TaskRegistry;
+  snapshots: FrameSnapshots;
+  video: Pick<VideoAnalysis, 'counts' | 'heatmap'>;
+  cluster?: ClusterNode;
+}> = async (app, { tasks, snapshots, video, cluster }) => {
+  const listing = new TaskListing(tasks);
 
   app.post(
     '/api/task',
@@ -114,7 +121,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async (request) => {
-      const task = await ctx.tasks.start(request.body);
+      const task = await tasks.start(request.body);
       return ok({ task_id: task.task_id });
     },
   );
@@ -134,8 +141,8 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
       const { limit = TASK_PAGE_LIMIT, offset = 0, state, mode, with_areas = false } = request.query;
       const closed = state === undefined ? undefined : state === 'closed';
       const filter = { limit, offset, closed, mode, withAreas: with_areas };
-      const page = ctx.cluster
-        ? await siteListing(ctx.cluster, filter, reply.compileSerializationSchema(TaskListItem))
+      const page = cluster
+        ? await siteListing(cluster, filter, reply.compileSerializationSchema(TaskListItem))
         : listing.page(filter, reply.compileSerializationSchema(TaskSummary));
       reply.header('x-total-count', String(page.total));
       const next = offset + page.count;
@@ -157,7 +164,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
         response: { 200: Envelope(TaskView) },
       },
     },
-    async (request) => ok(ctx.tasks.get(request.params.task_id)),
+    async (request) => ok(tasks.get(request.params.task_id)),
   );
 
   app.get(
@@ -179,9 +186,9 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request, reply) => {
       const taskId = request.params.task_id;
-      ctx.tasks.liveTask(taskId, 'video');
-      const jpeg = await ctx.snapshots.jpeg(taskId, request.query.width ?? SNAPSHOT_WIDTHS.default);
-      if (!jpeg) throw noFrame(taskId, ctx.snapshots.waitMs(taskId));
+      tasks.liveTask(taskId, 'video');
+      const jpeg = await snapshots.jpeg(taskId, request.query.width ?? SNAPSHOT_WIDTHS.default);
+      if (!jpeg) throw noFrame(taskId, snapshots.waitMs(taskId));
       return reply.header('content-type', 'image/jpeg').header('cache-control', 'no-store').send(jpeg);
     },
   );
@@ -205,10 +212,10 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
     },
     async (request, reply) => {
       const taskId = request.params.task_id;
-      ctx.tasks.liveTask(taskId, 'video');
-      const frame = await ctx.snapshots.frame(taskId);
-      const grid = ctx.video.heatmap(taskId);
-      if (!frame || !grid) throw noFrame(taskId, ctx.snapshots.waitMs(taskId));
+      tasks.liveTask(taskId, 'video');
+      const frame = await snapshots.frame(taskId);
+      const grid = video.heatmap(taskId);
+      if (!frame || !grid) throw noFrame(taskId, snapshots.waitMs(taskId));
       const png = await heatmapPng(frame, grid, request.query.width ?? HEATMAP_WIDTH);
       return reply.header('content-type', 'image/png').header('cache-control', 'no-store').send(png);
     },
@@ -226,8 +233,8 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async (request) => {
-      const task = ctx.tasks.liveTask(request.params.task_id, 'video');
-      const grid = ctx.video.heatmap(task.task_id);
+      const task = tasks.liveTask(request.params.task_id, 'video');
+      const grid = video.heatmap(task.task_id);
       if (!grid) throw new ApiError('STREAM_UNAVAILABLE', `task ${task.task_id} is not analysed now`);
       return ok({ task_id: task.task_id, columns: HEAT_COLUMNS, rows: HEAT_ROWS, cells: [...grid.cells] });
     },
@@ -245,8 +252,8 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async (request) => {
-      const task = ctx.tasks.liveTask(request.params.task_id, 'video');
-      ctx.video.heatmap(task.task_id)?.reset();
+      const task = tasks.liveTask(request.params.task_id, 'video');
+      video.heatmap(task.task_id)?.reset();
       return ok({ task_id: task.task_id });
     },
   );
@@ -264,8 +271,8 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
       },
     },
     async (request) => {
-      const task = ctx.tasks.liveTask(request.params.task_id, 'video');
-      const counts = ctx.video.counts(task.task_id);
+      const task = tasks.liveTask(request.params.task_id, 'video');
+      const counts = video.counts(task.task_id);
       return ok({
         task_id: task.task_id,
         apps: task.app_ids.map((app_id) => ({
@@ -290,7 +297,7 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
         response: { 200: Envelope(TaskView) },
       },
     },
-    async (request) => ok(ctx.tasks.update(request.params.task_id, request.body)),
+    async (request) => ok(tasks.update(request.params.task_id, request.body)),
   );
 
   app.delete(
@@ -309,12 +316,12 @@ export function taskRoutes(app: Api, ctx: ApiContext): void {
     async (request) => {
       const taskId = request.params.task_id;
       if (request.query.purge) {
-        const task = ctx.tasks.purge(taskId);
+        const task = tasks.purge(taskId);
         listing.forget(taskId);
         return ok({ task_id: task.task_id, close_code: task.close_code, purged: true });
       }
-      const task = ctx.tasks.close(taskId, CLOSE_CODE.byCaller);
+      const task = tasks.close(taskId, CLOSE_CODE.byCaller);
       return ok({ task_id: task.task_id, close_code: task.close_code });
     },
   );
-}
+};
