@@ -36,6 +36,26 @@ describe('rule "domain errors": only engine/api/ speaks HTTP', () => {
   });
 });
 
+describe('rule "route plugins": each route file is a plugin given only what it uses', () => {
+  const ROUTES = ENGINE.filter((file) => file.startsWith('engine/api/routes/'));
+
+  it('no route file imports app.ts or takes the whole ApiContext', () => {
+    const offenders = ROUTES.filter((file) => {
+      const text = readFileSync(join(ROOT, file), 'utf8');
+      return /from\s+'\.\.\/app'/.test(text) || /\bctx\s*:\s*ApiContext\b/.test(text);
+    });
+    expect(ROUTES.length).toBeGreaterThan(10);
+    expect(offenders).toEqual([]);
+  });
+
+  it('each route file exports its routes as a RoutePlugin', () => {
+    const plain = ROUTES.filter(
+      (file) => !/export const \w+Routes: RoutePlugin</.test(readFileSync(join(ROOT, file), 'utf8')),
+    );
+    expect(plain).toEqual([]);
+  });
+});
+
 describe('rule "sql in repositories": SQL lives only in *-repository.ts modules and engine/store/', () => {
   /** Files outside repositories that still prepare or run SQL, each with the reason it may. */
   const EXEMPT: Record<string, string> = {};
