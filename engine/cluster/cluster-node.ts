@@ -443,6 +443,11 @@ export class ClusterNode implements SiteIndex {
     return this.leaveState();
   }
 
+  /** Whether this node is still a member of its site: once it left, it answers for itself alone. */
+  get inSite(): boolean {
+    return this.leaving !== 'left';
+  }
+
   leaveState(): LeaveState {
     const tasks = this.heldHere().length;
     if (!this.leaving) return { node: this.node, state: 'member', tasks };

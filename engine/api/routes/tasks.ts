@@ -141,7 +141,7 @@ export const taskRoutes: RoutePlugin<{
       const { limit = TASK_PAGE_LIMIT, offset = 0, state, mode, with_areas = false } = request.query;
       const closed = state === undefined ? undefined : state === 'closed';
       const filter = { limit, offset, closed, mode, withAreas: with_areas };
-      const page = cluster
+      const page = cluster?.inSite
         ? await siteListing(cluster, filter, reply.compileSerializationSchema(TaskListItem))
         : listing.page(filter, reply.compileSerializationSchema(TaskSummary));
       reply.header('x-total-count', String(page.total));
