@@ -4,10 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileCheck } from '../engine/schema/ajv';
-import { TaskSummary, type TaskView } from '../engine/tasks/schema';
-import { SiteEngine, siteOf, stopSite } from './helpers/cluster-engines';
+import { TaskSummary } from '../engine/tasks/schema';
+import { fileCamera, SiteEngine, siteOf, stopSite } from './helpers/cluster-engines';
 import { settled } from './helpers/eventually';
-import { VIDEO } from './helpers/fixtures';
 import { NatsCluster } from './helpers/nats-cluster';
 
 /*
@@ -50,15 +49,7 @@ const TRIANGLE = [
 ];
 
 const camera = (engine: SiteEngine, name: string) =>
-  settled(`camera ${name} on ${engine.name}`, () =>
-    engine.call<TaskView>('POST', '/api/task', {
-      name,
-      zapk_id: 'builtin',
-      app_ids: ['motion'],
-      video_url: VIDEO,
-      app_configs: [{ app_id: 'motion', polygon: TRIANGLE }],
-    }),
-  );
+  fileCamera(engine, name, { app_configs: [{ app_id: 'motion', polygon: TRIANGLE }] });
 
 beforeAll(async () => {
   nats = await NatsCluster.start(1);

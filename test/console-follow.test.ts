@@ -1,10 +1,8 @@
 import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TaskView } from '../engine/tasks/schema';
 import { launchChromium } from './helpers/browser';
-import { type SiteEngine, siteOf, startSite, stopSite } from './helpers/cluster-engines';
+import { fileCamera, type SiteEngine, siteOf, startSite, stopSite } from './helpers/cluster-engines';
 import { settled } from './helpers/eventually';
-import { VIDEO } from './helpers/fixtures';
 import { NatsCluster } from './helpers/nats-cluster';
 
 /*
@@ -23,16 +21,6 @@ let engines: SiteEngine[];
 let browser: Browser;
 let a: SiteEngine;
 let b: SiteEngine;
-
-const camera = (engine: SiteEngine, name: string) =>
-  settled(`camera ${name} on ${engine.name}`, () =>
-    engine.call<TaskView>('POST', '/api/task', {
-      name,
-      zapk_id: 'builtin',
-      app_ids: ['motion'],
-      video_url: VIDEO,
-    }),
-  );
 
 /**
  * A page signed in on `engine` alone: the session is put in that origin's sessionStorage before its
@@ -60,8 +48,8 @@ beforeAll(async () => {
   nats = await NatsCluster.start(1);
   engines = await startSite(nats, 2, 'site-a', 'site-b');
   [a, b] = engines as [SiteEngine, SiteEngine];
-  await camera(a, 'cam-a');
-  await camera(b, 'cam-b');
+  await fileCamera(a, 'cam-a');
+  await fileCamera(b, 'cam-b');
   for (const engine of engines)
     await settled(`${engine.name} seeing both nodes and cameras`, async () => {
       const site = await siteOf(engine);

@@ -9,7 +9,7 @@ import type { TaskView } from '../../engine/tasks/schema';
 import { terminate } from './child';
 import { signIn } from './engine-process';
 import { eventually, settled } from './eventually';
-import { ADMIN_PASSWORD, BUILTIN_PACKAGE_DIR, TEST_MEDIA_DIRS } from './fixtures';
+import { ADMIN_PASSWORD, BUILTIN_PACKAGE_DIR, TEST_MEDIA_DIRS, VIDEO } from './fixtures';
 import { NATS_PASSWORD, NATS_USER, type NatsCluster } from './nats-cluster';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -195,6 +195,21 @@ export function analysisGap(engines: readonly SiteEngine[], to: SiteEngine, task
     90_000,
   );
 }
+
+/**
+ * A camera reading the fixture video with the built-in motion app, started on `engine` (asked again
+ * while the site is still settling), with `more` of the start body.
+ */
+export const fileCamera = (engine: SiteEngine, name: string, more: Record<string, unknown> = {}) =>
+  settled(`camera ${name} on ${engine.name}`, () =>
+    engine.call<TaskView>('POST', '/api/task', {
+      name,
+      zapk_id: 'builtin',
+      app_ids: ['motion'],
+      video_url: VIDEO,
+      ...more,
+    }),
+  );
 
 /** A task's event chain as stored in JetStream. */
 export interface Chain {
