@@ -16,6 +16,7 @@ import {
   startCamera,
   startSite,
   stopSite,
+  unchainedOf,
 } from './helpers/cluster-engines';
 import { eventually, settled } from './helpers/eventually';
 import { Mosquitto } from './helpers/mosquitto';
@@ -295,17 +296,9 @@ describe('a site of three engines on three NATS servers', () => {
       },
       60_000,
     );
-    // Nothing goes out that its chain lacks: a node never delivers what the site has not chained. The
-    // cameras go on meanwhile, so what was sent until now is checked against the chains read after it.
-    const unchainedIn = async <T extends { event_id: string }>(sent: readonly T[]) => {
-      const later = await readChains(
-        nats.urls,
-        tasks.map((task) => task.id),
-      );
-      const laterIds = new Set([...later.values()].flatMap((chain) => chain.eventIds));
-      return sent.filter((item) => !laterIds.has(item.event_id));
-    };
-    const unchained = await unchainedIn([...receiver.requests]);
+    // Nothing goes out that its chain lacks: a node never delivers what the site has not chained.
+    const ids = tasks.map((task) => task.id);
+    const unchained = await unchainedOf(nats.urls, ids, receiver.requests);
     expect(unchained.map((r) => `${r.task_id}:${r.seq}:${r.body?.event}`)).toEqual([]);
     const bySeq = new Map<string, string>();
     for (const request of receiver.requests) {
@@ -324,7 +317,7 @@ describe('a site of three engines on three NATS servers', () => {
       },
       60_000,
     );
-    expect((await unchainedIn([...published])).map((b) => `${b.task_id}:${b.seq}`)).toEqual([]);
+    expect((await unchainedOf(nats.urls, ids, published)).map((b) => `${b.task_id}:${b.seq}`)).toEqual([]);
     const publishedBySeq = new Map<string, string>();
     for (const body of published) {
       const key = `${body.task_id}:${body.seq}`;

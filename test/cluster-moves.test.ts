@@ -13,6 +13,7 @@ import {
   SiteEngine,
   siteOf,
   startCamera,
+  unchainedOf,
 } from './helpers/cluster-engines';
 import { eventually, settled } from './helpers/eventually';
 import { ADMIN_PASSWORD } from './helpers/fixtures';
@@ -103,7 +104,8 @@ async function checkChains(): Promise<Map<string, Chain>> {
     },
     60_000,
   );
-  expect(receiver.requests.filter((request) => !chained.has(request.event_id)).map((r) => r.seq)).toEqual([]);
+  const unchained = await unchainedOf(nats.urls, tasks, receiver.requests);
+  expect(unchained.map((r) => `${r.task_id}:${r.seq}`)).toEqual([]);
   const bySeq = new Map<string, string>();
   for (const request of receiver.requests) {
     const key = `${request.task_id}:${request.seq}`;

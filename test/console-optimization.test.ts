@@ -131,7 +131,8 @@ describe('effect optimization in the web console', () => {
     await shot('optimization-00-tasks');
     await entry.click();
     await page.getByRole('heading', { name: 'Effect optimization' }).waitFor();
-    expect(await page.getByRole('combobox', { name: 'Task' }).inputValue()).toBe(taskId);
+    // The picker shows the task once the task list has loaded, a moment after the heading.
+    await expect.poll(() => page.getByRole('combobox', { name: 'Task' }).inputValue()).toBe(taskId);
     expect(
       await page
         .getByRole('navigation')

@@ -244,6 +244,21 @@ export async function readChains(
   }
 }
 
+/**
+ * What of `sent` (callbacks, MQTT messages) the site never chained, judged against the chains read
+ * now, after it was sent: the cameras go on meanwhile, so chains read earlier lack the latest events.
+ */
+export async function unchainedOf<T extends { event_id: string }>(
+  servers: readonly string[],
+  taskIds: readonly string[],
+  sent: readonly T[],
+): Promise<T[]> {
+  const snapshot = [...sent];
+  const chains = await readChains(servers, taskIds);
+  const chained = new Set([...chains.values()].flatMap((chain) => chain.eventIds));
+  return snapshot.filter((item) => !chained.has(item.event_id));
+}
+
 /** Starts a camera on a node: the built-in motion app on an RTMP source, its events to `reportUrl`. */
 export function startCamera(
   engine: SiteEngine,
