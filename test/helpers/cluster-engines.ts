@@ -8,7 +8,7 @@ import type { SiteView } from '../../engine/cluster/site-view';
 import type { TaskView } from '../../engine/tasks/schema';
 import { terminate } from './child';
 import { signIn } from './engine-process';
-import { eventually, settled } from './eventually';
+import { settled } from './eventually';
 import { ADMIN_PASSWORD, BUILTIN_PACKAGE_DIR, TEST_MEDIA_DIRS, VIDEO } from './fixtures';
 import { NATS_PASSWORD, NATS_USER, type NatsCluster } from './nats-cluster';
 
@@ -181,17 +181,22 @@ function logLines(engine: SiteEngine, pattern: RegExp): Array<{ time: number; ms
  * analysed it for that long. The old node logs its stop a moment after the site shows the handover.
  */
 export function analysisGap(engines: readonly SiteEngine[], to: SiteEngine, taskId: string): Promise<number> {
-  return eventually(
+  return settled(
     `the move of ${taskId} to ${to.name} logged`,
-    () => {
+    async () => {
       const warm = logLines(to, new RegExp(`analyses task ${taskId}, warming up`)).at(-1);
       const stops = engines.flatMap((engine) =>
         logLines(engine, new RegExp(`stopped task ${taskId}: assigned to ${to.name}`)),
       );
       const stop = stops.sort((a, b) => a.time - b.time).at(-1);
-      return warm && stop && warm.time - stop.time;
-      // A loaded machine (CI runs the process tests side by side) hands over more slowly.
+      if (warm && stop) return warm.time - stop.time;
+      // Said when it times out: a move without a warm-up (its old node judged silent) shows here.
+      const runs = logLines(to, new RegExp(`runs task ${taskId}`)).at(-1)?.msg;
+      throw new Error(
+        `warm-up ${warm ? 'logged' : 'not logged'}, stop ${stop ? 'logged' : 'not logged'}; ${runs ?? 'not run there'}`,
+      );
     },
+    // A loaded machine (CI runs the process tests side by side) hands over more slowly.
     90_000,
   );
 }
