@@ -37,7 +37,9 @@ export function proxyToOwner(
 ): FastifyReply {
   // A multipart upload is parsed by its handler, so its body is still unread: send it as a stream.
   if (request.body === undefined && request.isMultipart()) request.body = request.raw;
-  return reply.from(new URL(request.url, apiUrl).href, {
+  // The owner's origin and this request's path, joined as text: a path that reads as a URL of its own
+  // ("//elsewhere/...") must never choose the host.
+  return reply.from(`${new URL(apiUrl).origin}${request.url}`, {
     rewriteRequestHeaders: (_request, headers) => ({
       ...headers,
       host: request.headers.host,
