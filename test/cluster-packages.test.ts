@@ -15,7 +15,7 @@ import type { Manifest } from '../engine/packages/manifest';
 import { buildZapk } from '../engine/packages/zapk';
 import type { TaskView } from '../engine/tasks/schema';
 import { SiteEngine, startSite, stopSite } from './helpers/cluster-engines';
-import { settled } from './helpers/eventually';
+import { eventually, settled } from './helpers/eventually';
 import { EXAMPLE_MANIFEST } from './helpers/example-package';
 import { FIXTURES, VIDEO } from './helpers/fixtures';
 import { NATS_PASSWORD, NATS_USER, NatsCluster } from './helpers/nats-cluster';
@@ -177,7 +177,10 @@ describe('packages shared by the site', () => {
     await c.start();
     await listedEverywhere([c], 'coco-own', undefined);
     await listedEverywhere([c], EXAMPLE, '1.0.0');
-    expect(c.log).toContain('package coco-own was removed from the site and is uninstalled here');
+    // The node says so just after the uninstall the listing already shows.
+    await eventually('the removal logged', () =>
+      c.log.includes('package coco-own was removed from the site and is uninstalled here'),
+    );
     expect(c.log).not.toContain('coco-own 2.0.0 of this node was brought into the site');
     expect(await versionOn(a, 'coco-own')).toBeUndefined();
   }, 180_000);
