@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { eventually } from './eventually';
 import { LocalServer } from './local-server';
 import { freePort } from './rtmp-source';
 
@@ -35,8 +36,18 @@ export class NatsServer extends LocalServer {
     dir: string,
     port: number,
     readonly name: string,
+    /** Its monitoring port (loopback): /healthz says when its JetStream is ready. */
+    private readonly monitorPort: number,
   ) {
     super(dir, port);
+  }
+
+  /** Whether its JetStream is ready: it knows the meta leader and is current with it. */
+  async jetstreamReady(): Promise<boolean> {
+    const answer = await fetch(`http://127.0.0.1:${this.monitorPort}/healthz`, {
+      signal: AbortSignal.timeout(2_000),
+    }).catch(() => null);
+    return answer?.status === 200;
   }
 
   private tls = false;
@@ -90,6 +101,7 @@ export class NatsServer extends LocalServer {
       [
         `server_name: ${this.name}`,
         `listen: 127.0.0.1:${this.port}`,
+        `http: 127.0.0.1:${this.monitorPort}`,
         `jetstream { store_dir: "${join(this.dir, 'store')}", max_memory_store: 64MB, max_file_store: ${storeMb}MB }`,
         // One server alone is no cluster: JetStream refuses a cluster block without routes.
         ...(routes.length === 0
@@ -122,8 +134,10 @@ export class NatsCluster {
     const binary = natsServerBinary();
     const ports = await Promise.all(Array.from({ length: size }, () => freePort()));
     const clusterPorts = await Promise.all(Array.from({ length: size }, () => freePort()));
+    const monitorPorts = await Promise.all(Array.from({ length: size }, () => freePort()));
     const servers = ports.map((port, i) => {
-      const server = new NatsServer(binary, mkdtempSync(join(tmpdir(), `vc-nats-${i}-`)), port, `n${i + 1}`);
+      const dir = mkdtempSync(join(tmpdir(), `vc-nats-${i}-`));
+      const server = new NatsServer(binary, dir, port, `n${i + 1}`, monitorPorts[i] as number);
       server.configure(
         clusterPorts[i] as number,
         clusterPorts.filter((_, j) => j !== i),
@@ -133,6 +147,14 @@ export class NatsCluster {
       return server;
     });
     await Promise.all(servers.map((server) => server.start()));
+    // Servers started together agree on JetStream's meta leader seconds later (longer on a loaded
+    // machine): a test begins once every server is current with it, so that replicas can be placed.
+    await eventually(
+      'JetStream ready on every NATS server',
+      async () => (await Promise.all(servers.map((server) => server.jetstreamReady()))).every(Boolean),
+      90_000,
+      250,
+    );
     return new NatsCluster(servers);
   }
 
