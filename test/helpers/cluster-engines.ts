@@ -185,9 +185,11 @@ export function analysisGap(engines: readonly SiteEngine[], to: SiteEngine, task
     `the move of ${taskId} to ${to.name} logged`,
     async () => {
       const warm = logLines(to, new RegExp(`analyses task ${taskId}, warming up`)).at(-1);
-      const stops = engines.flatMap((engine) =>
-        logLines(engine, new RegExp(`stopped task ${taskId}: assigned to ${to.name}`)),
+      // The old owner stops when it sees the reassignment, or first, when its next append is refused.
+      const stopped = new RegExp(
+        `stopped task ${taskId}: assigned to ${to.name}|task ${taskId} was taken over by`,
       );
+      const stops = engines.filter((engine) => engine !== to).flatMap((engine) => logLines(engine, stopped));
       const stop = stops.sort((a, b) => a.time - b.time).at(-1);
       if (warm && stop) return warm.time - stop.time;
       // Said when it times out: a move without a warm-up (its old node judged silent) shows here.
