@@ -8,7 +8,8 @@ import type { TaskView } from '../engine/tasks/schema';
 import { terminate } from './helpers/child';
 import {
   analysingOff,
-  type Chain,
+  expectChainsSound,
+  expectOneEventIdPerSeq,
   readChains,
   type Site,
   type SiteEngine,
@@ -279,13 +280,10 @@ describe('a site of three engines on three NATS servers', () => {
       nats.urls,
       tasks.map((task) => task.id),
     );
-    for (const { id } of tasks) {
-      const chain = stored.get(id) as Chain;
-      expect(chain.seqs, id).toEqual(chain.seqs.map((_, i) => i + 1));
-      // Epochs only go up along the chain: no append of a superseded owner after its successor's claim.
-      expect(chain.epochs, id).toEqual([...chain.epochs].sort((a, b) => a - b));
-      expect(new Set(chain.eventIds).size, id).toBe(chain.eventIds.length);
-    }
+    expectChainsSound(
+      stored,
+      tasks.map((task) => task.id),
+    );
     // Every event in the chains reaches the receiver (at least once), duplicates sharing event_id.
     const chainIds = new Set([...stored.values()].flatMap((chain) => chain.eventIds));
     await eventually(
@@ -300,13 +298,7 @@ describe('a site of three engines on three NATS servers', () => {
     const ids = tasks.map((task) => task.id);
     const unchained = await unchainedOf(nats.urls, ids, receiver.requests);
     expect(unchained.map((r) => `${r.task_id}:${r.seq}:${r.body?.event}`)).toEqual([]);
-    const bySeq = new Map<string, string>();
-    for (const request of receiver.requests) {
-      const key = `${request.task_id}:${request.seq}`;
-      const known = bySeq.get(key);
-      if (known) expect(request.event_id, key).toBe(known);
-      bySeq.set(key, request.event_id);
-    }
+    expectOneEventIdPerSeq(receiver.requests);
     // MQTT too: every chained event published (the restarted node's broker cursor included), never
     // one seq of a task with two event_ids, nothing the chains lack.
     await eventually(
@@ -318,13 +310,7 @@ describe('a site of three engines on three NATS servers', () => {
       60_000,
     );
     expect((await unchainedOf(nats.urls, ids, published)).map((b) => `${b.task_id}:${b.seq}`)).toEqual([]);
-    const publishedBySeq = new Map<string, string>();
-    for (const body of published) {
-      const key = `${body.task_id}:${body.seq}`;
-      const known = publishedBySeq.get(key);
-      if (known) expect(body.event_id, key).toBe(known);
-      publishedBySeq.set(key, body.event_id);
-    }
+    expectOneEventIdPerSeq(published);
     const duplicates = receiver.requests.length - new Set(receiver.requests.map((r) => r.event_id)).size;
     console.log(
       `cluster: ${chainIds.size} events chained, ${receiver.requests.length} callbacks received, ${duplicates} duplicates (same event_id)`,

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { expect } from 'vitest';
 import { connectCluster } from '../../engine/cluster/connection';
 import { readChain } from '../../engine/cluster/event-chain';
 import type { SiteView } from '../../engine/cluster/site-view';
@@ -248,6 +249,31 @@ export async function readChains(
     return result;
   } finally {
     await conn.close();
+  }
+}
+
+/**
+ * Each chain gap-free (seqs 1, 2, ...), fenced (epochs only rise: no append of a superseded owner
+ * after its successor's claim) and with no event twice.
+ */
+export function expectChainsSound(chains: ReadonlyMap<string, Chain>, taskIds: readonly string[]): void {
+  for (const id of taskIds) {
+    const chain = chains.get(id) as Chain;
+    expect(chain.seqs, id).toEqual(chain.seqs.map((_, i) => i + 1));
+    expect(chain.epochs, id).toEqual([...chain.epochs].sort((a, b) => a - b));
+    expect(new Set(chain.eventIds).size, id).toBe(chain.eventIds.length);
+  }
+}
+
+/** Never one seq of a task with two event_ids among what was sent (a duplicate shares its event_id). */
+export function expectOneEventIdPerSeq(
+  sent: ReadonlyArray<{ task_id: string; seq: number; event_id: string }>,
+): void {
+  const bySeq = new Map<string, string>();
+  for (const item of sent) {
+    const key = `${item.task_id}:${item.seq}`;
+    expect(item.event_id, key).toBe(bySeq.get(key) ?? item.event_id);
+    bySeq.set(key, item.event_id);
   }
 }
 
