@@ -14,7 +14,7 @@ export const en = {
   'wall.snapshotsHint': '{count} cameras: pictures refresh every 2 s. Click one to watch its video.',
   'wall.focus': 'Watch {name}',
   'wall.unfocus': 'Back from {name} to the wall',
-  'wall.alarms': '{count} alarms in 10 min',
+  'wall.alarms': '{count} {count|alarm|alarms} in 10 min',
   'wall.opening': 'Opening the video…',
   'wall.videoUnavailable': 'The video is not available now.',
   'wall.noPicture': 'No picture: the stream may be lost.',

@@ -14,8 +14,8 @@ import { WallTile } from '../wall/WallTile';
 /**
  * Every running camera at once: a grid of 1, 4, 9 or 16 tiles (the choice is remembered), paged
  * when there are more cameras, each tile the annotated video while the page fits the decoding
- * budget and a refreshing snapshot beyond it. A click focuses one camera (Escape goes back); the
- * wall can fill the screen.
+ * budget and a refreshing snapshot beyond it. The grid always fits the window (styles.css). A click
+ * focuses one camera (Escape goes back); full screen is the pictures alone, on black.
  */
 export function Wall() {
   const t = useT();

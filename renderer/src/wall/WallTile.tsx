@@ -7,8 +7,9 @@ import { StatusBadge } from '../components/StatusBadge';
 import { useTransport } from '../context';
 import { useAiLive } from '../hooks/useAiLive';
 import { useLinkAccess } from '../hooks/useLinkAccess';
+import { useNow } from '../hooks/useNow';
 import { engineLink } from '../optimization/links';
-import { useT } from '../store';
+import { useSession, useT } from '../store';
 import { taskTitle } from '../tasks/title';
 import { apiPath } from '../transport';
 import { SNAPSHOT_REFRESH_MS } from './layout';
@@ -37,6 +38,7 @@ export function WallTile({ task, video, alarms, focused, onSelect }: WallTilePro
       >
         {video ? <TileVideo task={task} /> : <TileSnapshot taskId={task.task_id} title={title} />}
       </button>
+      <TileClock />
       <div className="wall-caption">
         <span className="wall-name">{title}</span>
         <StatusBadge task={task} />
@@ -44,6 +46,17 @@ export function WallTile({ task, video, alarms, focused, onSelect }: WallTilePro
         <span className="wall-alarms">{t('wall.alarms', { count: alarms })}</span>
       </div>
     </li>
+  );
+}
+
+/** The time of day on the picture, as recorders print it: an operator reads at a glance when a tile is. */
+function TileClock() {
+  const language = useSession((state) => state.language);
+  const now = useNow(1000);
+  return (
+    <time className="wall-clock" dateTime={new Date(now).toISOString()}>
+      {new Date(now).toLocaleTimeString(language, { hour12: false })}
+    </time>
   );
 }
 
