@@ -32,7 +32,7 @@ async function measure(
   url: string,
   headers: Record<string, string>,
   expected: number,
-  /** The engine's process, to count its CPU per answer. */
+  /** The engine's process, to count its CPU per answer: a figure that load on the machine bends less than req/s. */
   pid?: number,
 ): Promise<Row> {
   const before = pid === undefined ? 0 : cpuSeconds(pid);
@@ -101,14 +101,22 @@ export async function benchApi(): Promise<Row[]> {
         `${engine.url}/api/task/${firstTask}`,
         auth,
         200,
+        engine.child.pid,
       ),
       await measure(
         'token check alone (unknown token -> 401)',
         `${engine.url}/api/task/${firstTask}`,
         { authorization: `Bearer ${'x'.repeat(43)}` },
         401,
+        engine.child.pid,
       ),
-      await measure('GET /api/health (open, no token check)', `${engine.url}/api/health`, {}, 200),
+      await measure(
+        'GET /api/health (open, no token check)',
+        `${engine.url}/api/health`,
+        {},
+        200,
+        engine.child.pid,
+      ),
       ...(await heavyListings(engine.url, auth, engine.child.pid)),
     ];
   } finally {
