@@ -44,6 +44,7 @@ import { findFfmpeg } from './media/ffmpeg';
 import { FrameSource } from './media/frame-source';
 import { DecodePath, type ResolvedHwaccel, resolveHwaccel } from './media/hwaccel';
 import { MediaFolders } from './media/media-folders';
+import { reconnectPolicyOf } from './media/reconnect-policy';
 import { DEFAULT_MAX_SOURCE_PIXELS } from './media/source-limits';
 import { StreamWatchdog } from './media/stream-watchdog';
 import { OptimizationRepository } from './optimization/optimization-repository';
@@ -218,16 +219,17 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       pushTimeoutMs: liveLimits.pushTimeoutMs,
       onPushEnded: (server, reason) => log.warn(`the AI video's push to ${server} ${reason}`),
     },
-    openStream: (source, taskFps) =>
+    openStream: (source, task) =>
       new StreamWatchdog(source, {
         clock,
+        reconnectPolicy: () => reconnectPolicyOf(task().persistent),
         decoder: new DecodePath(decoding),
         createSource: (url, transport, mode) =>
           new FrameSource(url, {
             transport,
             hwaccel: mode.hwaccel,
             ffmpeg,
-            outputFps: mode.fullRate ? undefined : taskFps(),
+            outputFps: mode.fullRate ? undefined : task().analysis_fps,
             seekS: mode.seekS,
             maxPixels: maxSourcePixels,
             maxSide: options.analysisSize,

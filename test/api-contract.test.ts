@@ -535,6 +535,7 @@ describe('4.4 - 4.7 tasks', () => {
         'mode',
         'name',
         'osd',
+        'persistent',
         'priority',
         'report_url',
         'status',

@@ -47,6 +47,7 @@ const RUNNING: TaskHealth = {
     },
   ],
   events_refused: 0,
+  stream_lost_since: null,
 };
 
 describe('the dump line, rendered from the health object', () => {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { RECONNECT_POLICY, ReconnectBackoff, reconnectDelayMs } from '../engine/media/reconnect-policy';
+import {
+  PERSISTENT_RECONNECT_POLICY,
+  RECONNECT_POLICY,
+  ReconnectBackoff,
+  reconnectDelayMs,
+  reconnectPolicyOf,
+} from '../engine/media/reconnect-policy';
 
 describe('the reconnect policy', () => {
   it('waits 1 s, doubles after each failed try and stops at 30 s', () => {
@@ -29,5 +35,22 @@ describe('the reconnect policy', () => {
       RECONNECT_POLICY.firstMs,
       2 * RECONNECT_POLICY.firstMs,
     ]);
+  });
+
+  it("tries an operator's camera (a persistent task) every 3 s at most, for as long as it is lost", () => {
+    expect(reconnectPolicyOf(true)).toEqual({ firstMs: 1_000, maxMs: 3_000 });
+    expect(reconnectPolicyOf(false)).toBe(RECONNECT_POLICY);
+    expect(reconnectDelayMs(PERSISTENT_RECONNECT_POLICY, 10_000)).toBe(3_000);
+  });
+
+  it('reads a policy given as a function at each wait: a task made persistent waits by the short one next', () => {
+    let persistent = false;
+    const backoff = new ReconnectBackoff(() => reconnectPolicyOf(persistent));
+    const before = Array.from({ length: 6 }, () => backoff.next());
+    persistent = true;
+    expect({ before, after: backoff.next() }).toEqual({
+      before: [1_000, 2_000, 4_000, 8_000, 16_000, 30_000],
+      after: 3_000,
+    });
   });
 });

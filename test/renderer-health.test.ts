@@ -27,6 +27,7 @@ const RUNNING: TaskHealth = {
   images: 0,
   ai_video: [],
   events_refused: 0,
+  stream_lost_since: null,
 };
 const IMAGES: TaskHealth = { ...RUNNING, stream: null, analysed_fps: 0, images: 3 };
 

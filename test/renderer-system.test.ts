@@ -29,6 +29,7 @@ const HEALTH: TaskHealth = {
   images: 0,
   ai_video: [],
   events_refused: 0,
+  stream_lost_since: null,
 };
 
 function task(taskId: string, closeCode: number, health: TaskHealth): Task {

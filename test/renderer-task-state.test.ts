@@ -31,6 +31,7 @@ const HEALTH: TaskHealth = {
   images: 0,
   ai_video: [],
   events_refused: 0,
+  stream_lost_since: null,
 };
 
 const task = (status: Task['status'], closeCode: number, health: Partial<TaskHealth> = {}) =>

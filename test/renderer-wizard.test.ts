@@ -62,6 +62,7 @@ describe('the wizard’s state', () => {
       osd: DEFAULT_OSD,
       results: { report_url: '', business_id: '', device_id: '' },
       fpsText: '',
+      persistent: true,
       shown: new Set(),
       serverErrors: {},
     });
@@ -192,6 +193,7 @@ describe('the body the wizard sends', () => {
       zapk_id: 'coco',
       app_ids: ['person'],
       video_url: 'rtsp://cam/1',
+      persistent: true,
       osd: DEFAULT_OSD,
     });
   });
@@ -211,6 +213,8 @@ describe('the body the wizard sends', () => {
         { type: 'result', field: 'business_id', value: 'biz' },
         { type: 'result', field: 'device_id', value: 'cam-7' },
         { type: 'fps', text: ' 8 ' },
+        // An operator who wants the contract's close after 5 min lost says so.
+        { type: 'persistent', persistent: false },
       ],
       chosen(),
     );
@@ -219,6 +223,7 @@ describe('the body the wizard sends', () => {
       zapk_id: 'coco',
       app_ids: ['person'],
       video_url: 'rtsp://cam/1',
+      persistent: false,
       osd: DEFAULT_OSD,
       app_configs: [
         {

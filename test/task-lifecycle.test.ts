@@ -127,6 +127,47 @@ describe('video tasks', () => {
     expect(tasks.get(task.task_id)).toMatchObject({ status: 'closed', close_code: 2 });
   });
 
+  it('a persistent task is never closed for its lost stream, and says since when it is lost', async () => {
+    const task = await tasks.start({
+      zapk_id: 'builtin',
+      app_ids: ['motion'],
+      video_url: VIDEO,
+      persistent: true,
+    });
+    expect(task).toMatchObject({ persistent: true, health: { stream_lost_since: null } });
+    const lostAt = clock.now();
+    tasks.streamLost(task.task_id, 'connection refused', true);
+    clock.advance(6 * 60_000);
+    tasks.streamLost(task.task_id, 'still refused', true);
+    clock.advance(60 * 60_000);
+    expect(tasks.get(task.task_id)).toMatchObject({
+      status: 'stream_lost',
+      close_code: 0,
+      health: { stream_lost_since: lostAt },
+    });
+    tasks.streamRestored(task.task_id, { width: 768, height: 576 });
+    expect(tasks.get(task.task_id)).toMatchObject({ status: 'running', health: { stream_lost_since: null } });
+  });
+
+  it('a task made persistent while lost stays; made not persistent, it closes 5 min after the loss', async () => {
+    const task = await tasks.start({ zapk_id: 'builtin', app_ids: ['motion'], video_url: VIDEO });
+    tasks.streamLost(task.task_id, 'connection reset', true);
+    clock.advance(4 * 60_000);
+    await tasks.update(task.task_id, { persistent: true });
+    clock.advance(10 * 60_000);
+    expect(tasks.get(task.task_id)).toMatchObject({ status: 'stream_lost', persistent: true });
+    await tasks.update(task.task_id, { persistent: false });
+    // Lost 14 min ago: past the 5 min, so it closes at once, as it would have.
+    clock.advance(0);
+    expect(tasks.get(task.task_id)).toMatchObject({ status: 'closed', close_code: 2, persistent: false });
+  });
+
+  it('refuses persistent for image and diff tasks', async () => {
+    await expect(
+      tasks.start({ mode: 'image', zapk_id: 'builtin', app_ids: ['motion'], persistent: true }),
+    ).rejects.toMatchObject({ kind: 'task.invalid', details: { field: 'persistent' } });
+  });
+
   it('starting on a source with no video fails fast and records nothing', async () => {
     await expect(
       tasks.start({ zapk_id: 'builtin', app_ids: ['motion'], video_url: '/dev/null' }),

@@ -158,6 +158,7 @@ function taskOf(appIds: string[], extra: Partial<PipelineTask> = {}): PipelineTa
     report_url: 'http://127.0.0.1:9/callback',
     polygon_frame: null,
     analysis_fps: 10,
+    persistent: false,
     ...extra,
   };
 }

@@ -16,6 +16,7 @@ export const AUDIT_ACTIONS: Readonly<Record<string, string | null>> = {
   // Signing the console's picture and download links, a batch every few minutes: changes nothing.
   'POST /api/auth/link': null,
   'POST /api/task': 'task.start',
+  'POST /api/task/:task_id/start-again': 'task.start_again',
   'PUT /api/task/:task_id': 'task.update',
   'DELETE /api/task/:task_id': 'task.close',
   'DELETE /api/task/:task_id/heatmap': 'task.heatmap_reset',

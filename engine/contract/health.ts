@@ -136,12 +136,18 @@ export const TaskHealth = Type.Object(
     events_refused: Count(
       "Events of the task the engine built but refused as invalid since it started: alarms lost to a defect, never delivered (the engine's log and GET /api/system say why)",
     ),
+    stream_lost_since: Nullable(
+      Type.Integer({
+        description:
+          'When the video stream was lost (ms since the epoch), while it is; null while it delivers, and for image and diff tasks and closed tasks',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type TaskHealth = Static<typeof TaskHealth>;
-/** What the analysis knows of a task's health; the outbox adds the events it refused. */
-export type AnalysisHealth = Omit<TaskHealth, 'events_refused'>;
+/** What the analysis knows of a task's health; the outbox adds the events it refused, the registry when the stream was lost. */
+export type AnalysisHealth = Omit<TaskHealth, 'events_refused' | 'stream_lost_since'>;
 
 export const ModelHealth = Type.Object(
   {

@@ -90,10 +90,12 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     this.streamClock = options.streamClock ?? systemClock;
     this.createSource = options.createSource ?? defaultFactory;
     this.decoder = options.decoder ?? new DecodePath({ setting: 'none', hwaccel: 'none', fallback: null });
-    this.backoff = new ReconnectBackoff({
-      firstMs: options.backoffFirstMs ?? RECONNECT_POLICY.firstMs,
-      maxMs: options.backoffMaxMs ?? RECONNECT_POLICY.maxMs,
-    });
+    this.backoff = new ReconnectBackoff(
+      options.reconnectPolicy ?? {
+        firstMs: options.backoffFirstMs ?? RECONNECT_POLICY.firstMs,
+        maxMs: options.backoffMaxMs ?? RECONNECT_POLICY.maxMs,
+      },
+    );
     const loopLag = options.loopLag ?? engineLoopLag();
     this.stall = new StallDetector(this.streamClock, {
       minMs: options.stallMinMs,

@@ -4,6 +4,7 @@ import type { PixelSize } from './analysis-size';
 import type { FramePool } from './frame-pool';
 import type { RtspTransport, SourceExit, SourceFrame, SourceInfo, SourceProgress } from './frame-source';
 import type { DecodePath, Hwaccel } from './hwaccel';
+import type { ReconnectPolicy } from './reconnect-policy';
 import type { SourceUrl } from './source-url';
 
 /**
@@ -91,9 +92,11 @@ export interface StreamWatchdogOptions {
   /** A running stream is stalled after no frame for max(stallMinMs, stallFrames intervals). */
   stallMinMs?: number;
   stallFrames?: number;
-  /** Reconnect backoff (reconnect-policy.ts): the first wait and the cap. */
+  /** Reconnect backoff (reconnect-policy.ts): the first wait and the cap... */
   backoffFirstMs?: number;
   backoffMaxMs?: number;
+  /** ...or a policy read at each wait (a task's, which may change while it runs); it wins over both. */
+  reconnectPolicy?: () => ReconnectPolicy;
   /** A reconnect attempt that gives no frame within this is abandoned. Default 15 s. */
   connectTimeoutMs?: number;
   /** Where black frames take their buffers. Default: the engine's frame pool. */

@@ -44,6 +44,8 @@ export interface PipelineTask {
    * AI video is encoded).
    */
   analysis_fps: number;
+  /** A lost stream is retried every few seconds for as long as the task exists (reconnect-policy.ts). */
+  persistent: boolean;
 }
 
 export interface PipelineDeps {

@@ -13,7 +13,8 @@ export interface VideoAnalysisDeps extends PipelineDeps {
   /** Where file sources may come from: a task's file outside them is refused before anything runs. */
   sources: MediaFolders;
   /** Opens a task's source; `analysisFps` says the task's rate whenever an ffmpeg is made. */
-  openStream(source: SourceUrl, analysisFps: () => number): StreamWatchdog;
+  /** A watchdog for the task's source; `task` is the task as last updated, whenever the stream reads it. */
+  openStream(source: SourceUrl, task: () => PipelineTask): StreamWatchdog;
   /** What the AI video of running tasks (4.10) needs; without it no task has one. */
   live?: LiveDeps;
 }
@@ -72,11 +73,8 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
   ): Promise<PixelSize> {
     const readable = await this.deps.sources.resolve(source);
     await this.stop(task.task_id);
-    // The rate of the task as last updated, whenever the stream makes an ffmpeg.
-    const stream = this.deps.openStream(
-      readable,
-      () => (this.running.get(task.task_id)?.task ?? task).analysis_fps,
-    );
+    // The task as last updated (its rate, its reconnect policy), whenever the stream reads it.
+    const stream = this.deps.openStream(readable, () => this.running.get(task.task_id)?.task ?? task);
     const pipeline = new TaskPipeline(task, stream, this.deps);
     const heat = new HeatGrid();
     pipeline.on('failed', (reason) => this.emit('analysis_error', task.task_id, reason));

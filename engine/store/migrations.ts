@@ -239,4 +239,11 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       ALTER TABLE tasks ADD COLUMN priority INTEGER;
     `,
   },
+  {
+    // An operator's camera, retried for as long as it exists instead of closed after 5 min lost (issue 34).
+    version: 13,
+    sql: `
+      ALTER TABLE tasks ADD COLUMN persistent INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Clock, TimerHandle } from '../clock';
 import type { AnalysisHealth } from '../contract/health';
-import { ReconnectBackoff } from '../media/reconnect-policy';
+import { ReconnectBackoff, reconnectPolicyOf } from '../media/reconnect-policy';
 import { sourceRefusal } from '../media/source-refusal';
 import { parseSourceUrl, type SourceUrl } from '../media/source-url';
 import { scaleAreas } from '../pipeline/app-runtime';
@@ -30,7 +30,7 @@ import { taskError } from './task-error';
 import { normaliseTaskName } from './task-name';
 import type { ListedRow, TaskPageQuery, TaskRow } from './task-repository';
 import type { InstalledApps, TaskSettings, TaskStore } from './task-store';
-import { analysisFpsOf, areasOf, pipelineTask, polygonFrameOf, summaryOf } from './task-view';
+import { analysisFpsOf, areasOf, pipelineTask, polygonFrameOf, startBodyOf, summaryOf } from './task-view';
 import {
   applyAppConfig,
   checkAppConfigs,
@@ -84,6 +84,8 @@ interface Runtime {
   source?: { width: number; height: number };
   /** Why the source was last lost, while it is being reopened. */
   lastError?: string;
+  /** When the stream was lost (the lifecycle clock's ms), while it is. */
+  lostSince?: number;
   reconnects: number;
   backoff: ReconnectBackoff;
   images: number;
@@ -178,8 +180,13 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     if (this.runtimes.has(row.task_id) || row.status === 'closed') return;
     // The resume guard counts this node's own restarts: a task taken over starts its count afresh.
     const { unclean_resumes: _previousNodes, ...stored } = row;
-    // A definition shared by an engine before task priorities has none.
-    this.store.replace({ ...stored, priority: stored.priority ?? null, status: 'starting' });
+    // A definition shared by an engine before task priorities (or persistence) has none.
+    this.store.replace({
+      ...stored,
+      priority: stored.priority ?? null,
+      persistent: stored.persistent ?? 0,
+      status: 'starting',
+    });
     const runtime = this.newRuntime(row.task_id);
     this.armLicenseTimer(row, runtime);
     if (row.mode === 'video') {
@@ -215,30 +222,40 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     return this.store.find(taskId);
   }
 
-  async start(body: StartTaskBody): Promise<TaskView> {
+  /** Starts a task; `drawnOn`, the frame its areas were drawn on when not the source as it is now. */
+  async start(body: StartTaskBody, drawnOn?: FrameSize | null): Promise<TaskView> {
     const taskId = randomUUID();
     // From its checks until its row is stored (a video source takes up to 15 s to open), the task
     // counts as using its package, so an upgrade cannot commit new apps under it meanwhile.
     this.packageUse.starts(taskId, body.zapk_id);
     try {
-      return await this.startTask(taskId, body);
+      return await this.startTask(taskId, body, drawnOn ?? undefined);
     } finally {
       this.packageUse.started(taskId);
     }
   }
 
-  private async startTask(taskId: string, body: StartTaskBody): Promise<TaskView> {
+  /**
+   * Starts a new task with a closed task's settings (the console's "start again"): every field it
+   * was started or updated with, its callbacks' secret included, checked as a new start is. Its areas
+   * keep the frame they were drawn on, so they follow the source whatever its size now.
+   */
+  async startAgain(taskId: string): Promise<TaskView> {
+    const row = this.row(taskId);
+    if (row.status !== 'closed')
+      throw taskError('task.not_closed', `task ${taskId} is not closed: it runs, so it cannot start again`);
+    return this.start(startBodyOf(row), polygonFrameOf(row));
+  }
+
+  private async startTask(taskId: string, body: StartTaskBody, drawnOn?: FrameSize): Promise<TaskView> {
     const mode = body.mode ?? 'video';
     const apps = checkApps(this.packages, body.zapk_id, body.app_ids, mode, this.clock.now());
     const appConfigs = checkAppConfigs(body.app_configs ?? [], apps);
     checkTaskAreas(appConfigs);
     const reportUrl = checkReportUrl(body.report_url ?? '');
-    if (mode !== 'video' && body.analysis_fps !== undefined)
-      throw taskError(
-        'task.invalid',
-        `body.analysis_fps: is only for video tasks, not ${mode} tasks`,
-        'analysis_fps',
-      );
+    for (const field of ['analysis_fps', 'persistent'] as const)
+      if (mode !== 'video' && body[field] !== undefined)
+        throw taskError('task.invalid', `body.${field}: is only for video tasks, not ${mode} tasks`, field);
     const osd: Required<Osd> = { ...DEFAULT_OSD, ...body.osd };
 
     const now = this.clock.now();
@@ -267,6 +284,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       unclean_resumes: 0,
       analysis_fps: body.analysis_fps ?? null,
       priority: body.priority ?? null,
+      persistent: body.persistent ? 1 : 0,
     };
 
     let source: FrameSize | undefined;
@@ -281,8 +299,8 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       } catch (error) {
         throw sourceRefusal(error, 'opened');
       }
-      row.polygon_width = source.width;
-      row.polygon_height = source.height;
+      row.polygon_width = (drawnOn ?? source).width;
+      row.polygon_height = (drawnOn ?? source).height;
       this.video.update(pipelineTask(row, this.engineFps));
       try {
         // The package may have gone while the source was opening; check again before committing.
@@ -387,6 +405,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       name: body.name === undefined ? row.name : normaliseTaskName(body.name),
       analysis_fps: body.analysis_fps === undefined ? row.analysis_fps : body.analysis_fps,
       priority: body.priority ?? row.priority,
+      persistent: body.persistent === undefined ? row.persistent : Number(body.persistent),
       app_ids: JSON.stringify(appIds),
       app_configs: JSON.stringify([...configs.values()]),
       osd: JSON.stringify(osd),
@@ -397,6 +416,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const updated = this.row(taskId);
     // The apps changed, so the first license to run out may have too.
     if (runtime) this.armLicenseTimer(updated, runtime);
+    if (runtime && body.persistent !== undefined) this.armLossTimer(updated, runtime);
     if (updated.mode === 'video') this.video.update(pipelineTask(updated, this.engineFps));
     const view = this.get(taskId);
     this.emit('updated', view);
@@ -464,12 +484,9 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const row = this.store.find(taskId);
     const runtime = this.runtimes.get(taskId);
     if (!row || row.status === 'closed' || !runtime) return;
-    if (!runtime.timers.has('loss')) {
-      this.arm(runtime, 'loss', TASK_LIMITS.streamLossCloseMs, () =>
-        this.close(taskId, CLOSE_CODE.streamLost, `last error: ${reason}`),
-      );
-    }
+    runtime.lostSince ??= this.clock.now();
     runtime.lastError = reason;
+    if (!runtime.timers.has('loss')) this.armLossTimer(row, runtime);
     this.setStatus(
       taskId,
       'stream_lost',
@@ -489,6 +506,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     this.disarm(runtime, 'reconnect');
     runtime.source = source;
     runtime.lastError = undefined;
+    runtime.lostSince = undefined;
     runtime.backoff.reset();
     if (wasLost) runtime.reconnects += 1;
     this.setStatus(taskId, 'running', this.describe({ ...row, status: 'running' }, runtime));
@@ -535,6 +553,22 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     } catch (error) {
       if (this.runtimes.get(taskId) === runtime) this.streamLost(taskId, (error as Error).message);
     }
+  }
+
+  /**
+   * A lost stream closes its task (close_code 2) 5 min after it was lost, unless the task is
+   * persistent: then it is retried for as long as the task exists. Called when the stream is lost
+   * and when the task's persistence changes while it is.
+   */
+  private armLossTimer(row: TaskRow, runtime: Runtime): void {
+    if (row.persistent === 1 || runtime.lostSince === undefined) {
+      this.disarm(runtime, 'loss');
+      return;
+    }
+    const due = runtime.lostSince + TASK_LIMITS.streamLossCloseMs - this.clock.now();
+    this.arm(runtime, 'loss', Math.max(0, due), () =>
+      this.close(row.task_id, CLOSE_CODE.streamLost, `last error: ${runtime.lastError ?? 'stream lost'}`),
+    );
   }
 
   private armIdleTimer(taskId: string, lastImageAt: number): void {
@@ -589,7 +623,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const runtime: Runtime = {
       timers: new Map(),
       reconnects: 0,
-      backoff: new ReconnectBackoff(),
+      backoff: new ReconnectBackoff(() => reconnectPolicyOf(this.store.find(taskId)?.persistent === 1)),
       images: 0,
       opening: new AbortController(),
     };
@@ -648,6 +682,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const health = {
       ...(live ?? restingHealth(runtime?.images ?? 0, reopening, target)),
       events_refused: this.refusedEvents(row.task_id),
+      stream_lost_since: row.status === 'stream_lost' ? (runtime?.lostSince ?? null) : null,
     };
     return { ...summaryOf(row, this.engineFps), health, ...(live ? { dump: renderDump(health) } : {}) };
   }

@@ -28,6 +28,12 @@ export const Priority = Type.Integer({
   description: `Extension: in a cluster short of room, higher-priority tasks are placed first and may take the room of lower ones; default ${TASK_PRIORITY.default}`,
 });
 
+/** An operator's camera (extension): kept whatever its stream does, instead of closed after 5 min lost. */
+export const Persistent = Type.Boolean({
+  description:
+    "Extension, video tasks: true keeps retrying a lost stream for as long as the task exists (every few seconds) instead of closing the task with close_code 2 after 5 min; default false, the contract's behaviour",
+});
+
 export const TaskMode = oneOf(['video', 'image', 'diff']);
 export type TaskMode = Static<typeof TaskMode>;
 
@@ -136,6 +142,7 @@ export const StartTaskBody = Type.Object(
     name: Type.Optional(TaskName),
     analysis_fps: Type.Optional(AnalysisFps),
     priority: Type.Optional(Priority),
+    persistent: Type.Optional(Persistent),
     zapk_id: Id('Application package id'),
     app_ids: AppIds,
     device_id: Type.Optional(
@@ -177,6 +184,7 @@ export const UpdateTaskBody = Type.Object(
       Type.Union([AnalysisFps, Type.Null()], { description: "null: the engine's setting again" }),
     ),
     priority: Type.Optional(Priority),
+    persistent: Type.Optional(Persistent),
     app_ids: Type.Optional(AppIds),
     osd: Type.Optional(OsdUpdate),
     app_configs: Type.Optional(Type.Array(AppConfigUpdate, { maxItems: 64 })),
@@ -204,6 +212,10 @@ export const TaskView = Type.Object({
   }),
   priority: Type.Integer({
     description: `Extension: its priority in a cluster short of room (higher placed first); ${TASK_PRIORITY.default} unless given`,
+  }),
+  persistent: Type.Boolean({
+    description:
+      'Extension: whether a lost stream is retried for as long as the task exists (never close_code 2); false for image and diff tasks',
   }),
   zapk_id: Type.String(),
   app_ids: Type.Array(Type.String()),

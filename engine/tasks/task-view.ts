@@ -1,7 +1,7 @@
 import type { PipelineTask } from '../pipeline/task-pipeline';
 import type { FrameSize } from '../vision/types';
 import { TASK_PRIORITY } from './limits';
-import { type AppConfig, DEFAULT_OSD, type Osd, type TaskSummary } from './schema';
+import { type AppConfig, DEFAULT_OSD, type Osd, type StartTaskBody, type TaskSummary } from './schema';
 import { taskName } from './task-name';
 import type { ListedRow, TaskRow } from './task-repository';
 
@@ -25,6 +25,7 @@ export function pipelineTask(row: TaskRow, engineFps: number): PipelineTask {
     report_secret: row.report_secret || undefined,
     polygon_frame: polygonFrameOf(row),
     analysis_fps: analysisFpsOf(row, engineFps),
+    persistent: row.persistent === 1,
   };
 }
 
@@ -43,6 +44,7 @@ export function summaryOf(row: ListedRow, engineFps: number): Omit<TaskSummary, 
     mode: row.mode,
     analysis_fps: row.mode === 'video' ? analysisFpsOf(row, engineFps) : null,
     priority: row.priority ?? TASK_PRIORITY.default,
+    persistent: row.persistent === 1,
     zapk_id: row.zapk_id,
     app_ids: JSON.parse(row.app_ids) as string[],
     device_id: row.device_id,
@@ -61,4 +63,24 @@ export function summaryOf(row: ListedRow, engineFps: number): Omit<TaskSummary, 
 /** The task's areas (app_configs) as stored. */
 export function areasOf(row: Pick<TaskRow, 'app_configs'>): AppConfig[] {
   return JSON.parse(row.app_configs) as AppConfig[];
+}
+
+/** The start body that makes a task like the stored one: what startAgain starts. */
+export function startBodyOf(row: TaskRow): StartTaskBody {
+  const video = row.mode === 'video';
+  return {
+    mode: row.mode,
+    ...(row.name && { name: row.name }),
+    ...(video && row.analysis_fps !== null && { analysis_fps: row.analysis_fps }),
+    ...(row.priority !== null && { priority: row.priority }),
+    ...(video && { persistent: row.persistent === 1, video_url: row.video_url }),
+    zapk_id: row.zapk_id,
+    app_ids: JSON.parse(row.app_ids) as string[],
+    device_id: row.device_id,
+    business_id: row.business_id,
+    osd: JSON.parse(row.osd) as Osd,
+    app_configs: areasOf(row),
+    report_url: row.report_url,
+    ...(row.report_secret && { report_secret: row.report_secret }),
+  };
 }

@@ -139,6 +139,12 @@ export async function startTask(transport: Transport, body: StartTaskBody): Prom
   return (await transport.request<{ task_id: string }>('POST', '/api/task', body)).data.task_id;
 }
 
+/** Starts a new task with a closed task's settings (extension); the new task's id. */
+export async function startTaskAgain(transport: Transport, taskId: string): Promise<string> {
+  return (await transport.request<{ task_id: string }>('POST', apiPath`/api/task/${taskId}/start-again`)).data
+    .task_id;
+}
+
 export async function updateTask(transport: Transport, taskId: string, body: UpdateTaskBody): Promise<Task> {
   return (await transport.request<Task>('PUT', apiPath`/api/task/${taskId}`, body)).data;
 }

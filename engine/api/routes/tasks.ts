@@ -97,6 +97,8 @@ const noFrame = (taskId: string, waitMs: number) =>
     'STREAM_UNAVAILABLE',
     `task ${taskId} gave no frame within ${Math.round(waitMs / 100) / 10} s`,
   );
+/** What a start may be refused for: its package and apps, and a source that will not open. */
+const START_REFUSALS = [...TASK_APPS, 'SOURCE_TOO_LARGE', 'STREAM_UNAVAILABLE'] as const;
 /** A link to a running task's snapshot or heatmap opens that task's pictures alone. */
 const taskPictures = (params: Record<string, string>) => ['task-pictures', params.task_id];
 
@@ -112,7 +114,7 @@ export const taskRoutes: RoutePlugin<{
     '/api/task',
     {
       bodyLimit: TASK_AREA_LIMITS.bodyBytes,
-      config: { refusals: [...TASK_APPS, 'SOURCE_TOO_LARGE', 'STREAM_UNAVAILABLE'] },
+      config: { refusals: START_REFUSALS },
       schema: {
         tags: ['tasks'],
         summary: '4.4 Start a task (a video task answers once its first frame is decoded, or 503 after 15 s)',
@@ -122,6 +124,27 @@ export const taskRoutes: RoutePlugin<{
     },
     async (request) => {
       const task = await tasks.start(request.body);
+      return ok({ task_id: task.task_id });
+    },
+  );
+
+  app.post(
+    '/api/task/:task_id/start-again',
+    {
+      config: {
+        ownerBound: true,
+        refusals: ['TASK_NOT_FOUND', 'TASK_NOT_CLOSED', ...START_REFUSALS],
+      },
+      schema: {
+        tags: ['tasks'],
+        summary:
+          "Extension: start a new task with a closed task's settings (apps, areas, source, callbacks, rate, priority, persistence); answers as 4.4 does",
+        params: TaskParams,
+        response: { 200: Envelope(Type.Object({ task_id: Type.String() })) },
+      },
+    },
+    async (request) => {
+      const task = await tasks.startAgain(request.params.task_id);
       return ok({ task_id: task.task_id });
     },
   );

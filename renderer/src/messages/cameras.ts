@@ -14,6 +14,13 @@ export const en = {
   'tasks.analysisFpsLabel': 'Analysis rate (frames/s)',
   'tasks.analysisFpsHint':
     'At most this many frames are analysed each second, 0.1 to 60: lower saves CPU. Empty: the engine’s setting.',
+  'tasks.persistentLabel': 'Keep this camera when its stream drops',
+  'tasks.persistentHint':
+    'Tried again every few seconds for as long as it exists, showing “no signal” meanwhile. Off: closed after 5 min without its stream.',
+  'tasks.noSignalSince': 'No signal since {time}',
+  'tasks.startAgain': 'Start again',
+  'tasks.startAgainLabel': 'Start again: {name}, with the settings it had',
+  'tasks.starting': 'Starting…',
   'health.title': 'Health',
   'health.stream': 'Stream',
   'health.streamState.idle': 'Not started',
@@ -58,6 +65,13 @@ export const zhCN: Translation<typeof en> = {
   'tasks.nameHint': '操作员对该摄像头或任务的称呼，例如“1 号门”。留空则使用设备 ID 或视频源。',
   'tasks.analysisFpsLabel': '分析帧率（帧/秒）',
   'tasks.analysisFpsHint': '每秒最多分析这么多帧，0.1 到 60；调低可节省 CPU。留空则使用引擎的设置。',
+  'tasks.persistentLabel': '视频流中断时保留此摄像头',
+  'tasks.persistentHint':
+    '只要摄像头存在，每隔几秒重试一次，期间显示“无信号”。关闭后，视频流中断 5 分钟即关闭任务。',
+  'tasks.noSignalSince': '自 {time} 起无信号',
+  'tasks.startAgain': '重新启动',
+  'tasks.startAgainLabel': '重新启动：{name}（沿用原设置）',
+  'tasks.starting': '正在启动…',
   'health.title': '健康状况',
   'health.stream': '视频流',
   'health.streamState.idle': '未开始',

@@ -11,6 +11,7 @@ import {
   purgeTask,
   type StartTaskBody,
   startTask,
+  startTaskAgain,
   type Task,
   type TaskFilter,
   type UpdateTaskBody,
@@ -75,6 +76,13 @@ export const closeTaskMutation = (transport: Transport, client: QueryClient) =>
   mutationOptions({
     mutationFn: (taskId: string) => closeTask(transport, taskId),
     onSettled: (_data, _error, taskId) => invalidateTask(client, taskId),
+  });
+
+/** A closed task started again as a new one: the listing changes (the closed one stays as it was). */
+export const startAgainMutation = (transport: Transport, client: QueryClient) =>
+  mutationOptions({
+    mutationFn: (taskId: string) => startTaskAgain(transport, taskId),
+    onSettled: () => invalidateTask(client, undefined),
   });
 
 export const purgeTaskMutation = (transport: Transport, client: QueryClient) =>

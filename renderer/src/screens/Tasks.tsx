@@ -9,7 +9,14 @@ import { ErrorNotice } from '../components/ErrorNotice';
 import { StatusBadge } from '../components/StatusBadge';
 import { useTransport } from '../context';
 import { taskFigures } from '../health';
-import { closeTaskMutation, purgeTaskMutation, RUNNING, taskQuery, tasksQuery } from '../queries/tasks';
+import {
+  closeTaskMutation,
+  purgeTaskMutation,
+  RUNNING,
+  startAgainMutation,
+  taskQuery,
+  tasksQuery,
+} from '../queries/tasks';
 import { paths } from '../routes';
 import { useSession, useT } from '../store';
 import { taskTitle } from '../tasks/title';
@@ -36,6 +43,15 @@ export function Tasks({ taskId }: { taskId: string | null }) {
   const editing = useQuery({ ...taskQuery(transport, taskId ?? ''), enabled: taskId !== null });
   const close = useMutation(closeTaskMutation(transport, queryClient));
   const remove = useMutation(purgeTaskMutation(transport, queryClient));
+  const again = useMutation({
+    ...startAgainMutation(transport, queryClient),
+    onSuccess: (started, closedId) =>
+      navigate(
+        closed.data?.find((task) => task.task_id === closedId)?.mode === 'video'
+          ? paths.live(started)
+          : paths.images(started),
+      ),
+  });
   const language = useSession((state) => state.language);
   const failed = running.error ?? closed.error;
   const listed = running.isSuccess && closed.isSuccess;
@@ -57,6 +73,7 @@ export function Tasks({ taskId }: { taskId: string | null }) {
       </div>
       {close.isError && <ErrorNotice error={close.error} />}
       {remove.isError && <ErrorNotice error={remove.error} />}
+      {again.isError && <ErrorNotice error={again.error} />}
       {(running.isPending || closed.isPending) && <p role="status">{t('common.loading')}</p>}
       {failed && <ErrorNotice error={failed} />}
       {listed && running.data.length + closed.data.length === 0 && <p>{t('tasks.empty')}</p>}
@@ -71,8 +88,10 @@ export function Tasks({ taskId }: { taskId: string | null }) {
             open={group.id === 'active' || group.tasks.length <= FOLDED_CLOSED}
             more={group.id === 'closed' && group.tasks.length >= TASK_PAGE_LIMIT}
             closingId={close.isPending ? (close.variables ?? null) : null}
+            startingId={again.isPending ? (again.variables ?? null) : null}
             onClose={setClosing}
             onRemove={setRemoving}
+            onStartAgain={(task) => again.mutate(task.task_id)}
           />
         ))}
       {starting && (
@@ -136,11 +155,24 @@ interface TaskGroupProps {
   /** The group is a full page of the listing: there may be more than it shows. */
   more: boolean;
   closingId: string | null;
+  /** The closed task being started again (its source opens, up to 15 s). */
+  startingId: string | null;
   onClose: (task: TaskSummary) => void;
   onRemove: (task: TaskSummary) => void;
+  onStartAgain: (task: TaskSummary) => void;
 }
 
-function TaskGroup({ label, tasks, open, more, closingId, onClose, onRemove }: TaskGroupProps) {
+function TaskGroup({
+  label,
+  tasks,
+  open,
+  more,
+  closingId,
+  startingId,
+  onClose,
+  onRemove,
+  onStartAgain,
+}: TaskGroupProps) {
   const t = useT();
   return (
     <details className="task-group" open={open}>
@@ -170,8 +202,10 @@ function TaskGroup({ label, tasks, open, more, closingId, onClose, onRemove }: T
                 key={task.task_id}
                 task={task}
                 closing={closingId === task.task_id}
+                starting={startingId === task.task_id}
                 onClose={onClose}
                 onRemove={onRemove}
+                onStartAgain={onStartAgain}
               />
             ))}
           </tbody>
@@ -184,13 +218,17 @@ function TaskGroup({ label, tasks, open, more, closingId, onClose, onRemove }: T
 function TaskRow({
   task,
   closing,
+  starting,
   onClose,
   onRemove,
+  onStartAgain,
 }: {
   task: TaskSummary;
   closing: boolean;
+  starting: boolean;
   onClose: (task: TaskSummary) => void;
   onRemove: (task: TaskSummary) => void;
+  onStartAgain: (task: TaskSummary) => void;
 }) {
   const t = useT();
   const running = isRunning(task);
@@ -263,6 +301,15 @@ function TaskRow({
         )}
         {!running && (
           <div className="row-actions">
+            <button
+              type="button"
+              aria-label={t('tasks.startAgainLabel', { name: title })}
+              onClick={() => onStartAgain(task)}
+              disabled={starting}
+              aria-busy={starting}
+            >
+              {starting ? t('tasks.starting') : t('tasks.startAgain')}
+            </button>
             <button
               type="button"
               className="danger"

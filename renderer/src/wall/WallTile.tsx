@@ -26,8 +26,10 @@ interface WallTileProps {
 /** One camera on the wall: its picture, name, state and recent alarms; a click focuses it. */
 export function WallTile({ task, video, alarms, focused, onSelect }: WallTileProps) {
   const t = useT();
+  const language = useSession((state) => state.language);
   const title = taskTitle(task);
   const node = nodeLabel(task, t);
+  const lostSince = task.health.stream_lost_since;
   return (
     <li className={focused ? 'wall-tile wall-focused' : 'wall-tile'}>
       <button
@@ -37,6 +39,11 @@ export function WallTile({ task, video, alarms, focused, onSelect }: WallTilePro
         aria-label={focused ? t('wall.unfocus', { name: title }) : t('wall.focus', { name: title })}
       >
         {video ? <TileVideo task={task} /> : <TileSnapshot taskId={task.task_id} title={title} />}
+        {lostSince !== null && (
+          <p className="wall-placeholder wall-no-signal">
+            {t('tasks.noSignalSince', { time: timeOfDay(lostSince, language) })}
+          </p>
+        )}
       </button>
       <TileClock />
       <div className="wall-caption">
@@ -55,10 +62,13 @@ function TileClock() {
   const now = useNow(1000);
   return (
     <time className="wall-clock" dateTime={new Date(now).toISOString()}>
-      {new Date(now).toLocaleTimeString(language, { hour12: false })}
+      {timeOfDay(now, language)}
     </time>
   );
 }
+
+const timeOfDay = (ms: number, language: string) =>
+  new Date(ms).toLocaleTimeString(language, { hour12: false });
 
 /** How long a lost AI video waits before the tile asks for a new one. */
 const VIDEO_RENEW_MS = 2_000;
@@ -85,7 +95,9 @@ function TileVideo({ task }: { task: TaskSummary }) {
         label={t('wall.videoLabel', { name: taskTitle(task) })}
         onState={setState}
       />
-      {state.kind !== 'playing' && <p className="wall-placeholder">{t('wall.opening')}</p>}
+      {state.kind !== 'playing' && task.health.stream_lost_since === null && (
+        <p className="wall-placeholder">{t('wall.opening')}</p>
+      )}
     </>
   );
 }

@@ -3,6 +3,7 @@ import { AnalysisFpsField } from '../components/AnalysisFpsField';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { errorProps, FieldError } from '../components/FieldError';
 import { OsdFields } from '../components/OsdFields';
+import { PersistentField } from '../components/PersistentField';
 import { useT } from '../store';
 import type { FieldErrors } from '../validation/schema-errors';
 import type { ResultField, StepProps } from './state';
@@ -57,6 +58,12 @@ export function OutputStep({ state, dispatch, visible, errors, startError }: Out
             value={state.fpsText}
             onChange={(text) => dispatch({ type: 'fps', text })}
             error={visible('analysis_fps')}
+          />
+        )}
+        {state.mode === 'video' && (
+          <PersistentField
+            checked={state.persistent}
+            onChange={(persistent) => dispatch({ type: 'persistent', persistent })}
           />
         )}
       </fieldset>

@@ -30,7 +30,7 @@ export function startBody(state: WizardState, stageApps: readonly StageApp[]): B
     mode,
     zapk_id: state.zapkId,
     app_ids: state.appIds,
-    ...(mode === 'video' ? { video_url: state.videoUrl.trim() } : {}),
+    ...(mode === 'video' ? { video_url: state.videoUrl.trim(), persistent: state.persistent } : {}),
     osd: state.osd,
     ...(appConfigs.length > 0 ? { app_configs: appConfigs } : {}),
     ...(reportUrl ? { report_url: reportUrl } : {}),

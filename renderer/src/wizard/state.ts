@@ -38,6 +38,8 @@ export interface WizardState {
   results: Record<ResultField, string>;
   /** The analysis rate as typed (checked in ./body). */
   fpsText: string;
+  /** Keep the camera whatever its stream does (persistent): on unless the operator says otherwise. */
+  persistent: boolean;
   /** Steps the operator tried to leave: their problems are shown. */
   shown: ReadonlySet<Step>;
   /** The engine's refusal on its field, until the operator edits a field again. */
@@ -56,6 +58,7 @@ export function initialWizard(): WizardState {
     osd: { ...DEFAULT_OSD },
     results: { report_url: '', business_id: '', device_id: '' },
     fpsText: '',
+    persistent: true,
     shown: new Set(),
     serverErrors: {},
   };
@@ -75,6 +78,7 @@ export type WizardAction =
   | { type: 'osd'; osd: Required<Osd> }
   | { type: 'result'; field: ResultField; value: string }
   | { type: 'fps'; text: string }
+  | { type: 'persistent'; persistent: boolean }
   /** Next (or Start on the last step) with the problems found now: a step with problems stays. */
   | { type: 'next'; errors: FieldErrors }
   | { type: 'back' }
@@ -126,6 +130,8 @@ export function wizardReducer(state: WizardState, action: WizardAction): WizardS
       return { ...state, results: { ...state.results, [action.field]: action.value }, serverErrors: {} };
     case 'fps':
       return { ...state, fpsText: action.text, serverErrors: {} };
+    case 'persistent':
+      return { ...state, persistent: action.persistent };
     case 'next': {
       const shown = new Set(state.shown).add(state.step);
       const next = stepAfter(state.step);
