@@ -2,10 +2,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuditPage } from '../engine/audit/audit-schema';
 import { connectCluster } from '../engine/cluster/connection';
 import { readChain } from '../engine/cluster/event-chain';
 import { openSiteRules, ruleKey, type SiteRuleRecord } from '../engine/cluster/site-rules';
 import type { ListedPackage } from '../engine/packages/listing';
+import type { TaskView } from '../engine/tasks/schema';
 import { fileCamera, SiteEngine, siteOf, startSite, stopSite } from './helpers/cluster-engines';
 import { settled } from './helpers/eventually';
 import { NATS_PASSWORD, NATS_USER, NatsCluster } from './helpers/nats-cluster';
@@ -233,5 +235,60 @@ describe("the apps' rules of a site", () => {
     });
     expect(joined).toEqual(site);
     expect(c.log).toContain("this node's own edit of app builtin.motion was replaced by the site's");
+  }, 180_000);
+});
+
+describe('a closed task purged from any node', () => {
+  it('a node that does not hold the closed task purges it (the holder does), and audits it', async () => {
+    const camera = await fileCamera(a, 'to purge');
+    // Placed, as both nodes see it.
+    const holder = await settled('the camera placed', async () => {
+      const [onA, onB] = await Promise.all(
+        [a, b].map(async (e) => (await siteOf(e)).assignments[camera.task_id]?.node),
+      );
+      if (!onA || onA !== onB) throw new Error(`assigned to ${onA} on a, ${onB} on b`);
+      return onA;
+    });
+    const [held, other] = holder === 'a' ? [a, b] : [b, a];
+    expect((await call(other, 'DELETE', `/api/task/${camera.task_id}`)).body.code).toBe(0);
+    await settled('closed', async () => {
+      const view = await held.call<TaskView>('GET', `/api/task/${camera.task_id}`);
+      if (view.status !== 'closed') throw new Error(view.status);
+      return true;
+    });
+    // Closed, it has no assignment (as every node sees it): nothing but the site's definition says where it is.
+    await settled('unassigned', async () => {
+      for (const engine of [a, b])
+        if ((await siteOf(engine)).assignments[camera.task_id]) throw new Error(`assigned on ${engine.name}`);
+      return true;
+    });
+    // The other node lists it (the site's definition) and answers for it though it stores nothing of it.
+    const listed = await settled('listed on the other node', async () => {
+      const page = await other.call<TaskView[]>('GET', '/api/tasks?state=closed&limit=100');
+      if (!page.some((t) => t.task_id === camera.task_id)) throw new Error('not listed');
+      return true;
+    });
+    expect(listed).toBe(true);
+    const read = await other.call<TaskView>('GET', `/api/task/${camera.task_id}`);
+    expect([read.task_id, read.status]).toEqual([camera.task_id, 'closed']);
+    const purged = await call(other, 'DELETE', `/api/task/${camera.task_id}?purge=true`);
+    expect(purged.status).toBe(200);
+    expect(purged.body).toMatchObject({ code: 0, data: { task_id: camera.task_id, purged: true } });
+    // Gone from the node that held it, and from the site's listing on every node.
+    expect((await call(held, 'GET', `/api/task/${camera.task_id}`)).body.code).toBe(40401);
+    for (const engine of [a, b])
+      await settled(`unlisted on ${engine.name}`, async () => {
+        const page = await engine.call<TaskView[]>('GET', '/api/tasks?state=closed&limit=100');
+        if (page.some((t) => t.task_id === camera.task_id)) throw new Error('still listed');
+        return true;
+      });
+    // Purged again, or a task the site never had: 404 on any node.
+    expect((await call(other, 'DELETE', `/api/task/${camera.task_id}?purge=true`)).body.code).toBe(40401);
+    expect(
+      (await call(other, 'DELETE', '/api/task/8c3a4a34-0b1e-4f57-9c55-5c6c2d1b7a10?purge=true')).body.code,
+    ).toBe(40401);
+    // The audit line is on the node that took the request.
+    const audit = await other.call<AuditPage>('GET', `/api/audit?action=task.purge&target=${camera.task_id}`);
+    expect(audit.items.map((entry) => [entry.status, entry.code])).toContainEqual([200, 0]);
   }, 180_000);
 });

@@ -33,7 +33,7 @@ import { LISTING_TIMEOUT_MS, type SiteIndex, SiteListing } from './site-listing'
 import { openSitePackages, type SitePackageBuckets } from './site-package-buckets';
 import { SitePackages } from './site-packages';
 import { openSiteRules, SiteRules } from './site-rules';
-import { LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
+import { chainable, LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
 import type { Assignment, LeaveState, MemberView, SiteTask, SiteView } from './site-view';
 import { taskCost, UNMEASURED_CAMERA_CORES } from './task-cost';
 
@@ -263,7 +263,7 @@ export class ClusterNode implements SiteIndex {
     const taskId = (request.params as { task_id?: string }).task_id;
     // A copy warming up here is not the task: its owner answers.
     if (!taskId || (this.deps.tasks.storedRow(taskId) && !this.warming.has(taskId))) return;
-    const owner = this.assignments.get(taskId)?.value.node;
+    const owner = this.assignments.get(taskId)?.value.node ?? (await this.closedHolder(taskId));
     if (!owner || owner === this.node) return;
     const unreachable = (error: Error) =>
       new DomainError<ClusterErrorKind>(
@@ -280,6 +280,27 @@ export class ClusterNode implements SiteIndex {
     } catch (error) {
       throw unreachable(error as Error);
     }
+  }
+
+  /**
+   * The node that holds a closed task of the site (the one that closed it; a closed task has no
+   * assignment), found by asking the nodes that are up: a purge or a read of it from any node goes
+   * there. Undefined where the site has no closed task of that id (the route answers here: 404).
+   */
+  private async closedHolder(taskId: string): Promise<string | undefined> {
+    if (!chainable(taskId)) return undefined;
+    // NATS away: the route answers from what this node stores.
+    const definition = await this.site.tasks.get(taskId).catch(() => null);
+    if (definition?.operation !== 'PUT' || definition.json<TaskRow>().status !== 'closed') return undefined;
+    const others = [...this.members.keys()].filter((node) => node !== this.node && this.isUp(node));
+    const { holder, unanswered } = await this.listing.holderOf(taskId, others);
+    if (holder) return holder;
+    throw new DomainError<ClusterErrorKind>(
+      'cluster.owner_unreachable',
+      unanswered.length > 0
+        ? `task ${taskId} is closed on another node, and nodes ${unanswered.join(', ')} did not answer`
+        : `task ${taskId} is closed, and no node of the site that is up holds it (the node that closed it is down or left the site); the site lists it until 24 h after it closed`,
+    );
   }
 
   /**
