@@ -1,15 +1,27 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditPage } from '../engine/audit/audit-schema';
+import { systemClock } from '../engine/clock';
 import { connectCluster } from '../engine/cluster/connection';
 import { readChain } from '../engine/cluster/event-chain';
-import { openSiteRules, ruleKey, type SiteRuleRecord } from '../engine/cluster/site-rules';
+import {
+  MAX_EDIT_TRIES,
+  openSiteRules,
+  ruleKey,
+  type SiteRuleRecord,
+  SiteRules,
+} from '../engine/cluster/site-rules';
 import type { ListedPackage } from '../engine/packages/listing';
+import { PackagesRepository } from '../engine/packages/packages-repository';
+import { PackageRegistry } from '../engine/packages/registry';
+import { openDb } from '../engine/store/db';
 import type { TaskView } from '../engine/tasks/schema';
 import { fileCamera, SiteEngine, siteOf, startSite, stopSite } from './helpers/cluster-engines';
 import { settled } from './helpers/eventually';
+import { BUILTIN_PACKAGE_DIR } from './helpers/fixtures';
 import { NATS_PASSWORD, NATS_USER, NatsCluster } from './helpers/nats-cluster';
 
 // A site of real engine processes on one real NATS server: the built-in motion app's rule edited on
@@ -291,4 +303,70 @@ describe('a closed task purged from any node', () => {
     const audit = await other.call<AuditPage>('GET', `/api/audit?action=task.purge&target=${camera.task_id}`);
     expect(audit.items.map((entry) => [entry.status, entry.code])).toContainEqual([200, 0]);
   }, 180_000);
+});
+
+describe('an edit that loses every try', () => {
+  it(`is refused with 40908 after ${MAX_EDIT_TRIES} tries, nothing of it applied`, async () => {
+    const servers = { servers: nats.urls, user: NATS_USER, password: NATS_PASSWORD };
+    const [conn, rival] = await Promise.all([
+      connectCluster(servers, 'loser'),
+      connectCluster(servers, 'rival'),
+    ]);
+    const dir = mkdtempSync(join(tmpdir(), 'vc-site-rules-loser-'));
+    const db = openDb(dir);
+    try {
+      const registry = new PackageRegistry(new PackagesRepository(db), systemClock, dir, () => false);
+      await registry.installDir(BUILTIN_PACKAGE_DIR, true);
+      const before = registry.app('builtin', 'motion');
+      const [bucket, rivalBucket] = await Promise.all([openSiteRules(conn, 1), openSiteRules(rival, 1)]);
+      const key = ruleKey('builtin', 'motion');
+      // Another writer, on a connection of its own, edits the app between each read and write of this node's edit.
+      let rivalEdits = 0;
+      const raced = new Proxy(bucket, {
+        get(target, name) {
+          if (name === 'update' || name === 'create')
+            return async (...args: [string, string, number]) => {
+              rivalEdits += 1;
+              const record: SiteRuleRecord = {
+                zapk_id: 'builtin',
+                app_id: 'motion',
+                name: `rival ${rivalEdits}`,
+                rule: before.rule,
+                edited_by: 'rival',
+                edited_at: Date.now(),
+              };
+              await rivalBucket.put(key, JSON.stringify(record));
+              return name === 'update' ? target.update(...args) : target.create(args[0], args[1]);
+            };
+          const value = Reflect.get(target, name, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const log = pino({ level: 'silent' });
+      const loser = new SiteRules(raced, { node: 'loser', registry, log });
+      await expect(
+        loser.edit('builtin', 'motion', { name: 'lost', rule: { interval: 77 } }),
+      ).rejects.toMatchObject({ kind: 'cluster.app_edit_conflict' });
+      expect(rivalEdits).toBe(MAX_EDIT_TRIES);
+      // Nothing of it here, nothing of it in the site: the last rival's record is whole.
+      expect(registry.app('builtin', 'motion')).toMatchObject({ name: before.name, rule: before.rule });
+      const stored = (await bucket.get(key))?.json<SiteRuleRecord>();
+      expect(stored?.name).toBe(`rival ${MAX_EDIT_TRIES}`);
+      expect(stored?.rule.interval).not.toBe(77);
+      // Unraced, the same edit goes through, laid over the rival's record, and applies here.
+      await new SiteRules(bucket, { node: 'loser', registry, log }).edit('builtin', 'motion', {
+        name: 'won',
+        rule: { interval: 77 },
+      });
+      expect(registry.app('builtin', 'motion')).toMatchObject({ name: 'won', rule: { interval: 77 } });
+      expect((await bucket.get(key))?.json<SiteRuleRecord>()).toMatchObject({
+        name: 'won',
+        edited_by: 'loser',
+      });
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+      await Promise.all([conn.close(), rival.close()]);
+    }
+  });
 });
