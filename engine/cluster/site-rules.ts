@@ -176,11 +176,13 @@ export class SiteRules {
 
   /**
    * The record applied to this node's app as a local edit (its running tasks reload it), unless a
-   * newer one was applied, or the app already is as the record says. An app not installed here
-   * (its package still on its way) is applied by a later round.
+   * newer one was applied, or the app already is as the record says. The same record is compared
+   * again each round: an app this node reset meanwhile (the built-in package restored, an upgrade
+   * that dropped a rule its models no longer fit) gets the site's rule back. An app not installed
+   * here (its package still on its way) is applied by a later round.
    */
   private apply(key: string, record: SiteRuleRecord, revision: number): void {
-    if ((this.applied.get(key) ?? 0) >= revision) return;
+    if ((this.applied.get(key) ?? 0) > revision) return;
     let here: EditedApp;
     try {
       here = this.deps.registry.app(record.zapk_id, record.app_id);
