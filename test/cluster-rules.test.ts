@@ -247,6 +247,14 @@ describe("the apps' rules of a site", () => {
     });
     expect(joined).toEqual(site);
     expect(c.log).toContain("this node's own edit of app builtin.motion was replaced by the site's");
+    // Its built-in package restored (the manifest's rules again), it takes the site's rule back.
+    await c.call('POST', '/api/zapk/builtin/restore');
+    const restored = await settled("the site's rule on c after a restore", async () => {
+      const app = await motionOn(c);
+      if (app.name !== site.name) throw new Error(`named ${app.name}`);
+      return app;
+    });
+    expect(restored).toEqual(site);
   }, 180_000);
 });
 
