@@ -1,6 +1,7 @@
 import type { AuthErrorKind } from '../auth/accounts';
 import type { DeliveryErrorKind } from '../callbacks/delivery-error';
 import type { ClusterErrorKind } from '../cluster/owner-routing';
+import type { RulesErrorKind } from '../cluster/site-rules';
 import type { ErrorKind } from '../contract/errors';
 import { DomainError } from '../domain-error';
 import type { AlarmErrorKind } from '../events/review';
@@ -29,7 +30,8 @@ type DomainErrorKind =
   | LiveErrorKind
   | SourceErrorKind
   | CheckErrorKind
-  | ClusterErrorKind;
+  | ClusterErrorKind
+  | RulesErrorKind;
 const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'package.not_found': 'PACKAGE_NOT_FOUND',
   'package.app_not_found': 'APP_NOT_FOUND',
@@ -71,6 +73,7 @@ const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'task.time_series_not_video': 'TIME_SERIES_NOT_VIDEO',
   'task.image_too_soon': 'IMAGE_TOO_SOON',
   'cluster.owner_unreachable': 'OWNER_UNREACHABLE',
+  'cluster.app_edit_conflict': 'APP_EDIT_CONFLICT',
   'live.limit': 'VIDEO_LIMIT',
 };
 

@@ -32,7 +32,8 @@ import { mergeHistory, readChainPage } from './site-history';
 import { LISTING_TIMEOUT_MS, type SiteIndex, SiteListing } from './site-listing';
 import { openSitePackages, type SitePackageBuckets } from './site-package-buckets';
 import { SitePackages } from './site-packages';
-import { LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
+import { openSiteRules, SiteRules } from './site-rules';
+import { chainable, LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
 import type { Assignment, LeaveState, MemberView, SiteTask, SiteView } from './site-view';
 import { taskCost, UNMEASURED_CAMERA_CORES } from './task-cost';
 
@@ -166,8 +167,10 @@ export class ClusterNode implements SiteIndex {
   readonly events: SiteEventLog;
   /** GET /api/tasks of the whole site. */
   readonly listing: SiteListing;
-  /** The site's packages: the package store of a node (uploads and removals go through it). */
+  /** The site's packages: the package store of a node (uploads, removals and rule edits go through it). */
   readonly packages: SitePackages;
+  /** The site's apps' names and rules: an edit on any node applies on every node. */
+  private readonly rules: SiteRules;
 
   private constructor(
     readonly node: string,
@@ -175,6 +178,7 @@ export class ClusterNode implements SiteIndex {
     readonly site: SiteStore,
     private readonly deps: Deps,
     packageBuckets: SitePackageBuckets,
+    rules: KV,
     private readonly limits: Pick<ClusterOptions, 'maxCameras' | 'capacityCores'> = {},
   ) {
     this.routing = new OwnerRouting(conn, node);
@@ -182,8 +186,10 @@ export class ClusterNode implements SiteIndex {
       deps.log.warn({ err: error }, 'cluster: the event feed waits for NATS'),
     );
     this.listing = new SiteListing(conn, this, deps.tasks);
+    this.rules = new SiteRules(rules, { node, registry: deps.packages, log: deps.log });
     this.packages = new SitePackages(packageBuckets, {
       node,
+      rules: this.rules,
       registry: deps.packages,
       settings: deps.settings,
       siteTasks: () => this.siteTasks(),
@@ -235,7 +241,8 @@ export class ClusterNode implements SiteIndex {
       const replicas = Math.min(3, options.servers.length);
       const site = await openSiteStore(conn, replicas);
       const packages = await openSitePackages(conn, replicas);
-      const member = new ClusterNode(node, conn, site, deps, packages, options);
+      const rules = await openSiteRules(conn, replicas);
+      const member = new ClusterNode(node, conn, site, deps, packages, rules, options);
       await member.readAssignments();
       await member.events.start();
       return member;
@@ -256,7 +263,7 @@ export class ClusterNode implements SiteIndex {
     const taskId = (request.params as { task_id?: string }).task_id;
     // A copy warming up here is not the task: its owner answers.
     if (!taskId || (this.deps.tasks.storedRow(taskId) && !this.warming.has(taskId))) return;
-    const owner = this.assignments.get(taskId)?.value.node;
+    const owner = this.assignments.get(taskId)?.value.node ?? (await this.closedHolder(taskId));
     if (!owner || owner === this.node) return;
     const unreachable = (error: Error) =>
       new DomainError<ClusterErrorKind>(
@@ -273,6 +280,27 @@ export class ClusterNode implements SiteIndex {
     } catch (error) {
       throw unreachable(error as Error);
     }
+  }
+
+  /**
+   * The node that holds a closed task of the site (the one that closed it; a closed task has no
+   * assignment), found by asking the nodes that are up: a purge or a read of it from any node goes
+   * there. Undefined where the site has no closed task of that id (the route answers here: 404).
+   */
+  private async closedHolder(taskId: string): Promise<string | undefined> {
+    if (!chainable(taskId)) return undefined;
+    // NATS away: the route answers from what this node stores.
+    const definition = await this.site.tasks.get(taskId).catch(() => null);
+    if (definition?.operation !== 'PUT' || definition.json<TaskRow>().status !== 'closed') return undefined;
+    const others = [...this.members.keys()].filter((node) => node !== this.node && this.isUp(node));
+    const { holder, unanswered } = await this.listing.holderOf(taskId, others);
+    if (holder) return holder;
+    throw new DomainError<ClusterErrorKind>(
+      'cluster.owner_unreachable',
+      unanswered.length > 0
+        ? `task ${taskId} is closed on another node, and nodes ${unanswered.join(', ')} did not answer`
+        : `task ${taskId} is closed, and no node of the site that is up holds it (the node that closed it is down or left the site); the site lists it until 24 h after it closed`,
+    );
   }
 
   /**
@@ -313,6 +341,7 @@ export class ClusterNode implements SiteIndex {
     });
     void this.settleStrays();
     this.packages.start();
+    this.rules.start();
     this.conn.nc.subscribe(`vc.node.${this.node}.alive`, {
       callback: (_error, message) => {
         message.respond('ok');
@@ -491,6 +520,7 @@ export class ClusterNode implements SiteIndex {
     clearInterval(this.tickTimer);
     this.unsubscribe();
     this.packages.close();
+    this.rules.close();
     this.appender.close();
     await this.events.close();
     await this.conn.close();

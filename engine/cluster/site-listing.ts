@@ -131,6 +131,23 @@ export class SiteListing {
     return { items, total: ordered.length };
   }
 
+  /**
+   * Which of `nodes` stores the task as closed (the node that closed it: a closed task has no
+   * assignment), asking them all at once; `unanswered`: those that did not answer in time.
+   */
+  async holderOf(
+    taskId: string,
+    nodes: readonly string[],
+  ): Promise<{ holder?: string; unanswered: string[] }> {
+    const answers = await Promise.all(
+      nodes.map(async (node) => ({ node, got: await this.ask(node, [taskId]) })),
+    );
+    return {
+      holder: answers.find(({ got }) => got?.get(taskId)?.status === 'closed')?.node,
+      unanswered: answers.flatMap(({ node, got }) => (got ? [] : [node])),
+    };
+  }
+
   /** The next listing reads the definitions afresh (a task's definition was removed here). */
   invalidate(): void {
     this.read = undefined;

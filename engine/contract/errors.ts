@@ -102,6 +102,12 @@ export const ERRORS = {
     status: 409,
     meaning: 'Cluster mode only: this engine is a single workstation, not a node of a site (no --cluster)',
   },
+  APP_EDIT_CONFLICT: {
+    code: 40908,
+    status: 409,
+    meaning:
+      "Cluster mode: other nodes edited the same application's rule at the same moment, every try of this edit; nothing of it was applied, send it again",
+  },
   BODY_TOO_LARGE: {
     code: 41301,
     status: 413,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import type { Clock } from '../clock';
 import { DomainError } from '../domain-error';
 import { hasWeights } from '../inference/families';
@@ -51,6 +52,12 @@ export interface InstalledModel {
 export interface AppUpdate {
   name?: string;
   rule?: Rule;
+}
+
+/** An app's name and whole rule, as an edit leaves them. */
+export interface EditedApp {
+  name: string;
+  rule: Rule;
 }
 
 /** Why a package request was refused; engine/api/domain-errors.ts maps each to its envelope code. */
@@ -287,8 +294,18 @@ export class PackageRegistry {
 
   /** 4.3: name and the given top-level rule fields replace the stored ones, after full validation. */
   updateApp(zapkId: string, appId: string, update: AppUpdate): void {
+    const { name, rule } = this.editedApp(zapkId, appId, update);
+    this.store.updateApp(zapkId, appId, name, JSON.stringify(rule));
+    this.revision += 1;
+  }
+
+  /**
+   * The app's name and rule once `update` is laid over them (over `base` where given: the site's
+   * record of the app, in cluster mode), validated against the app's model; stores nothing.
+   */
+  editedApp(zapkId: string, appId: string, update: AppUpdate, base?: EditedApp): EditedApp {
     const app = this.app(zapkId, appId);
-    const rule: Rule = { ...app.rule, ...update.rule };
+    const rule: Rule = { ...(base ?? app).rule, ...update.rule };
     const problems = ruleProblems(rule, classIdsOf(app.labels));
     const [problem] = problems;
     if (problem !== undefined) {
@@ -297,8 +314,20 @@ export class PackageRegistry {
         field: problem.slice(0, problem.indexOf(':')),
       });
     }
-    this.store.updateApp(zapkId, appId, update.name ?? app.name, JSON.stringify(rule));
-    this.revision += 1;
+    return { name: update.name ?? (base ?? app).name, rule };
+  }
+
+  /** The installed apps whose name or rule differ from their package's manifest: the operator's edits. */
+  editedApps(): Array<EditedApp & { zapk_id: string; app_id: string }> {
+    return this.store.all().flatMap((pkg) => {
+      const manifest = JSON.parse(pkg.manifest) as Manifest;
+      return this.store.appsOf(pkg.zapk_id).flatMap((row) => {
+        const spec = manifest.apps.find((a) => a.app_id === row.app_id);
+        const rule = JSON.parse(row.rule) as Rule;
+        if (spec && spec.name === row.name && isDeepStrictEqual(spec.rule, rule)) return [];
+        return [{ zapk_id: row.zapk_id, app_id: row.app_id, name: row.name, rule }];
+      });
+    });
   }
 
   private commit(manifest: Manifest, dir: string, builtin: boolean): PackageChange {

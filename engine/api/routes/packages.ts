@@ -16,7 +16,7 @@ import { AppParams, AppUpdateBody, PackageInstalled, ZapkParams } from '../schem
 const MAX_PACKAGE_BYTES = MAX_ZAPK_BYTES;
 
 export const packageRoutes: RoutePlugin<{
-  packages: Pick<PackageRegistry, 'list' | 'restoreBuiltin' | 'updateApp'>;
+  packages: Pick<PackageRegistry, 'list' | 'restoreBuiltin'>;
   packageStore: PackageStore;
   tmpDir: string;
 }> = async (app, { packages, packageStore, tmpDir }) => {
@@ -119,7 +119,7 @@ export const packageRoutes: RoutePlugin<{
   app.put(
     '/api/zapk/:zapk_id/app/:app_id',
     {
-      config: { refusals: ['PACKAGE_NOT_FOUND', 'APP_NOT_FOUND'] },
+      config: { refusals: ['PACKAGE_NOT_FOUND', 'APP_NOT_FOUND', 'APP_EDIT_CONFLICT'] },
       schema: {
         tags: ['applications'],
         summary: "4.3 Update an application's name and rule",
@@ -130,7 +130,7 @@ export const packageRoutes: RoutePlugin<{
     },
     async (request) => {
       const { zapk_id, app_id } = request.params;
-      packages.updateApp(zapk_id, app_id, request.body);
+      await packageStore.updateApp(zapk_id, app_id, request.body);
       return ok({ zapk_id, app_id });
     },
   );
