@@ -181,7 +181,10 @@ describe("a node's own NATS user", () => {
     const answer = (conn: ClusterConnection, subject: string, reply: string) =>
       new Promise<string>((refused) =>
         conn.nc.subscribe(subject, {
-          callback: (error, message) => (error ? refused(error.message) : message.respond(reply)),
+          callback: (error, message) => {
+            if (error) refused(error.message);
+            else message.respond(reply);
+          },
         }),
       );
     const impostor = answer(a, 'vc.node.node-b.api', 'from a');
@@ -197,7 +200,11 @@ describe("a node's own NATS user", () => {
     expect((await b.nc.request('vc.node.node-a.api', '', { timeout: 5_000 })).string()).toBe('a itself');
     // Its delivery news goes out under its own name only.
     const heard: string[] = [];
-    b.nc.subscribe('vc.delivery.*', { callback: (_, message) => heard.push(message.subject) });
+    b.nc.subscribe('vc.delivery.*', {
+      callback: (_, message) => {
+        heard.push(message.subject);
+      },
+    });
     await b.nc.flush();
     a.nc.publish('vc.delivery.node-b', 'forged');
     a.nc.publish('vc.delivery.node-a', 'own');

@@ -58,7 +58,8 @@ function natsUsers(argv: string[], log: (line: string) => void): void {
   if (!values.out) throw new UsageError('--out <folder> is required');
   if (nodes.length === 0) throw new UsageError('name at least one node');
   const bad = nodes.find((node) => !NODE_NAME.test(node));
-  if (bad !== undefined) throw new UsageError(`"${bad}" is no node name (letters, digits, _ and -, 64 at most)`);
+  if (bad !== undefined)
+    throw new UsageError(`"${bad}" is no node name (letters, digits, _ and -, 64 at most)`);
   if (new Set(nodes).size !== nodes.length) throw new UsageError('a node is named twice');
   mkdirSync(values.out, { recursive: true, mode: 0o700 });
   const users = nodes.map((node) => ({
@@ -67,7 +68,8 @@ function natsUsers(argv: string[], log: (line: string) => void): void {
     password: randomBytes(NATS_PASSWORD_BYTES).toString('base64url'),
   }));
   const secret = { mode: 0o600 };
-  for (const { node, password } of users) writeFileSync(join(values.out, `${node}.password`), `${password}\n`, secret);
+  for (const { node, password } of users)
+    writeFileSync(join(values.out, `${node}.password`), `${password}\n`, secret);
   writeFileSync(join(values.out, 'engine-users.conf'), engineUsersConf(users), secret);
   log(
     `wrote ${join(values.out, 'engine-users.conf')} (for each NATS server) and a password file for each of ${nodes.join(', ')}`,

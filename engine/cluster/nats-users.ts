@@ -15,7 +15,16 @@
 export const NODE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The site's KV buckets other than vc_nodes, which each node writes only its own key of. */
-const SHARED_BUCKETS = ['vc_leases', 'vc_tasks', 'vc_assign', 'vc_delivery', 'vc_accounts', 'vc_logins', 'vc_packages'];
+const SHARED_BUCKETS = [
+  'vc_leases',
+  'vc_tasks',
+  'vc_assign',
+  'vc_delivery',
+  'vc_accounts',
+  'vc_login_clients',
+  'vc_login_users',
+  'vc_packages',
+];
 
 const DENIED = [
   '$JS.API.STREAM.DELETE.>',
