@@ -1,4 +1,5 @@
-import { mkdtempSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +14,7 @@ import {
 } from '../engine/cluster/site-store';
 import { type Site, SiteEngine, siteOf } from './helpers/cluster-engines';
 import { eventually, settled } from './helpers/eventually';
-import { NATS_PASSWORD, NATS_USER, NatsCluster, nodeUserOf } from './helpers/nats-cluster';
+import { NATS_PASSWORD, NATS_USER, NatsCluster, natsServerBinary, nodeUserOf } from './helpers/nats-cluster';
 import { makeTestCertificates, type TestCertificates } from './helpers/tls-certs';
 
 describe('which servers a node reaches over TLS only', () => {
@@ -211,5 +212,44 @@ describe("a node's own NATS user", () => {
     await a.nc.flush();
     await eventually('the delivery news heard', () => heard.length > 0);
     expect(heard).toEqual(['vc.delivery.node-a']);
+  });
+});
+
+describe('npm run cluster -- nats-users', () => {
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'engine/cluster/cli.ts', 'nats-users', ...args], {
+      encoding: 'utf8',
+    });
+
+  it("writes the servers' users, which a NATS server takes, and each node's password, readable by its owner only", () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'vc-users-')), 'site-users');
+    const written = run('--out', out, 'line-1', 'line-2', 'line-3');
+    expect(written.status, written.stderr).toBe(0);
+    const passwords = ['line-1', 'line-2', 'line-3'].map((node) =>
+      readFileSync(join(out, `${node}.password`), 'utf8').trim(),
+    );
+    expect(new Set(passwords).size).toBe(3);
+    for (const password of passwords) expect(password).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const conf = readFileSync(join(out, 'engine-users.conf'), 'utf8');
+    expect(conf).toContain(`{ user: "line-2", password: "${passwords[1]}"`);
+    expect(conf).toContain('"$KV.vc_nodes.line-3"');
+    for (const file of ['engine-users.conf', 'line-1.password'])
+      expect(statSync(join(out, file)).mode & 0o777).toBe(0o600);
+    writeFileSync(join(out, 'nats.conf'), 'listen: 127.0.0.1:-1\ninclude engine-users.conf\n');
+    const tested = spawnSync(natsServerBinary(), ['-t', '-c', join(out, 'nats.conf')], { encoding: 'utf8' });
+    expect(tested.status, tested.stderr + tested.stdout).toBe(0);
+  });
+
+  it('refuses a name that is no node name, a node named twice, and no folder', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'vc-users-')), 'site-users');
+    const refusals = [
+      run('--out', out, 'line-1', 'line 2'),
+      run('--out', out, 'line-1', 'line-1'),
+      run('--out', out, 'node.>'),
+      run('line-1'),
+    ];
+    expect(refusals.map((refused) => refused.status)).toEqual([2, 2, 2, 2]);
+    expect(refusals[0]?.stderr).toMatch(/"line 2" is no node name/);
+    expect(() => statSync(out)).toThrow();
   });
 });
