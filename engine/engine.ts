@@ -11,6 +11,7 @@ import { AuditTrail } from './audit/audit-trail';
 import { Accounts, ADMIN_USER } from './auth/accounts';
 import { AccountsRepository } from './auth/accounts-repository';
 import { removeInitialPassword, writeInitialPassword } from './auth/initial-password';
+import { DEFAULT_LOGIN_LIMITS } from './auth/login-limiter';
 import { passwordProblem } from './auth/password-policy';
 import { randomPassword } from './auth/passwords';
 import { StreamTokens } from './auth/stream-tokens';
@@ -265,6 +266,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
         bus,
         log,
         version: packageJson.version,
+        login: { ...DEFAULT_LOGIN_LIMITS, ...options.login },
       });
       siteAccounts = new SiteAccounts(cluster.site.accounts, accountRows, log);
       // A user both had keeps the site's password: this workstation's initial admin password is void.
@@ -285,6 +287,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   }
   const accounts = new Accounts(siteAccounts ?? accountRows, clock, {
     login: options.login,
+    sharedLogins: cluster?.logins,
     onPasswordChange: (username) => {
       if (username === ADMIN_USER) removeInitialPassword(dataDir);
     },

@@ -1,4 +1,5 @@
-import { mkdtempSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,8 +13,8 @@ import {
   openSiteStore,
 } from '../engine/cluster/site-store';
 import { type Site, SiteEngine, siteOf } from './helpers/cluster-engines';
-import { settled } from './helpers/eventually';
-import { NATS_PASSWORD, NATS_USER, NatsCluster } from './helpers/nats-cluster';
+import { eventually, settled } from './helpers/eventually';
+import { NATS_PASSWORD, NATS_USER, NatsCluster, natsServerBinary, nodeUserOf } from './helpers/nats-cluster';
 import { makeTestCertificates, type TestCertificates } from './helpers/tls-certs';
 
 describe('which servers a node reaches over TLS only', () => {
@@ -127,4 +128,128 @@ describe('a site on TLS, with the engines permissions as deployed', () => {
       engine.dispose();
     }
   }, 60_000);
+});
+
+// One real NATS server with a user per node, as `npm run cluster -- nats-users` writes them.
+describe("a node's own NATS user", () => {
+  let nats: NatsCluster;
+  const connections: ClusterConnection[] = [];
+  const join = async (node: string) => {
+    const { user, password } = await nodeUserOf(nats.urls, node);
+    const conn = await connectCluster({ servers: nats.urls, user, password }, node);
+    connections.push(conn);
+    return conn;
+  };
+  const outcome = (work: () => Promise<unknown>) =>
+    work().then(
+      () => 'allowed',
+      (error: Error) => error.message,
+    );
+
+  beforeAll(async () => {
+    nats = await NatsCluster.start(1, 64);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(connections.map((conn) => conn.close()));
+    await nats?.dispose();
+  });
+
+  it("writes its own node card and never another node's", async () => {
+    const [a, b] = await Promise.all([join('node-a'), join('node-b')]);
+    const [siteA, siteB] = await Promise.all([openSiteStore(a, 1), openSiteStore(b, 1)]);
+    await siteA.nodes.put('node-a', '{"by":"a"}');
+    await siteB.nodes.put('node-b', '{"by":"b"}');
+    const refusals = await Promise.all([
+      outcome(() => siteA.nodes.put('node-b', '{"by":"a"}')),
+      outcome(() => siteA.nodes.create('node-c', '{"by":"a"}')),
+      outcome(() => siteA.nodes.delete('node-b')),
+      outcome(() => siteA.nodes.purge('node-b')),
+      outcome(() => a.jsm.streams.purge('KV_vc_nodes', { filter: '$KV.vc_nodes.node-b' })),
+      outcome(() => a.jsm.streams.deleteMessage('KV_vc_nodes', 2)),
+    ]);
+    for (const refusal of refusals) expect(refusal).toMatch(/permission/i);
+    expect((await siteB.nodes.get('node-b'))?.string()).toBe('{"by":"b"}');
+    expect(await siteB.nodes.get('node-c')).toBeNull();
+    // What every node writes stays open to it: the shared buckets.
+    await siteA.tasks.put('t-1', '{}');
+    expect((await siteB.tasks.get('t-1'))?.string()).toBe('{}');
+  });
+
+  it('answers its own request subjects and cannot answer as another node', async () => {
+    const [a, b] = await Promise.all([join('node-a'), join('node-b')]);
+    // The refusal of a subscription comes to its callback.
+    const answer = (conn: ClusterConnection, subject: string, reply: string) =>
+      new Promise<string>((refused) =>
+        conn.nc.subscribe(subject, {
+          callback: (error, message) => {
+            if (error) refused(error.message);
+            else message.respond(reply);
+          },
+        }),
+      );
+    const impostor = answer(a, 'vc.node.node-b.api', 'from a');
+    const widely = answer(a, 'vc.node.*.api', 'from a');
+    answer(b, 'vc.node.node-b.api', 'from b');
+    answer(a, 'vc.node.node-a.api', 'a itself');
+    expect(await impostor).toMatch(/permission/i);
+    expect(await widely).toMatch(/permission/i);
+    const asked = await Promise.all(
+      Array.from({ length: 5 }, () => a.nc.request('vc.node.node-b.api', '', { timeout: 5_000 })),
+    );
+    expect(asked.map((message) => message.string())).toEqual(Array(5).fill('from b'));
+    expect((await b.nc.request('vc.node.node-a.api', '', { timeout: 5_000 })).string()).toBe('a itself');
+    // Its delivery news goes out under its own name only.
+    const heard: string[] = [];
+    b.nc.subscribe('vc.delivery.*', {
+      callback: (_, message) => {
+        heard.push(message.subject);
+      },
+    });
+    await b.nc.flush();
+    a.nc.publish('vc.delivery.node-b', 'forged');
+    a.nc.publish('vc.delivery.node-a', 'own');
+    await a.nc.flush();
+    await eventually('the delivery news heard', () => heard.length > 0);
+    expect(heard).toEqual(['vc.delivery.node-a']);
+  });
+});
+
+describe('npm run cluster -- nats-users', () => {
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'engine/cluster/cli.ts', 'nats-users', ...args], {
+      encoding: 'utf8',
+    });
+
+  it("writes the servers' users, which a NATS server takes, and each node's password, readable by its owner only", () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'vc-users-')), 'site-users');
+    const written = run('--out', out, 'line-1', 'line-2', 'line-3');
+    expect(written.status, written.stderr).toBe(0);
+    const passwords = ['line-1', 'line-2', 'line-3'].map((node) =>
+      readFileSync(join(out, `${node}.password`), 'utf8').trim(),
+    );
+    expect(new Set(passwords).size).toBe(3);
+    for (const password of passwords) expect(password).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const conf = readFileSync(join(out, 'engine-users.conf'), 'utf8');
+    expect(conf).toContain(`{ user: "line-2", password: "${passwords[1]}"`);
+    expect(conf).toContain('"$KV.vc_nodes.line-3"');
+    for (const file of ['engine-users.conf', 'line-1.password'])
+      expect(statSync(join(out, file)).mode & 0o777).toBe(0o600);
+    writeFileSync(join(out, 'nats.conf'), 'listen: 127.0.0.1:-1\ninclude engine-users.conf\n');
+    const tested = spawnSync(natsServerBinary(), ['-t', '-c', join(out, 'nats.conf')], { encoding: 'utf8' });
+    expect(tested.status, tested.stderr + tested.stdout).toBe(0);
+  });
+
+  it('refuses a name that is no node name, a node named twice, and no folder', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'vc-users-')), 'site-users');
+    const refusals = [
+      run('--out', out, 'line-1', 'line 2'),
+      run('--out', out, 'line-1', 'line-1'),
+      run('--out', out, 'node.>'),
+      run('line-1'),
+    ];
+    expect(refusals.map((refused) => refused.status)).toEqual([2, 2, 2, 2]);
+    expect(refusals[0]?.stderr).toMatch(/"line 2" is no node name/);
+    expect(() => statSync(out)).toThrow();
+  });
 });

@@ -2,7 +2,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock';
 import { DomainError } from '../domain-error';
 import type { AccountStore } from './account-store';
-import { LoginLimiter, type LoginLimits } from './login-limiter';
+import {
+  type LoginAttempt,
+  LoginCountBusy,
+  LoginLimiter,
+  type LoginLimits,
+  type SharedLoginCount,
+} from './login-limiter';
 import { passwordProblem } from './password-policy';
 import { decoyHash, HasherBusyError, type HasherLimits, PasswordHasher } from './passwords';
 import { type HoldEnd, TokenHolds } from './token-holds';
@@ -27,6 +33,8 @@ export interface AccountsOptions {
   hasher?: PasswordHasher;
   /** Called after an existing user's password was changed. */
   onPasswordChange?: (username: string) => void;
+  /** Failed logins counted with the other nodes (cluster mode), besides this node's own count. */
+  sharedLogins?: SharedLoginCount;
 }
 
 /** Why a login or a password change was refused; engine/api/domain-errors.ts maps each to its envelope code. */
@@ -44,6 +52,8 @@ const tooManyAttempts = (retryAfterMs: number, why: string) => {
 };
 
 const busy = () => tooManyAttempts(1000, 'the engine is checking too many passwords at once');
+const tooManyFailed = (retryAfterMs: number) =>
+  tooManyAttempts(retryAfterMs, 'too many failed logins from this address or for this user');
 
 /**
  * Users and their bearer tokens; tokens are stored only as SHA-256 hashes, in the node's database or,
@@ -157,23 +167,38 @@ export class Accounts {
     return { token, expiresIn };
   }
 
-  /** The password check behind the login limits: a failure counts, a refusal (429) costs no hashing. */
+  /**
+   * The password check behind the login limits: a failure counts, a refusal (429) costs no hashing.
+   * Counted by this node, then (cluster mode) by the site: a refusal of either refuses.
+   */
   private async limitedCheck(username: string, password: string, client: string): Promise<boolean> {
-    const attempt = this.logins.begin(client, username, this.hasUser(username));
-    if (!attempt.ok)
-      throw tooManyAttempts(
-        attempt.retryAfterMs,
-        'too many failed logins from this address or for this user',
-      );
+    const existing = this.hasUser(username);
+    const local = this.logins.begin(client, username, existing);
+    if (!local.ok) throw tooManyFailed(local.retryAfterMs);
+    let shared: LoginAttempt | undefined;
+    try {
+      shared = await this.options.sharedLogins?.begin(client, username, existing);
+    } catch (error) {
+      local.forget();
+      throw error instanceof LoginCountBusy ? busy() : error;
+    }
+    if (shared && !shared.ok) {
+      local.forget();
+      throw tooManyFailed(shared.retryAfterMs);
+    }
+    const forget = () => {
+      local.forget();
+      shared?.forget();
+    };
     let matches: boolean;
     try {
       matches = await this.checkPassword(username, password);
     } catch (error) {
       // Never checked: it does not count as a failure.
-      attempt.forget();
+      forget();
       throw error instanceof HasherBusyError ? busy() : error;
     }
-    if (matches) attempt.forget();
+    if (matches) forget();
     return matches;
   }
 

@@ -124,6 +124,17 @@ class WindowCounter {
 export type LoginAttempt = { ok: true; forget(): void } | { ok: false; retryAfterMs: number };
 
 /**
+ * Failed logins counted beyond this node (a cluster's site, engine/cluster/site-logins.ts), by the
+ * same rules: asked after the node's own LoginLimiter, which still decides when it cannot answer.
+ * Throws LoginCountBusy when it is counting too many logins at once.
+ */
+export interface SharedLoginCount {
+  begin(client: string, username: string, existingUser: boolean): Promise<LoginAttempt>;
+}
+
+export class LoginCountBusy extends Error {}
+
+/**
  * Limits password guessing per client and per username. An attempt counts from its start, so a
  * burst of concurrent guesses is limited like a sequence; one that succeeds, or is never checked,
  * is forgotten. docs/security.md gives the reasoning and what it bounds.

@@ -1,9 +1,18 @@
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { engineUsersConf, NODE_NAME } from './nats-users';
 import type { LeaveState } from './site-view';
 
 /**
+ * npm run cluster -- nats-users --out DIR node1 node2 node3
+ * Writes the NATS servers' authorization block for these nodes (DIR/engine-users.conf, included by
+ * each server's nats.conf) and each node's password (DIR/<node>.password, for its
+ * cluster.password_file), every file readable by its owner only: one NATS user per node, named as
+ * the node, with the permissions of engine/cluster/nats-users.ts.
+ *
  * npm run cluster -- leave [--url http://engine1:8080] [--user admin] [--password-file FILE]
  * Takes the engine at --url out of its site: its cameras move to the other nodes make-before-break
  * (POST /api/cluster/leave), and this waits until it has left. The password comes from the file or
@@ -12,6 +21,7 @@ import type { LeaveState } from './site-view';
  */
 
 const USAGE = `usage:
+  npm run cluster -- nats-users --out <folder> <node name>...
   npm run cluster -- leave [--url <engine URL>] [--user <name>] [--password-file <file>] [--timeout <s>]
   (the password from --password-file or VC_ADMIN_PASSWORD)`;
 
@@ -36,6 +46,36 @@ async function call<T>(url: string, path: string, init: RequestInit): Promise<T>
   return envelope.data;
 }
 
+/** Random bytes of each node's NATS password (base64url). */
+const NATS_PASSWORD_BYTES = 32;
+
+function natsUsers(argv: string[], log: (line: string) => void): void {
+  const { values, positionals: nodes } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { out: { type: 'string' } },
+  });
+  if (!values.out) throw new UsageError('--out <folder> is required');
+  if (nodes.length === 0) throw new UsageError('name at least one node');
+  const bad = nodes.find((node) => !NODE_NAME.test(node));
+  if (bad !== undefined)
+    throw new UsageError(`"${bad}" is no node name (letters, digits, _ and -, 64 at most)`);
+  if (new Set(nodes).size !== nodes.length) throw new UsageError('a node is named twice');
+  mkdirSync(values.out, { recursive: true, mode: 0o700 });
+  const users = nodes.map((node) => ({
+    node,
+    user: node,
+    password: randomBytes(NATS_PASSWORD_BYTES).toString('base64url'),
+  }));
+  const secret = { mode: 0o600 };
+  for (const { node, password } of users)
+    writeFileSync(join(values.out, `${node}.password`), `${password}\n`, secret);
+  writeFileSync(join(values.out, 'engine-users.conf'), engineUsersConf(users), secret);
+  log(
+    `wrote ${join(values.out, 'engine-users.conf')} (for each NATS server) and a password file for each of ${nodes.join(', ')}`,
+  );
+}
+
 async function leave(argv: string[], log: (line: string) => void): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -45,14 +85,9 @@ async function leave(argv: string[], log: (line: string) => void): Promise<void>
       user: { type: 'string', default: 'admin' },
       'password-file': { type: 'string' },
       timeout: { type: 'string', default: String(DEFAULT_TIMEOUT_S) },
-      help: { type: 'boolean', short: 'h' },
     },
   });
-  if (values.help) return log(USAGE);
-  if (positionals.length !== 1 || positionals[0] !== 'leave')
-    throw new UsageError(
-      positionals.length === 0 ? 'missing command' : `unknown command "${positionals.join(' ')}"`,
-    );
+  if (positionals.length !== 0) throw new UsageError(`unknown arguments "${positionals.join(' ')}"`);
   const timeoutS = Number(values.timeout);
   if (!(timeoutS > 0)) throw new UsageError('--timeout must be a number of seconds above 0');
   const password = values['password-file']
@@ -85,8 +120,17 @@ async function leave(argv: string[], log: (line: string) => void): Promise<void>
   }
 }
 
+async function main(argv: string[], log: (line: string) => void): Promise<void> {
+  if (argv.includes('--help') || argv.includes('-h')) return log(USAGE);
+  const [command, ...rest] = argv;
+  if (command === undefined) throw new UsageError('missing command');
+  if (command === 'leave') return leave(rest, log);
+  if (command === 'nats-users') return natsUsers(rest, log);
+  throw new UsageError(`unknown command "${command}"`);
+}
+
 try {
-  await leave(process.argv.slice(2), (line) => console.log(line));
+  await main(process.argv.slice(2), (line) => console.log(line));
 } catch (error) {
   console.error(`cluster: ${(error as Error).message}`);
   if (error instanceof UsageError) console.error(USAGE);

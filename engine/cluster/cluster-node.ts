@@ -3,6 +3,7 @@ import { availableParallelism, freemem, hostname, loadavg, totalmem } from 'node
 import type { KV } from '@nats-io/kv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import type { LoginLimits } from '../auth/login-limiter';
 import type { HeldEvents } from '../callbacks/held-events';
 import type { MqttPublisher } from '../callbacks/mqtt';
 import type { EventPage, EventQuery, Outbox, ReportTarget } from '../callbacks/outbox';
@@ -30,6 +31,7 @@ import { type CameraDemand, type NodeCard, type Plan, PRIORITY_DEFAULT } from '.
 import { SiteEventLog } from './site-feed';
 import { mergeHistory, readChainPage } from './site-history';
 import { LISTING_TIMEOUT_MS, type SiteIndex, SiteListing } from './site-listing';
+import { openSiteLogins, type SiteLoginBuckets, SiteLogins } from './site-logins';
 import { openSitePackages, type SitePackageBuckets } from './site-package-buckets';
 import { SitePackages } from './site-packages';
 import { openSiteRules, SiteRules } from './site-rules';
@@ -102,6 +104,8 @@ interface Deps {
   bus: EventBus;
   log: Logger;
   version: string;
+  /** The failed-login limits, counted site-wide too (site-logins.ts). */
+  login: LoginLimits;
 }
 
 /**
@@ -171,6 +175,8 @@ export class ClusterNode implements SiteIndex {
   readonly packages: SitePackages;
   /** The site's apps' names and rules: an edit on any node applies on every node. */
   private readonly rules: SiteRules;
+  /** The site's count of failed logins, shared by every node. */
+  readonly logins: SiteLogins;
 
   private constructor(
     readonly node: string,
@@ -179,9 +185,11 @@ export class ClusterNode implements SiteIndex {
     private readonly deps: Deps,
     packageBuckets: SitePackageBuckets,
     rules: KV,
+    loginBuckets: SiteLoginBuckets,
     private readonly limits: Pick<ClusterOptions, 'maxCameras' | 'capacityCores'> = {},
   ) {
     this.routing = new OwnerRouting(conn, node);
+    this.logins = new SiteLogins(loginBuckets, deps.login, deps.log);
     this.events = new SiteEventLog(conn, node, deps.bus, (error) =>
       deps.log.warn({ err: error }, 'cluster: the event feed waits for NATS'),
     );
@@ -242,7 +250,8 @@ export class ClusterNode implements SiteIndex {
       const site = await openSiteStore(conn, replicas);
       const packages = await openSitePackages(conn, replicas);
       const rules = await openSiteRules(conn, replicas);
-      const member = new ClusterNode(node, conn, site, deps, packages, rules, options);
+      const logins = await openSiteLogins(conn, replicas, deps.login.windowMs);
+      const member = new ClusterNode(node, conn, site, deps, packages, rules, logins, options);
       await member.readAssignments();
       await member.events.start();
       return member;

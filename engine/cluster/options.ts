@@ -5,7 +5,7 @@
 export interface ClusterOptions {
   /** NATS server URLs (nats://host:port, or tls://host:port between machines), at least one. */
   servers: readonly string[];
-  /** The cluster's NATS user; anonymous access is refused. */
+  /** This node's NATS user (each node has its own: engine/cluster/nats-users.ts); anonymous access is refused. */
   user: string;
   /** The NATS user's password. */
   password: string;

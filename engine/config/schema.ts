@@ -58,7 +58,8 @@ export const ClusterConfigSchema = Type.Object(
     user: Type.String({
       minLength: 1,
       title: 'a user name',
-      description: "The cluster's NATS user; anonymous access is refused.",
+      description:
+        "This node's NATS user (named as the node by `npm run cluster -- nats-users`); anonymous access is refused.",
     }),
     password_file: Path("A file holding the NATS user's password (trimmed); else VC_CLUSTER_PASSWORD."),
     node_name: Type.String({

@@ -11,7 +11,7 @@ import { terminate } from './child';
 import { signIn } from './engine-process';
 import { settled } from './eventually';
 import { ADMIN_PASSWORD, BUILTIN_PACKAGE_DIR, TEST_MEDIA_DIRS, VIDEO } from './fixtures';
-import { NATS_PASSWORD, NATS_USER, type NatsCluster } from './nats-cluster';
+import { NATS_PASSWORD, NATS_USER, type NatsCluster, nodeUserOf } from './nats-cluster';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -34,12 +34,13 @@ export class SiteEngine {
     private readonly engineArgs: readonly string[] = [],
   ) {}
 
-  /** Starts the engine as an operator does: `engine/cli.ts` with the --cluster flags. */
+  /** Starts the engine as an operator does: `engine/cli.ts` with the --cluster flags, as its node's NATS user. */
   async start(): Promise<void> {
     const media = TEST_MEDIA_DIRS.flatMap((dir) => ['--media-dir', dir]);
+    const nats = await nodeUserOf(this.servers, this.name);
     const cluster = [
       ...this.servers.flatMap((url) => ['--cluster', url]),
-      ...['--cluster-user', NATS_USER, '--node-name', this.name],
+      ...['--cluster-user', nats.user, '--node-name', this.name],
     ];
     const args = [
       '--port',
@@ -58,7 +59,7 @@ export class SiteEngine {
       env: {
         ...process.env,
         VC_ADMIN_PASSWORD: ADMIN_PASSWORD,
-        VC_CLUSTER_PASSWORD: NATS_PASSWORD,
+        VC_CLUSTER_PASSWORD: nats.password,
         ...this.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,16 +1,22 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { engineUsersConf, type NodeUser } from '../../engine/cluster/nats-users';
 import { eventually } from './eventually';
 import { LocalServer } from './local-server';
 import { freePort } from './rtmp-source';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/** The cluster's client user: what engines connect as (anonymous access is off). */
-export const NATS_USER = 'vc-engine';
+/**
+ * The tests' own clients' user (anonymous access is off): a node's permissions for every node name
+ * (`*`), so a test may play any node. Engines connect as a user of their own (NatsCluster.nodeUser),
+ * with their node's permissions only, as a site is deployed.
+ */
+export const NATS_USER = 'vc-test';
 export const NATS_PASSWORD = 'test-nats-password';
+const TEST_USER: NodeUser = { node: '*', user: NATS_USER, password: NATS_PASSWORD };
 /** The routes between the servers authenticate too, as another user. */
 const ROUTE_USER = 'vc-route';
 const ROUTE_PASSWORD = 'test-route-password';
@@ -65,6 +71,19 @@ export class NatsServer extends LocalServer {
     return this.run();
   }
 
+  /** When the server last read its configuration (from its monitoring port). */
+  async configLoadTime(): Promise<string | undefined> {
+    const answer = await fetch(`http://127.0.0.1:${this.monitorPort}/varz`, {
+      signal: AbortSignal.timeout(2_000),
+    }).catch(() => null);
+    return answer?.ok ? ((await answer.json()) as { config_load_time: string }).config_load_time : undefined;
+  }
+
+  /** Gives the servers these users, as the site's `npm run cluster -- nats-users` writes them. */
+  writeUsers(users: readonly NodeUser[]): void {
+    writeFileSync(join(this.dir, 'engine-users.conf'), engineUsersConf(users));
+  }
+
   protected spawnServer(): ChildProcess {
     const child = spawn(this.binary, ['-c', join(this.dir, 'nats.conf')], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -79,9 +98,9 @@ export class NatsServer extends LocalServer {
   }
 
   /**
-   * Writes the configuration: client auth with the engines' permissions as deployed
-   * (deploy/nats/engine-permissions.conf), route auth, JetStream with a store of `storeMb`, and TLS
-   * for clients when a certificate is given.
+   * Writes the configuration: client auth with a user per node as deployed (engine-users.conf, see
+   * writeUsers), route auth, JetStream with a store of `storeMb`, and TLS for clients when a
+   * certificate is given.
    */
   configure(
     clusterPort: number,
@@ -90,10 +109,7 @@ export class NatsServer extends LocalServer {
     tls?: { certFile: string; keyFile: string },
   ): void {
     mkdirSync(join(this.dir, 'store'), { recursive: true });
-    copyFileSync(
-      join(ROOT, 'deploy/nats/engine-permissions.conf'),
-      join(this.dir, 'engine-permissions.conf'),
-    );
+    this.writeUsers([TEST_USER]);
     this.tls = tls !== undefined;
     const routeUrls = routes.map((port) => `"nats://${ROUTE_USER}:${ROUTE_PASSWORD}@127.0.0.1:${port}"`);
     writeFileSync(
@@ -115,16 +131,56 @@ export class NatsServer extends LocalServer {
               '}',
             ]),
         ...(tls ? [`tls { cert_file: "${tls.certFile}", key_file: "${tls.keyFile}" }`] : []),
-        'include engine-permissions.conf',
-        `authorization { users: [ { user: ${NATS_USER}, password: ${NATS_PASSWORD}, permissions: $VC_ENGINE } ] }`,
+        'include engine-users.conf',
       ].join('\n'),
     );
   }
 }
 
+/** The clusters running, by each server's URL: a SiteEngine knows its cluster by the URLs it joins. */
+const running = new Map<string, NatsCluster>();
+
+/** The NATS user of the node `node` of the cluster serving `servers` (made when it has none yet). */
+export function nodeUserOf(servers: readonly string[], node: string): Promise<NodeUser> {
+  const cluster = running.get(servers[0] ?? '');
+  if (!cluster) throw new Error(`no test NATS cluster serves ${servers.join(', ')}`);
+  return cluster.nodeUser(node);
+}
+
 /** Three (or `size`) NATS servers clustered on loopback, each with JetStream: a site's control plane. */
 export class NatsCluster {
-  private constructor(readonly servers: NatsServer[]) {}
+  private readonly users: NodeUser[] = [TEST_USER];
+
+  private constructor(readonly servers: NatsServer[]) {
+    for (const url of this.urls) running.set(url, this);
+  }
+
+  /**
+   * The NATS user of a node, its permissions its node's alone: a node started for the first time
+   * gets one on every server (written, and the servers reload their configuration).
+   */
+  async nodeUser(node: string): Promise<NodeUser> {
+    const known = this.users.find((user) => user.node === node);
+    if (known) return known;
+    const user = { node, user: node, password: `test-${node}-password` };
+    this.users.push(user);
+    const loaded = await Promise.all(this.servers.map((server) => server.configLoadTime()));
+    for (const server of this.servers) {
+      server.writeUsers(this.users);
+      server.signal('SIGHUP');
+    }
+    await eventually(
+      `NATS servers reloaded with the user of ${node}`,
+      async () =>
+        // A server that is down now reads the file when it starts again.
+        (await Promise.all(this.servers.map((server) => server.configLoadTime()))).every(
+          (time, i) => loaded[i] === undefined || (time !== undefined && time !== loaded[i]),
+        ),
+      20_000,
+      50,
+    );
+    return user;
+  }
 
   static async start(
     size = 3,
@@ -163,6 +219,7 @@ export class NatsCluster {
   }
 
   async dispose(): Promise<void> {
+    for (const url of this.urls) running.delete(url);
     await Promise.all(this.servers.map((server) => server.dispose()));
   }
 }
