@@ -34,6 +34,7 @@ import { openSitePackages, type SitePackageBuckets } from './site-package-bucket
 import { SitePackages } from './site-packages';
 import { LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
 import type { Assignment, LeaveState, MemberView, SiteTask, SiteView } from './site-view';
+import { proxySocketToOwner } from './socket-proxy';
 import { taskCost, UNMEASURED_CAMERA_CORES } from './task-cost';
 
 /** How often a node reconciles what it runs with the assignments, and the leader checks the nodes. */
@@ -266,6 +267,7 @@ export class ClusterNode implements SiteIndex {
     if (bound === 'http') {
       const apiUrl = this.members.get(owner)?.card.api_url;
       if (!apiUrl) throw unreachable(new Error('its API address is not known here'));
+      if (request.ws) return proxySocketToOwner(request, reply, apiUrl, owner, unreachable);
       return proxyToOwner(request, reply, apiUrl, owner, unreachable);
     }
     try {
