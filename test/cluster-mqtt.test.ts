@@ -36,7 +36,11 @@ const callbacksOf = (taskId: string) =>
   receiver.requests.filter((request) => request.task_id === taskId).length;
 
 beforeAll(async () => {
-  [nats, broker, receiver] = await Promise.all([NatsCluster.start(1), Mosquitto.start(), Receiver.start()]);
+  [nats, broker, receiver] = await Promise.all([
+    NatsCluster.start(1),
+    Mosquitto.start({ logPublishes: true }),
+    Receiver.start(),
+  ]);
   subscriber = await connectAsync(broker.url, { clientId: 'vc-mqtt-subscriber', clean: false });
   subscriber.on('message', (_topic, payload) =>
     published.push(JSON.parse(payload.toString()) as CallbackBody),
@@ -83,6 +87,57 @@ describe('MQTT from the owner only', () => {
       60_000,
     );
   }, 180_000);
+
+  it('publishes nothing from an owner frozen while its task moved, once it wakes', async () => {
+    const [, a, b] = engines as [SiteEngine, SiteEngine, SiteEngine];
+    const site = await siteOf(a);
+    const frozen = site.assignments[taskIds[0] as string]?.node === a.name ? a : b;
+    const other = frozen === a ? b : a;
+    const frozenTasks = taskIds.filter((id) => site.assignments[id]?.node === frozen.name);
+    const clientId = (await frozen.call<MqttSettingsView>('GET', '/api/settings/mqtt')).client_id;
+    // The broker goes away: the frozen node stores, chains and delivers events it cannot publish.
+    await broker.stop();
+    const before = frozenTasks.map(callbacksOf);
+    await eventually(
+      'callbacks while the broker is away',
+      () => frozenTasks.every((id, i) => callbacksOf(id) >= (before[i] as number) + 2),
+      60_000,
+    );
+    frozen.signal('SIGSTOP');
+    let logFrom = 0;
+    try {
+      await Promise.all(frozenTasks.map((id) => analysingOff(engines, other, id, frozen.name, 90_000)));
+      await broker.restart();
+      logFrom = broker.log.length;
+    } finally {
+      frozen.signal('SIGCONT');
+    }
+    // Awake, it reconnects to the broker and sees its tasks taken over: it stops them.
+    await settled(
+      `${frozen.name} letting its tasks go`,
+      async () => {
+        const stopped = frozenTasks.filter((id) =>
+          new RegExp(`stopped task ${id}|task ${id} was taken over`).test(frozen.log),
+        );
+        if (stopped.length < frozenTasks.length) throw new Error(`${stopped.length} stopped`);
+        const view = await frozen.call<MqttSettingsView>('GET', '/api/settings/mqtt');
+        if (!view.status.connected) throw new Error('not connected to the broker again');
+        return true;
+      },
+      60_000,
+    );
+    await new Promise((done) => setTimeout(done, 3_000));
+    const publishesBy = (id: string) =>
+      broker.log
+        .slice(logFrom)
+        .split('\n')
+        .filter((line) => line.includes(`Received PUBLISH from ${id} `))
+        .filter((line) => frozenTasks.some((task) => line.includes(`'vision/${task}/`)));
+    expect(publishesBy(clientId)).toEqual([]);
+    // The log does name publishers: the new owner's of those tasks are there.
+    const newOwner = (await other.call<MqttSettingsView>('GET', '/api/settings/mqtt')).client_id;
+    expect(publishesBy(newOwner).length).toBeGreaterThan(0);
+  }, 240_000);
 
   it("publishes what a killed owner's broker never got: its new owner resumes from the site's MQTT mark", async () => {
     const [, a, b] = engines as [SiteEngine, SiteEngine, SiteEngine];

@@ -185,9 +185,11 @@ export class MqttPublisher {
       if (!this.connected) this.onConnection(true);
       this.connected = true;
       this.lastError = null;
+      this.fill();
     });
     client.on('close', () => {
-      if (this.connected && client === this.client) this.onConnection(false);
+      if (client !== this.client) return;
+      if (this.connected) this.onConnection(false);
       this.connected = false;
     });
     client.on('error', (error) => {
@@ -198,10 +200,14 @@ export class MqttPublisher {
     this.fill();
   }
 
-  /** Hands the client the next stored events, up to the window (and the gate). */
+  /**
+   * Hands the client the next stored events, up to the window (and the gate), while it is connected:
+   * an event is judged by the gate when it goes to the broker, not queued in the client beforehand (a
+   * cluster node frozen meanwhile must not send on waking what its task's new owner publishes).
+   */
   fill(): void {
     const client = this.client;
-    if (!client || this.window.length >= WINDOW) return;
+    if (!client || !this.connected || this.window.length >= WINDOW) return;
     for (const row of this.events.fromId(this.nextId, WINDOW - this.window.length)) {
       const verdict = this.gate(row.task_id, row.seq);
       if (verdict === 'wait') break;
