@@ -1162,6 +1162,7 @@ export class ClusterNode implements SiteIndex {
       await this.share(taskId);
       await this.site.assignments.delete(taskId);
       this.appender.retire(taskId);
+      this.publishedBefore.delete(taskId);
     } catch (error) {
       this.deps.log.warn({ err: error }, `cluster: the close of task ${taskId} was not shared`);
     }
