@@ -100,7 +100,8 @@ declare module 'fastify' {
      * Cluster mode: the route's answer comes from the node that runs its task (params.task_id); asked
      * of another node, it is forwarded there: as a NATS request (engine/cluster/owner-routing.ts), or,
      * with 'http', proxied to the owner's API, for the bodies and answers a NATS message cannot carry
-     * (uploads, video, zips, pictures; engine/cluster/owner-proxy.ts).
+     * (uploads, video, zips, pictures; engine/cluster/owner-proxy.ts), and a video socket's upgrade
+     * (engine/cluster/socket-proxy.ts).
      */
     ownerBound?: boolean | 'http';
     /** Media types of a success answer that is not the JSON envelope (a JPEG, a zip, HLS, SSE). */

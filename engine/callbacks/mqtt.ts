@@ -22,6 +22,16 @@ const WINDOW = 64;
 const RETRY_MS = 5000;
 const CURSOR_SAVE_MS = 1000;
 
+/** An event handed to the client (or skipped), until the cursor passes it. */
+interface WindowItem {
+  id: number;
+  task_id: string;
+  seq: number;
+  /** Published (not skipped). */
+  sent: boolean;
+  acked: boolean;
+}
+
 /** Task-level events (app_id "") go to vision/<task_id>/_task; app ids never start with "_". */
 export const topicOf = (taskId: string, appId: string) => `vision/${taskId}/${appId || '_task'}`;
 
@@ -40,7 +50,7 @@ export class MqttPublisher {
   /** Every event with id <= cursor has been acknowledged by the broker. */
   private cursor = 0;
   private nextId = 1;
-  private window: { id: number; acked: boolean }[] = [];
+  private window: WindowItem[] = [];
   private saveTimer?: TimerHandle;
   private readonly retryTimers = new Set<TimerHandle>();
   private configuring: Promise<unknown> = Promise.resolve();
@@ -55,6 +65,11 @@ export class MqttPublisher {
    * changes nothing); every node then adopts them. A single workstation keeps them to itself.
    */
   share: (settings: MqttSettings) => Promise<void> = async () => {};
+  /**
+   * Cluster mode: the broker acknowledged a task's events up to this seq (those before it in the
+   * outbox too), so the node records how far MQTT got for a new owner to resume from.
+   */
+  published: (taskId: string, seq: number) => void = () => {};
   /** The cursor, when a full disk held its saving back (the broker may then get events again after a crash). */
   private readonly writes: SpaceWaiter;
 
@@ -76,6 +91,11 @@ export class MqttPublisher {
   start(): void {
     this.bus.on('event', this.onEvent);
     if (this.settings.enabled) this.open();
+  }
+
+  /** Whether events are published (a broker is configured and enabled). */
+  get enabled(): boolean {
+    return this.settings.enabled;
   }
 
   view(): MqttSettingsView {
@@ -165,9 +185,11 @@ export class MqttPublisher {
       if (!this.connected) this.onConnection(true);
       this.connected = true;
       this.lastError = null;
+      this.fill();
     });
     client.on('close', () => {
-      if (this.connected && client === this.client) this.onConnection(false);
+      if (client !== this.client) return;
+      if (this.connected) this.onConnection(false);
       this.connected = false;
     });
     client.on('error', (error) => {
@@ -178,15 +200,25 @@ export class MqttPublisher {
     this.fill();
   }
 
-  /** Hands the client the next stored events, up to the window (and the gate). */
+  /**
+   * Hands the client the next stored events, up to the window (and the gate), while it is connected:
+   * an event is judged by the gate when it goes to the broker, not queued in the client beforehand (a
+   * cluster node frozen meanwhile must not send on waking what its task's new owner publishes).
+   */
   fill(): void {
     const client = this.client;
-    if (!client || this.window.length >= WINDOW) return;
+    if (!client || !this.connected || this.window.length >= WINDOW) return;
     for (const row of this.events.fromId(this.nextId, WINDOW - this.window.length)) {
       const verdict = this.gate(row.task_id, row.seq);
       if (verdict === 'wait') break;
       // A skipped event counts as acknowledged: the cursor passes it.
-      const item = { id: row.id, acked: verdict === 'skip' };
+      const item = {
+        id: row.id,
+        task_id: row.task_id,
+        seq: row.seq,
+        sent: verdict === 'send',
+        acked: verdict === 'skip',
+      };
       this.window.push(item);
       this.nextId = row.id + 1;
       if (verdict === 'send') this.publish(client, row, item);
@@ -198,13 +230,15 @@ export class MqttPublisher {
   private advance(): void {
     let advanced = false;
     while (this.window[0]?.acked) {
-      this.cursor = (this.window.shift() as { id: number }).id;
+      const item = this.window.shift() as WindowItem;
+      this.cursor = item.id;
+      if (item.sent) this.published(item.task_id, item.seq);
       advanced = true;
     }
     if (advanced) this.scheduleCursorSave();
   }
 
-  private publish(client: MqttClient, row: EventSummary, item: { id: number; acked: boolean }): void {
+  private publish(client: MqttClient, row: EventSummary, item: WindowItem): void {
     client.publish(topicOf(row.task_id, row.app_id), row.body, { qos: 1 }, (error) => {
       if (client !== this.client) return;
       if (error) {

@@ -120,14 +120,15 @@ export class Outbox {
   /**
    * Stores events that another node stored and did not see delivered (cluster mode: this node took
    * their task over), with their event_id and seq, to be delivered from here; and continues the
-   * task's seq after `lastSeq`. Events this node holds already are not stored twice.
+   * task's seq after `lastSeq`. Events this node holds already are not stored twice. Those up to
+   * `settledSeq` were settled by an earlier owner: stored for MQTT to publish, not sent again.
    */
-  adopt(target: ReportTarget, bodies: readonly CallbackBody[], lastSeq: number): void {
+  adopt(target: ReportTarget, bodies: readonly CallbackBody[], lastSeq: number, settledSeq = 0): void {
     const stored = this.store.transaction(() => {
       this.store.continueSeq(target.task_id, lastSeq, target.report_url, target.report_secret ?? '');
       return bodies
         .filter((body) => !this.store.byEventId(body.event_id))
-        .map((body) => this.insert(target, body));
+        .map((body) => this.insert(target, body, body.seq <= settledSeq));
     });
     for (const event of stored) this.bus.emit('event', event);
   }
@@ -156,12 +157,15 @@ export class Outbox {
     return dropped;
   }
 
-  /** Stores one event whose event_id and seq are given; within the caller's transaction. */
-  private insert(target: ReportTarget, body: CallbackBody): StoredEvent {
+  /**
+   * Stores one event whose event_id and seq are given; within the caller's transaction. One an earlier
+   * owner settled (`settled`) is stored delivered, as the site's history lists it, and not sent again.
+   */
+  private insert(target: ReportTarget, body: CallbackBody, settled = false): StoredEvent {
     const now = this.clock.now();
     const json = JSON.stringify(body);
     const imageBytes = body.event === 'message' ? body.data.rules.reduce((n, r) => n + r.image.length, 0) : 0;
-    const state: DeliveryState = target.report_url === '' ? 'no_receiver' : 'pending';
+    const state: DeliveryState = target.report_url === '' ? 'no_receiver' : settled ? 'delivered' : 'pending';
     const row = {
       event_id: body.event_id,
       task_id: body.task_id,

@@ -37,6 +37,7 @@ import { SitePackages } from './site-packages';
 import { openSiteRules, SiteRules } from './site-rules';
 import { chainable, LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
 import type { Assignment, LeaveState, MemberView, SiteTask, SiteView } from './site-view';
+import { proxySocketToOwner } from './socket-proxy';
 import { taskCost, UNMEASURED_CAMERA_CORES } from './task-cost';
 
 /** How often a node reconciles what it runs with the assignments, and the leader checks the nodes. */
@@ -83,6 +84,14 @@ export function nodeNameOf(options: ClusterOptions): string {
   if (!name) throw new Error('cluster: the node name is empty');
   return name;
 }
+
+/**
+ * How recently a node must have read the assignments to publish its tasks' events on MQTT: a node
+ * that was frozen or cut off while another took its task publishes nothing before it reads again.
+ */
+const OWNERSHIP_FRESH_MS = 2 * TICK_MS;
+/** Where the site records how far MQTT published a task's events: beside its delivery mark (vc_delivery). */
+const publishedKey = (taskId: string) => `${taskId}.mqtt`;
 
 /** A task's delivery progress as the site records it (vc_delivery). */
 interface DeliveryMark {
@@ -140,6 +149,12 @@ export class ClusterNode implements SiteIndex {
   private readonly lost = new Map<string, number>();
   /** Delivery progress not yet recorded for the site, by task; written with each beat. */
   private readonly deliveredMarks = new Map<string, DeliveryMark>();
+  /** MQTT progress not yet recorded for the site, by task; written with each beat. */
+  private readonly publishedMarks = new Map<string, DeliveryMark>();
+  /** Per task taken over: the seq up to which an earlier owner's broker acknowledged its events. */
+  private readonly publishedBefore = new Map<string, number>();
+  /** When the assignments in hand were asked for (MQTT's ownership check). */
+  private assignmentsReadAt = 0;
   private members = new Map<string, { card: NodeCard; revision: number }>();
   /** The last placement round, this leader's or its predecessor's (read from the site at takeover). */
   private lastPlan: Plan | null = null;
@@ -216,7 +231,8 @@ export class ClusterNode implements SiteIndex {
     // meanwhile, the new owner numbers it anew (late), and a receiver must never see one seq twice
     // with two event_ids.
     deps.delivery.gate = (taskId, seq) => this.mayGoOut(taskId, seq) === 'send';
-    deps.mqtt.gate = (taskId, seq) => this.mayGoOut(taskId, seq);
+    deps.mqtt.gate = (taskId, seq) => this.mayPublish(taskId, seq);
+    deps.mqtt.published = (taskId, seq) => this.published(taskId, seq);
     // A task warming up here sees what its owner sees and reports: nothing of it is stored here.
     deps.held.fenced = (taskId) => this.warming.has(taskId);
     const onEvent = (event: { body: CallbackBody }) => this.appender.stored(event.body);
@@ -282,6 +298,7 @@ export class ClusterNode implements SiteIndex {
     if (bound === 'http') {
       const apiUrl = this.members.get(owner)?.card.api_url;
       if (!apiUrl) throw unreachable(new Error('its API address is not known here'));
+      if (request.ws) return proxySocketToOwner(request, reply, apiUrl, owner, unreachable);
       return proxyToOwner(request, reply, apiUrl, owner, unreachable);
     }
     try {
@@ -336,6 +353,22 @@ export class ClusterNode implements SiteIndex {
     if (chainedUpTo !== undefined) return seq <= chainedUpTo ? 'send' : 'skip';
     const chain = this.appender.chainOf(taskId);
     return !chain || chain.seq >= seq ? 'send' : 'wait';
+  }
+
+  /**
+   * Whether a stored event is published on MQTT from this node now, later, or never: by the task's
+   * owner only, once its chain holds it, and only while the owner read within OWNERSHIP_FRESH_MS
+   * that the task is still its own. A node that lost the task, or was fenced while frozen or cut
+   * off, publishes none of it: its new owner publishes from the site's MQTT mark on (adopt).
+   */
+  private mayPublish(taskId: string, seq: number): 'send' | 'wait' | 'skip' {
+    if (this.lost.has(taskId)) return 'skip';
+    const chain = this.appender.chainOf(taskId);
+    if (!chain) return 'send';
+    if (seq <= (this.publishedBefore.get(taskId) ?? 0)) return 'skip';
+    const fresh = Date.now() - this.assignmentsReadAt <= OWNERSHIP_FRESH_MS;
+    if (!fresh || this.assignments.get(taskId)?.value.node !== this.node) return 'wait';
+    return chain.seq >= seq ? 'send' : 'wait';
   }
 
   /** Starts the heartbeat and the reconciliation; tasks resumed here get their chains claimed. */
@@ -644,14 +677,27 @@ export class ClusterNode implements SiteIndex {
   private delivered(record: DeliveryRecord): void {
     if (record.state === 'pending') return;
     const streamSeq = this.appender.chainOf(record.task_id)?.streamSeqOf(record.seq);
-    if (streamSeq !== undefined)
-      this.deliveredMarks.set(record.task_id, { seq: record.seq, stream_seq: streamSeq });
+    if (streamSeq === undefined) return;
+    this.deliveredMarks.set(record.task_id, { seq: record.seq, stream_seq: streamSeq });
+    // Without MQTT there is nothing to publish: a new owner that has it starts where delivery is.
+    if (!this.deps.mqtt.enabled)
+      this.publishedMarks.set(record.task_id, { seq: record.seq, stream_seq: streamSeq });
+  }
+
+  /** Notes how far the broker acknowledged an owned task's events; recorded with the next beat. */
+  private published(taskId: string, seq: number): void {
+    const streamSeq = this.appender.chainOf(taskId)?.streamSeqOf(seq);
+    if (streamSeq !== undefined) this.publishedMarks.set(taskId, { seq, stream_seq: streamSeq });
   }
 
   private async recordDelivery(): Promise<void> {
-    const marks = [...this.deliveredMarks];
+    const marks = [
+      ...[...this.deliveredMarks].map(([taskId, mark]) => [taskId, mark] as const),
+      ...[...this.publishedMarks].map(([taskId, mark]) => [publishedKey(taskId), mark] as const),
+    ];
     this.deliveredMarks.clear();
-    await Promise.all(marks.map(([taskId, mark]) => this.site.delivery.put(taskId, JSON.stringify(mark))));
+    this.publishedMarks.clear();
+    await Promise.all(marks.map(([key, mark]) => this.site.delivery.put(key, JSON.stringify(mark))));
   }
 
   private *appenderTasks(): Iterable<string> {
@@ -664,6 +710,8 @@ export class ClusterNode implements SiteIndex {
     try {
       await this.readMembers();
       await this.readAssignments();
+      // Events held back until this node knew itself their tasks' owner again.
+      this.deps.mqtt.fill();
       // Every node probes every other: a killed leader is seen gone as soon as a killed follower.
       await this.probeMembers();
       await this.lead();
@@ -692,6 +740,7 @@ export class ClusterNode implements SiteIndex {
   }
 
   private async readAssignments(): Promise<void> {
+    const askedAt = Date.now();
     const assignments = new Map(
       (await entriesOf<Assignment>(this.site.assignments)).map(({ key, value, revision }) => [
         key,
@@ -699,6 +748,7 @@ export class ClusterNode implements SiteIndex {
       ]),
     );
     this.assignments = assignments;
+    this.assignmentsReadAt = askedAt;
     for (const taskId of this.knownDemands.keys())
       if (!assignments.has(taskId)) this.knownDemands.delete(taskId);
     for (const taskId of this.smoothedCosts.keys())
@@ -951,11 +1001,15 @@ export class ClusterNode implements SiteIndex {
       const chain = new TaskChain(this.conn, taskId, this.node, epoch);
       const lastSeq = await chain.claim();
       this.lost.delete(taskId);
-      const from = await this.deliveryMark(taskId);
+      const delivered = await this.deliveryMark(taskId);
+      // MQTT resumes from its own mark: the broker may have lagged behind the receivers, or led them.
+      const published = this.deps.mqtt.enabled ? await this.deliveryMark(taskId, 'mqtt') : delivered;
+      const from = published.seq < delivered.seq ? published : delivered;
       const undelivered = (await readChain(this.conn, taskId, from.stream_seq, MAX_CHAIN_IMPORT)).flatMap(
         ({ entry }) => (entry.kind === 'event' && entry.seq > from.seq ? [entry.body] : []),
       );
-      this.deps.outbox.adopt(targetOf(row), undelivered, lastSeq);
+      this.publishedBefore.set(taskId, published.seq);
+      this.deps.outbox.adopt(targetOf(row), undelivered, lastSeq, delivered.seq);
       this.appender.own(chain, this.storedBodies(taskId, lastSeq));
       // Warmed up here: it analyses on, its output now this node's to store and chain. A warm copy
       // older than the definition (changed meanwhile) starts again from the definition.
@@ -994,11 +1048,13 @@ export class ClusterNode implements SiteIndex {
   /**
    * Stops the task here for good: the events it stored and could not chain go to the new owner
    * (late), then its pending deliveries here are dropped (the new owner delivers from the chain).
-   * Of its stored events only those its chain holds (seq up to `chained`) may still go out from
-   * here (MQTT): the others are numbered anew by the new owner.
+   * Of its stored events only those its chain holds (seq up to `chained`) may still be delivered from
+   * here until they are dropped: the others are numbered anew by the new owner. None is published on
+   * MQTT from here any more: the new owner publishes from the site's MQTT mark.
    */
   private async letGo(taskId: string, held: CallbackBody[], chained: number): Promise<void> {
     this.lost.set(taskId, chained);
+    this.publishedBefore.delete(taskId);
     // Events a full disk kept from being stored here go too, numbered by the new owner (seq 0 here).
     const unstored = this.deps.held
       .take(taskId)
@@ -1111,10 +1167,14 @@ export class ClusterNode implements SiteIndex {
     return (page?.items ?? []).flatMap((item) => (item.body ? [item.body] : []));
   }
 
-  /** How far the site recorded the task's events delivered: the last settled seq and where it lies in the chain. */
-  private async deliveryMark(taskId: string): Promise<DeliveryMark> {
-    const mark = await this.site.delivery.get(taskId);
-    return mark?.operation === 'PUT' ? mark.json<DeliveryMark>() : { seq: 0, stream_seq: 0 };
+  /**
+   * How far the site recorded the task's events delivered (or published on MQTT: one never recorded
+   * is where delivery is): the last settled seq and where it lies in the chain.
+   */
+  private async deliveryMark(taskId: string, of: 'http' | 'mqtt' = 'http'): Promise<DeliveryMark> {
+    const mark = await this.site.delivery.get(of === 'mqtt' ? publishedKey(taskId) : taskId);
+    if (mark?.operation === 'PUT') return mark.json<DeliveryMark>();
+    return of === 'mqtt' ? this.deliveryMark(taskId) : { seq: 0, stream_seq: 0 };
   }
 
   /** Writes the task's definition for the site: what another node needs to take it over. */
@@ -1141,6 +1201,7 @@ export class ClusterNode implements SiteIndex {
       await this.share(taskId);
       await this.site.assignments.delete(taskId);
       this.appender.retire(taskId);
+      this.publishedBefore.delete(taskId);
     } catch (error) {
       this.deps.log.warn({ err: error }, `cluster: the close of task ${taskId} was not shared`);
     }

@@ -23,7 +23,8 @@ export class Mosquitto extends LocalServer {
     super(dir, port);
   }
 
-  static async start(): Promise<Mosquitto> {
+  /** With `logPublishes`, its log names the client of every PUBLISH it receives (mosquitto's debug log). */
+  static async start(options: { logPublishes?: boolean } = {}): Promise<Mosquitto> {
     const binary = CANDIDATES.find((path) => existsSync(path));
     if (!binary)
       throw new Error(
@@ -48,6 +49,7 @@ export class Mosquitto extends LocalServer {
         'log_type error',
         'log_type warning',
         'log_type notice',
+        ...(options.logPublishes ? ['log_type debug'] : []),
       ].join('\n'),
     );
     await broker.run();

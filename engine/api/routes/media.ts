@@ -177,7 +177,7 @@ export const mediaRoutes: RoutePlugin<{
   app.route({
     method: 'GET',
     url: '/api/task/:task_id/livestream/:stream/socket',
-    config: { queryToken: true, refusals: ['ROUTE_NOT_FOUND'] },
+    config: { ownerBound: 'http', queryToken: true, refusals: ['ROUTE_NOT_FOUND'] },
     schema: {
       tags: ['streaming'],
       summary:
