@@ -536,6 +536,7 @@ describe('4.4 - 4.7 tasks', () => {
         'name',
         'osd',
         'priority',
+        'gpu',
         'report_url',
         'status',
         'task_id',

@@ -275,6 +275,7 @@ describe('task stream events', () => {
         mode: 'video',
         analysis_fps: 10,
         priority: 50,
+        gpu: 'none',
         zapk_id: 'builtin',
         app_ids: ['motion'],
         device_id: 'cam-1',

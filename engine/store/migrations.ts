@@ -239,4 +239,11 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       ALTER TABLE tasks ADD COLUMN priority INTEGER;
     `,
   },
+  {
+    // A video task's GPU constraint in a cluster (issue 32): none, preferred or required; NULL is none.
+    version: 13,
+    sql: `
+      ALTER TABLE tasks ADD COLUMN gpu TEXT;
+    `,
+  },
 ];

@@ -178,8 +178,13 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     if (this.runtimes.has(row.task_id) || row.status === 'closed') return;
     // The resume guard counts this node's own restarts: a task taken over starts its count afresh.
     const { unclean_resumes: _previousNodes, ...stored } = row;
-    // A definition shared by an engine before task priorities has none.
-    this.store.replace({ ...stored, priority: stored.priority ?? null, status: 'starting' });
+    // A definition shared by an engine before task priorities (or GPU constraints) has none.
+    this.store.replace({
+      ...stored,
+      priority: stored.priority ?? null,
+      gpu: stored.gpu ?? null,
+      status: 'starting',
+    });
     const runtime = this.newRuntime(row.task_id);
     this.armLicenseTimer(row, runtime);
     if (row.mode === 'video') {
@@ -267,6 +272,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       unclean_resumes: 0,
       analysis_fps: body.analysis_fps ?? null,
       priority: body.priority ?? null,
+      gpu: body.gpu ?? null,
     };
 
     let source: FrameSize | undefined;
@@ -387,6 +393,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       name: body.name === undefined ? row.name : normaliseTaskName(body.name),
       analysis_fps: body.analysis_fps === undefined ? row.analysis_fps : body.analysis_fps,
       priority: body.priority ?? row.priority,
+      gpu: body.gpu ?? row.gpu,
       app_ids: JSON.stringify(appIds),
       app_configs: JSON.stringify([...configs.values()]),
       osd: JSON.stringify(osd),

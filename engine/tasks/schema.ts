@@ -3,7 +3,7 @@ import { TaskHealth } from '../contract/health';
 import { LineCounts, ZoneOccupancy } from '../rules/counts';
 import { oneOf } from '../schema/ajv';
 import { Name, SafeText } from '../schema/text';
-import { TASK_AREA_LIMITS, TASK_PAGE_LIMIT, TASK_PRIORITY } from './limits';
+import { TASK_AREA_LIMITS, TASK_GPU, TASK_GPU_DEFAULT, TASK_PAGE_LIMIT, TASK_PRIORITY } from './limits';
 
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
 const Text = (description: string) => Type.String({ maxLength: 256, description });
@@ -26,6 +26,11 @@ export const Priority = Type.Integer({
   minimum: TASK_PRIORITY.min,
   maximum: TASK_PRIORITY.max,
   description: `Extension: in a cluster short of room, higher-priority tasks are placed first and may take the room of lower ones; default ${TASK_PRIORITY.default}`,
+});
+
+/** Where a site may run the camera (extension; cluster mode): on a node with a GPU provider in use. */
+export const Gpu = oneOf(TASK_GPU, {
+  description: `Extension: in a cluster, required runs only on a node whose models run on a GPU, preferred on one when it has room; ${TASK_GPU_DEFAULT} unless given. A single workstation runs it on the provider it has (GET /api/system says which)`,
 });
 
 export const TaskMode = oneOf(['video', 'image', 'diff']);
@@ -136,6 +141,7 @@ export const StartTaskBody = Type.Object(
     name: Type.Optional(TaskName),
     analysis_fps: Type.Optional(AnalysisFps),
     priority: Type.Optional(Priority),
+    gpu: Type.Optional(Gpu),
     zapk_id: Id('Application package id'),
     app_ids: AppIds,
     device_id: Type.Optional(
@@ -177,6 +183,7 @@ export const UpdateTaskBody = Type.Object(
       Type.Union([AnalysisFps, Type.Null()], { description: "null: the engine's setting again" }),
     ),
     priority: Type.Optional(Priority),
+    gpu: Type.Optional(Gpu),
     app_ids: Type.Optional(AppIds),
     osd: Type.Optional(OsdUpdate),
     app_configs: Type.Optional(Type.Array(AppConfigUpdate, { maxItems: 64 })),
@@ -204,6 +211,9 @@ export const TaskView = Type.Object({
   }),
   priority: Type.Integer({
     description: `Extension: its priority in a cluster short of room (higher placed first); ${TASK_PRIORITY.default} unless given`,
+  }),
+  gpu: oneOf(TASK_GPU, {
+    description: `Extension: its GPU constraint in a cluster (required, preferred or none); ${TASK_GPU_DEFAULT} unless given`,
   }),
   zapk_id: Type.String(),
   app_ids: Type.Array(Type.String()),

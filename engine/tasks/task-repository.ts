@@ -1,4 +1,5 @@
 import type { Db } from '../store/db';
+import type { TaskGpu } from './limits';
 import type { CloseCode, TaskMode, TaskStatus } from './schema';
 import type { TaskStore } from './task-store';
 
@@ -31,6 +32,8 @@ export interface TaskRow {
   analysis_fps: number | null;
   /** The priority the caller gave (cluster placement); null: the default. */
   priority: number | null;
+  /** The GPU constraint the caller gave (cluster placement); null: none. */
+  gpu: TaskGpu | null;
 }
 
 export type NewTaskRow = Omit<TaskRow, 'unclean_resumes'>;
@@ -53,7 +56,7 @@ export interface TaskPageQuery extends TaskFilter {
 /** The columns of a listed row without its areas. */
 const LISTED_COLUMNS = `task_id, name, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url, osd,
   status, close_code, dump, created_at, updated_at, closed_at, last_image_at, polygon_width, polygon_height,
-  unclean_resumes, analysis_fps, priority`;
+  unclean_resumes, analysis_fps, priority, gpu`;
 const FILTER = `(@closed IS NULL OR (status = 'closed') = @closed) AND (@mode IS NULL OR mode = @mode)`;
 type FilterParams = { closed: number | null; mode: TaskMode | null };
 type PageParams = FilterParams & { limit: number; offset: number };
@@ -64,6 +67,7 @@ export interface TaskChange {
   name: string;
   analysis_fps: number | null;
   priority: number | null;
+  gpu: TaskGpu | null;
   app_ids: string;
   app_configs: string;
   osd: string;
@@ -84,10 +88,10 @@ export class TaskRepository implements TaskStore {
       insert: db.prepare<NewTaskRow>(
         `INSERT INTO tasks (task_id, name, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url,
            osd, app_configs, status, close_code, dump, created_at, updated_at, closed_at, last_image_at,
-           report_secret, polygon_width, polygon_height, analysis_fps, priority)
+           report_secret, polygon_width, polygon_height, analysis_fps, priority, gpu)
          VALUES (@task_id, @name, @mode, @zapk_id, @app_ids, @device_id, @business_id, @video_url, @report_url,
            @osd, @app_configs, @status, @close_code, @dump, @created_at, @updated_at, @closed_at, @last_image_at,
-           @report_secret, @polygon_width, @polygon_height, @analysis_fps, @priority)`,
+           @report_secret, @polygon_width, @polygon_height, @analysis_fps, @priority, @gpu)`,
       ),
       find: db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE task_id = ?'),
       page: db.prepare<PageParams, ListedRow>(
@@ -107,7 +111,7 @@ export class TaskRepository implements TaskStore {
         'SELECT report_secret FROM tasks WHERE task_id = ?',
       ),
       change: db.prepare<TaskChange>(
-        `UPDATE tasks SET name = @name, analysis_fps = @analysis_fps, priority = @priority, app_ids = @app_ids, app_configs = @app_configs, osd = @osd,
+        `UPDATE tasks SET name = @name, analysis_fps = @analysis_fps, priority = @priority, gpu = @gpu, app_ids = @app_ids, app_configs = @app_configs, osd = @osd,
            polygon_width = @polygon_width, polygon_height = @polygon_height, updated_at = @updated_at
          WHERE task_id = @task_id`,
       ),

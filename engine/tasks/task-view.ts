@@ -1,6 +1,6 @@
 import type { PipelineTask } from '../pipeline/task-pipeline';
 import type { FrameSize } from '../vision/types';
-import { TASK_PRIORITY } from './limits';
+import { TASK_GPU_DEFAULT, TASK_PRIORITY } from './limits';
 import { type AppConfig, DEFAULT_OSD, type Osd, type TaskSummary } from './schema';
 import { taskName } from './task-name';
 import type { ListedRow, TaskRow } from './task-repository';
@@ -43,6 +43,7 @@ export function summaryOf(row: ListedRow, engineFps: number): Omit<TaskSummary, 
     mode: row.mode,
     analysis_fps: row.mode === 'video' ? analysisFpsOf(row, engineFps) : null,
     priority: row.priority ?? TASK_PRIORITY.default,
+    gpu: row.gpu ?? TASK_GPU_DEFAULT,
     zapk_id: row.zapk_id,
     app_ids: JSON.parse(row.app_ids) as string[],
     device_id: row.device_id,
