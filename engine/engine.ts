@@ -24,6 +24,7 @@ import { wireTaskEvents } from './callbacks/task-events';
 import { DeliveryWorker } from './callbacks/worker';
 import { systemClock } from './clock';
 import { ClusterNode } from './cluster/cluster-node';
+import { findNatsServer } from './cluster/nats-binary';
 import { SiteAccounts } from './cluster/site-accounts';
 import { checkEngineOptions } from './config/options';
 import { DEFAULT_HWACCEL } from './config/schema';
@@ -333,6 +334,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     dataDir,
     mediaDirs: sources.dirs,
     ffmpeg,
+    natsServer: findNatsServer(),
     version: packageJson.version,
     startedAt,
     now: () => clock.now(),
