@@ -25,6 +25,7 @@ import { wireTaskEvents } from './callbacks/task-events';
 import { DeliveryWorker } from './callbacks/worker';
 import { systemClock } from './clock';
 import { ClusterNode } from './cluster/cluster-node';
+import { findNatsServer } from './cluster/nats-binary';
 import { SiteAccounts } from './cluster/site-accounts';
 import { checkEngineOptions } from './config/options';
 import { DEFAULT_HWACCEL } from './config/schema';
@@ -34,7 +35,8 @@ import { AlarmReview } from './events/review';
 import { ReviewRepository } from './events/review-repository';
 import { ImageAnalysis } from './images/analysis';
 import type { Engine, EngineOptions } from './index';
-import { InferencePool } from './inference/pool';
+import { gpuInUse, probeGpu } from './inference/gpu-use';
+import { InferencePool, POOL_DEFAULTS } from './inference/pool';
 import { HlsRoot } from './live/hls-files';
 import { aiVideoSlots, LIVE_DEFAULTS } from './live/limits';
 import { PreviewStreams } from './live/preview';
@@ -267,7 +269,14 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
         log,
         version: packageJson.version,
         login: { ...DEFAULT_LOGIN_LIMITS, ...options.login },
+        gpu: () => gpuInUse(pool.models()),
       });
+      // A node says it has a GPU once a model's session opened on one: one opens now (gpu-use.ts).
+      if ((options.inference?.provider ?? POOL_DEFAULTS.provider) !== 'cpu')
+        probeGpu(pool, packages).then(
+          (gpu) => log.info(`cluster: this node's models run on ${gpu ? 'a GPU' : 'the CPU'}`),
+          (error) => log.warn({ err: error }, 'cluster: the GPU probe failed; the first camera tells'),
+        );
       siteAccounts = new SiteAccounts(cluster.site.accounts, accountRows, log);
       // A user both had keeps the site's password: this workstation's initial admin password is void.
       if ((await siteAccounts.start()).includes(ADMIN_USER)) removeInitialPassword(dataDir);
@@ -330,6 +339,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     dataDir,
     mediaDirs: sources.dirs,
     ffmpeg,
+    natsServer: findNatsServer(),
     version: packageJson.version,
     startedAt,
     now: () => clock.now(),

@@ -6,10 +6,15 @@ import { utilityProcess } from 'electron';
 import type { EngineChild } from './engine-supervisor';
 
 /** Electron's utility process as the supervisor drives it. */
-export function forkUtility(entry: string, args: string[]): EngineChild {
+export function forkUtility(
+  entry: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): EngineChild {
   const child = utilityProcess.fork(entry, args, {
     serviceName: 'Vision Console engine',
     stdio: 'inherit',
+    env,
   });
   return {
     get pid() {

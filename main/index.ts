@@ -29,7 +29,7 @@ import {
   type WebContents,
 } from 'electron';
 import { buildCsp, engineSource, securityHeaders } from '../engine/contract/csp';
-import type { EngineState } from '../engine/contract/engine-process';
+import { type EngineState, NATS_SERVER_ENV } from '../engine/contract/engine-process';
 import { engineArgs } from './engine-args';
 import { registerEngineStateIpc } from './engine-ipc';
 import { describeExit, EngineSupervisor, type ForkEngine } from './engine-supervisor';
@@ -37,6 +37,7 @@ import { TokenSource } from './engine-token';
 import { forkUtility } from './engine-utility';
 import { forwardEngineEvents } from './events';
 import { registerIpc, type SettingsStore } from './ipc';
+import { bundledNatsServer } from './nats-server';
 import {
   APP_ORIGIN,
   APP_SCHEME,
@@ -293,6 +294,16 @@ async function start(): Promise<void> {
   const { settings, warnings } = resolveSettings(process.env, saved, defaults);
   for (const warning of [...fileWarnings, ...warnings]) console.warn(warning);
 
+  // The NATS server the build ships, for the engine to report (an operator's own VC_NATS_SERVER wins).
+  const natsServer = bundledNatsServer({
+    isPackaged: app.isPackaged,
+    resourcesPath: process.resourcesPath,
+    appPath: app.getAppPath(),
+    platform: process.platform,
+    arch: process.arch,
+  });
+  const engineEnv = { ...process.env };
+  if (natsServer && !engineEnv[NATS_SERVER_ENV]) engineEnv[NATS_SERVER_ENV] = natsServer;
   const fork: ForkEngine = ({ port }) =>
     forkUtility(
       engineEntry,
@@ -307,6 +318,7 @@ async function start(): Promise<void> {
           ? join(process.resourcesPath, 'assets', 'builtin')
           : join(app.getAppPath(), 'assets', 'builtin'),
       }),
+      engineEnv,
     );
   const supervisor = new EngineSupervisor({ fork });
   engine = supervisor;

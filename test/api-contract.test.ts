@@ -537,6 +537,7 @@ describe('4.4 - 4.7 tasks', () => {
         'osd',
         'persistent',
         'priority',
+        'gpu',
         'report_url',
         'status',
         'task_id',

@@ -329,6 +329,49 @@ describe('priority', () => {
   });
 });
 
+describe('a task that prefers or requires a GPU', () => {
+  const nodes = [node('a'), node('b', { gpu: true }), node('c')];
+
+  it('a camera that prefers a GPU goes to a GPU node with room before emptier ones; to any node once those are full', () => {
+    const busy = cams('busy', 3, { node: 'b', cost_cores: 1 });
+    const done = plan(nodes, [...busy, camera('pref', { prefers_gpu: true }), camera('plain')], null, 0);
+    // a and c are empty, b holds 3 of its 4 cores: only the preference sends a camera there.
+    expect(done.assignment).toMatchObject({ pref: 'b', plain: 'a' });
+    const full = plan(
+      nodes,
+      [...cams('busy', 4, { node: 'b', cost_cores: 1 }), camera('pref', { prefers_gpu: true })],
+      null,
+      0,
+    );
+    expect(full.assignment).toMatchObject({ pref: 'a' });
+    expect(full.unplaced).toEqual([]);
+  });
+
+  it('a rebalance evens cameras out, but never a preferring one off its GPU node onto one without', () => {
+    // b holds 3.6 of its 4 cores, a and c nothing: far past the spread at which a rebalance starts.
+    const start = [
+      ...cams('pref', 6, { node: 'b', cost_cores: 0.45, prefers_gpu: true }),
+      ...cams('plain', 2, { node: 'b', cost_cores: 0.45 }),
+    ];
+    const done = settle(nodes, start, null, 0);
+    // The plain ones moved out to the empty nodes; every preferring one stayed on the GPU.
+    expect(done.movesPerRound[0]).toBeGreaterThan(0);
+    for (const id of ids('pref', 6)) expect(done.plan.assignment[id]).toBe('b');
+    for (const id of ids('plain', 2)) expect(done.plan.assignment[id]).not.toBe('b');
+  });
+
+  it('a camera that requires a GPU leaves a node without one for a GPU node, and with none up is left out, saying why', () => {
+    const running = camera('req', { needs_gpu: true, node: 'a' });
+    const moved = plan(nodes, [running], null, 0);
+    expect(moved.moves).toEqual([{ task_id: 'req', from: 'a', to: 'b', reason: 'not_eligible' }]);
+    const noGpu = plan([node('a'), node('c')], [running], null, 0);
+    expect(noGpu.assignment).toEqual({});
+    expect(noGpu.unplaced).toEqual([
+      { task_id: 'req', reason: 'no_eligible_node', detail: 'no up node can run it (a: no GPU; c: no GPU)' },
+    ]);
+  });
+});
+
 describe('priority under shortage', () => {
   const three = ['a', 'b', 'c'].map((name) => node(name, { capacity_cores: 2 }));
   // 6 cameras of priority 90 and 12 of 10, 0.3 cores each: 6 a node, 1.8 of 2 cores.

@@ -276,6 +276,7 @@ describe('task stream events', () => {
         analysis_fps: 10,
         priority: 50,
         persistent: true,
+        gpu: 'none',
         zapk_id: 'builtin',
         app_ids: ['motion'],
         device_id: 'cam-1',

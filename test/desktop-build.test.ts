@@ -1,12 +1,14 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 // electron-builder's own loader and schema check of the configuration (its library's internals:
 // electron-builder itself cannot run here, since it downloads Electron and its packaging tools).
 import { getConfig, validateConfiguration } from 'app-builder-lib/out/util/config/config';
+import { expandMacro } from 'app-builder-lib/out/util/macroExpander';
 import { DebugLogger } from 'builder-util';
 import { minimatch } from 'minimatch';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+import { NATS_RESOURCE_DIR, natsBuildDir } from '../main/nats-server';
 
 /**
  * The desktop build's configuration (electron-builder.yml with package.json), checked as far as this
@@ -64,7 +66,27 @@ describe('the desktop build configuration', () => {
     );
     expect(packed).toEqual([]);
     // The engine's built-in package ships beside the archive, where the desktop app looks for it.
-    expect(config.extraResources).toEqual([{ from: 'assets/builtin', to: 'assets/builtin' }]);
+    expect((config.extraResources as unknown[])[0]).toEqual({ from: 'assets/builtin', to: 'assets/builtin' });
     expect(statSync(join(ROOT, 'assets/builtin/manifest.json')).isFile()).toBe(true);
+  });
+
+  it('ships a NATS server from where npm run dist puts it to where the app looks for it', async () => {
+    const config = await getConfig(ROOT, null, null);
+    const resources = config.extraResources as Array<{ from: string; to: string }>;
+    expect(resources).toHaveLength(2);
+    const nats = resources[1] as { from: string; to: string };
+    expect(nats.to).toBe(NATS_RESOURCE_DIR);
+    // Expanded as electron-builder expands it for each platform and architecture it builds.
+    for (const [platform, os] of [
+      ['linux', 'linux'],
+      ['win32', 'win'],
+      ['darwin', 'mac'],
+    ] as const)
+      for (const arch of ['x64', 'arm64'])
+        expect(expandMacro(nats.from, arch, { productName: 'x' } as never, { os })).toBe(
+          natsBuildDir(platform, arch)?.split(sep).join('/'),
+        );
+    // The build fills that folder first (scripts/desktop-nats.ts), and stops where it cannot.
+    expect(pkg.scripts.dist).toMatch(/^tsx scripts\/desktop-nats\.ts && .*electron-builder$/);
   });
 });

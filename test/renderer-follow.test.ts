@@ -19,6 +19,7 @@ const member = (node: string, api_url: string, state: 'up' | 'silent' | 'gone' =
   capacity_cores: 2,
   cpu_used_cores: 0,
   memory: { total_bytes: 1, free_bytes: 1 },
+  gpu: false,
 });
 
 const site = (nodes: Site['nodes'], node = 'e1'): Site => ({

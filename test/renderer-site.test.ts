@@ -44,6 +44,7 @@ function site(overrides: Partial<Site> = {}): Site {
         capacity_cores: 2,
         cpu_used_cores: 0,
         memory: { total_bytes: 8 * GB, free_bytes: 7.5 * GB },
+        gpu: false,
       },
       {
         node: 'e2',
@@ -54,6 +55,7 @@ function site(overrides: Partial<Site> = {}): Site {
         capacity_cores: 4,
         cpu_used_cores: 3.456,
         memory: { total_bytes: 16 * GB, free_bytes: 4 * GB },
+        gpu: false,
       },
       {
         node: 'e1',
@@ -64,6 +66,7 @@ function site(overrides: Partial<Site> = {}): Site {
         capacity_cores: 2,
         cpu_used_cores: 1.5,
         memory: { total_bytes: 8 * GB, free_bytes: 2 * GB },
+        gpu: false,
       },
     ],
     assignments: { t1: { node: 'e1', epoch: 1 }, t3: { node: 'e2', epoch: 3 } },

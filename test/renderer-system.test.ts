@@ -41,7 +41,7 @@ function system(overrides: Partial<SystemInfo> = {}): SystemInfo {
     cpu: { cores: 4, load_1m: 1.5, engine_percent: 150 },
     memory: { total_bytes: 16e9, free_bytes: 8e9, engine_rss_bytes: 4e8 },
     models: [{ model: 'pkg/a', inference_ms: 12.5, queue: 0, provider: 'cpu', provider_fallback: null }],
-    versions: { engine: '1', node: '22', ffmpeg: '7', onnxruntime: '1.30' },
+    versions: { engine: '1', node: '22', ffmpeg: '7', onnxruntime: '1.30', nats_server: null },
     disk: { data_dir_bytes: 1e6, free_bytes: 1e10, total_bytes: 1e11 },
     media_dirs: ['/srv/vision/media'],
     outbox: { pending: 3, oldest_age_ms: 1500, refused_events: 0, last_refusal: null },

@@ -212,6 +212,7 @@ describe('the listing', () => {
           'name',
           'analysis_fps',
           'priority',
+          'gpu',
           'health',
           'status',
           'created_at',

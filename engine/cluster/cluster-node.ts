@@ -15,7 +15,7 @@ import { CallbackBody } from '../events/schema';
 import type { PackageRegistry } from '../packages/registry';
 import { compileCheck } from '../schema/ajv';
 import type { SettingsRepository } from '../store/settings-repository';
-import { TASK_LIMITS } from '../tasks/limits';
+import { TASK_GPU_DEFAULT, TASK_LIMITS } from '../tasks/limits';
 import type { TaskLeases, TaskRegistry } from '../tasks/registry';
 import type { TaskRow } from '../tasks/task-repository';
 import { ChainAppender } from './chain-appender';
@@ -115,6 +115,8 @@ interface Deps {
   version: string;
   /** The failed-login limits, counted site-wide too (site-logins.ts). */
   login: LoginLimits;
+  /** Whether its models run on a GPU provider now (engine/inference/gpu-use.ts): its card says so. */
+  gpu: () => boolean;
 }
 
 /**
@@ -407,6 +409,7 @@ export class ClusterNode implements SiteIndex {
       capacity_cores: card.capacity_cores,
       cpu_used_cores: card.cpu_used_cores,
       memory: card.memory,
+      gpu: card.gpu,
     }));
     const assignments = Object.fromEntries([...this.assignments].map(([task, { value }]) => [task, value]));
     const placement = this.lastPlan && {
@@ -603,6 +606,7 @@ export class ClusterNode implements SiteIndex {
         cost_cores: taskCost({ health, models: models.length }),
         models,
         priority: row.priority ?? PRIORITY_DEFAULT,
+        gpu: row.gpu ?? TASK_GPU_DEFAULT,
       };
     }
     const cores = availableParallelism();
@@ -617,7 +621,7 @@ export class ClusterNode implements SiteIndex {
       max_cameras: this.limits.maxCameras ?? null,
       cpu_used_cores: Math.min(cores, loadavg()[0] ?? 0),
       memory: { total_bytes: totalmem(), free_bytes: freemem() },
-      gpu: false,
+      gpu: this.deps.gpu(),
       models: this.installedModels(),
       cameras,
       demands,
@@ -832,7 +836,8 @@ export class ClusterNode implements SiteIndex {
         task_id: taskId,
         cost_cores: this.smoothedCost(taskId, demand?.cost_cores ?? UNMEASURED_CAMERA_CORES, now),
         priority: demand?.priority ?? PRIORITY_DEFAULT,
-        needs_gpu: false,
+        needs_gpu: demand?.gpu === 'required',
+        prefers_gpu: demand?.gpu === 'preferred',
         models: demand?.models ?? [],
         unreachable_on: this.warmFailedOn(taskId, now),
         node:

@@ -13,7 +13,8 @@ import type { CameraDemand, Move, MoveReason, NodeCard, NodeLoad, Plan, Unplaced
  * 2. Forced: a camera with no node (new, unplaced before), whose node is gone, or whose node can no
  *    longer run it goes, at once, to the eligible node it leaves least full (costliest first, as in
  *    best-fit decreasing, but to the node left with the most room rather than the tightest fit: the
- *    tightest piles cameras onto few nodes and leaves none the room a failed node's cameras need). With
+ *    tightest piles cameras onto few nodes and leaves none the room a failed node's cameras need); a
+ *    camera whose task prefers a GPU goes to a GPU node that has room before any other. With
  *    no room anywhere, it makes room on an eligible node by moving cameras that can run elsewhere
  *    there (they keep running: make-before-break); failing that, it displaces cameras of lower
  *    priority, which are placed in turn or left out.
@@ -24,7 +25,8 @@ import type { CameraDemand, Move, MoveReason, NodeCard, NodeLoad, Plan, Unplaced
  * 4. Rebalance, within the same budget: once the spread of load (the fullest node's share of its
  *    capacity less the emptiest's) passes REBALANCE_START_SPREAD, cameras move from full nodes to empty
  *    ones, each move lowering the site's imbalance by a margin, until no move does; then the spread
- *    must pass the start again. Costs that jitter inside that band move nothing.
+ *    must pass the start again. Costs that jitter inside that band move nothing. A camera that prefers
+ *    a GPU is not moved off a GPU node onto one without.
  */
 
 /**
@@ -365,20 +367,13 @@ class Round {
 
   /**
    * The eligible node with room for the camera that it leaves least full (spreading, so every node
-   * keeps headroom for a failed one's cameras); ties by name.
+   * keeps headroom for a failed one's cameras); ties by name. A camera that prefers a GPU takes a GPU
+   * node with room before any other.
    */
   private bestNode(item: Sized, room: Room, except?: string): NodeCard | undefined {
-    let best: NodeCard | undefined;
-    let bestFraction = Number.POSITIVE_INFINITY;
-    for (const node of this.eligible(item)) {
-      if (node.name === except || !room.fits(node, item.cost)) continue;
-      const fraction = room.fraction(node, item.cost);
-      if (fraction < bestFraction) {
-        best = node;
-        bestFraction = fraction;
-      }
-    }
-    return best;
+    const open = this.eligible(item).filter((node) => node.name !== except && room.fits(node, item.cost));
+    const gpu = item.camera.prefers_gpu ? open.filter((node) => node.gpu) : [];
+    return leastFull(gpu.length > 0 ? gpu : open, room, item.cost);
   }
 
   /** The fullest up node's share of its capacity less the emptiest's. */
@@ -405,7 +400,8 @@ class Round {
         .sort(givesWayFirst);
       for (const item of movable) {
         const to = this.bestNode(item, this.room, from.name);
-        if (!to) continue;
+        // A camera that prefers a GPU is not evened out onto a node without one.
+        if (!to || (item.camera.prefers_gpu && from.gpu && !to.gpu)) continue;
         const evenSwap = (item.cost / from.capacity_cores + item.cost / to.capacity_cores) / 2;
         if (this.room.fraction(from) - this.room.fraction(to) > evenSwap + REBALANCE_MIN_GAIN)
           return { item, to: to.name };
@@ -444,6 +440,20 @@ class Round {
       detail: `needs ${item.cost.toFixed(2)} cores; the nodes that can run it are full (${list(full)})`,
     };
   }
+}
+
+/** The node the camera's cost leaves least full; the first of equals (they come in name order). */
+function leastFull(nodes: readonly NodeCard[], room: Room, cost: number): NodeCard | undefined {
+  let best: NodeCard | undefined;
+  let bestFraction = Number.POSITIVE_INFINITY;
+  for (const node of nodes) {
+    const fraction = room.fraction(node, cost);
+    if (fraction < bestFraction) {
+      best = node;
+      bestFraction = fraction;
+    }
+  }
+  return best;
 }
 
 /** At most LISTED entries, then how many more: a site of 50 nodes still gets a readable line. */

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { TASK_PRIORITY } from '../tasks/limits';
+import { TASK_GPU, TASK_PRIORITY } from '../tasks/limits';
 
 /**
  * The shapes placement reads and writes. Node cards and the plan travel between nodes over NATS as
@@ -32,7 +32,10 @@ export const NodeCard = Type.Object({
   }),
   cpu_used_cores: Cores('CPU it uses now, measured (engine, inference hosts and ffmpegs)'),
   memory: Type.Object({ total_bytes: Count('Physical memory'), free_bytes: Count('Memory free') }),
-  gpu: Type.Boolean({ description: 'Whether it has a GPU that cameras asking for one may use' }),
+  gpu: Type.Boolean({
+    description:
+      'Whether its models run on a GPU provider (as its inference hosts opened them, engine/inference/gpu-use.ts): cameras that require or prefer a GPU may use it',
+  }),
   models: Type.Array(Type.String(), { description: 'Models installed on it (package/model ids)' }),
   cameras: Type.Array(Type.String(), { description: 'Task ids of the cameras it runs now' }),
   demands: Type.Optional(
@@ -43,6 +46,13 @@ export const NodeCard = Type.Object({
         models: Type.Array(Type.String(), { description: 'Models its apps use' }),
         priority: Type.Optional(
           Type.Integer({ minimum: PRIORITY_MIN, maximum: PRIORITY_MAX, description: "Its task's priority" }),
+        ),
+        // Optional: a card from a node older than GPU constraints has none (its cameras: none).
+        gpu: Type.Optional(
+          Type.Union(
+            TASK_GPU.map((value) => Type.Literal(value)),
+            { description: "Its task's GPU constraint: required, preferred or none" },
+          ),
         ),
       }),
       {
@@ -66,7 +76,10 @@ export const CameraDemand = Type.Object({
   task_id: Name('The task'),
   cost_cores: Cores('Its measured cost: decode + inference CPU, in cores (task-cost.ts)'),
   priority: Type.Integer({ minimum: PRIORITY_MIN, maximum: PRIORITY_MAX, description: 'Higher first' }),
-  needs_gpu: Type.Boolean({ description: 'Only a node with a GPU may run it' }),
+  needs_gpu: Type.Boolean({ description: 'Only a node with a GPU may run it (its task requires one)' }),
+  prefers_gpu: Type.Optional(
+    Type.Boolean({ description: 'A node with a GPU takes it when one has room (its task prefers one)' }),
+  ),
   models: Type.Array(Type.String(), { description: 'Models its apps use: a node must have all of them' }),
   unreachable_on: Type.Array(Type.String(), {
     description: 'Nodes that failed to open its source (a camera on a network one node cannot reach)',

@@ -33,6 +33,10 @@ const Member = Type.Object({
     total_bytes: Type.Integer({ minimum: 0 }),
     free_bytes: Type.Integer({ minimum: 0 }),
   }),
+  gpu: Type.Boolean({
+    description:
+      'Whether its models run on a GPU provider: cameras whose task requires a GPU go only to such nodes',
+  }),
 });
 
 /** GET /api/cluster: the site as the answering node sees it. */

@@ -6,6 +6,12 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 
+/**
+ * The environment variable naming a NATS server binary, set by main for the engine process when the
+ * desktop build ships one (main/nats-server.ts) and by operators and tests to one of their own.
+ */
+export const NATS_SERVER_ENV = 'VC_NATS_SERVER';
+
 /** A token for the local admin, as POST /api/auth/token answers it: how main signs the console in. */
 export const IssuedTokenSchema = Type.Object({
   access_token: Type.String({ minLength: 1 }),

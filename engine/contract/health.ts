@@ -190,6 +190,12 @@ export const SystemInfo = Type.Object(
         node: Type.String(),
         ffmpeg: Type.String(),
         onnxruntime: Type.String(),
+        nats_server: Nullable(
+          Type.String({
+            description:
+              'Extension: the version of the NATS server binary this install brings (the desktop app ships one; VC_NATS_SERVER names it), null when it brings none',
+          }),
+        ),
       },
       { additionalProperties: false },
     ),

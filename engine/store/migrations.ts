@@ -246,4 +246,11 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       ALTER TABLE tasks ADD COLUMN persistent INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    // A video task's GPU constraint in a cluster (issue 32): none, preferred or required; NULL is none.
+    version: 14,
+    sql: `
+      ALTER TABLE tasks ADD COLUMN gpu TEXT;
+    `,
+  },
 ];

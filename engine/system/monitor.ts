@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism, freemem, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { natsServerVersion } from '../cluster/nats-binary';
 import type { SystemInfo } from '../contract/health';
 import type { ModelFigures } from '../inference/pool';
 import type { ResolvedHwaccel } from '../media/hwaccel';
@@ -15,6 +16,8 @@ export interface MonitorDeps {
   /** The folders file sources may come from. */
   mediaDirs: readonly string[];
   ffmpeg: string;
+  /** The NATS server binary this install brings (engine/cluster/nats-binary.ts), null: none. */
+  natsServer: string | null;
   version: string;
   /** ms since the Unix epoch when the engine started. */
   startedAt: number;
@@ -50,6 +53,7 @@ export class SystemMonitor {
   private walkedAt = Number.NEGATIVE_INFINITY;
   private walking: Promise<void> | null = null;
   private ffmpegVersion: Promise<string> | null = null;
+  private natsVersion: Promise<string | null> | null = null;
 
   constructor(private readonly deps: MonitorDeps) {
     this.cpuSample.cpuS = this.engineCpuSeconds();
@@ -63,7 +67,7 @@ export class SystemMonitor {
 
   private async measure(): Promise<SystemInfo> {
     const { deps } = this;
-    const [ffmpeg, disk] = await Promise.all([this.ffmpeg(), this.disk()]);
+    const [ffmpeg, natsServer, disk] = await Promise.all([this.ffmpeg(), this.natsServer(), this.disk()]);
     const pids = deps.inference.hostPids;
     const backlog = deps.outbox.backlog();
     const tasks = deps.tasks.statusCounts();
@@ -91,6 +95,7 @@ export class SystemMonitor {
         node: process.versions.node,
         ffmpeg,
         onnxruntime: onnxruntimeVersion(),
+        nats_server: natsServer,
       },
       disk,
       media_dirs: [...deps.mediaDirs],
@@ -155,6 +160,17 @@ export class SystemMonitor {
       () => 'unknown',
     );
     return this.ffmpegVersion;
+  }
+
+  /** Asked once: a binary that does not answer is reported as 'unknown', none as null. */
+  private natsServer(): Promise<string | null> {
+    const binary = this.deps.natsServer;
+    if (binary === null) return Promise.resolve(null);
+    this.natsVersion ??= promisify(execFile)(binary, ['--version'], { timeout: 10_000 }).then(
+      ({ stdout }) => natsServerVersion(stdout) ?? 'unknown',
+      () => 'unknown',
+    );
+    return this.natsVersion;
   }
 }
 

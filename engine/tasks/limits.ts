@@ -22,6 +22,15 @@ export const TASK_LIMITS = {
  */
 export const TASK_PRIORITY = { min: 0, max: 100, default: 50 } as const;
 
+/**
+ * A video task's GPU constraint (extension; cluster mode): required runs only on a node whose models
+ * run on a GPU provider, preferred goes to such a node when one has room, none places it by load alone.
+ */
+export const TASK_GPU = ['none', 'preferred', 'required'] as const;
+export type TaskGpu = (typeof TASK_GPU)[number];
+/** A task that names no GPU constraint: placed as before GPU constraints existed. */
+export const TASK_GPU_DEFAULT: TaskGpu = 'none';
+
 /** Frames a video task analyses per second when neither it nor the engine's settings say. */
 export const DEFAULT_ANALYSIS_FPS = 10;
 

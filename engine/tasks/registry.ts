@@ -180,11 +180,12 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     if (this.runtimes.has(row.task_id) || row.status === 'closed') return;
     // The resume guard counts this node's own restarts: a task taken over starts its count afresh.
     const { unclean_resumes: _previousNodes, ...stored } = row;
-    // A definition shared by an engine before task priorities (or persistence) has none.
+    // A definition shared by an engine before task priorities (or persistence, or GPU constraints) has none.
     this.store.replace({
       ...stored,
       priority: stored.priority ?? null,
       persistent: stored.persistent ?? 0,
+      gpu: stored.gpu ?? null,
       status: 'starting',
     });
     const runtime = this.newRuntime(row.task_id);
@@ -285,6 +286,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       analysis_fps: body.analysis_fps ?? null,
       priority: body.priority ?? null,
       persistent: body.persistent ? 1 : 0,
+      gpu: body.gpu ?? null,
     };
 
     let source: FrameSize | undefined;
@@ -406,6 +408,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       analysis_fps: body.analysis_fps === undefined ? row.analysis_fps : body.analysis_fps,
       priority: body.priority ?? row.priority,
       persistent: body.persistent === undefined ? row.persistent : Number(body.persistent),
+      gpu: body.gpu ?? row.gpu,
       app_ids: JSON.stringify(appIds),
       app_configs: JSON.stringify([...configs.values()]),
       osd: JSON.stringify(osd),

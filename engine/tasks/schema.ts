@@ -3,7 +3,7 @@ import { TaskHealth } from '../contract/health';
 import { LineCounts, ZoneOccupancy } from '../rules/counts';
 import { oneOf } from '../schema/ajv';
 import { Name, SafeText } from '../schema/text';
-import { TASK_AREA_LIMITS, TASK_PAGE_LIMIT, TASK_PRIORITY } from './limits';
+import { TASK_AREA_LIMITS, TASK_GPU, TASK_GPU_DEFAULT, TASK_PAGE_LIMIT, TASK_PRIORITY } from './limits';
 
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
 const Text = (description: string) => Type.String({ maxLength: 256, description });
@@ -32,6 +32,11 @@ export const Priority = Type.Integer({
 export const Persistent = Type.Boolean({
   description:
     "Extension, video tasks: true keeps retrying a lost stream for as long as the task exists (every few seconds) instead of closing the task with close_code 2 after 5 min; default false, the contract's behaviour",
+});
+
+/** Where a site may run the camera (extension; cluster mode): on a node with a GPU provider in use. */
+export const Gpu = oneOf(TASK_GPU, {
+  description: `Extension: in a cluster, required runs only on a node whose models run on a GPU, preferred on one when it has room; ${TASK_GPU_DEFAULT} unless given. A single workstation runs it on the provider it has (GET /api/system says which)`,
 });
 
 export const TaskMode = oneOf(['video', 'image', 'diff']);
@@ -143,6 +148,7 @@ export const StartTaskBody = Type.Object(
     analysis_fps: Type.Optional(AnalysisFps),
     priority: Type.Optional(Priority),
     persistent: Type.Optional(Persistent),
+    gpu: Type.Optional(Gpu),
     zapk_id: Id('Application package id'),
     app_ids: AppIds,
     device_id: Type.Optional(
@@ -185,6 +191,7 @@ export const UpdateTaskBody = Type.Object(
     ),
     priority: Type.Optional(Priority),
     persistent: Type.Optional(Persistent),
+    gpu: Type.Optional(Gpu),
     app_ids: Type.Optional(AppIds),
     osd: Type.Optional(OsdUpdate),
     app_configs: Type.Optional(Type.Array(AppConfigUpdate, { maxItems: 64 })),
@@ -216,6 +223,9 @@ export const TaskView = Type.Object({
   persistent: Type.Boolean({
     description:
       'Extension: whether a lost stream is retried for as long as the task exists (never close_code 2); false for image and diff tasks',
+  }),
+  gpu: oneOf(TASK_GPU, {
+    description: `Extension: its GPU constraint in a cluster (required, preferred or none); ${TASK_GPU_DEFAULT} unless given`,
   }),
   zapk_id: Type.String(),
   app_ids: Type.Array(Type.String()),

@@ -1,4 +1,5 @@
 import type { Db } from '../store/db';
+import type { TaskGpu } from './limits';
 import type { CloseCode, TaskMode, TaskStatus } from './schema';
 import type { TaskStore } from './task-store';
 
@@ -33,6 +34,8 @@ export interface TaskRow {
   priority: number | null;
   /** 1: a lost stream is retried for as long as the task exists, never closed for it (0 or 1, SQLite's boolean). */
   persistent: number;
+  /** The GPU constraint the caller gave (cluster placement); null: none. */
+  gpu: TaskGpu | null;
 }
 
 export type NewTaskRow = Omit<TaskRow, 'unclean_resumes'>;
@@ -55,7 +58,7 @@ export interface TaskPageQuery extends TaskFilter {
 /** The columns of a listed row without its areas. */
 const LISTED_COLUMNS = `task_id, name, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url, osd,
   status, close_code, dump, created_at, updated_at, closed_at, last_image_at, polygon_width, polygon_height,
-  unclean_resumes, analysis_fps, priority, persistent`;
+  unclean_resumes, analysis_fps, priority, persistent, gpu`;
 const FILTER = `(@closed IS NULL OR (status = 'closed') = @closed) AND (@mode IS NULL OR mode = @mode)`;
 type FilterParams = { closed: number | null; mode: TaskMode | null };
 type PageParams = FilterParams & { limit: number; offset: number };
@@ -67,6 +70,7 @@ export interface TaskChange {
   analysis_fps: number | null;
   priority: number | null;
   persistent: number;
+  gpu: TaskGpu | null;
   app_ids: string;
   app_configs: string;
   osd: string;
@@ -87,10 +91,10 @@ export class TaskRepository implements TaskStore {
       insert: db.prepare<NewTaskRow>(
         `INSERT INTO tasks (task_id, name, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url,
            osd, app_configs, status, close_code, dump, created_at, updated_at, closed_at, last_image_at,
-           report_secret, polygon_width, polygon_height, analysis_fps, priority, persistent)
+           report_secret, polygon_width, polygon_height, analysis_fps, priority, persistent, gpu)
          VALUES (@task_id, @name, @mode, @zapk_id, @app_ids, @device_id, @business_id, @video_url, @report_url,
            @osd, @app_configs, @status, @close_code, @dump, @created_at, @updated_at, @closed_at, @last_image_at,
-           @report_secret, @polygon_width, @polygon_height, @analysis_fps, @priority, @persistent)`,
+           @report_secret, @polygon_width, @polygon_height, @analysis_fps, @priority, @persistent, @gpu)`,
       ),
       find: db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE task_id = ?'),
       page: db.prepare<PageParams, ListedRow>(
@@ -110,7 +114,7 @@ export class TaskRepository implements TaskStore {
         'SELECT report_secret FROM tasks WHERE task_id = ?',
       ),
       change: db.prepare<TaskChange>(
-        `UPDATE tasks SET name = @name, analysis_fps = @analysis_fps, priority = @priority, persistent = @persistent, app_ids = @app_ids, app_configs = @app_configs, osd = @osd,
+        `UPDATE tasks SET name = @name, analysis_fps = @analysis_fps, priority = @priority, persistent = @persistent, gpu = @gpu, app_ids = @app_ids, app_configs = @app_configs, osd = @osd,
            polygon_width = @polygon_width, polygon_height = @polygon_height, updated_at = @updated_at
          WHERE task_id = @task_id`,
       ),

@@ -1,6 +1,6 @@
 import type { PipelineTask } from '../pipeline/task-pipeline';
 import type { FrameSize } from '../vision/types';
-import { TASK_PRIORITY } from './limits';
+import { TASK_GPU_DEFAULT, TASK_PRIORITY } from './limits';
 import { type AppConfig, DEFAULT_OSD, type Osd, type StartTaskBody, type TaskSummary } from './schema';
 import { taskName } from './task-name';
 import type { ListedRow, TaskRow } from './task-repository';
@@ -45,6 +45,7 @@ export function summaryOf(row: ListedRow, engineFps: number): Omit<TaskSummary, 
     analysis_fps: row.mode === 'video' ? analysisFpsOf(row, engineFps) : null,
     priority: row.priority ?? TASK_PRIORITY.default,
     persistent: row.persistent === 1,
+    gpu: row.gpu ?? TASK_GPU_DEFAULT,
     zapk_id: row.zapk_id,
     app_ids: JSON.parse(row.app_ids) as string[],
     device_id: row.device_id,
@@ -73,6 +74,7 @@ export function startBodyOf(row: TaskRow): StartTaskBody {
     ...(row.name && { name: row.name }),
     ...(video && row.analysis_fps !== null && { analysis_fps: row.analysis_fps }),
     ...(row.priority !== null && { priority: row.priority }),
+    ...(row.gpu !== null && { gpu: row.gpu }),
     ...(video && { persistent: row.persistent === 1, video_url: row.video_url }),
     zapk_id: row.zapk_id,
     app_ids: JSON.parse(row.app_ids) as string[],

@@ -65,7 +65,7 @@ export function System() {
           <Models info={system.data} samples={samples} t={t} />
           <Cameras samples={samples} t={t} language={language} />
           <RecentChanges t={t} language={language} />
-          <p className="hint">{t('system.versions', system.data.versions)}</p>
+          <p className="hint">{t('system.versions', versionParams(system.data.versions))}</p>
         </>
       )}
     </section>
@@ -263,4 +263,9 @@ function Cameras({ samples, t, language }: Omit<PartProps, 'info'>) {
       )}
     </section>
   );
+}
+
+/** The versions line's parameters: a NATS server this install lacks (null) is not one of them. */
+function versionParams({ nats_server, ...versions }: SystemInfo['versions']): Record<string, string> {
+  return nats_server === null ? versions : { ...versions, nats_server };
 }
