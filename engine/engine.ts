@@ -44,7 +44,9 @@ import { findFfmpeg } from './media/ffmpeg';
 import { FrameSource } from './media/frame-source';
 import { DecodePath, type ResolvedHwaccel, resolveHwaccel } from './media/hwaccel';
 import { MediaFolders } from './media/media-folders';
+import { probeFirstFrame } from './media/probe';
 import { DEFAULT_MAX_SOURCE_PIXELS } from './media/source-limits';
+import { parseSourceUrl } from './media/source-url';
 import { StreamWatchdog } from './media/stream-watchdog';
 import { OptimizationRepository } from './optimization/optimization-repository';
 import { Optimizations } from './optimization/service';
@@ -60,7 +62,7 @@ import { makePrivate } from './store/private-dir';
 import { SettingsRepository } from './store/settings-repository';
 import { engineLoopLag, lagOverload } from './system/loop-lag';
 import { SystemMonitor } from './system/monitor';
-import { DEFAULT_ANALYSIS_FPS } from './tasks/limits';
+import { DEFAULT_ANALYSIS_FPS, TASK_LIMITS } from './tasks/limits';
 import { PackageUse } from './tasks/package-use';
 import { TaskRegistry } from './tasks/registry';
 import { TaskRepository } from './tasks/task-repository';
@@ -263,6 +265,14 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
         bus,
         log,
         version: packageJson.version,
+        probeSource: async (videoUrl) => {
+          const parsed = parseSourceUrl(videoUrl);
+          if ('error' in parsed) throw new Error(parsed.error);
+          await probeFirstFrame(ffmpeg, await sources.resolve(parsed), {
+            timeoutMs: TASK_LIMITS.pullTimeoutMs,
+            maxPixels: maxSourcePixels,
+          });
+        },
       });
       siteAccounts = new SiteAccounts(cluster.site.accounts, accountRows, log);
       // A user both had keeps the site's password: this workstation's initial admin password is void.
@@ -419,6 +429,11 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const host = options.host ?? '127.0.0.1';
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
 
+  if (cluster && siteAccounts) {
+    const site = siteAccounts;
+    // Out of the site, nothing follows it any more: the accounts and settings are this node's own.
+    cluster.onLeft = () => void site.leave();
+  }
   cluster?.start(options.cluster?.advertiseUrl ?? `http://${urlHost}:${port}`, api);
 
   let closed = false;

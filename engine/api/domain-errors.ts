@@ -71,6 +71,7 @@ const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'task.time_series_not_video': 'TIME_SERIES_NOT_VIDEO',
   'task.image_too_soon': 'IMAGE_TOO_SOON',
   'cluster.owner_unreachable': 'OWNER_UNREACHABLE',
+  'cluster.take_refused': 'TAKE_REFUSED',
   'live.limit': 'VIDEO_LIMIT',
 };
 

@@ -147,6 +147,24 @@ export class Outbox {
   }
 
   /**
+   * Copies in events of a task that other nodes stored and settled (cluster mode: the task leaves the
+   * site with this node), with their event_id and seq, settled (never sent from here) and dated when
+   * they were made: its history is whole here. One whose event_id or seq this node holds is not
+   * stored twice; no event is announced. Returns how many were copied.
+   */
+  importHistory(target: ReportTarget, bodies: readonly CallbackBody[]): number {
+    const settled: DeliveryState = target.report_url === '' ? 'no_receiver' : 'delivered';
+    return this.store.transaction(
+      () =>
+        bodies
+          .filter(
+            (body) => !this.store.byEventId(body.event_id) && !this.store.hasSeq(body.task_id, body.seq),
+          )
+          .map((body) => this.insert(target, body, { state: settled, at: body.timestamp })).length,
+    );
+  }
+
+  /**
    * Stops delivering a task's events from this node (cluster mode: another node runs the task and
    * delivers them from its chain): its pending events are deleted here. Returns how many.
    */
@@ -156,12 +174,16 @@ export class Outbox {
     return dropped;
   }
 
-  /** Stores one event whose event_id and seq are given; within the caller's transaction. */
-  private insert(target: ReportTarget, body: CallbackBody): StoredEvent {
-    const now = this.clock.now();
+  /** Stores one event whose event_id and seq are given (its state and time too, when given); within the caller's transaction. */
+  private insert(
+    target: ReportTarget,
+    body: CallbackBody,
+    given?: { state: DeliveryState; at: number },
+  ): StoredEvent {
+    const now = given?.at ?? this.clock.now();
     const json = JSON.stringify(body);
     const imageBytes = body.event === 'message' ? body.data.rules.reduce((n, r) => n + r.image.length, 0) : 0;
-    const state: DeliveryState = target.report_url === '' ? 'no_receiver' : 'pending';
+    const state: DeliveryState = given?.state ?? (target.report_url === '' ? 'no_receiver' : 'pending');
     const row = {
       event_id: body.event_id,
       task_id: body.task_id,

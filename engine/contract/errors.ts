@@ -102,6 +102,12 @@ export const ERRORS = {
     status: 409,
     meaning: 'Cluster mode only: this engine is a single workstation, not a node of a site (no --cluster)',
   },
+  TAKE_REFUSED: {
+    code: 40908,
+    status: 409,
+    meaning:
+      'Cluster mode: a task named in take cannot leave the site with this node (unknown, closed, no room here, or its source not reachable from here; msg says which and why); the leave did not start',
+  },
   BODY_TOO_LARGE: {
     code: 41301,
     status: 413,
