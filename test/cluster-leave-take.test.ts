@@ -78,9 +78,11 @@ async function eventsOn(engine: SiteEngine, taskId: string): Promise<EventItem[]
 
 const warnings = (engine: SiteEngine, after: string) => {
   const log = engine.log.slice(engine.log.indexOf(after));
-  return log
-    .split('\n')
-    .filter((line) => line.startsWith('{') && (JSON.parse(line) as { level: number }).level >= 40);
+  return log.split('\n').flatMap((line) => {
+    if (!line.startsWith('{')) return [];
+    const { level, msg } = JSON.parse(line) as { level: number; msg?: string };
+    return level >= 40 ? [msg] : [];
+  });
 };
 
 beforeAll(async () => {
