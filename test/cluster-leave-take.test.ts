@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectCluster } from '../engine/cluster/connection';
 import type { EventItem } from '../engine/events/delivery';
 import type { TaskView } from '../engine/tasks/schema';
 import {
@@ -16,7 +17,7 @@ import {
 } from './helpers/cluster-engines';
 import { eventually, settled } from './helpers/eventually';
 import { ADMIN_PASSWORD } from './helpers/fixtures';
-import { NatsCluster } from './helpers/nats-cluster';
+import { NATS_PASSWORD, NATS_USER, NatsCluster } from './helpers/nats-cluster';
 import { Receiver } from './helpers/receiver';
 
 /*
@@ -262,4 +263,44 @@ describe('leaving a site with tasks', () => {
     for (const id of [stays, third])
       expect(await e1.call<TaskView>('GET', `/api/task/${id}`).then((v) => v.status)).toBe('running');
   }, 300_000);
+
+  it('the last node leaves taking all it brought in: the site is empty, the tasks run on there', async () => {
+    const started = await leaveCall(e1, { take: 'all-mine' });
+    expect(started).toMatchObject({ code: 0, data: { node: 'e1', state: 'draining' } });
+    expect(((started.data as { taking: string[] }).taking ?? []).sort()).toEqual([stays, third].sort());
+    // Another set of tasks while it leaves is refused; asked with no body, it says where it stands.
+    expect((await leaveCall(e1, { take: [taken] })).code).toBe(40908);
+    await settled(
+      'e1 out of the site',
+      async () => {
+        const state = await e1.call<{ state: string }>('POST', '/api/cluster/leave');
+        if (state.state !== 'left') throw new Error(JSON.stringify(state));
+        return state;
+      },
+      60_000,
+    );
+    for (const id of [stays, third]) {
+      expect(await e1.call<TaskView>('GET', `/api/task/${id}`).then((v) => v.status), id).toBe('running');
+      const items = await eventsOn(e1, id);
+      expect(
+        items.map((item) => item.seq),
+        id,
+      ).toEqual(items.map((_, i) => i + 1));
+    }
+    // Nothing of any task is left in the site's store: definitions, assignments, delivery marks.
+    const conn = await connectCluster(
+      { servers: nats.urls, user: NATS_USER, password: NATS_PASSWORD },
+      'checker',
+    );
+    try {
+      for (const name of ['vc_tasks', 'vc_assign', 'vc_delivery']) {
+        const keys: string[] = [];
+        for await (const key of await (await conn.kvm.open(name)).keys()) keys.push(key);
+        expect(keys, name).toEqual([]);
+      }
+    } finally {
+      await conn.close();
+    }
+    expect(warnings(e1, 'left the site')).toEqual([]);
+  }, 120_000);
 });
