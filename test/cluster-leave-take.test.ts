@@ -214,8 +214,12 @@ describe('leaving a site with tasks', () => {
         `e2 left the site; its other cameras run on the other nodes; 1 tasks run on there: ${taken}`,
       ),
     ]);
-    // Gone from the site: its store, its assignments and its listing.
-    const site = await siteOf(e1);
+    // Gone from the site: its store, its assignments and its listing (e1 reads the site each 0.5 s).
+    const site = await settled('e1 seeing e2 gone', async () => {
+      const seen = await siteOf(e1);
+      if (seen.nodes.length !== 1) throw new Error(JSON.stringify(seen.nodes));
+      return seen;
+    });
     expect(site.assignments[taken]).toBeUndefined();
     expect(site.nodes.map((node) => node.node)).toEqual(['e1']);
     const listed = await e1.call<Array<{ task_id: string }>>('GET', '/api/cluster/tasks');
