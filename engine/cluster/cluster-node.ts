@@ -139,6 +139,8 @@ export class ClusterNode implements SiteIndex {
   private readonly taking = new Set<string>();
   /** The tasks taken out of the site's store: running here as a workstation's, never shared again. */
   private readonly takenOut = new Set<string>();
+  /** A leave's take is being checked (its sources opened): no other leave call is decided meanwhile. */
+  private checkingTake = false;
   /** Called once, when the node has left its site (engine.ts stops what still follows the site). */
   onLeft?: () => void;
   /** Events of tasks this node lost, not yet handed to their new owners. */
@@ -456,16 +458,25 @@ export class ClusterNode implements SiteIndex {
    * refuses the whole leave before anything starts. Where it stands.
    */
   async leave(take?: LeaveBody['take']): Promise<LeaveState> {
+    // One check at a time (each opens sources), and no other leave decided while it runs.
+    if (this.checkingTake)
+      throw new DomainError<ClusterErrorKind>(
+        'cluster.take_refused',
+        `${this.node} is checking the tasks a leave takes: ask again once that call has answered`,
+      );
     if (!this.leaving) {
-      const taken = await this.takeable(take);
-      // Asked twice at once: the first call decided.
-      if (!this.leaving) {
-        for (const taskId of taken) this.taking.add(taskId);
-        this.leaving = 'draining';
-        this.deps.log.info(
-          `cluster: ${this.node} leaves the site: its cameras move to the other nodes${taken.length > 0 ? `, but for ${taken.length} it takes: ${taken.join(', ')}` : ''}`,
-        );
+      this.checkingTake = true;
+      let taken: string[];
+      try {
+        taken = await this.takeable(take);
+      } finally {
+        this.checkingTake = false;
       }
+      for (const taskId of taken) this.taking.add(taskId);
+      this.leaving = 'draining';
+      this.deps.log.info(
+        `cluster: ${this.node} leaves the site: its cameras move to the other nodes${taken.length > 0 ? `, but for ${taken.length} it takes: ${taken.join(', ')}` : ''}`,
+      );
     } else if (Array.isArray(take) && take.some((taskId) => !this.taking.has(taskId))) {
       throw new DomainError<ClusterErrorKind>(
         'cluster.take_refused',
