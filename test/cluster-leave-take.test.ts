@@ -257,6 +257,10 @@ describe('leaving a site with tasks', () => {
       60_000,
     );
     expectOneEventIdPerSeq(receiver.accepted);
+    const deliveries = receiver.accepted.filter((r) => r.task_id === taken && r.seq <= newest).length;
+    console.log(
+      `cluster leave-take: ${newest} events of the taken task (${lastChained} made in the site), ${deliveries - newest} delivered twice`,
+    );
     const byId = new Map(history.map((item) => [item.seq, item.event_id]));
     for (const r of receiver.accepted.filter((r) => r.task_id === taken && r.seq <= newest))
       expect(r.event_id, `seq ${r.seq}`).toBe(byId.get(r.seq));
@@ -307,4 +311,44 @@ describe('leaving a site with tasks', () => {
     }
     expect(warnings(e1, 'left the site')).toEqual([]);
   }, 120_000);
+
+  it('a node that took a task out joins again with it: the chain goes on from the events it made away', async () => {
+    const before = (await readChains(nats.urls, [taken])).get(taken);
+    const lastEpoch = before?.epochs.at(-1) ?? 0;
+    const lastChained = before?.seqs.at(-1) ?? 0;
+    // Made on e2 as a workstation's, after the chain's last.
+    await eventually(
+      'events of the workstation',
+      async () => {
+        const items = await eventsOn(e2, taken);
+        return (items.at(-1)?.seq ?? 0) > lastChained + 1;
+      },
+      60_000,
+    );
+    await e2.stop();
+    await e2.start();
+    const assigned = await settled(
+      'the task back in the site',
+      async () => {
+        const found = (await siteOf(e2)).assignments[taken];
+        if (found?.node !== 'e2') throw new Error(JSON.stringify(found));
+        return found;
+      },
+      60_000,
+    );
+    expect(assigned.epoch).toBe(lastEpoch + 1);
+    await eventually(
+      "the workstation's events chained",
+      async () => {
+        const chain = (await readChains(nats.urls, [taken])).get(taken);
+        return (chain?.seqs.at(-1) ?? 0) > lastChained + 1;
+      },
+      60_000,
+    );
+    const chains = await readChains(nats.urls, [taken]);
+    expectChainsSound(chains, [taken]);
+    const local = await eventsOn(e2, taken);
+    const chain = chains.get(taken);
+    expect(chain?.eventIds).toEqual(local.slice(0, chain?.eventIds.length).map((item) => item.event_id));
+  }, 180_000);
 });

@@ -19,7 +19,7 @@ import type { TaskLeases, TaskRegistry } from '../tasks/registry';
 import type { TaskRow } from '../tasks/task-repository';
 import { ChainAppender } from './chain-appender';
 import { type ClusterConnection, connectCluster } from './connection';
-import { readChain, readSubject, Superseded, TaskChain } from './event-chain';
+import { chainTail, readChain, readSubject, Superseded, TaskChain } from './event-chain';
 import { BEAT_MS, LEASE_MS, Liveness } from './liveness';
 import type { ClusterOptions } from './options';
 import { proxiedHere, proxyToOwner } from './owner-proxy';
@@ -1249,15 +1249,20 @@ export class ClusterNode implements SiteIndex {
     }
   }
 
-  /** A task started on this node: shared, assigned here at epoch 1, and its chain claimed. */
+  /**
+   * A task started on this node: shared, assigned here at epoch 1, and its chain claimed. A task
+   * that left the site with a node and comes back with it has a chain already: it goes on from there,
+   * at the epoch after its last (its events made away from the site follow the chain's last seq).
+   */
   private async started(taskId: string): Promise<void> {
     if (this.sharing.has(taskId)) return;
     this.sharing.add(taskId);
     try {
       await this.share(taskId);
-      const assignment: Assignment = { node: this.node, epoch: 1 };
+      const epoch = ((await chainTail(this.conn, taskId)).entry?.epoch ?? 0) + 1;
+      const assignment: Assignment = { node: this.node, epoch };
       await this.site.assignments.create(taskId, JSON.stringify(assignment));
-      const chain = new TaskChain(this.conn, taskId, this.node, 1);
+      const chain = new TaskChain(this.conn, taskId, this.node, epoch);
       // Events stored while the chain was being claimed go first.
       this.appender.own(chain, this.storedBodies(taskId, await chain.claim()));
     } catch (error) {
