@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectCluster } from '../engine/cluster/connection';
 import type { EventItem } from '../engine/events/delivery';
 import type { TaskView } from '../engine/tasks/schema';
+import { terminate } from './helpers/child';
 import {
   expectChainsSound,
   expectOneEventIdPerSeq,
@@ -18,6 +19,7 @@ import {
 import { eventually, settled } from './helpers/eventually';
 import { ADMIN_PASSWORD } from './helpers/fixtures';
 import { NATS_PASSWORD, NATS_USER, NatsCluster } from './helpers/nats-cluster';
+import { NginxRtmp, publishLooping } from './helpers/nginx-rtmp';
 import { Receiver } from './helpers/receiver';
 
 /*
@@ -36,6 +38,7 @@ const REGION = [
   [0, 575],
 ];
 let nats: NatsCluster;
+let nginx: NginxRtmp;
 let receiver: Receiver;
 let e1: SiteEngine;
 let e2: SiteEngine;
@@ -87,8 +90,7 @@ const warnings = (engine: SiteEngine, after: string) => {
 };
 
 beforeAll(async () => {
-  nats = await NatsCluster.start(1);
-  receiver = await Receiver.start();
+  [nats, nginx, receiver] = await Promise.all([NatsCluster.start(1), NginxRtmp.start(), Receiver.start()]);
   e1 = new SiteEngine('e1', dir('e1', {}), nats.urls);
   e2 = new SiteEngine('e2', dir('e2', { cluster: { max_cameras: 2 } }), nats.urls);
   await e1.start();
@@ -119,7 +121,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (e1 && e2) await stopSite([e1, e2]);
   await receiver?.close();
-  await nats?.dispose();
+  await Promise.all([nats?.dispose(), nginx?.dispose()]);
 });
 
 describe('leaving a site with tasks', () => {
@@ -133,6 +135,26 @@ describe('leaving a site with tasks', () => {
     expect(full.msg).toContain('no room here: 3 tasks, this node runs at most 2');
     for (const body of [{ take: 'some' }, { take: [''] }, { take: [taken], more: 1 }])
       expect((await leaveCall(e2, body)).code, JSON.stringify(body)).toBe(40001);
+    // A camera whose RTMP publisher is gone: e1 runs it (reconnecting), e2 cannot open its source.
+    const publisher = publishLooping(nginx, 'gone', 120);
+    const gone = await settled(
+      'a camera on the RTMP stream',
+      () =>
+        e1.call<TaskView>('POST', '/api/task', {
+          name: 'cam-gone',
+          zapk_id: 'builtin',
+          app_ids: ['motion'],
+          video_url: nginx.url('gone'),
+        }),
+      60_000,
+    );
+    await terminate(publisher, 'SIGKILL');
+    const unreachable = await leaveCall(e2, { take: [gone.task_id] });
+    expect(unreachable.code).toBe(40908);
+    expect(unreachable.msg).toContain(`${gone.task_id}: its source does not open here`);
+    // Closed and purged: out of the site's store, as if it never was.
+    await e1.call('DELETE', `/api/task/${gone.task_id}`);
+    await e1.call('DELETE', `/api/task/${gone.task_id}?purge=true`);
     // Nothing started: no assignment names a take or a move to e2.
     const site = await siteOf(e1);
     for (const id of [taken, stays, third]) expect(site.assignments[id]?.taking, id).toBeUndefined();

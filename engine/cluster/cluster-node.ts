@@ -488,7 +488,7 @@ export class ClusterNode implements SiteIndex {
 
   /**
    * The tasks a leave takes, each checked: a task of the site, not closed, its source opened from
-   * here (a video task not running here yet), and all of them within this node's capacity (cores and
+   * here (a video task it does not own yet), and all of them within this node's capacity (cores and
    * cameras, at what each cost where it ran). Refused with every reason at once.
    */
   private async takeable(take: LeaveBody['take']): Promise<string[]> {
@@ -497,7 +497,9 @@ export class ClusterNode implements SiteIndex {
     const refusals: string[] = [];
     const rows: TaskRow[] = [];
     for (const taskId of ids) {
-      const entry = this.assignments.has(taskId) ? await this.site.tasks.get(taskId) : null;
+      // Read from the site, not from the last tick's copy: a task started a moment ago counts.
+      const assigned = await this.site.assignments.get(taskId);
+      const entry = assigned?.operation === 'PUT' ? await this.site.tasks.get(taskId) : null;
       const row = entry?.operation === 'PUT' ? entry.json<TaskRow>() : undefined;
       if (!row) refusals.push(`${taskId}: not a task of the site`);
       else if (row.status === 'closed') refusals.push(`${taskId}: closed`);
@@ -516,7 +518,10 @@ export class ClusterNode implements SiteIndex {
       );
     if (this.limits.maxCameras !== undefined && rows.length > this.limits.maxCameras)
       refusals.push(`no room here: ${rows.length} tasks, this node runs at most ${this.limits.maxCameras}`);
-    const probed = rows.filter((row) => row.mode === 'video' && !this.deps.tasks.runs(row.task_id));
+    // A warm copy here proves nothing yet (its source may be failing): only a task this node owns is not probed.
+    const probed = rows.filter(
+      (row) => row.mode === 'video' && this.assignments.get(row.task_id)?.value.node !== this.node,
+    );
     for (let i = 0; i < probed.length; i += TAKE_PROBES)
       await Promise.all(
         probed.slice(i, i + TAKE_PROBES).map((row) =>
