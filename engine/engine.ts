@@ -47,8 +47,10 @@ import { findFfmpeg } from './media/ffmpeg';
 import { FrameSource } from './media/frame-source';
 import { DecodePath, type ResolvedHwaccel, resolveHwaccel } from './media/hwaccel';
 import { MediaFolders } from './media/media-folders';
+import { probeFirstFrame } from './media/probe';
 import { reconnectPolicyOf } from './media/reconnect-policy';
 import { DEFAULT_MAX_SOURCE_PIXELS } from './media/source-limits';
+import { parseSourceUrl } from './media/source-url';
 import { StreamWatchdog } from './media/stream-watchdog';
 import { OptimizationRepository } from './optimization/optimization-repository';
 import { Optimizations } from './optimization/service';
@@ -64,7 +66,7 @@ import { makePrivate } from './store/private-dir';
 import { SettingsRepository } from './store/settings-repository';
 import { engineLoopLag, lagOverload } from './system/loop-lag';
 import { SystemMonitor } from './system/monitor';
-import { DEFAULT_ANALYSIS_FPS } from './tasks/limits';
+import { DEFAULT_ANALYSIS_FPS, TASK_LIMITS } from './tasks/limits';
 import { PackageUse } from './tasks/package-use';
 import { TaskRegistry } from './tasks/registry';
 import { TaskRepository } from './tasks/task-repository';
@@ -270,6 +272,14 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
         version: packageJson.version,
         login: { ...DEFAULT_LOGIN_LIMITS, ...options.login },
         gpu: () => gpuInUse(pool.models()),
+        probeSource: async (videoUrl) => {
+          const parsed = parseSourceUrl(videoUrl);
+          if ('error' in parsed) throw new Error(parsed.error);
+          await probeFirstFrame(ffmpeg, await sources.resolve(parsed), {
+            timeoutMs: TASK_LIMITS.pullTimeoutMs,
+            maxPixels: maxSourcePixels,
+          });
+        },
       });
       // A node says it has a GPU once a model's session opened on one: one opens now (gpu-use.ts).
       if ((options.inference?.provider ?? POOL_DEFAULTS.provider) !== 'cpu')
@@ -434,6 +444,11 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const host = options.host ?? '127.0.0.1';
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
 
+  if (cluster && siteAccounts) {
+    const site = siteAccounts;
+    // Out of the site, nothing follows it any more: the accounts and settings are this node's own.
+    cluster.onLeft = () => void site.leave();
+  }
   cluster?.start(options.cluster?.advertiseUrl ?? `http://${urlHost}:${port}`, api);
 
   let closed = false;

@@ -74,6 +74,7 @@ const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'task.image_too_soon': 'IMAGE_TOO_SOON',
   'cluster.owner_unreachable': 'OWNER_UNREACHABLE',
   'cluster.app_edit_conflict': 'APP_EDIT_CONFLICT',
+  'cluster.take_refused': 'TAKE_REFUSED',
   'live.limit': 'VIDEO_LIMIT',
 };
 

@@ -67,6 +67,9 @@ export class OutboxRepository {
            delivered_at = NULL
          WHERE event_id = @event_id AND state != 'no_receiver' RETURNING id`,
       ),
+      hasSeq: db.prepare<[string, number], { id: number }>(
+        'SELECT id FROM events WHERE task_id = ? AND seq = ?',
+      ),
       byEventId: db.prepare<[string], { id: number; state: DeliveryState }>(
         'SELECT id, state FROM events WHERE event_id = ?',
       ),
@@ -180,6 +183,11 @@ export class OutboxRepository {
   /** Records a failed attempt on a pending event (dead past its deadline); false when it was no longer pending. */
   markFailed(mark: FailedMark): boolean {
     return this.relaxed(() => this.sql.failed.run(mark).changes > 0);
+  }
+
+  /** Whether the task has an event of that seq stored. */
+  hasSeq(taskId: string, seq: number): boolean {
+    return this.sql.hasSeq.get(taskId, seq) !== undefined;
   }
 
   byEventId(eventId: string): { id: number; state: DeliveryState } | undefined {

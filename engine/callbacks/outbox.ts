@@ -128,7 +128,13 @@ export class Outbox {
       this.store.continueSeq(target.task_id, lastSeq, target.report_url, target.report_secret ?? '');
       return bodies
         .filter((body) => !this.store.byEventId(body.event_id))
-        .map((body) => this.insert(target, body, body.seq <= settledSeq));
+        .map((body) =>
+          this.insert(
+            target,
+            body,
+            body.seq <= settledSeq ? { state: settledState(target), at: this.clock.now() } : undefined,
+          ),
+        );
     });
     for (const event of stored) this.bus.emit('event', event);
   }
@@ -148,6 +154,24 @@ export class Outbox {
   }
 
   /**
+   * Copies in events of a task that other nodes stored and settled (cluster mode: the task leaves the
+   * site with this node), with their event_id and seq, settled (never sent from here) and dated when
+   * they were made: its history is whole here. One whose event_id or seq this node holds is not
+   * stored twice; no event is announced. Returns how many were copied.
+   */
+  importHistory(target: ReportTarget, bodies: readonly CallbackBody[]): number {
+    const settled = settledState(target);
+    return this.store.transaction(
+      () =>
+        bodies
+          .filter(
+            (body) => !this.store.byEventId(body.event_id) && !this.store.hasSeq(body.task_id, body.seq),
+          )
+          .map((body) => this.insert(target, body, { state: settled, at: body.timestamp })).length,
+    );
+  }
+
+  /**
    * Stops delivering a task's events from this node (cluster mode: another node runs the task and
    * delivers them from its chain): its pending events are deleted here. Returns how many.
    */
@@ -157,15 +181,16 @@ export class Outbox {
     return dropped;
   }
 
-  /**
-   * Stores one event whose event_id and seq are given; within the caller's transaction. One an earlier
-   * owner settled (`settled`) is stored delivered, as the site's history lists it, and not sent again.
-   */
-  private insert(target: ReportTarget, body: CallbackBody, settled = false): StoredEvent {
-    const now = this.clock.now();
+  /** Stores one event whose event_id and seq are given (its state and time too, when given); within the caller's transaction. */
+  private insert(
+    target: ReportTarget,
+    body: CallbackBody,
+    given?: { state: DeliveryState; at: number },
+  ): StoredEvent {
+    const now = given?.at ?? this.clock.now();
     const json = JSON.stringify(body);
     const imageBytes = body.event === 'message' ? body.data.rules.reduce((n, r) => n + r.image.length, 0) : 0;
-    const state: DeliveryState = target.report_url === '' ? 'no_receiver' : settled ? 'delivered' : 'pending';
+    const state: DeliveryState = given?.state ?? (target.report_url === '' ? 'no_receiver' : 'pending');
     const row = {
       event_id: body.event_id,
       task_id: body.task_id,
@@ -346,3 +371,7 @@ function toRecord(row: EventRow): DeliveryRecord {
     image_dropped: row.image_dropped === 1,
   };
 }
+
+/** How an event an earlier owner settled is stored here: delivered, or no_receiver without a report URL. */
+const settledState = (target: ReportTarget): DeliveryState =>
+  target.report_url === '' ? 'no_receiver' : 'delivered';

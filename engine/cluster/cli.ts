@@ -14,8 +14,10 @@ import type { LeaveState } from './site-view';
  * the node, with the permissions of engine/cluster/nats-users.ts.
  *
  * npm run cluster -- leave [--url http://engine1:8080] [--user admin] [--password-file FILE]
+ *   [--take <task id,...> | --take all-mine]
  * Takes the engine at --url out of its site: its cameras move to the other nodes make-before-break
- * (POST /api/cluster/leave), and this waits until it has left. The password comes from the file or
+ * (POST /api/cluster/leave) but for those named by --take, which move to it and leave the site with
+ * it; this waits until it has left. The password comes from the file or
  * VC_ADMIN_PASSWORD (never a flag: ps shows flags). Exit codes: 0 left, 1 refused or not left in
  * time, 2 usage error.
  */
@@ -23,13 +25,17 @@ import type { LeaveState } from './site-view';
 const USAGE = `usage:
   npm run cluster -- nats-users --out <folder> <node name>...
   npm run cluster -- leave [--url <engine URL>] [--user <name>] [--password-file <file>] [--timeout <s>]
-  (the password from --password-file or VC_ADMIN_PASSWORD)`;
+                           [--take <task id>[,<task id>...] | --take all-mine]
+  (the password from --password-file or VC_ADMIN_PASSWORD; --take: the tasks that leave the site with
+  the node and run on there, all-mine: those it brought in)`;
 
 /** How long leave waits by default: a node's cameras move a few at a time, each in seconds. */
 const DEFAULT_TIMEOUT_S = 600;
 const POLL_MS = 1_000;
 /** One call to the engine: it answers at once, or is not answering. */
 const CALL_TIMEOUT_MS = 10_000;
+/** The call that starts a leave with --take: the node opens each taken source first (15 s each at most). */
+const TAKE_CALL_TIMEOUT_MS = 300_000;
 
 class UsageError extends Error {}
 
@@ -39,8 +45,13 @@ interface Envelope<T> {
   data: T;
 }
 
-async function call<T>(url: string, path: string, init: RequestInit): Promise<T> {
-  const answer = await fetch(`${url}${path}`, { ...init, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
+async function call<T>(
+  url: string,
+  path: string,
+  init: RequestInit,
+  timeoutMs = CALL_TIMEOUT_MS,
+): Promise<T> {
+  const answer = await fetch(`${url}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) });
   const envelope = (await answer.json()) as Envelope<T>;
   if (envelope.code !== 0) throw new Error(`${path}: ${envelope.code} ${envelope.msg}`);
   return envelope.data;
@@ -85,6 +96,8 @@ async function leave(argv: string[], log: (line: string) => void): Promise<void>
       user: { type: 'string', default: 'admin' },
       'password-file': { type: 'string' },
       timeout: { type: 'string', default: String(DEFAULT_TIMEOUT_S) },
+      take: { type: 'string', multiple: true },
+      help: { type: 'boolean', short: 'h' },
     },
   });
   if (positionals.length !== 0) throw new UsageError(`unknown arguments "${positionals.join(' ')}"`);
@@ -94,6 +107,14 @@ async function leave(argv: string[], log: (line: string) => void): Promise<void>
     ? readFileSync(values['password-file'], 'utf8').trim()
     : process.env.VC_ADMIN_PASSWORD;
   if (!password) throw new UsageError('no password: --password-file or VC_ADMIN_PASSWORD');
+  const named = (values.take ?? [])
+    .flatMap((list) => list.split(','))
+    .map((id) => id.trim())
+    .filter(Boolean);
+  if (values.take && named.length === 0) throw new UsageError('--take names no task');
+  if (named.includes('all-mine') && named.length > 1)
+    throw new UsageError('--take all-mine goes alone, without task ids');
+  const take = named[0] === 'all-mine' ? 'all-mine' : named.length > 0 ? named : undefined;
   const url = values.url.replace(/\/+$/, '');
   const { access_token } = await call<{ access_token: string }>(url, '/api/auth/token', {
     method: 'POST',
@@ -105,13 +126,30 @@ async function leave(argv: string[], log: (line: string) => void): Promise<void>
       method: 'POST',
       headers: { authorization: `Bearer ${access_token}` },
     });
+  // The first call names what it takes (refused, with the reason, before anything starts); then it is asked where it stands.
+  const start = () =>
+    take === undefined
+      ? ask()
+      : call<LeaveState>(
+          url,
+          '/api/cluster/leave',
+          {
+            method: 'POST',
+            headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ take }),
+          },
+          TAKE_CALL_TIMEOUT_MS,
+        );
   const deadline = Date.now() + timeoutS * 1000;
   let last = '';
-  for (let state = await ask(); ; state = await ask()) {
+  for (let state = await start(); ; state = await ask()) {
+    const kept = state.taking?.length
+      ? `; ${state.taking.length} tasks run on there: ${state.taking.join(', ')}`
+      : '';
     const line =
       state.state === 'left'
-        ? `${state.node} left the site; its cameras run on the other nodes. Take --cluster out of its settings before starting it again.`
-        : `${state.node} is leaving: ${state.tasks} tasks still here`;
+        ? `${state.node} left the site; its other cameras run on the other nodes${kept}. Take --cluster out of its settings before starting it again.`
+        : `${state.node} is leaving: ${state.tasks} tasks still here${kept && `, of which it takes ${state.taking?.length}`}`;
     if (line !== last) log(line);
     last = line;
     if (state.state === 'left') return;

@@ -20,7 +20,7 @@ import type { TaskLeases, TaskRegistry } from '../tasks/registry';
 import type { TaskRow } from '../tasks/task-repository';
 import { ChainAppender } from './chain-appender';
 import { type ClusterConnection, connectCluster } from './connection';
-import { readChain, readSubject, Superseded, TaskChain } from './event-chain';
+import { chainTail, readChain, readSubject, Superseded, TaskChain } from './event-chain';
 import { BEAT_MS, LEASE_MS, Liveness } from './liveness';
 import type { ClusterOptions } from './options';
 import { proxiedHere, proxyToOwner } from './owner-proxy';
@@ -36,7 +36,7 @@ import { openSitePackages, type SitePackageBuckets } from './site-package-bucket
 import { SitePackages } from './site-packages';
 import { openSiteRules, SiteRules } from './site-rules';
 import { chainable, LATE_STREAM, lateSubject, openSiteStore, type SiteStore } from './site-store';
-import type { Assignment, LeaveState, MemberView, SiteTask, SiteView } from './site-view';
+import type { Assignment, LeaveBody, LeaveState, MemberView, SiteTask, SiteView } from './site-view';
 import { proxySocketToOwner } from './socket-proxy';
 import { taskCost, UNMEASURED_CAMERA_CORES } from './task-cost';
 
@@ -77,6 +77,8 @@ const WARM_TIMEOUT_MS = 30_000;
 const COST_SMOOTHING_MS = 10_000;
 /** A node that could not warm a camera up is not given that camera again for this long. */
 const WARM_FAILED_MS = 10 * 60_000;
+/** Sources a leaving node opens at once to check it can run the tasks it takes (each up to 15 s). */
+const TAKE_PROBES = 4;
 
 /** A node name as NATS subjects and KV keys take it: letters, digits, - and _. */
 export function nodeNameOf(options: ClusterOptions): string {
@@ -117,6 +119,11 @@ interface Deps {
   login: LoginLimits;
   /** Whether its models run on a GPU provider now (engine/inference/gpu-use.ts): its card says so. */
   gpu: () => boolean;
+  /**
+   * Opens a video source as a task here would and reads its first frame (TASK_LIMITS.pullTimeoutMs at
+   * most); rejects with why not. A leaving node checks with it that it can run a task it takes.
+   */
+  probeSource: (videoUrl: string) => Promise<void>;
 }
 
 /**
@@ -141,6 +148,17 @@ export class ClusterNode implements SiteIndex {
   private readonly warmFailed = new Map<string, Map<string, number>>();
   /** Leaving the site (POST /api/cluster/leave): draining, then gone from the site once empty. */
   private leaving: 'draining' | 'left' | null = null;
+  /**
+   * The tasks this node takes out of the site as it leaves: moved here make-before-break (it hands
+   * each over itself), then taken out of the site's store with their chain's history, running on here.
+   */
+  private readonly taking = new Set<string>();
+  /** The tasks taken out of the site's store: running here as a workstation's, never shared again. */
+  private readonly takenOut = new Set<string>();
+  /** A leave's take is being checked (its sources opened): no other leave call is decided meanwhile. */
+  private checkingTake = false;
+  /** Called once, when the node has left its site (engine.ts stops what still follows the site). */
+  onLeft?: () => void;
   /** Events of tasks this node lost, not yet handed to their new owners. */
   private readonly handovers = new Map<string, CallbackBody[]>();
   /** Tasks being shared with the site right now (started here, or found running here unshared). */
@@ -468,6 +486,8 @@ export class ClusterNode implements SiteIndex {
    * not answer, what this node stored.
    */
   async history(taskId: string, query: EventQuery): Promise<EventPage | undefined> {
+    // Out of the site, the node's store holds what it lists (the history of a task it took included).
+    if (this.leaving === 'left') return this.deps.outbox.list(taskId, query);
     const local = this.deps.outbox.list(taskId, { ...query, state: undefined });
     try {
       const [chain, mark, definition] = await Promise.all([
@@ -507,14 +527,104 @@ export class ClusterNode implements SiteIndex {
   /**
    * Leaves the site (POST /api/cluster/leave, idempotent): the node drains (it takes no camera, and
    * the leader moves each of its cameras make-before-break), then, holding no task, takes its card
-   * out of the site, gives up the leader's lease if it held it, and disconnects. Where it stands.
+   * out of the site, gives up the leader's lease if it held it, and disconnects. The tasks named in
+   * `take` move here instead (make-before-break) and leave the site with it; one that cannot be taken
+   * refuses the whole leave before anything starts. Where it stands.
    */
-  leave(): LeaveState {
+  async leave(take?: LeaveBody['take']): Promise<LeaveState> {
+    // One check at a time (each opens sources), and no other leave decided while it runs.
+    if (this.checkingTake)
+      throw new DomainError<ClusterErrorKind>(
+        'cluster.take_refused',
+        `${this.node} is checking the tasks a leave takes: ask again once that call has answered`,
+      );
     if (!this.leaving) {
+      this.checkingTake = true;
+      let taken: string[];
+      try {
+        taken = await this.takeable(take);
+      } finally {
+        this.checkingTake = false;
+      }
+      for (const taskId of taken) this.taking.add(taskId);
       this.leaving = 'draining';
-      this.deps.log.info(`cluster: ${this.node} leaves the site: its cameras move to the other nodes`);
+      this.deps.log.info(
+        `cluster: ${this.node} leaves the site: its cameras move to the other nodes${taken.length > 0 ? `, but for ${taken.length} it takes: ${taken.join(', ')}` : ''}`,
+      );
+    } else if (Array.isArray(take) && take.some((taskId) => !this.taking.has(taskId))) {
+      throw new DomainError<ClusterErrorKind>(
+        'cluster.take_refused',
+        `${this.node} is leaving already: the tasks it takes were named when the leave started (${[...this.taking].join(', ') || 'none'})`,
+      );
     }
     return this.leaveState();
+  }
+
+  /**
+   * The tasks a leave takes, each checked: a task of the site, not closed, its source opened from
+   * here (a video task it does not own yet), and all of them within this node's capacity (cores and
+   * cameras, at what each cost where it ran). Refused with every reason at once.
+   */
+  private async takeable(take: LeaveBody['take']): Promise<string[]> {
+    if (take === undefined) return [];
+    const ids = take === 'all-mine' ? await this.broughtIn() : take;
+    const refusals: string[] = [];
+    const rows: TaskRow[] = [];
+    for (const taskId of ids) {
+      // Read from the site, not from the last tick's copy: a task started a moment ago counts.
+      const assigned = await this.site.assignments.get(taskId);
+      const entry = assigned?.operation === 'PUT' ? await this.site.tasks.get(taskId) : null;
+      const row = entry?.operation === 'PUT' ? entry.json<TaskRow>() : undefined;
+      if (!row) refusals.push(`${taskId}: not a task of the site`);
+      else if (row.status === 'closed') refusals.push(`${taskId}: closed`);
+      else rows.push(row);
+    }
+    const costs = rows.map(({ task_id }) => {
+      const owner = this.assignments.get(task_id)?.value.node ?? '';
+      const demand = this.members.get(owner)?.card.demands?.[task_id] ?? this.knownDemands.get(task_id);
+      return demand?.cost_cores ?? UNMEASURED_CAMERA_CORES;
+    });
+    const cores = costs.reduce((sum, cost) => sum + cost, 0);
+    const capacity = this.capacityCores();
+    if (cores > capacity)
+      refusals.push(
+        `no room here: the tasks cost ${cores.toFixed(2)} cores, this node has ${capacity.toFixed(2)} for cameras`,
+      );
+    if (this.limits.maxCameras !== undefined && rows.length > this.limits.maxCameras)
+      refusals.push(`no room here: ${rows.length} tasks, this node runs at most ${this.limits.maxCameras}`);
+    // A warm copy here proves nothing yet (its source may be failing): only a task this node owns is not probed.
+    const probed = rows.filter(
+      (row) => row.mode === 'video' && this.assignments.get(row.task_id)?.value.node !== this.node,
+    );
+    for (let i = 0; i < probed.length; i += TAKE_PROBES)
+      await Promise.all(
+        probed.slice(i, i + TAKE_PROBES).map((row) =>
+          this.deps.probeSource(row.video_url).catch((error: Error) => {
+            refusals.push(`${row.task_id}: its source does not open here: ${error.message}`);
+          }),
+        ),
+      );
+    if (refusals.length > 0)
+      throw new DomainError<ClusterErrorKind>(
+        'cluster.take_refused',
+        `the leave did not start: ${refusals.join('; ')}`,
+      );
+    return rows.map((row) => row.task_id);
+  }
+
+  /** The tasks of the site this node brought in: their chains begin with it, at epoch 1. */
+  private async broughtIn(): Promise<string[]> {
+    const ids = [...this.assignments.keys()];
+    const first = await Promise.all(ids.map((taskId) => readChain(this.conn, taskId, 0, 1)));
+    return ids.filter((_, i) => {
+      const entry = first[i]?.[0]?.entry;
+      return entry?.kind === 'owner' && entry.node === this.node;
+    });
+  }
+
+  /** Cores this node gives cameras. */
+  private capacityCores(): number {
+    return this.limits.capacityCores ?? Math.max(0, availableParallelism() - RESERVED_CORES);
   }
 
   /** Whether this node is still a member of its site: once it left, it answers for itself alone. */
@@ -525,7 +635,8 @@ export class ClusterNode implements SiteIndex {
   leaveState(): LeaveState {
     const tasks = this.heldHere().length;
     if (!this.leaving) return { node: this.node, state: 'member', tasks };
-    return { node: this.node, state: this.leaving, tasks };
+    const taking = this.taking.size > 0 ? { taking: [...this.taking] } : {};
+    return { node: this.node, state: this.leaving, tasks, ...taking };
   }
 
   /** The tasks this node still has a part in: assigned or warming here, owned, running or handing over. */
@@ -545,10 +656,15 @@ export class ClusterNode implements SiteIndex {
     return [...held];
   }
 
-  /** Once it holds nothing: out of the site, its last delivery progress recorded first. */
+  /**
+   * Once it holds nothing but the tasks it takes, each of them run and chained here: those taken out
+   * of the site, then the node out of the site, its last delivery progress recorded first.
+   */
   private async leaveOnceEmpty(): Promise<void> {
-    if (this.heldHere().length > 0 || this.appender.backlog > 0) return;
+    if (this.heldHere().some((taskId) => !this.taking.has(taskId)) || this.appender.backlog > 0) return;
+    for (const taskId of this.taking) if (!(await this.takenHere(taskId))) return;
     await this.recordDelivery();
+    for (const taskId of this.taking) await this.takeOut(taskId);
     // No beat may write its card back.
     clearInterval(this.beatTimer);
     await this.beating;
@@ -556,6 +672,48 @@ export class ClusterNode implements SiteIndex {
     if (this.leaderName === this.node) await this.site.leases.delete('leader');
     await this.site.nodes.delete(this.node);
     this.deps.log.info(`cluster: ${this.node} left the site`);
+  }
+
+  /**
+   * Whether a task this node takes is all here: assigned and running here, its chain claimed, and
+   * nothing of it left with its previous owner (no other card names it, no late event waits).
+   */
+  private async takenHere(taskId: string): Promise<boolean> {
+    if (this.assignments.get(taskId)?.value.node !== this.node) return false;
+    if (!this.appender.owns(taskId) || this.adopting.has(taskId) || this.warming.has(taskId)) return false;
+    for (const [name, { card }] of this.members)
+      if (name !== this.node && (card.cameras.includes(taskId) || card.warm?.includes(taskId))) return false;
+    const late = await readSubject(this.conn, LATE_STREAM, lateSubject(taskId), 0, 1);
+    return late.length === 0;
+  }
+
+  /**
+   * Takes a task out of the site, running on here: the events of its chain this node lacks (those
+   * other nodes made and delivered) are copied into its store, settled, so that its history is whole
+   * here; then it stops being chained, and its assignment, delivery mark and definition leave the
+   * site. Killed before the assignment goes, the task is the site's still (the node joins again
+   * owning it); after, it is this node's, with all its history.
+   */
+  private async takeOut(taskId: string): Promise<void> {
+    const row = this.deps.tasks.storedRow(taskId);
+    if (!row) return;
+    let copied = 0;
+    for (let from = 0; ; ) {
+      const page = await readChain(this.conn, taskId, from, MAX_CHAIN_IMPORT);
+      if (page.length === 0) break;
+      from = page.at(-1)?.streamSeq ?? from;
+      const bodies = page.flatMap(({ entry }) => (entry.kind === 'event' ? [entry.body] : []));
+      copied += this.deps.outbox.importHistory(targetOf(row), bodies);
+    }
+    this.takenOut.add(taskId);
+    this.appender.disown(taskId);
+    await this.site.assignments.delete(taskId);
+    await this.site.delivery.delete(taskId);
+    await this.site.tasks.delete(taskId);
+    this.listing.invalidate();
+    this.deps.log.info(
+      `cluster: ${this.node} took task ${taskId} out of the site (${copied} events of other nodes copied here)`,
+    );
   }
 
   async close(): Promise<void> {
@@ -617,7 +775,7 @@ export class ClusterNode implements SiteIndex {
       // A full data disk or leaving: its cameras go to other nodes (a full disk's with the events it
       // could not store).
       state: this.leaving || this.deps.held.held.events > 0 ? 'draining' : 'up',
-      capacity_cores: this.limits.capacityCores ?? Math.max(0, cores - RESERVED_CORES),
+      capacity_cores: this.capacityCores(),
       max_cameras: this.limits.maxCameras ?? null,
       cpu_used_cores: Math.min(cores, loadavg()[0] ?? 0),
       memory: { total_bytes: totalmem(), free_bytes: freemem() },
@@ -723,7 +881,10 @@ export class ClusterNode implements SiteIndex {
       if (this.strays.size > 0) await this.settleStrays();
       await this.handOver();
       await this.collectLate();
-      if (this.leaving === 'left') await this.close();
+      if (this.leaving === 'left') {
+        await this.close();
+        this.onLeft?.();
+      }
     } catch (error) {
       this.deps.log.warn({ err: error }, 'cluster: the reconciliation waits for NATS');
     } finally {
@@ -830,7 +991,8 @@ export class ClusterNode implements SiteIndex {
       .filter((card) => this.stateOf(card.name) === 'up');
     if (up.length === 0) return;
     const now = Date.now();
-    const cameras: CameraDemand[] = [...this.assignments].map(([taskId, { value }]) => {
+    const planned = [...this.assignments].filter(([, { value }]) => !this.takenBy(value));
+    const cameras: CameraDemand[] = planned.map(([taskId, { value }]) => {
       const demand = this.members.get(value.node)?.card.demands?.[taskId] ?? this.knownDemands.get(taskId);
       return {
         task_id: taskId,
@@ -848,7 +1010,7 @@ export class ClusterNode implements SiteIndex {
     });
     const round = plan(up, cameras, this.lastPlan, now);
     this.lastPlan = round;
-    const changed = await this.carryOut(round, now);
+    const changed = await this.carryOut(round, new Map(planned), now);
     if (round.moves.length > 0 || round.unplaced.length > 0 || changed)
       await this.site.leases.put('plan', JSON.stringify(round));
   }
@@ -861,10 +1023,14 @@ export class ClusterNode implements SiteIndex {
    * is handed over at the next epoch: the new owner claims the chain, the old one stops on seeing it.
    * At most MAX_PLANNED_MOVES warm up at once, each for at most WARM_TIMEOUT_MS.
    */
-  private async carryOut(round: Plan, now: number): Promise<boolean> {
+  private async carryOut(
+    round: Plan,
+    assignments: ReadonlyMap<string, { value: Assignment; revision: number }>,
+    now: number,
+  ): Promise<boolean> {
     let warmingUp = [...this.assignments.values()].filter(({ value }) => value.next !== undefined).length;
     let changed = false;
-    for (const [taskId, current] of this.assignments) {
+    for (const [taskId, current] of assignments) {
       const { node: from, epoch, next, parked } = current.value;
       const to = round.assignment[taskId];
       let write: Assignment | undefined;
@@ -919,6 +1085,15 @@ export class ClusterNode implements SiteIndex {
     return changed;
   }
 
+  /**
+   * Whether a leaving node that is up takes the task out of the site: the leader does not plan it.
+   * Its taker gone (killed mid-way), the leader plans it as any other: its write drops the mark.
+   */
+  private takenBy(value: Assignment): boolean {
+    const taker = value.next ?? value.node;
+    return value.taking === true && this.members.has(taker) && this.stateOf(taker) === 'up';
+  }
+
   /** The camera's measured cost, smoothed exponentially over COST_SMOOTHING_MS. */
   private smoothedCost(taskId: string, measured: number, now: number): number {
     const last = this.smoothedCosts.get(taskId);
@@ -959,12 +1134,48 @@ export class ClusterNode implements SiteIndex {
       } else if (value.node === this.node) {
         if (!this.appender.owns(taskId) && !this.adopting.has(taskId)) void this.adopt(taskId, value.epoch);
       } else if (value.next === this.node) {
-        if (!this.warming.has(taskId) && !this.adopting.has(taskId) && !this.leaving) void this.warm(taskId);
+        if (!this.warming.has(taskId) && !this.adopting.has(taskId) && (!this.leaving || value.taking))
+          void this.warm(taskId);
       } else if (this.deps.tasks.runs(taskId) || this.appender.owns(taskId)) {
         await this.release(taskId, `assigned to ${value.node}`);
       }
     }
-    if (this.leaving === 'draining') await this.leaveOnceEmpty();
+    if (this.leaving === 'draining') {
+      for (const taskId of this.taking) await this.take(taskId);
+      await this.leaveOnceEmpty();
+    }
+  }
+
+  /**
+   * One step of bringing a task this leaving node takes here: marked as taken (warming up here), then
+   * handed over here once it analyses here (or at once, its owner gone), as the leader would. Each
+   * step is one compare-and-set write: one that loses a race is tried again next tick.
+   */
+  private async take(taskId: string): Promise<void> {
+    const current = this.assignments.get(taskId);
+    if (!current) {
+      // Closed (or purged) meanwhile: nothing to take.
+      this.taking.delete(taskId);
+      return;
+    }
+    const { node, epoch, next, taking } = current.value;
+    let write: Assignment | undefined;
+    if (node === this.node) {
+      if (!taking) write = { node, epoch, taking: true };
+    } else if (next !== this.node || !taking) write = { node, epoch, next: this.node, taking: true };
+    else if (!this.members.has(node) || this.stateOf(node) !== 'up')
+      write = { node: this.node, epoch: epoch + 1, taking: true };
+    else if (this.warming.has(taskId) && this.deps.tasks.runs(taskId) && this.analyses(taskId))
+      write = { node: this.node, epoch: epoch + 1, taking: true };
+    if (!write) return;
+    try {
+      await this.site.assignments.update(taskId, JSON.stringify(write), current.revision);
+      this.deps.log.info(
+        `cluster: ${this.node} takes task ${taskId} out of the site: ${JSON.stringify(write)}`,
+      );
+    } catch {
+      // Changed meanwhile: read again next tick.
+    }
   }
 
   /**
@@ -1143,15 +1354,20 @@ export class ClusterNode implements SiteIndex {
     }
   }
 
-  /** A task started on this node: shared, assigned here at epoch 1, and its chain claimed. */
+  /**
+   * A task started on this node: shared, assigned here at epoch 1, and its chain claimed. A task
+   * that left the site with a node and comes back with it has a chain already: it goes on from there,
+   * at the epoch after its last (its events made away from the site follow the chain's last seq).
+   */
   private async started(taskId: string): Promise<void> {
     if (this.sharing.has(taskId)) return;
     this.sharing.add(taskId);
     try {
       await this.share(taskId);
-      const assignment: Assignment = { node: this.node, epoch: 1 };
+      const epoch = ((await chainTail(this.conn, taskId)).entry?.epoch ?? 0) + 1;
+      const assignment: Assignment = { node: this.node, epoch };
       await this.site.assignments.create(taskId, JSON.stringify(assignment));
-      const chain = new TaskChain(this.conn, taskId, this.node, 1);
+      const chain = new TaskChain(this.conn, taskId, this.node, epoch);
       // Events stored while the chain was being claimed go first.
       this.appender.own(chain, this.storedBodies(taskId, await chain.claim()));
     } catch (error) {
@@ -1184,6 +1400,7 @@ export class ClusterNode implements SiteIndex {
 
   /** Writes the task's definition for the site: what another node needs to take it over. */
   private async share(taskId: string): Promise<void> {
+    if (this.takenOut.has(taskId)) return;
     const row = this.deps.tasks.storedRow(taskId);
     if (row) await this.site.tasks.put(taskId, JSON.stringify(row));
   }

@@ -10,8 +10,11 @@ import type { ClusterConnection } from './connection';
  * message (1 MiB by default) is refused with the owner's URL rather than cut.
  */
 
-/** The task's owner did not answer a forwarded request in time. */
-export type ClusterErrorKind = 'cluster.owner_unreachable';
+/**
+ * The task's owner did not answer a forwarded request in time; a task a leaving node was asked to
+ * take out of the site cannot be taken (unknown, closed, no room, source not reachable from it).
+ */
+export type ClusterErrorKind = 'cluster.owner_unreachable' | 'cluster.take_refused';
 
 /** How long a forwarded request waits for the owner's answer. */
 export const FORWARD_TIMEOUT_MS = 5_000;

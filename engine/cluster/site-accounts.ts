@@ -48,6 +48,8 @@ export class SiteAccounts implements AccountStore {
   private appliedAtCheck = 0;
   private lookups = 0;
   private closed = false;
+  /** The node left its site: its copy of the accounts is its own now, and nothing goes to the site. */
+  private left = false;
 
   constructor(
     private readonly kv: Bucket,
@@ -98,6 +100,15 @@ export class SiteAccounts implements AccountStore {
     this.watcher?.stop();
   }
 
+  /**
+   * The node left its site (its connection is closed): the mirror stops, and from now on the users,
+   * tokens and settings it copied are the workstation's own, read and written here only.
+   */
+  async leave(): Promise<void> {
+    this.left = true;
+    await this.close();
+  }
+
   /** The site's key for stream and link tokens: made by the first node, read by every other. */
   async streamKey(): Promise<Buffer> {
     const made = randomBytes(STREAM_KEY_BYTES).toString('base64');
@@ -113,6 +124,8 @@ export class SiteAccounts implements AccountStore {
 
   /** Shares a setting with every node (each applies it when its watch delivers it). */
   async putSetting(name: string, value: unknown): Promise<void> {
+    // Out of the site, the setting is this node's alone: its caller saves it here.
+    if (this.left) return;
     await this.kv.put(settingKey(name), JSON.stringify(value));
   }
 
@@ -131,6 +144,7 @@ export class SiteAccounts implements AccountStore {
   }
 
   async setPassword(username: string, passwordHash: string, now: number): Promise<void> {
+    if (this.left) return this.rows.setPassword(username, passwordHash, now);
     const record: UserRecord = { password_hash: passwordHash, updated_at: now };
     this.mirror.wroteUser(username, await this.kv.put(userKey(username), JSON.stringify(record)));
     // The user's tokens the site has go; one another node issues meanwhile is stale by its user_rev.
@@ -139,6 +153,7 @@ export class SiteAccounts implements AccountStore {
   }
 
   async createUser(username: string, passwordHash: string, now: number): Promise<boolean> {
+    if (this.left) return this.rows.createUser(username, passwordHash, now);
     const record: UserRecord = { password_hash: passwordHash, updated_at: now };
     let revision: number;
     try {
@@ -159,7 +174,7 @@ export class SiteAccounts implements AccountStore {
   }
 
   async findToken(tokenHash: string): Promise<TokenRow | undefined> {
-    if (this.lookups >= MAX_TOKEN_LOOKUPS) return undefined;
+    if (this.left || this.lookups >= MAX_TOKEN_LOOKUPS) return undefined;
     this.lookups += 1;
     try {
       const entry = await this.kv.get(tokenKey(tokenHash));
@@ -186,6 +201,7 @@ export class SiteAccounts implements AccountStore {
     createdAt: number,
     expiresAt: number,
   ): Promise<void> {
+    if (this.left) return this.rows.insertToken(tokenHash, username, createdAt, expiresAt);
     const record: TokenRecord = {
       username,
       created_at: createdAt,
@@ -203,6 +219,7 @@ export class SiteAccounts implements AccountStore {
   }
 
   async deleteToken(tokenHash: string): Promise<void> {
+    if (this.left) return this.rows.deleteToken(tokenHash);
     await this.kv.delete(tokenKey(tokenHash));
     this.rows.deleteToken(tokenHash);
   }

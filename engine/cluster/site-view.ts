@@ -16,6 +16,12 @@ const Assignment = Type.Object({
         'No node has room for it (cameras of higher priority took it): it runs nowhere until one has; node is where it ran last',
     }),
   ),
+  taking: Type.Optional(
+    Type.Literal(true, {
+      description:
+        'The node leaving the site takes this task out with it (POST /api/cluster/leave, take): it warms up there (next) and is handed over by that node, which the leader leaves alone while it is up',
+    }),
+  ),
 });
 
 const Member = Type.Object({
@@ -93,5 +99,33 @@ export const LeaveState = Type.Object({
       'draining: its cameras move to the other nodes; left: it holds none, is out of the site and disconnected from it',
   }),
   tasks: Type.Integer({ minimum: 0, description: 'Tasks it still runs, warms up or hands over' }),
+  taking: Type.Optional(
+    Type.Array(Type.String(), {
+      description: 'The tasks it takes out of the site with it: they run on here once it left',
+    }),
+  ),
 });
 export type LeaveState = Static<typeof LeaveState>;
+
+/** Tasks one leave may take out of the site at most (each is a planned move to the leaving node). */
+export const MAX_TAKE = 256;
+
+/** POST /api/cluster/leave: which tasks the node takes out of the site with it (none by default). */
+export const LeaveBody = Type.Object(
+  {
+    take: Type.Optional(
+      Type.Union(
+        [
+          Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: MAX_TAKE, uniqueItems: true }),
+          Type.Literal('all-mine'),
+        ],
+        {
+          description:
+            'Task ids, or "all-mine": the tasks this node brought into the site (their chains begin with it). They move here first (make-before-break), then leave the site with the node and run on here as a workstation\'s',
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type LeaveBody = Static<typeof LeaveBody>;

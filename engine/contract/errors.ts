@@ -108,6 +108,12 @@ export const ERRORS = {
     meaning:
       "Cluster mode: other nodes edited the same application's rule at the same moment, every try of this edit; nothing of it was applied, send it again",
   },
+  TAKE_REFUSED: {
+    code: 40909,
+    status: 409,
+    meaning:
+      'Cluster mode: a task named in take cannot leave the site with this node (unknown, closed, no room here, or its source not reachable from here; msg says which and why); the leave did not start',
+  },
   BODY_TOO_LARGE: {
     code: 41301,
     status: 413,

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ClusterNode } from '../../cluster/cluster-node';
-import { LeaveState, SiteTask, SiteView } from '../../cluster/site-view';
+import { LeaveBody, LeaveState, SiteTask, SiteView } from '../../cluster/site-view';
 import { Envelope, ErrorEnvelope, ok } from '../envelope';
 import { ApiError } from '../errors';
 import type { RoutePlugin } from '../route-plugin';
@@ -33,20 +33,25 @@ export const clusterRoutes: RoutePlugin<{ cluster?: ClusterNode }> = async (app,
     async () => ok(cluster ? await cluster.siteTasks() : []),
   );
 
-  app.post(
+  app.post<{ Body: LeaveBody | undefined }>(
     '/api/cluster/leave',
     {
-      config: { refusals: ['NOT_CLUSTER_NODE'] },
+      config: { refusals: ['NOT_CLUSTER_NODE', 'TAKE_REFUSED'] },
       schema: {
         tags: ['health'],
         summary:
-          'Extension: this node leaves its site: its cameras move to the other nodes (make-before-break), then it takes itself out; call again to see where it stands',
+          'Extension: this node leaves its site: its cameras move to the other nodes (make-before-break) but for those named in take, which move here and leave the site with it; then it takes itself out; call again (no body) to see where it stands',
+        body: LeaveBody,
         response: { 200: Envelope(LeaveState), 401: ErrorEnvelope },
       },
+      // No body (the call that asks where the node stands, and every client before take) is an empty one.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
     },
-    async () => {
+    async (request) => {
       if (!cluster) throw new ApiError('NOT_CLUSTER_NODE', 'this engine is not a node of a site');
-      return ok(cluster.leave());
+      return ok(await cluster.leave(request.body?.take));
     },
   );
 };
