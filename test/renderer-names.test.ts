@@ -62,9 +62,11 @@ describe('namesOf', () => {
     expect(en.class('0', 'shelf:a')).toBe('box');
     expect(en.class('7', 'person')).toBe('7');
     expect(en.class('x', 'person')).toBe('x');
-    // Without an app: every app's name for it, each once.
+    // In some apps (those with alarms), or without: every app's name for it, each once.
+    expect(en.class('0', ['person', 'gone'])).toBe('person');
+    expect(en.class('2', ['person', 'crowd'])).toBe('car / vehicle');
+    expect(en.class('0', [])).toBe('0');
     expect(en.class('0')).toBe('person / box');
-    expect(en.class('2')).toBe('car / vehicle');
   });
 
   it('names the rules the engine fires, in the language', () => {
@@ -86,5 +88,28 @@ describe('namesOf', () => {
       'Shelf A：box',
     ]);
     expect(['gone:0', 'plain'].map(en.rule)).toEqual(['gone:0', 'plain']);
+  });
+
+  it("translates the built-in package's names while they are the shipped ones", () => {
+    const builtin = (motion: string): ZapkPackage[] => [
+      {
+        zapk_id: 'builtin',
+        name: 'Built-in analysis',
+        builtin: true,
+        apps: { motion: { app_id: 'motion', name: motion, license_expire: 0, perpetual: true, rule: {} } },
+      },
+    ];
+    const zhOf = (packages: ZapkPackage[]) =>
+      namesOf(packages, (key, params) => translate('zh-CN', key, params));
+    expect([
+      zhOf(builtin('Motion detection')).package('builtin'),
+      zhOf(builtin('Motion detection')).app('motion'),
+    ]).toEqual(['内置分析', '移动侦测']);
+    expect(namesOf(builtin('Motion detection'), (key) => translate('en', key)).app('motion')).toBe(
+      'Motion detection',
+    );
+    // The operator's own name stays theirs; a package that is not the built-in one is not translated.
+    expect(zhOf(builtin('Gate motion')).app('motion')).toBe('Gate motion');
+    expect(zh.app('person')).toBe('People');
   });
 });

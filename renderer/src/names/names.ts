@@ -5,13 +5,34 @@
  * no name known (its package gone) stays as it is, so nothing is hidden.
  */
 import { appsOf, type ZapkApp, type ZapkPackage } from '../api';
-import type { Translate } from '../i18n';
+import type { MessageKey, Translate } from '../i18n';
 
 export interface Names {
+  /** A package's name; the built-in package's in the console's language while it keeps its own. */
+  package(zapkId: string): string;
   app(appId: string): string;
-  /** A class id's name; with an app, that app's, else every installed app's (usually one). */
-  class(classId: string, appId?: string): string;
+  /**
+   * A class id's name in these apps (the alarm filter's: the apps that have alarms), else in every
+   * installed app; where they name it differently, each name once.
+   */
+  class(classId: string, appIds?: string | readonly string[]): string;
   rule(ruleId: string): string;
+}
+
+/**
+ * The built-in package's names as it ships them (assets/builtin/manifest.json), translated; a name
+ * the operator gave instead is theirs and shown as it is.
+ */
+const BUILTIN: Record<string, [shipped: string, key: MessageKey]> = {
+  builtin: ['Built-in analysis', 'names.builtin'],
+  motion: ['Motion detection', 'names.builtin.motion'],
+  intrusion: ['Region intrusion', 'names.builtin.intrusion'],
+  change: ['Scene change', 'names.builtin.change'],
+};
+
+function shippedName(pkg: ZapkPackage, id: string, name: string, t: Translate): string {
+  const shipped = pkg.builtin ? BUILTIN[id] : undefined;
+  return shipped && shipped[0] === name ? t(shipped[1]) : name;
 }
 
 /** The rule's own name for a class (the rule editor's "Name"), else the model's label at its index. */
@@ -27,14 +48,25 @@ function classNameIn(app: ZapkApp, classId: string): string | undefined {
 
 export function namesOf(packages: readonly ZapkPackage[], t: Translate): Names {
   const apps = new Map<string, ZapkApp>();
-  for (const pkg of packages)
-    for (const app of appsOf(pkg)) if (!apps.has(app.app_id)) apps.set(app.app_id, app);
+  const appNames = new Map<string, string>();
+  const packageNames = new Map<string, string>();
+  for (const pkg of packages) {
+    packageNames.set(pkg.zapk_id, shippedName(pkg, pkg.zapk_id, pkg.name, t));
+    for (const app of appsOf(pkg)) {
+      if (apps.has(app.app_id)) continue;
+      apps.set(app.app_id, app);
+      if (app.name?.trim()) appNames.set(app.app_id, shippedName(pkg, app.app_id, app.name, t));
+    }
+  }
   // Longest first: an app id may itself hold a colon, and "a:b:0" must find "a:b" before "a".
   const ids = [...apps.keys()].sort((a, b) => b.length - a.length);
 
-  const app = (appId: string) => apps.get(appId)?.name?.trim() || appId;
-  const className = (classId: string, appId?: string) => {
-    const owners = appId !== undefined ? [apps.get(appId)] : [...apps.values()];
+  const app = (appId: string) => appNames.get(appId) ?? appId;
+  const className = (classId: string, appIds?: string | readonly string[]) => {
+    const owners =
+      appIds === undefined
+        ? [...apps.values()]
+        : (typeof appIds === 'string' ? [appIds] : appIds).map((id) => apps.get(id));
     const found = new Set(owners.flatMap((owner) => (owner ? [classNameIn(owner, classId)] : [])));
     found.delete(undefined);
     return found.size > 0 ? [...found].join(' / ') : classId;
@@ -50,5 +82,5 @@ export function namesOf(packages: readonly ZapkPackage[], t: Translate): Names {
     if (speed?.[1]) return t('names.ruleSpeed', { app: name, class: className(speed[1], appId) });
     return t('names.ruleClass', { app: name, class: className(what, appId) });
   };
-  return { app, class: className, rule };
+  return { package: (zapkId) => packageNames.get(zapkId) ?? zapkId, app, class: className, rule };
 }

@@ -43,7 +43,9 @@ export function AlarmFilters({ facets }: { facets: AlarmFacets | undefined }) {
       {choice('taskId', t('alarms.camera'), facets?.tasks ?? [], title)}
       {choice('appId', t('alarms.app'), facets?.apps ?? [], names.app)}
       {choice('rule', t('alarms.rule'), facets?.rules ?? [], names.rule)}
-      {choice('classId', t('alarms.class'), facets?.classes ?? [], (id) => names.class(id))}
+      {choice('classId', t('alarms.class'), facets?.classes ?? [], (id) =>
+        names.class(id, filter.appId || (facets?.apps ?? [])),
+      )}
       <div className="field field-inline">
         <label htmlFor={`${id}-reviewed`}>{t('alarms.state')}</label>
         <select

@@ -150,7 +150,7 @@ export function Alarms() {
               <span className="alarm-text">
                 <strong>{title(alarm.task_id)}</strong>
                 <span className="sub">
-                  {time(alarm.timestamp)} · {alarm.rules.join(', ')}
+                  {time(alarm.timestamp)} · {alarm.rules.map(names.rule).join(', ')}
                 </span>
               </span>
               <span className="alarm-score">{alarm.max_score > 0 ? alarm.max_score.toFixed(2) : ''}</span>
