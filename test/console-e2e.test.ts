@@ -451,8 +451,10 @@ describe('web console in Chromium', () => {
     await page.getByLabel('Before (image A)').setInputFiles(BEFORE);
     await page.getByLabel('After (image B)').setInputFiles(after);
     await page.getByRole('button', { name: 'Upload and analyse' }).click();
-    await page.getByRole('img', { name: 'Annotated frame of change:0' }).waitFor({ timeout: 30_000 });
-    await page.getByText('change:0').first().waitFor();
+    await page
+      .getByRole('img', { name: 'Annotated frame of Scene change: change' })
+      .waitFor({ timeout: 30_000 });
+    await page.getByText('Scene change: change').first().waitFor();
     await page
       .getByText(/px changed$/)
       .first()

@@ -80,6 +80,10 @@ describe('names, never ids', () => {
     await expect
       .poll(() => optionsOf(live, 'Task'), POLL)
       .toEqual(['Choose a task…', 'Front door · Person detection']);
+    await live
+      .getByRole('combobox', { name: 'Task', exact: true })
+      .selectOption({ label: 'Front door · Person detection' });
+    await live.getByRole('link', { name: 'Effect optimization' }).waitFor(POLL);
     await live.screenshot({ path: join(SHOTS, 'words-live-picker.png') });
     const optimization = await open('/optimization');
     await expect
@@ -106,6 +110,16 @@ describe('names, never ids', () => {
     await page.screenshot({ path: join(SHOTS, 'words-alarm-filters.png') });
     const zh = await open('/alarms', 'zh-CN');
     await expect.poll(() => optionsOf(zh, '规则'), POLL).toEqual(['全部', 'Person detection：person']);
+  }, 60_000);
+});
+
+describe('the built-in package', () => {
+  it('is named in Chinese on the Packages screen', async () => {
+    const page = await open('/packages', 'zh-CN');
+    await page.getByRole('heading', { name: /^内置分析/ }).waitFor(POLL);
+    const names = await page.locator('tbody th[scope="row"]').allTextContents();
+    expect(names.slice(0, 3)).toEqual(['移动侦测', '区域入侵', '场景变化']);
+    await page.screenshot({ path: join(SHOTS, 'words-packages-zh-CN.png') });
   }, 60_000);
 });
 
