@@ -20,4 +20,6 @@ export interface DomainErrorDetails {
   field?: string;
   /** Seconds after which trying again may succeed. */
   retryAfterS?: number;
+  /** A stable word for the kind of refusal where a code has several (envelope extension `reason`). */
+  reason?: string;
 }

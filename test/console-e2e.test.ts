@@ -381,7 +381,7 @@ describe('web console in Chromium', () => {
   it('shows events arriving in the feed with thumbnails, delivery state and a full-size snapshot', async () => {
     await page.getByRole('navigation').getByRole('link', { name: 'Events' }).click();
     await page.getByRole('status').filter({ hasText: 'Live feed connected' }).first().waitFor();
-    const thumb = page.getByRole('button', { name: 'Open the snapshot of person:0' }).first();
+    const thumb = page.getByRole('button', { name: 'Open the snapshot of Person detection: person' }).first();
     await thumb.waitFor({ timeout: 30_000 });
     await page.getByText('Delivered', { exact: true }).first().waitFor({ timeout: 30_000 });
     const size = () =>
@@ -396,8 +396,8 @@ describe('web console in Chromium', () => {
     await page.getByRole('combobox', { name: 'Application' }).selectOption('person');
     await shot('07-events');
     await thumb.click();
-    const dialog = page.getByRole('dialog', { name: /^person:0 at / });
-    await dialog.getByRole('img', { name: 'Annotated frame of person:0' }).waitFor();
+    const dialog = page.getByRole('dialog', { name: /^Person detection: person at / });
+    await dialog.getByRole('img', { name: 'Annotated frame of Person detection: person' }).waitFor();
     expect(await dialog.getByRole('row').count()).toBeGreaterThan(1);
     await shot('08-snapshot');
     // The snapshot has an address: a reload (an empty feed) opens the same event, read from the engine.
@@ -405,7 +405,7 @@ describe('web console in Chromium', () => {
     expect(opened).toMatch(new RegExp(`^#/events/${taskId}/\\d+/person%3A0$`));
     const rows = await dialog.getByRole('row').allTextContents();
     await page.reload();
-    await dialog.getByRole('img', { name: 'Annotated frame of person:0' }).waitFor();
+    await dialog.getByRole('img', { name: 'Annotated frame of Person detection: person' }).waitFor();
     expect(await dialog.getByRole('row').allTextContents()).toEqual(rows);
     expect(new URL(page.url()).hash).toBe(opened);
     await dialog.getByRole('button', { name: 'Close dialog' }).click();
@@ -431,7 +431,7 @@ describe('web console in Chromium', () => {
 
     await page.getByLabel('Image files').setInputFiles(join(FIXTURES, 'media', 'basketball1.png'));
     await page.getByRole('button', { name: 'Upload and analyse' }).click();
-    const annotated = page.getByRole('img', { name: 'Annotated frame of person:0' });
+    const annotated = page.getByRole('img', { name: 'Annotated frame of Person detection: person' });
     await annotated.waitFor({ timeout: 30_000 });
     await page.getByText('image 1, 640 × 480').waitFor();
     expect(await annotated.evaluate((image) => (image as HTMLImageElement).naturalWidth)).toBe(640);
@@ -451,8 +451,10 @@ describe('web console in Chromium', () => {
     await page.getByLabel('Before (image A)').setInputFiles(BEFORE);
     await page.getByLabel('After (image B)').setInputFiles(after);
     await page.getByRole('button', { name: 'Upload and analyse' }).click();
-    await page.getByRole('img', { name: 'Annotated frame of change:0' }).waitFor({ timeout: 30_000 });
-    await page.getByText('change:0').first().waitFor();
+    await page
+      .getByRole('img', { name: 'Annotated frame of Scene change: change' })
+      .waitFor({ timeout: 30_000 });
+    await page.getByText('Scene change: change').first().waitFor();
     await page
       .getByText(/px changed$/)
       .first()

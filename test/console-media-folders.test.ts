@@ -117,7 +117,7 @@ async function previewOutside(page: Page) {
   const wizard = page.getByRole('dialog', { name: 'Start a task' });
   await wizard.getByRole('textbox', { name: 'Source URL' }).fill(OUTSIDE);
   await wizard.getByRole('button', { name: 'Preview' }).click();
-  await wizard.getByText("no video file at this path in the engine's media folders").waitFor(POLL);
+  await wizard.getByText('There is no video file at this path in the engine’s media folders.').waitFor(POLL);
   return wizard;
 }
 

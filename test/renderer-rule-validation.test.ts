@@ -172,11 +172,38 @@ describe('rule form', () => {
       frames: 6,
     });
     expect(validateRuleDraft(edit((d) => (d.inertia = { hits: '5', frames: '3' })))).toEqual({
-      'rule.inertia': { key: 'validation.invalid', text: 'hits 5 is greater than frames 3' },
+      'rule.inertia.frames': { key: 'validation.hitsAboveFrames', params: { hits: '5', frames: '3' } },
     });
     expect(validateRuleDraft(edit((d) => (d.inertia = { hits: '2', frames: '' })))).toEqual({
       'rule.inertia.frames': { key: 'validation.integer' },
     });
+  });
+
+  it('reads and writes stationary and speed, leaving them out while the rule has none', () => {
+    const plain = draftFromListing('Crowd gathering', LISTED);
+    expect([plain.stationary, plain.speed]).toEqual(['', null]);
+    expect(Object.keys(bodyOf(plain).rule)).not.toContain('stationary');
+    expect(Object.keys(bodyOf(plain).rule)).not.toContain('speed');
+    const speed = [{ class_id: '0', min_speed: 1, max_speed: 3 }];
+    const listed = draftFromListing('Crowd gathering', { ...LISTED, stationary: 'once', speed });
+    expect([listed.stationary, listed.speed]).toEqual(['once', speed]);
+    const { rule } = bodyOf({ ...listed, speed: [{ class_id: '0', min_speed: '1.5', max_speed: '0' }] });
+    expect([rule.stationary, rule.speed]).toEqual([
+      'once',
+      [{ class_id: '0', min_speed: 1.5, max_speed: 0 }],
+    ]);
+    expect(validateRuleDraft(listed)).toEqual({});
+    // The engine's own cross-field check, on the field, before anything is sent.
+    expect(
+      validateRuleDraft({ ...listed, speed: [{ class_id: '0', min_speed: '5', max_speed: '2' }] }),
+    ).toEqual({
+      'rule.speed.0.max_speed': { key: 'validation.minAboveMax', params: { min: '5', max: '2' } },
+    });
+    expect(validateRuleDraft({ ...listed, speed: [{ class_id: '0', min_speed: -1, max_speed: 0 }] })).toEqual(
+      {
+        'rule.speed.0.min_speed': { key: 'validation.min', params: { min: '0' } },
+      },
+    );
   });
 
   it('puts the engine’s own refusal on the field its envelope names', () => {

@@ -160,7 +160,8 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
         request.log.warn({ err: thrown.cause }, error.message);
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
       const field = error.field === undefined ? {} : { field: error.field };
-      return reply.status(error.status).send({ code: error.code, msg: error.message, ...field });
+      const reason = error.reason === undefined ? {} : { reason: error.reason };
+      return reply.status(error.status).send({ code: error.code, msg: error.message, ...field, ...reason });
     }
     if (isDiskFull(error)) {
       request.log.warn({ err: error }, 'the data disk is full');

@@ -83,8 +83,8 @@ export function toApiError(error: unknown): ApiError | undefined {
   if (!(error instanceof DomainError)) return undefined;
   const kind = (DOMAIN_ERRORS as Record<string, ErrorKind | undefined>)[error.kind];
   if (!kind) return undefined;
-  const { field, retryAfterS } = error.details;
+  const { field, retryAfterS, reason } = error.details;
   const headers: Record<string, string> =
     retryAfterS === undefined ? {} : { 'retry-after': String(retryAfterS) };
-  return new ApiError(kind, error.message, headers, field);
+  return new ApiError(kind, error.message, headers, field, reason);
 }

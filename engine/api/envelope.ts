@@ -16,6 +16,12 @@ export const ErrorEnvelope = Type.Object({
         'Extension: the request field at fault where one is, as a path from the body or query root, e.g. app_configs[0].polygon',
     }),
   ),
+  reason: Type.Optional(
+    Type.String({
+      description:
+        'Extension: the kind of refusal where a code has several; for a source that did not open (50301, 42207) one of unresolved, refused, timeout, denied, not_found, not_video, too_large, file_refused, no_frame',
+    }),
+  ),
 });
 
 export const ok = <T>(data: T) => ({ code: 0 as const, msg: 'success', data });

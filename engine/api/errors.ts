@@ -11,6 +11,8 @@ export class ApiError extends Error {
     readonly headers: Record<string, string> = {},
     /** The request field at fault (envelope extension beside code and msg). */
     readonly field?: string,
+    /** The kind of refusal where a code has several, e.g. why a source did not open (extension). */
+    readonly reason?: string,
   ) {
     super(message);
     this.code = ERRORS[kind].code;

@@ -61,8 +61,9 @@ export {
 } from '../tasks/schema';
 export { pointInPolygon } from '../vision/geometry';
 export { ERRORS, type ErrorKind } from './errors';
-export { SystemInfo, TaskHealth } from './health';
+export { type Hwaccel, SystemInfo, TaskHealth } from './health';
 export { DEFAULT_MEDIA_DIR, SOURCE_REFUSED_REASON } from './media-folders';
+export { SOURCE_FAILURE_REASONS, type SourceFailureReason } from './source-failure';
 
 import type { ErrorKind } from './errors';
 import { ERRORS } from './errors';

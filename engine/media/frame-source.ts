@@ -127,6 +127,10 @@ const DISCARD = new Uint8Array(64 * 1024);
 /** Media clocks started in this process: each FrameSource's frames carry the number of its own. */
 let mediaLines = 0;
 
+// ffmpeg's closing words on an input that failed ("rtsp://cam/x: Input/output error") restate that
+// the more telling line before them failed ("Failed to resolve hostname cam"): that one stays the error.
+const RESTATED = /: Input\/output error$|^Error opening input/;
+
 const LEVEL_TAG = /^(\[[^\]]* @ [^\]]*\] )?\[(trace|debug|verbose|info|warning|error|fatal|panic)\] /;
 
 /**
@@ -162,7 +166,11 @@ export class StderrTail {
     const line = match ? (match[1] ?? '') + tagged.slice(match[0].length) : tagged;
     if (!line.trim()) return line;
     const severity = level ?? match?.[2];
-    if (severity === 'error' || severity === 'fatal' || severity === 'panic') this.lastError = line.trim();
+    if (
+      (severity === 'error' || severity === 'fatal' || severity === 'panic') &&
+      !(this.lastError && RESTATED.test(line.trim()))
+    )
+      this.lastError = line.trim();
     this.lines.push(line);
     this.chars += line.length + 1;
     while (this.chars > STDERR_TAIL_CHARS && this.lines.length > 1)

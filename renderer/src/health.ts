@@ -1,6 +1,7 @@
 /** What the screens show of a task's health: typed figures from the engine, never its dump line. */
-import type { TaskHealth } from '../../engine/contract';
+import type { Hwaccel, TaskHealth } from '../../engine/contract';
 import type { Size } from './geometry/viewport';
+import type { MessageKey, Params } from './i18n';
 
 /** The task table's figures; null where the task has no stream (image and diff tasks, closed ones). */
 export function taskFigures(health: TaskHealth): { fps: number | null; reconnects: number | null } {
@@ -15,4 +16,29 @@ export function sourceSize(health: TaskHealth): Size | null {
   const width = health.stream?.width ?? 0;
   const height = health.stream?.height ?? 0;
   return width > 0 && height > 0 ? { width, height } : null;
+}
+
+/**
+ * How a stream is decoded, as a state in words: the path in use, or, when the setting asked for a
+ * hardware path that failed (ffmpeg's cuda/vaapi/qsv device errors), "hardware decoding
+ * unavailable, using the CPU" with ffmpeg's reason kept for the details.
+ */
+export function decodingState(decoder: { hwaccel: Hwaccel; fallback: string | null }): {
+  key: MessageKey;
+  params?: Params;
+  detail: string | null;
+} {
+  if (decoder.fallback === null) return { key: `system.hwaccel.${decoder.hwaccel}`, detail: null };
+  if (decoder.hwaccel === 'none') return { key: 'health.hwUnavailable', detail: decoder.fallback };
+  return { key: 'health.hwOther', params: { path: decoder.hwaccel }, detail: decoder.fallback };
+}
+
+// lagOverload's words (engine/system/loop-lag.ts): the one overload with figures of its own.
+const LOOP_LATE = /^the engine's event loop ran ([\d.]+) s late$/;
+
+/** Why a task counts as overloaded, as a state with its figure where the engine gives one. */
+export function overloadState(reason: string): { key: MessageKey; params?: Params; detail: string } {
+  const late = LOOP_LATE.exec(reason);
+  if (late) return { key: 'health.overload.late', params: { s: late[1] ?? '' }, detail: reason };
+  return { key: 'health.overload.busy', detail: reason };
 }

@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react';
 import type { ZapkApp } from '../api';
 import { appColor } from '../colors';
+import { useNames } from '../names/useNames';
 
 /** An application to pick for a task: checkbox, its colour, name and id, then any remark. */
 export function AppCheckbox(props: {
@@ -11,6 +12,7 @@ export function AppCheckbox(props: {
   children?: ReactNode;
 }) {
   const { app, selected, disabled = false } = props;
+  const names = useNames();
   return (
     <label className={disabled ? 'disabled' : ''}>
       <input
@@ -24,7 +26,7 @@ export function AppCheckbox(props: {
         }
       />
       <span className="swatch" style={{ background: appColor(app.app_id, app.rule) }} aria-hidden="true" />
-      {app.name} <code>{app.app_id}</code>
+      {names.app(app.app_id)} <code>{app.app_id}</code>
       {props.children}
     </label>
   );

@@ -1,21 +1,24 @@
+import { refusalOf } from '../refusals/refusal';
 import { useT } from '../store';
-import { ApiError } from '../transport';
 
-/** A failed request, announced to assistive technology. */
-export function ErrorNotice({ error }: { error: unknown }) {
+/**
+ * A failed request in plain words, announced to assistive technology: what happened and what to
+ * check, with the engine's own text folded away for support. `hideMessage` when the message already
+ * stands at the field the refusal concerns.
+ */
+export function ErrorNotice({ error, hideMessage = false }: { error: unknown; hideMessage?: boolean }) {
   const t = useT();
-  let text: string;
-  if (error instanceof ApiError) {
-    text =
-      error.status === 0
-        ? t('common.unreachable', { msg: error.msg })
-        : t('common.error', { code: error.code, msg: error.msg });
-  } else {
-    text = t('common.error', { code: '?', msg: error instanceof Error ? error.message : String(error) });
-  }
+  const { message, hint, raw } = refusalOf(error);
   return (
-    <p className="notice notice-error" role="alert">
-      {text}
-    </p>
+    <div className="notice notice-error" role="alert">
+      {!hideMessage && <p className="refusal-message">{t(message)}</p>}
+      <p className="refusal-hint">{t(hint)}</p>
+      {raw && (
+        <details className="refusal-details">
+          <summary>{t('refusal.details')}</summary>
+          <code>{raw}</code>
+        </details>
+      )}
+    </div>
   );
 }

@@ -1,7 +1,10 @@
+import type { ReactNode } from 'react';
 import type { TaskSummary } from '../api';
+import { decodingState, overloadState } from '../health';
 import { formatNumber } from '../i18n';
 import { useSession, useT } from '../store';
 import { redactCredentials, streamErrorKind } from '../tasks/stream-error';
+import { StateDetail } from './StateDetail';
 
 /**
  * A task's health figures in the operator's language, and the engine's own line (dump) folded
@@ -14,7 +17,7 @@ export function HealthDetails({ task }: { task: TaskSummary }) {
   const { health } = task;
   const stream = health.stream;
   const number = (value: number) => formatNumber(language, value);
-  const rows: Array<[string, string]> = [];
+  const rows: Array<[string, ReactNode]> = [];
   if (stream) {
     rows.push([t('health.stream'), t(`health.streamState.${stream.state}`)]);
     if (stream.width && stream.height)
@@ -32,10 +35,10 @@ export function HealthDetails({ task }: { task: TaskSummary }) {
       }),
     ]);
     rows.push([t('health.reconnects'), String(stream.reconnects)]);
-    const path = t(`system.hwaccel.${stream.decoder.hwaccel}`);
+    const decoding = decodingState(stream.decoder);
     rows.push([
       t('health.decoding'),
-      stream.decoder.fallback ? `${path} (${stream.decoder.fallback})` : path,
+      <StateDetail key="decoding" text={t(decoding.key, decoding.params)} detail={decoding.detail} />,
     ]);
     if (stream.last_error) {
       const kind = streamErrorKind(stream.last_error);
@@ -47,7 +50,13 @@ export function HealthDetails({ task }: { task: TaskSummary }) {
   }
   if (health.inference_ms !== null)
     rows.push([t('health.inference'), t('health.ms', { ms: number(health.inference_ms) })]);
-  if (health.overload) rows.push([t('health.overloaded'), health.overload]);
+  if (health.overload) {
+    const overload = overloadState(health.overload);
+    rows.push([
+      t('health.overloaded'),
+      <StateDetail key="overload" text={t(overload.key, overload.params)} detail={overload.detail} />,
+    ]);
+  }
   if (health.analysis_errors > 0)
     rows.push([
       t('health.analysisErrors'),

@@ -16,8 +16,10 @@ import * as images from './images';
 import * as listing from './listing';
 import * as live from './live';
 import * as media from './media';
+import * as names from './names';
 import * as optimization from './optimization';
 import * as packages from './packages';
+import * as refusals from './refusals';
 import * as regions from './regions';
 import * as review from './review';
 import * as rule from './rule';
@@ -47,8 +49,10 @@ export const featureMessages = {
     ...listing.en,
     ...live.en,
     ...media.en,
+    ...names.en,
     ...optimization.en,
     ...packages.en,
+    ...refusals.en,
     ...regions.en,
     ...review.en,
     ...rule.en,
@@ -74,8 +78,10 @@ export const featureMessages = {
     ...listing.zhCN,
     ...live.zhCN,
     ...media.zhCN,
+    ...names.zhCN,
     ...optimization.zhCN,
     ...packages.zhCN,
+    ...refusals.zhCN,
     ...regions.zhCN,
     ...review.zhCN,
     ...rule.zhCN,

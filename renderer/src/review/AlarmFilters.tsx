@@ -1,5 +1,6 @@
 import { useId } from 'react';
 import type { AlarmFacets } from '../api';
+import { useNames } from '../names/useNames';
 import { useT } from '../store';
 import { useTaskTitle } from '../tasks/title';
 import { type AlarmFilter, useAlarmFilter } from './filter';
@@ -12,6 +13,7 @@ export function AlarmFilters({ facets }: { facets: AlarmFacets | undefined }) {
   const set = useAlarmFilter((state) => state.set);
   const reset = useAlarmFilter((state) => state.reset);
   const title = useTaskTitle();
+  const names = useNames();
   const choice = (
     key: 'taskId' | 'appId' | 'rule' | 'classId',
     label: string,
@@ -39,9 +41,11 @@ export function AlarmFilters({ facets }: { facets: AlarmFacets | undefined }) {
     <fieldset className="alarm-filters">
       <legend className="visually-hidden">{t('alarms.filters')}</legend>
       {choice('taskId', t('alarms.camera'), facets?.tasks ?? [], title)}
-      {choice('appId', t('alarms.app'), facets?.apps ?? [])}
-      {choice('rule', t('alarms.rule'), facets?.rules ?? [])}
-      {choice('classId', t('alarms.class'), facets?.classes ?? [])}
+      {choice('appId', t('alarms.app'), facets?.apps ?? [], names.app)}
+      {choice('rule', t('alarms.rule'), facets?.rules ?? [], names.rule)}
+      {choice('classId', t('alarms.class'), facets?.classes ?? [], (id) =>
+        names.class(id, filter.appId || (facets?.apps ?? [])),
+      )}
       <div className="field field-inline">
         <label htmlFor={`${id}-reviewed`}>{t('alarms.state')}</label>
         <select

@@ -6,6 +6,7 @@ import { VirtualList } from '../components/VirtualList';
 import { useTransport } from '../context';
 import { useFeed } from '../feed/store';
 import { useLinkAccess } from '../hooks/useLinkAccess';
+import { useNames } from '../names/useNames';
 import { engineLink, type LinkAccess } from '../optimization/links';
 import { alarmFacetsQuery, alarmKeys, alarmsQuery, reviewMutation } from '../queries/alarms';
 import { AlarmFilters } from '../review/AlarmFilters';
@@ -33,6 +34,7 @@ export function Alarms() {
   const language = useSession((state) => state.language);
   const access = useLinkAccess();
   const title = useTaskTitle();
+  const names = useNames();
   const filter = useAlarmFilter((state) => state.filter);
   const query = useMemo(() => toQuery(filter), [filter]);
   const alarms = useInfiniteQuery(alarmsQuery(transport, query));
@@ -148,7 +150,7 @@ export function Alarms() {
               <span className="alarm-text">
                 <strong>{title(alarm.task_id)}</strong>
                 <span className="sub">
-                  {time(alarm.timestamp)} · {alarm.rules.join(', ')}
+                  {time(alarm.timestamp)} · {alarm.rules.map(names.rule).join(', ')}
                 </span>
               </span>
               <span className="alarm-score">{alarm.max_score > 0 ? alarm.max_score.toFixed(2) : ''}</span>
@@ -165,8 +167,8 @@ export function Alarms() {
             </h3>
             <p className="meta">
               {t('alarms.detailFacts', {
-                app: current.app_id,
-                rules: current.rules.join(', '),
+                app: names.app(current.app_id),
+                rules: current.rules.map(names.rule).join(', '),
                 seq: current.seq,
                 state: t(`delivery.${current.state}`),
               })}

@@ -23,6 +23,8 @@ import { useFeed } from '../feed/store';
 import { useLinkAccess } from '../hooks/useLinkAccess';
 import { useNow } from '../hooks/useNow';
 import type { Language, Translate } from '../i18n';
+import type { Names } from '../names/names';
+import { useNames } from '../names/useNames';
 import { engineLink, type LinkAccess } from '../optimization/links';
 import { eventQuery } from '../queries/events';
 import { packagesQuery } from '../queries/packages';
@@ -44,12 +46,14 @@ function timeOf(language: Language, ms: number): string {
   return new Intl.DateTimeFormat(language, { timeStyle: 'medium' }).format(new Date(ms));
 }
 
-function summary(t: Translate, body: CallbackBody): string {
+function summary(t: Translate, names: Names, body: CallbackBody): string {
   if (body.event !== 'message') {
     return `${t(`event.${body.event}`)} · ${body.data.dump}`;
   }
   return body.data.rules
-    .map((rule) => t('events.ruleSummary', { rule: rule.id, count: rule.count ?? rule.objects.length }))
+    .map((rule) =>
+      t('events.ruleSummary', { rule: names.rule(rule.id), count: rule.count ?? rule.objects.length }),
+    )
     .join(' · ');
 }
 
@@ -63,17 +67,18 @@ function SnapshotDialog({
   onClose: () => void;
 }) {
   const t = useT();
+  const names = useNames();
   const language = useSession((state) => state.language);
   return (
     <Dialog
-      title={t('events.snapshotTitle', { rule: rule.id, time: timeOf(language, body.timestamp) })}
+      title={t('events.snapshotTitle', { rule: names.rule(rule.id), time: timeOf(language, body.timestamp) })}
       onClose={onClose}
       wide
     >
       <img
         className="snapshot-full"
         src={`data:image/jpeg;base64,${rule.image}`}
-        alt={t('events.snapshotAlt', { rule: rule.id })}
+        alt={t('events.snapshotAlt', { rule: names.rule(rule.id) })}
       />
       <table>
         <caption className="visually-hidden">{t('events.objects')}</caption>
@@ -116,6 +121,7 @@ export interface OpenEvent {
 /** The event of a link: from the feed while it holds it with its snapshots, else from the engine. */
 function EventDialog({ open, onClose }: { open: OpenEvent; onClose: () => void }) {
   const t = useT();
+  const names = useNames();
   const transport = useTransport();
   const inFeed = useFeed((state) =>
     state.items.find(
@@ -135,7 +141,7 @@ function EventDialog({ open, onClose }: { open: OpenEvent; onClose: () => void }
       {stored.isError ? (
         <ErrorNotice error={stored.error} />
       ) : body ? (
-        <p>{summary(t, body)}</p>
+        <p>{summary(t, names, body)}</p>
       ) : (
         <p role="status">{t('common.loading')}</p>
       )}
@@ -154,6 +160,7 @@ export function Events({ open }: { open: OpenEvent | null }) {
   const transport = useTransport();
   const language = useSession((state) => state.language);
   const title = useTaskTitle();
+  const names = useNames();
   const access = useLinkAccess();
   const ids = { task: useId(), app: useId(), rule: useId(), title: useId() };
   const items = useFeed((state) => state.items);
@@ -224,7 +231,13 @@ export function Events({ open }: { open: OpenEvent | null }) {
         <option value="">{t('events.all')}</option>
         {options.map((option) => (
           <option key={option} value={option}>
-            {key === 'taskId' ? title(option) : option}
+            {key === 'taskId'
+              ? title(option)
+              : key === 'appId'
+                ? names.app(option)
+                : key === 'ruleId'
+                  ? names.rule(option)
+                  : option}
           </option>
         ))}
       </select>
@@ -239,7 +252,7 @@ export function Events({ open }: { open: OpenEvent | null }) {
     return (
       <article
         className="event-row"
-        aria-label={t('events.rowLabel', { seq: body.seq, app: body.app_id || '—' })}
+        aria-label={t('events.rowLabel', { seq: body.seq, app: body.app_id ? names.app(body.app_id) : '—' })}
       >
         <div className="thumbs">
           {rules.slice(0, 3).map((rule, index) =>
@@ -248,7 +261,7 @@ export function Events({ open }: { open: OpenEvent | null }) {
                 key={rule.id}
                 type="button"
                 className="thumb"
-                aria-label={t('events.openSnapshot', { rule: rule.id })}
+                aria-label={t('events.openSnapshot', { rule: names.rule(rule.id) })}
                 onClick={() => navigate(paths.event(body.task_id, body.seq, rule.id))}
               >
                 <img src={thumbnailLink(access, body.event_id, index)} alt="" loading="lazy" />
@@ -264,12 +277,12 @@ export function Events({ open }: { open: OpenEvent | null }) {
           <div className="event-line">
             <time dateTime={new Date(body.timestamp).toISOString()}>{timeOf(language, body.timestamp)}</time>
             <span className="badge" style={{ borderColor: colorOf(body.app_id || body.event) }}>
-              {body.app_id || t(`event.${body.event}`)}
+              {body.app_id ? names.app(body.app_id) : t(`event.${body.event}`)}
             </span>
             <strong title={body.task_id}>{title(body.task_id)}</strong>
             <span className="seq">#{body.seq}</span>
           </div>
-          <div className="event-summary">{summary(t, body)}</div>
+          <div className="event-summary">{summary(t, names, body)}</div>
         </div>
         <div className="event-delivery">
           {state && <span className={`badge delivery-${state}`}>{t(`delivery.${state}`)}</span>}

@@ -4,6 +4,7 @@ import { Link, useLocation } from 'wouter';
 import { fileToBase64, type ImageResult, isRunning, type TaskSummary, uploadDiff, uploadImage } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
+import { useNames } from '../names/useNames';
 import { invalidateTask, RUNNING, tasksQuery } from '../queries/tasks';
 import { paths } from '../routes';
 import { useT } from '../store';
@@ -66,6 +67,7 @@ export function Images({ taskId }: { taskId: string | null }) {
 
 function Uploads({ task }: { task: TaskSummary }) {
   const t = useT();
+  const names = useNames();
   const transport = useTransport();
   const queryClient = useQueryClient();
   const ids = { images: useId(), before: useId(), after: useId(), device: useId(), enhance: useId() };
@@ -239,13 +241,13 @@ function Uploads({ task }: { task: TaskSummary }) {
                   {rule.image && (
                     <img
                       src={`data:image/jpeg;base64,${rule.image}`}
-                      alt={t('events.snapshotAlt', { rule: rule.id })}
+                      alt={t('events.snapshotAlt', { rule: names.rule(rule.id) })}
                       className="result-image"
                     />
                   )}
                   <div>
                     <p>
-                      <strong>{rule.id}</strong> ·{' '}
+                      <strong>{names.rule(rule.id)}</strong> ·{' '}
                       {t('images.objects', { count: rule.count ?? rule.objects.length })}
                     </p>
                     <ul className="object-list">

@@ -34,6 +34,7 @@ import type { Size } from '../geometry/viewport';
 import { sourceSize } from '../health';
 import { useAiLive } from '../hooks/useAiLive';
 import { useNow } from '../hooks/useNow';
+import { useNames } from '../names/useNames';
 import { packagesQuery } from '../queries/packages';
 import { RUNNING_VIDEO, taskKeys, taskQuery, tasksQuery, updateTaskMutation } from '../queries/tasks';
 import { paths } from '../routes';
@@ -67,6 +68,7 @@ export function LiveView({ taskId }: { taskId: string | null }) {
   const selectId = useId();
   const tasks = useQuery(tasksQuery(transport, RUNNING_VIDEO));
   const videoTasks = (tasks.data ?? []).filter((task) => task.mode === 'video' && isRunning(task));
+  const names = useNames();
 
   return (
     <section aria-labelledby={`${selectId}-title`} className="live">
@@ -81,7 +83,7 @@ export function LiveView({ taskId }: { taskId: string | null }) {
           <option value="">{t('live.chooseTask')}</option>
           {videoTasks.map((task) => (
             <option key={task.task_id} value={task.task_id}>
-              {task.task_id.slice(0, 8)} · {task.app_ids.join(', ')}
+              {taskTitle(task)} · {task.app_ids.map(names.app).join(', ')}
               {task.device_id ? ` · ${task.device_id}` : ''}
               {task.node ? ` · ${nodeLabel(task, t)}` : ''}
             </option>

@@ -7,6 +7,7 @@ import { useTransport } from '../context';
 import { useLinkAccess } from '../hooks/useLinkAccess';
 import { useNow } from '../hooks/useNow';
 import type { Language, Translate } from '../i18n';
+import { useNames } from '../names/useNames';
 import { engineLink, exportPath, type LinkAccess } from '../optimization/links';
 import { chosenRun, elapsedShare, isCollecting, megabytes, secondsLeft } from '../optimization/run';
 import { REASONS } from '../optimization/samples';
@@ -14,6 +15,7 @@ import { optimizationsQuery } from '../queries/optimizations';
 import { tasksQuery } from '../queries/tasks';
 import { paths } from '../routes';
 import { useSession, useT } from '../store';
+import { taskTitle } from '../tasks/title';
 import { OptimizationProposals } from './OptimizationProposals';
 import { OptimizationSamples } from './OptimizationSamples';
 import { OptimizationStart } from './OptimizationStart';
@@ -40,6 +42,7 @@ export function Optimization({ taskId, runId }: { taskId: string | null; runId: 
   const tasks = useQuery(tasksQuery(transport, { mode: 'video' }));
   const videoTasks = (tasks.data ?? []).filter((task) => task.mode === 'video');
   const task = videoTasks.find((candidate) => candidate.task_id === taskId);
+  const names = useNames();
   const taskRunning = task ? isRunning(task) : false;
 
   const runs = useQuery({ ...optimizationsQuery(transport, taskId ?? ''), enabled: taskId !== null });
@@ -59,7 +62,7 @@ export function Optimization({ taskId, runId }: { taskId: string | null; runId: 
           <option value="">{t('optimization.chooseTask')}</option>
           {videoTasks.map((candidate) => (
             <option key={candidate.task_id} value={candidate.task_id}>
-              {candidate.task_id.slice(0, 8)} · {candidate.app_ids.join(', ')}
+              {taskTitle(candidate)} · {candidate.app_ids.map(names.app).join(', ')}
               {candidate.device_id ? ` · ${candidate.device_id}` : ''}
               {isRunning(candidate) ? '' : ` · ${t('optimization.taskClosed')}`}
             </option>
@@ -99,7 +102,7 @@ export function Optimization({ taskId, runId }: { taskId: string | null; runId: 
                   <option key={candidate.optimization_id} value={candidate.optimization_id}>
                     {t('optimization.runOption', {
                       time: timeOf(language, candidate.created_at),
-                      apps: candidate.app_ids.join(', '),
+                      apps: candidate.app_ids.map(names.app).join(', '),
                       status: t(`optimization.status.${candidate.status}`),
                       count: candidate.sample_count,
                     })}
@@ -137,6 +140,7 @@ function RunStatus({ run, access }: { run: OptimizationView; access: LinkAccess 
   const t = useT();
   const language = useSession((state) => state.language);
   const titleId = useId();
+  const names = useNames();
   const collecting = isCollecting(run);
   const now = useNow(1000);
   const download = access ? engineLink(exportPath(run.task_id, run.optimization_id), access) : null;
@@ -157,7 +161,7 @@ function RunStatus({ run, access }: { run: OptimizationView; access: LinkAccess 
         )}
       </div>
       <p className="meta">
-        <span>{t('optimization.apps', { apps: run.app_ids.join(', ') })}</span>
+        <span>{t('optimization.apps', { apps: run.app_ids.map(names.app).join(', ') })}</span>
         <span>{t('optimization.durationOf', { seconds: run.duration })}</span>
         <span>{t('optimization.maxSamplesOf', { count: run.max_samples })}</span>
       </p>

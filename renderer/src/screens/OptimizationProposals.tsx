@@ -4,6 +4,7 @@ import { type OptimizationView, type Proposal, updateApp } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
+import { useNames } from '../names/useNames';
 import {
   decimal,
   hasVerdicts,
@@ -32,6 +33,7 @@ const keyOf = (proposal: Pick<Proposal, 'app_id' | 'class_id'>) => `${proposal.a
  */
 export function OptimizationProposals({ run }: { run: OptimizationView }) {
   const t = useT();
+  const names = useNames();
   const transport = useTransport();
   const queryClient = useQueryClient();
   const titleId = useId();
@@ -142,7 +144,7 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
                 const change = proposal.alarms.change;
                 return (
                   <tr key={keyOf(proposal)}>
-                    <td>{proposal.app_id}</td>
+                    <td>{names.app(proposal.app_id)}</td>
                     <th scope="row">
                       {proposal.name}{' '}
                       <span className="sub">{t('optimization.classId', { id: proposal.class_id })}</span>

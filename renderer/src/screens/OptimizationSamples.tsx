@@ -3,6 +3,7 @@ import { type KeyboardEvent, useEffect, useId, useMemo, useRef, useState } from 
 import { appsOf, type OptimizationView, type SampleReason, type SampleView, type Verdict } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
+import { useNames } from '../names/useNames';
 import { columnsOf, keepSelection, moveSelection, verdictOfKey } from '../optimization/grid';
 import { engineLink, type LinkAccess } from '../optimization/links';
 import { detectionCounts, REASONS, replaceSample, withReason } from '../optimization/samples';
@@ -28,6 +29,7 @@ interface Selection {
  */
 export function OptimizationSamples({ run, access }: { run: OptimizationView; access: LinkAccess | null }) {
   const t = useT();
+  const names = useNames();
   const transport = useTransport();
   const queryClient = useQueryClient();
   const language = useSession((state) => state.language);
@@ -257,7 +259,7 @@ export function OptimizationSamples({ run, access }: { run: OptimizationView; ac
                 <div className="sample-info">
                   <span className="sample-line">
                     <strong>#{sample.sample_id}</strong>
-                    <span>{sample.app_id}</span>
+                    <span>{names.app(sample.app_id)}</span>
                     <time dateTime={new Date(sample.timestamp).toISOString()}>
                       {timeOf(language, sample.timestamp)}
                     </time>

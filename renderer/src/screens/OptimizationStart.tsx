@@ -5,6 +5,7 @@ import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { errorProps, FieldError } from '../components/FieldError';
 import { useTransport } from '../context';
+import { useNames } from '../names/useNames';
 import { busyApps } from '../optimization/run';
 import {
   DEFAULT_DURATION_S,
@@ -15,6 +16,7 @@ import {
 } from '../optimization/start';
 import { startOptimizationMutation } from '../queries/optimizations';
 import { useT } from '../store';
+import { taskTitle } from '../tasks/title';
 
 interface OptimizationStartProps {
   task: TaskSummary;
@@ -31,6 +33,7 @@ export function OptimizationStart({ task, runs, onClose, onStarted }: Optimizati
   const queryClient = useQueryClient();
   const ids = { apps: useId(), duration: useId(), max: useId(), durationError: useId(), maxError: useId() };
   const busy = busyApps(runs);
+  const names = useNames();
   const [form, setForm] = useState<StartForm>(() => ({
     appIds: task.app_ids.filter((appId) => !busy.has(appId)),
     duration: String(DEFAULT_DURATION_S),
@@ -60,7 +63,7 @@ export function OptimizationStart({ task, runs, onClose, onStarted }: Optimizati
     }));
 
   return (
-    <Dialog title={t('optimization.startTitle', { id: task.task_id.slice(0, 8) })} onClose={onClose}>
+    <Dialog title={t('optimization.startTitle', { id: taskTitle(task) })} onClose={onClose}>
       <form onSubmit={submit} noValidate>
         <p className="hint">{t('optimization.startIntro')}</p>
         <fieldset aria-describedby={errors.app_ids ? ids.apps : undefined}>
@@ -77,7 +80,7 @@ export function OptimizationStart({ task, runs, onClose, onStarted }: Optimizati
                       disabled={runningIn !== undefined}
                       onChange={(event) => toggle(appId, event.target.checked)}
                     />
-                    {appId}
+                    {names.app(appId)}
                     {runningIn && ` (${t('optimization.appBusy', { id: runningIn.slice(0, 8) })})`}
                   </label>
                 </li>

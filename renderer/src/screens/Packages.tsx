@@ -6,6 +6,7 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
 import { formatDate, type MessageKey } from '../i18n';
+import { useNames } from '../names/useNames';
 import {
   installPackagesMutation,
   packagesQuery,
@@ -44,19 +45,20 @@ function PackageCard({
   onUninstall: () => void;
 }) {
   const t = useT();
+  const names = useNames();
   const headingId = useId();
   const apps = appsOf(pkg);
   return (
     <section className="card" aria-labelledby={headingId}>
       <div className="card-title">
         <h3 id={headingId}>
-          {pkg.name}
+          {names.package(pkg.zapk_id)}
           {pkg.builtin && <span className="badge">{t('packages.builtin')}</span>}
         </h3>
         <button
           type="button"
           className="danger"
-          aria-label={t('packages.uninstallLabel', { name: pkg.name })}
+          aria-label={t('packages.uninstallLabel', { name: names.package(pkg.zapk_id) })}
           onClick={onUninstall}
         >
           {t('packages.uninstall')}
@@ -67,7 +69,9 @@ function PackageCard({
         {pkg.version && <span>{t('packages.version', { version: pkg.version })}</span>}
       </p>
       <table>
-        <caption className="visually-hidden">{t('packages.appsCaption', { name: pkg.name })}</caption>
+        <caption className="visually-hidden">
+          {t('packages.appsCaption', { name: names.package(pkg.zapk_id) })}
+        </caption>
         <thead>
           <tr>
             <th scope="col">{t('packages.col.name')}</th>
@@ -88,7 +92,7 @@ function PackageCard({
                     style={{ background: appColor(app.app_id, app.rule) }}
                     aria-hidden="true"
                   />
-                  {app.name}
+                  {names.app(app.app_id)}
                 </th>
                 <td>
                   <code>{app.app_id}</code>
@@ -106,7 +110,7 @@ function PackageCard({
                 <td>
                   <button
                     type="button"
-                    aria-label={t('packages.editRuleLabel', { app: app.name })}
+                    aria-label={t('packages.editRuleLabel', { app: names.app(app.app_id) })}
                     onClick={() => onEdit(app)}
                   >
                     {t('packages.editRule')}

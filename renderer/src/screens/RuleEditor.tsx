@@ -5,6 +5,7 @@ import type { ZapkApp } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
+import { MotionFields } from '../components/MotionFields';
 import { NumberField } from '../components/NumberField';
 import { LeftObjectFields, RemovedObjectFields } from '../components/ObjectWatchFields';
 import { ColorField, TextField } from '../components/RuleFields';
@@ -231,6 +232,16 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
           )}
         </fieldset>
 
+        {/* Change detection compares two pictures: nothing stands or moves. */}
+        {app.type !== 2 && (
+          <MotionFields
+            stationary={draft.stationary}
+            speed={draft.speed}
+            errors={errors}
+            labels={app.labels}
+            onChange={(patch) => update((d) => ({ ...d, ...patch }))}
+          />
+        )}
         {(isTimeSeries || draft.left_object) && (
           <LeftObjectFields
             value={draft.left_object}

@@ -2,10 +2,10 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useMemo, useReducer } from 'react';
 import { appsOf, type TaskMode } from '../api';
 import { Dialog } from '../components/Dialog';
-import { isMediaFolderRefusal } from '../components/MediaFolderHint';
 import { useTransport } from '../context';
 import { packagesQuery } from '../queries/packages';
 import { startTaskMutation } from '../queries/tasks';
+import { isSourceRefusal, refusalOf } from '../refusals/refusal';
 import { useT } from '../store';
 import { stageAppsOf } from '../tasks/stage-apps';
 import { ApiError } from '../transport';
@@ -49,8 +49,12 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
     ...startTaskMutation(transport, queryClient),
     onSuccess: (taskId) => onStarted(taskId, state.mode),
     onError: (error) => {
+      // One refusal at a time: the start's replaces the preview's.
+      preview.open.reset();
       const path = error instanceof ApiError ? formPathOf(error, body, state.editor) : null;
-      if (path !== null && error instanceof ApiError) dispatch({ type: 'refused', path, msg: error.msg });
+      if (path === null || !(error instanceof ApiError)) return;
+      const key = isSourceRefusal(error) ? refusalOf(error).message : undefined;
+      dispatch({ type: 'refused', path, msg: error.msg, key });
     },
   });
 
@@ -86,7 +90,14 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
           <SourceStep
             {...stepProps}
             preview={preview}
-            startRefusedFolder={isMediaFolderRefusal(start.error) && 'video_url' in state.serverErrors}
+            startRefusal={
+              isSourceRefusal(start.error) && 'video_url' in state.serverErrors ? start.error : null
+            }
+            onPreview={() => {
+              // One refusal at a time: a new preview's replaces the start's.
+              start.reset();
+              dispatch({ type: 'videoUrl', videoUrl: state.videoUrl });
+            }}
           />
         )}
         {step === 'apps' && <AppsStep {...stepProps} packages={packages} candidates={candidates} />}

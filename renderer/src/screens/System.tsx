@@ -3,7 +3,9 @@ import { useEffect, useId } from 'react';
 import type { SystemInfo } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { Sparkline } from '../components/Sparkline';
+import { StateDetail } from '../components/StateDetail';
 import { useTransport } from '../context';
+import { decodingState } from '../health';
 import {
   formatBytes,
   formatDuration,
@@ -82,6 +84,7 @@ interface PartProps {
 function Overview({ info, samples, t, language }: PartProps) {
   const bytes = (value: number) => formatBytes(language, value);
   const diskLow = info.disk.total_bytes > 0 && info.disk.free_bytes / info.disk.total_bytes < LOW_DISK_SHARE;
+  const decoding = decodingState(info.decoding);
   return (
     <div className="system-grid">
       <Figure title={t('system.cpu')}>
@@ -134,7 +137,11 @@ function Overview({ info, samples, t, language }: PartProps) {
         <p className="sub">
           {t('system.decodingSetting', { setting: t(`system.hwaccel.${info.decoding.setting}`) })}
         </p>
-        {info.decoding.fallback !== null && <p className="sub">{info.decoding.fallback}</p>}
+        {info.decoding.fallback !== null && (
+          <div className="sub">
+            <StateDetail text={t(decoding.key, decoding.params)} detail={decoding.detail} />
+          </div>
+        )}
       </Figure>
       <Figure title={t('system.tasks')}>
         <p>

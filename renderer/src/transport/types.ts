@@ -77,6 +77,8 @@ export class ApiError extends Error {
     readonly msg: string,
     /** The request field at fault, as the envelope names it (e.g. app_configs[0].polygon). */
     readonly field?: string,
+    /** The kind of refusal where a code has several (e.g. why a source did not open), as the envelope says. */
+    readonly reason?: string,
   ) {
     super(`${code}: ${msg}`);
   }
@@ -98,12 +100,13 @@ export function toEnvelope<T>(status: number, body: unknown): Envelope<T> {
     throw new ApiError(status, NO_ENVELOPE, `unexpected response from the engine (HTTP ${status})`);
   }
   if (body.code !== 0 || status < 200 || status >= 300) {
-    const field = (body as { field?: unknown }).field;
+    const { field, reason } = body as { field?: unknown; reason?: unknown };
     throw new ApiError(
       status,
       body.code === 0 ? NO_ENVELOPE : body.code,
       body.msg,
       typeof field === 'string' ? field : undefined,
+      typeof reason === 'string' ? reason : undefined,
     );
   }
   return body as Envelope<T>;

@@ -49,6 +49,16 @@ export interface RuleDraft {
   left_object: LeftObjectDraft | null;
   /** null: no removed-object watch. */
   removed_object: RemovedObjectDraft | null;
+  /** '' while the rule has none: left out, the engine's default ("always") applies. */
+  stationary: '' | 'always' | 'once';
+  /** null while the rule has none: left out (the engine keeps what it has). */
+  speed: SpeedDraft[] | null;
+}
+
+export interface SpeedDraft {
+  class_id: string;
+  min_speed: NumberInput;
+  max_speed: NumberInput;
 }
 
 /** '' in `meters` and `person_class_id`: left out, so the engine's default applies. */
@@ -76,6 +86,8 @@ export function draftFromListing(name: string, listed: unknown): RuleDraft {
     inertia?: { hits: number; frames: number };
     left_object?: Partial<LeftObjectDraft>;
     removed_object?: Partial<RemovedObjectDraft>;
+    stationary?: 'always' | 'once';
+    speed?: SpeedDraft[];
   };
   const left = rule.left_object;
   const removed = rule.removed_object;
@@ -104,6 +116,8 @@ export function draftFromListing(name: string, listed: unknown): RuleDraft {
           person_class_id: removed.person_class_id ?? '',
         }
       : null,
+    stationary: rule.stationary ?? '',
+    speed: rule.speed ? rule.speed.map((limit) => ({ ...limit })) : null,
   };
 }
 
@@ -164,6 +178,14 @@ export function bodyOf(draft: RuleDraft): { name: string; rule: Rule } {
       ...person(removed.person_class_id),
     };
   }
+  if (draft.stationary !== '') rule.stationary = draft.stationary;
+  if (draft.speed) {
+    rule.speed = draft.speed.map((limit) => ({
+      class_id: limit.class_id,
+      min_speed: toNumber(limit.min_speed),
+      max_speed: toNumber(limit.max_speed),
+    }));
+  }
   return { name: draft.name, rule: rule as Rule };
 }
 
@@ -175,11 +197,24 @@ export function problemMessage(line: string): { path: string; message: FieldMess
   const split = splitProblem(line);
   const path = split?.path ?? '';
   const what = split?.what ?? line;
-  const order = /^(min_pixel|min_count) (\S+) is greater than (max_pixel|max_count) (\S+)$/.exec(what);
+  const order =
+    /^(min_pixel|min_count|min_speed) (\S+) is greater than (max_pixel|max_count|max_speed) (\S+)$/.exec(
+      what,
+    );
   if (order) {
     return {
       path: `${path}.${order[3]}`,
       message: { key: 'validation.minAboveMax', params: { min: order[2] ?? '', max: order[4] ?? '' } },
+    };
+  }
+  const inertia = /^hits (\S+) is greater than frames (\S+)$/.exec(what);
+  if (inertia) {
+    return {
+      path: `${path}.frames`,
+      message: {
+        key: 'validation.hitsAboveFrames',
+        params: { hits: inertia[1] ?? '', frames: inertia[2] ?? '' },
+      },
     };
   }
   const duplicate = /^duplicate class_id "(.*)"$/.exec(what);

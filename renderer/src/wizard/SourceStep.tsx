@@ -10,12 +10,14 @@ import type { PreviewControl } from './usePreview';
 
 interface SourceStepProps extends StepProps {
   preview: PreviewControl;
-  /** The engine refused to start on the source because of where its file lies. */
-  startRefusedFolder: boolean;
+  /** The engine's refusal to start on the source (its message stands at the field), else null. */
+  startRefusal: unknown;
+  /** Before a preview is opened: the earlier refusal goes. */
+  onPreview: () => void;
 }
 
 /** The first step: mode, name and, for a video task, the source with its raw preview. */
-export function SourceStep({ state, dispatch, visible, preview, startRefusedFolder }: SourceStepProps) {
+export function SourceStep({ state, dispatch, visible, preview, startRefusal, onPreview }: SourceStepProps) {
   const t = useT();
   const ids = { mode: useId(), url: useId(), name: useId() };
   const { mode, videoUrl } = state;
@@ -66,7 +68,10 @@ export function SourceStep({ state, dispatch, visible, preview, startRefusedFold
               />
               <button
                 type="button"
-                onClick={() => preview.open.mutate(videoUrl.trim())}
+                onClick={() => {
+                  onPreview();
+                  preview.open.mutate(videoUrl.trim());
+                }}
                 disabled={videoUrl.trim() === '' || preview.open.isPending}
               >
                 {preview.open.isPending ? t('wizard.previewing') : t('wizard.preview')}
@@ -75,8 +80,13 @@ export function SourceStep({ state, dispatch, visible, preview, startRefusedFold
             <span className="hint">{t('wizard.videoUrlHint')}</span>
             <FieldError id={`${ids.url}-error`} message={visible('video_url')} />
           </div>
-          {preview.open.isError && <ErrorNotice error={preview.open.error} />}
-          {(isMediaFolderRefusal(preview.open.error) || startRefusedFolder) && <MediaFolderHint />}
+          {/* One refusal at a time: the preview's, or else the start's (its message at the field). */}
+          {preview.open.isError ? (
+            <ErrorNotice error={preview.open.error} />
+          ) : (
+            startRefusal !== null && <ErrorNotice error={startRefusal} hideMessage />
+          )}
+          {isMediaFolderRefusal(preview.open.error ?? startRefusal) && <MediaFolderHint />}
           {shown && (
             <div className="preview">
               <LiveVideo

@@ -8,6 +8,7 @@ import type { Osd, TaskMode } from '../api';
 import type { StageApp } from '../components/PolygonStage';
 import { editorWithAreas, finishedConfigs } from '../geometry/areas';
 import { createEditor, type EditorState } from '../geometry/editor';
+import type { MessageKey } from '../i18n';
 import type { FieldErrors, FieldMessage } from '../validation/schema-errors';
 
 export const STEPS = ['source', 'apps', 'regions', 'output'] as const;
@@ -82,8 +83,11 @@ export type WizardAction =
   /** Next (or Start on the last step) with the problems found now: a step with problems stays. */
   | { type: 'next'; errors: FieldErrors }
   | { type: 'back' }
-  /** The engine refused the start on this field (a path of ./body's formPathOf). */
-  | { type: 'refused'; path: string; msg: string };
+  /**
+   * The engine refused the start on this field (a path of ./body's formPathOf): its words, or the
+   * translated message of a refusal that has one (a source that did not open).
+   */
+  | { type: 'refused'; path: string; msg: string; key?: MessageKey };
 
 /** What each step's component gets: the form, a way to change it, and a field's problem once shown. */
 export interface StepProps {
@@ -143,7 +147,9 @@ export function wizardReducer(state: WizardState, action: WizardAction): WizardS
     case 'refused':
       return {
         ...state,
-        serverErrors: { [action.path]: { key: 'validation.invalid', text: action.msg } },
+        serverErrors: {
+          [action.path]: action.key ? { key: action.key } : { key: 'validation.invalid', text: action.msg },
+        },
         step: stepOf(action.path),
       };
   }
