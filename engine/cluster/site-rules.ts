@@ -7,6 +7,7 @@ import { DomainError } from '../domain-error';
 import type { AppUpdate, EditedApp, PackageRegistry } from '../packages/registry';
 import { Rule } from '../rules/schema';
 import { compileCheck } from '../schema/ajv';
+import { BucketFollower } from './bucket-follower';
 import type { ClusterConnection } from './connection';
 import { whilePlacing } from './site-store';
 
@@ -68,32 +69,32 @@ interface Deps {
 export class SiteRules {
   /** The revision of each record applied here: an older one read late never undoes a newer one. */
   private readonly applied = new Map<string, number>();
-  private converging?: Promise<void>;
-  private again = false;
   /** The first round after start: where the site's record replaces this node's own edit, it says so. */
   private first = true;
-  private pollTimer?: NodeJS.Timeout;
-  private watcher?: { stop(): void };
-  private closed = false;
   /** The last problem logged per app: one that repeats each round is logged once. */
   private readonly told = new Map<string, string>();
+  /** Applies the site's records here, one round at a time. */
+  private readonly follower: BucketFollower;
 
   constructor(
     private readonly kv: KV,
     private readonly deps: Deps,
-  ) {}
+  ) {
+    this.follower = new BucketFollower(
+      kv,
+      RULES_POLL_MS,
+      () => this.convergeOnce(),
+      (error) => this.tell('', 'warn', `cluster: the site's app rules were not read: ${error.message}`),
+    );
+  }
 
   /** Converges now, then on every change the watch reports and every RULES_POLL_MS. */
   start(): void {
-    void this.converge();
-    this.pollTimer = setInterval(() => void this.converge(), RULES_POLL_MS);
-    void this.watch();
+    this.follower.start();
   }
 
   close(): void {
-    this.closed = true;
-    clearInterval(this.pollTimer);
-    this.watcher?.stop();
+    this.follower.close();
   }
 
   /**
@@ -127,27 +128,7 @@ export class SiteRules {
     }
   }
 
-  /** Applies the site's records here, and brings in this node's edits of apps the site has none of. */
-  converge(): Promise<void> {
-    if (this.converging) {
-      this.again = true;
-      return this.converging;
-    }
-    this.converging = (async () => {
-      do {
-        this.again = false;
-        await this.convergeOnce().catch((error) =>
-          this.tell('', 'warn', `cluster: the site's app rules were not read: ${(error as Error).message}`),
-        );
-      } while (this.again && !this.closed);
-    })().finally(() => {
-      this.converging = undefined;
-    });
-    return this.converging;
-  }
-
   private async convergeOnce(): Promise<void> {
-    if (this.closed) return;
     const keys = new Set<string>();
     for await (const key of await this.kv.keys()) keys.add(key);
     for (const key of keys) {
@@ -222,20 +203,6 @@ export class SiteRules {
   }
 
   /** Follows the records; a watch that ends or fails is opened again (polling covers the gap). */
-  private async watch(): Promise<void> {
-    while (!this.closed) {
-      try {
-        const watcher = await this.kv.watch();
-        this.watcher = watcher;
-        for await (const _change of watcher) void this.converge();
-      } catch {
-        // NATS is away: the poll goes on, and the watch is opened again below.
-      }
-      // Unref'd: a closing engine does not wait for it.
-      await new Promise((done) => setTimeout(done, RULES_POLL_MS).unref());
-    }
-  }
-
   /** A record as stored; undefined when it is not a valid one for its key (logged once). */
   private recordOf(key: string, entry: KvEntry): SiteRuleRecord | undefined {
     let value: unknown;
