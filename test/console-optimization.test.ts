@@ -144,8 +144,8 @@ describe('effect optimization in the web console', () => {
 
   it('starts a run from the console, refusing a duration the engine would refuse first', async () => {
     await page.getByRole('button', { name: 'New run…' }).click();
-    const dialog = page.getByRole('dialog', { name: `New optimization run on task ${taskId.slice(0, 8)}` });
-    expect(await dialog.getByRole('checkbox', { name: 'person' }).isChecked()).toBe(true);
+    const dialog = page.getByRole('dialog', { name: 'New optimization run on task Main entrance' });
+    expect(await dialog.getByRole('checkbox', { name: 'Person detection' }).isChecked()).toBe(true);
     const duration = dialog.getByRole('spinbutton', { name: 'Duration (s)' });
     await duration.fill('5');
     await dialog.getByRole('button', { name: 'Start run' }).click();
