@@ -58,13 +58,13 @@ describe('Send again (defect 9a)', () => {
     t.engine.outbox.enqueue({ task_id: task, report_url: rx.url }, event);
     await rx.waitFor('the first delivery', () => rx.accepted.length === 1);
 
-    const row = page.getByRole('article', { name: 'Event 1 of person' });
+    const row = page.getByRole('article', { name: 'Event 1 of Person detection' });
     const delivery = row.locator('.event-delivery > *');
     await expect
       .poll(() => delivery.allTextContents(), POLL)
       .toEqual(['Delivered', '1 attempt', 'Send again']);
     // The row shows the engine's 320 px thumbnail, not the 1280 px snapshot.
-    const thumb = row.getByRole('button', { name: 'Open the snapshot of person:0' }).locator('img');
+    const thumb = row.getByRole('button', { name: 'Open the snapshot of Person detection: person' }).locator('img');
     await expect
       .poll(() => thumb.evaluate((image) => (image as HTMLImageElement).naturalWidth), POLL)
       .toBe(320);

@@ -213,6 +213,7 @@ describe('the listing', () => {
           'analysis_fps',
           'priority',
           'gpu',
+          'persistent',
           'health',
           'status',
           'created_at',
