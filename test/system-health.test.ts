@@ -71,6 +71,7 @@ describe('health as data', () => {
       overloaded: false,
       overload: null,
       events_refused: 0,
+      stream_lost_since: null,
     });
     expect(shown.health.inference_ms).toBeGreaterThan(0);
     expect(shown.dump).toBe(renderDump(shown.health));
