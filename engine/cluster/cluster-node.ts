@@ -708,7 +708,7 @@ export class ClusterNode implements SiteIndex {
     this.takenOut.add(taskId);
     this.appender.disown(taskId);
     await this.site.assignments.delete(taskId);
-    await this.site.delivery.delete(taskId);
+    await this.forgetDeliveryMarks(taskId);
     await this.site.tasks.delete(taskId);
     this.listing.invalidate();
     this.deps.log.info(
@@ -956,7 +956,15 @@ export class ClusterNode implements SiteIndex {
   private async purgeDefinitions(): Promise<void> {
     this.purgedAt = Date.now();
     for (const { key, value } of await entriesOf<TaskRow>(this.site.tasks))
-      if (expired(value)) await this.site.tasks.delete(key);
+      if (expired(value)) {
+        await this.forgetDeliveryMarks(key);
+        await this.site.tasks.delete(key);
+      }
+  }
+
+  /** A task gone from the site (taken out, or closed a day ago) leaves no delivery mark behind: HTTP's or MQTT's. */
+  private async forgetDeliveryMarks(taskId: string): Promise<void> {
+    await Promise.all([this.site.delivery.delete(taskId), this.site.delivery.delete(publishedKey(taskId))]);
   }
 
   /** Asks every other node whether it is there: a killed engine's subscriptions vanish at once. */
