@@ -64,7 +64,9 @@ describe('Send again (defect 9a)', () => {
       .poll(() => delivery.allTextContents(), POLL)
       .toEqual(['Delivered', '1 attempt', 'Send again']);
     // The row shows the engine's 320 px thumbnail, not the 1280 px snapshot.
-    const thumb = row.getByRole('button', { name: 'Open the snapshot of Person detection: person' }).locator('img');
+    const thumb = row
+      .getByRole('button', { name: 'Open the snapshot of Person detection: person' })
+      .locator('img');
     await expect
       .poll(() => thumb.evaluate((image) => (image as HTMLImageElement).naturalWidth), POLL)
       .toBe(320);
