@@ -237,12 +237,14 @@ describe('leaving a site with tasks', () => {
       ),
     ]);
     // Gone from the site: its store, its assignments and its listing (e1 reads the site each 0.5 s).
-    const site = await settled('e1 seeing e2 gone', async () => {
+    // e1 sees the node card's removal and the assignment's deletion each through its own watch: one
+    // may come a moment after the other on a loaded machine.
+    const site = await settled('e1 seeing e2 and its assignment gone', async () => {
       const seen = await siteOf(e1);
-      if (seen.nodes.length !== 1) throw new Error(JSON.stringify(seen.nodes));
+      if (seen.nodes.length !== 1 || seen.assignments[taken] !== undefined)
+        throw new Error(JSON.stringify({ nodes: seen.nodes, assignment: seen.assignments[taken] }));
       return seen;
     });
-    expect(site.assignments[taken]).toBeUndefined();
     expect(site.nodes.map((node) => node.node)).toEqual(['e1']);
     const listed = await e1.call<Array<{ task_id: string }>>('GET', '/api/cluster/tasks');
     expect(listed.map((task) => task.task_id).sort()).toEqual([stays, third].sort());
