@@ -854,7 +854,7 @@ export class ClusterNode implements SiteIndex {
 
   private async recordDelivery(): Promise<void> {
     const marks = [
-      ...[...this.deliveredMarks].map(([taskId, mark]) => [taskId, mark] as const),
+      ...this.deliveredMarks,
       ...[...this.publishedMarks].map(([taskId, mark]) => [publishedKey(taskId), mark] as const),
     ];
     this.deliveredMarks.clear();
@@ -1227,7 +1227,7 @@ export class ClusterNode implements SiteIndex {
       this.lost.delete(taskId);
       const delivered = await this.deliveryMark(taskId);
       // MQTT resumes from its own mark: the broker may have lagged behind the receivers, or led them.
-      const published = this.deps.mqtt.enabled ? await this.deliveryMark(taskId, 'mqtt') : delivered;
+      const published = this.deps.mqtt.enabled ? await this.publishedMark(taskId, delivered) : delivered;
       const from = published.seq < delivered.seq ? published : delivered;
       const undelivered = (await readChain(this.conn, taskId, from.stream_seq, MAX_CHAIN_IMPORT)).flatMap(
         ({ entry }) => (entry.kind === 'event' && entry.seq > from.seq ? [entry.body] : []),
@@ -1396,14 +1396,19 @@ export class ClusterNode implements SiteIndex {
     return (page?.items ?? []).flatMap((item) => (item.body ? [item.body] : []));
   }
 
-  /**
-   * How far the site recorded the task's events delivered (or published on MQTT: one never recorded
-   * is where delivery is): the last settled seq and where it lies in the chain.
-   */
-  private async deliveryMark(taskId: string, of: 'http' | 'mqtt' = 'http'): Promise<DeliveryMark> {
-    const mark = await this.site.delivery.get(of === 'mqtt' ? publishedKey(taskId) : taskId);
-    if (mark?.operation === 'PUT') return mark.json<DeliveryMark>();
-    return of === 'mqtt' ? this.deliveryMark(taskId) : { seq: 0, stream_seq: 0 };
+  /** How far the site recorded the task's events delivered: the last settled seq and where it lies in the chain. */
+  private deliveryMark(taskId: string): Promise<DeliveryMark> {
+    return this.markAt(taskId, { seq: 0, stream_seq: 0 });
+  }
+
+  /** How far the site recorded the task's events published on MQTT; one never recorded is where delivery is. */
+  private publishedMark(taskId: string, delivered: DeliveryMark): Promise<DeliveryMark> {
+    return this.markAt(publishedKey(taskId), delivered);
+  }
+
+  private async markAt(key: string, unrecorded: DeliveryMark): Promise<DeliveryMark> {
+    const mark = await this.site.delivery.get(key);
+    return mark?.operation === 'PUT' ? mark.json<DeliveryMark>() : unrecorded;
   }
 
   /** Writes the task's definition for the site: what another node needs to take it over. */

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { KV, KvEntry } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import {
@@ -10,7 +9,7 @@ import {
   type SharedLoginCount,
 } from '../auth/login-limiter';
 import type { ClusterConnection } from './connection';
-import { whilePlacing } from './site-store';
+import { lostRace, whilePlacing } from './site-store';
 
 /**
  * The site's count of failed logins, so that guesses spread over the nodes meet the same limits as
@@ -194,7 +193,7 @@ export class SiteLogins implements SharedLoginCount {
         else await kv.create(key, JSON.stringify(window));
         return window;
       } catch (error) {
-        if (!isWrongRevision(error)) throw error;
+        if (!lostRace(error)) throw error;
       }
     }
     throw new LoginCountBusy(`the site's count of a login changed ${CAS_TRIES} times while it was written`);
@@ -210,9 +209,3 @@ export class SiteLogins implements SharedLoginCount {
     return window.start + this.limits.windowMs - this.now();
   }
 }
-
-/** JetStream's refusal of a compare-and-set whose revision is not the key's last (another wrote first). */
-const isWrongRevision = (error: unknown) =>
-  error instanceof JetStreamApiError &&
-  (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
-    error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);

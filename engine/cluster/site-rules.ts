@@ -1,4 +1,3 @@
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -9,7 +8,7 @@ import { Rule } from '../rules/schema';
 import { compileCheck } from '../schema/ajv';
 import { BucketFollower } from './bucket-follower';
 import type { ClusterConnection } from './connection';
-import { whilePlacing } from './site-store';
+import { lostRace, whilePlacing } from './site-store';
 
 /**
  * The apps' names and rules of a site (4.3 in cluster mode). An edit on any node is written to the
@@ -53,12 +52,6 @@ export const ruleKey = (zapkId: string, appId: string) => `${zapkId}.${appId}`;
 export function openSiteRules(conn: ClusterConnection, replicas: number): Promise<KV> {
   return whilePlacing(() => conn.kvm.create(SITE_RULES_BUCKET, { replicas, history: 1 }));
 }
-
-/** A compare-and-set that another writer's revision beat. */
-const lostRace = (error: unknown) =>
-  error instanceof JetStreamApiError &&
-  (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
-    error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
 
 interface Deps {
   node: string;

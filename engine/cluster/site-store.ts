@@ -1,4 +1,4 @@
-import { JetStreamApiError, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import type { Bucket, KV } from '@nats-io/kv';
 import { CLIENT_TIMING, type ClusterConnection } from './connection';
 
@@ -37,6 +37,12 @@ const EVENTS_MAX_AGE_NS = 7 * 24 * 3600 * 1e9;
 
 /** JetStream's answer to a new stream whose replicas it cannot place yet (servers still meeting). */
 const NO_SUITABLE_PEERS = 10005;
+
+/** A compare-and-set (kv.update by revision, kv.create) that another writer beat: read again and retry. */
+export const lostRace = (error: unknown) =>
+  error instanceof JetStreamApiError &&
+  (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
+    error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
 
 /**
  * Creates a stream or bucket, again while JetStream cannot place its replicas yet: servers started
