@@ -37,9 +37,11 @@ export {
   DEFAULT_PERSON_CLASS_ID,
   LeftObject,
   LengthReference,
+  ListedRule,
   RemovedObject,
   Rule,
 } from '../rules/schema';
+export { layRule, RuleOverride } from '../rules/override';
 export { ruleProblems } from '../rules/validate';
 export { type Check, compileCheck } from '../schema/ajv';
 export { TASK_PAGE_LIMIT } from '../tasks/limits';
