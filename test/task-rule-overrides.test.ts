@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OptimizationView, Proposal, SamplePage } from '../engine/optimization/schema';
 import type { TaskView } from '../engine/tasks/schema';
 import { startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
 import { eventually } from './helpers/eventually';
@@ -40,7 +41,10 @@ describe("a camera's overrides of its app's rule", () => {
   it('refuses a bad override with an envelope error, naming the field, and changes nothing', async () => {
     const before = ((await t.call('GET', '/api/tasks')).body.data as TaskView[]).length;
     const refusals: Array<[unknown, string]> = [
-      [{ motion: { classes: [{ class_id: '0', threshold: 2 }] } }, 'rule_overrides.motion.classes[0].threshold'],
+      [
+        { motion: { classes: [{ class_id: '0', threshold: 2 }] } },
+        'rule_overrides.motion.classes[0].threshold',
+      ],
       [{ motion: { colour: 'red' } }, 'rule_overrides.motion.colour'],
       [{ motion: { classes: [{ class_id: '7', threshold: 0.4 }] } }, 'rule_overrides.motion'],
       [{ motion: { counter: { max_count: 3 } } }, 'rule_overrides.motion'],
@@ -130,5 +134,59 @@ describe("a camera's overrides of its app's rule", () => {
     const restarted = (again.body.data as { task_id: string }).task_id;
     expect((await view(restarted)).rule_overrides).toEqual(overrides);
     await t.call('DELETE', `/api/task/${restarted}`);
+  }, 90_000);
+
+  it('proposes a threshold only from judged samples, to the camera or to the app by choice', async () => {
+    await editApp({ interval: 5, classes: [{ ...motionClass, min_pixel: 16 }] });
+    const taskId = ((await start({})).body.data as TaskView).task_id;
+    const run = await t.call('POST', `/api/task/${taskId}/optimization`, {
+      json: { app_ids: ['motion'], duration: 10 },
+    });
+    expect(run.body.code, run.body.msg).toBe(0);
+    const runPath = `/api/task/${taskId}/optimization/${(run.body.data as { optimization_id: string }).optimization_id}`;
+    const runView = async () => (await t.call('GET', runPath)).body.data as OptimizationView;
+    // The motion app's walkers flicker: the run has samples and track statistics, and no verdict.
+    const unjudged = await eventually('samples collected', async () => {
+      const view = await runView();
+      return view.sample_count >= 2 && (view.proposals[0]?.basis.flickering_tracks ?? 0) > 0 && view;
+    });
+    expect(unjudged.proposals[0]).toMatchObject({
+      judged: 0,
+      proposed_threshold: null,
+      apply: null,
+      apply_camera: null,
+    });
+
+    // One sample judged wrong: a proposal resting on it, offered for the camera and for the app.
+    const samples = (await t.call('GET', `${runPath}/samples`)).body.data as SamplePage;
+    const sample = samples.items.find((item) => item.annotations.some((a) => a.class_id === '0'));
+    expect(sample, 'a sample with a motion detection').toBeDefined();
+    const judged = await t.call('PUT', `${runPath}/samples/${sample?.sample_id}`, {
+      json: { verdict: 'wrong' },
+    });
+    expect(judged.body.code, judged.body.msg).toBe(0);
+    const proposal = (await runView()).proposals[0] as Proposal;
+    expect(proposal.judged).toBeGreaterThanOrEqual(1);
+    expect(proposal.proposed_threshold).not.toBeNull();
+    expect(proposal.apply?.path).toBe('/api/zapk/builtin/app/motion');
+    expect(proposal.apply_camera).toEqual({
+      method: 'PUT',
+      path: `/api/task/${taskId}`,
+      body: {
+        rule_overrides: { motion: { classes: [{ class_id: '0', threshold: proposal.proposed_threshold }] } },
+      },
+    });
+    // Applied to the camera: its override, the app's rule untouched; the proposal's current is the camera's.
+    const applied = await t.call('PUT', proposal.apply_camera?.path as string, {
+      json: proposal.apply_camera?.body,
+    });
+    expect(applied.body.code, applied.body.msg).toBe(0);
+    expect((await view(taskId)).rule_overrides.motion?.classes?.[0]?.threshold).toBe(
+      proposal.proposed_threshold,
+    );
+    expect(Object.values((await appRule())?.classes ?? {})[0]).toMatchObject({ threshold: 0.5 });
+    const after = (await runView()).proposals[0] as Proposal;
+    expect([after.current_threshold, after.app_threshold]).toEqual([proposal.proposed_threshold, 0.5]);
+    await t.call('DELETE', `/api/task/${taskId}`);
   }, 90_000);
 });
