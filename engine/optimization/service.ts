@@ -343,8 +343,12 @@ export class Optimizations {
           proposed_threshold: proposed,
           judged: judgedCount,
           basis: proposal.basis,
-          f1: proposal.f1,
-          alarms: proposal.alarms,
+          // Unjudged, the statistics' best threshold is not shown as a proposal in any figure either.
+          f1: proposed === null ? { ...proposal.f1, proposed: null } : proposal.f1,
+          alarms:
+            proposed === null
+              ? { current: proposal.alarms.current, proposed: proposal.alarms.current, change: 0 }
+              : proposal.alarms,
           apply:
             proposed === null
               ? null
