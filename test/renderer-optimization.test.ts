@@ -254,10 +254,10 @@ describe('proposal to rule update', () => {
       },
     });
     const action = proposalAction(encoded);
-    expect(action.kind === 'apply' && action.update.target === 'app' && [action.update.zapkId, action.update.appId]).toEqual([
-      'my pkg',
-      'crowd zone',
-    ]);
+    expect(
+      action.kind === 'apply' &&
+        action.update.target === 'app' && [action.update.zapkId, action.update.appId],
+    ).toEqual(['my pkg', 'crowd zone']);
   });
 
   it('offers nothing without evidence and nothing when the threshold stays', () => {

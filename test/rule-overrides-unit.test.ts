@@ -14,7 +14,14 @@ import { MemorySettings, MemoryTaskStore } from './helpers/memory-task-store';
  * node of a cluster adopts carrying it. The engine around them is tested in task-rule-overrides.test.ts.
  */
 
-const PERSON = { class_id: '0', name: 'person', color: '#ff0000', threshold: 0.5, min_pixel: 0, max_pixel: 0 };
+const PERSON = {
+  class_id: '0',
+  name: 'person',
+  color: '#ff0000',
+  threshold: 0.5,
+  min_pixel: 0,
+  max_pixel: 0,
+};
 const CAR = { class_id: '2', name: 'car', color: '#0000ff', threshold: 0.6, min_pixel: 10, max_pixel: 0 };
 const RULE: Rule = {
   interval: 30,
@@ -44,7 +51,10 @@ describe('layRule', () => {
     const edited: Rule = {
       ...RULE,
       interval: 90,
-      classes: [{ ...PERSON, threshold: 0.3 }, { ...CAR, threshold: 0.4, color: '#00ff00', min_pixel: 40 }],
+      classes: [
+        { ...PERSON, threshold: 0.3 },
+        { ...CAR, threshold: 0.4, color: '#00ff00', min_pixel: 40 },
+      ],
     };
     expect(layRule(edited, override)).toEqual({
       ...edited,
@@ -56,7 +66,10 @@ describe('layRule', () => {
   });
 
   it('leaves out an override of a part the app rule no longer has, never half-made', () => {
-    const override: RuleOverride = { left_object: { seconds: 20 }, classes: [{ class_id: '2', threshold: 0.8 }] };
+    const override: RuleOverride = {
+      left_object: { seconds: 20 },
+      classes: [{ class_id: '2', threshold: 0.8 }],
+    };
     const { left_object: _gone, ...withoutLeft } = RULE;
     const laid = layRule({ ...withoutLeft, classes: [PERSON] }, override);
     expect(laid.left_object).toBeUndefined();
@@ -76,7 +89,13 @@ const app: InstalledApp = {
   model: {
     key: 'builtin/objects',
     name: 'builtin/objects',
-    spec: { family: 'motion', labels: ['person'], score_threshold: 0.5, nms_iou: 0.5, class_agnostic_nms: false },
+    spec: {
+      family: 'motion',
+      labels: ['person'],
+      score_threshold: 0.5,
+      nms_iou: 0.5,
+      class_agnostic_nms: false,
+    },
     file: null,
   },
 };
@@ -96,7 +115,14 @@ function node() {
   };
   const store = new MemoryTaskStore();
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
-  const tasks = new TaskRegistry(store, new MemorySettings(), new PackageUse(store), clock, { app: () => app }, runner);
+  const tasks = new TaskRegistry(
+    store,
+    new MemorySettings(),
+    new PackageUse(store),
+    clock,
+    { app: () => app },
+    runner,
+  );
   return { tasks, handed };
 }
 

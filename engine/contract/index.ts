@@ -33,6 +33,7 @@ export {
 export { placeLabels } from '../osd/label-placement';
 export { groundMap } from '../rules/ground';
 export { DEFAULT_INERTIA } from '../rules/inertia';
+export { layRule, RuleOverride } from '../rules/override';
 export {
   DEFAULT_PERSON_CLASS_ID,
   LeftObject,
@@ -41,7 +42,6 @@ export {
   RemovedObject,
   Rule,
 } from '../rules/schema';
-export { layRule, RuleOverride } from '../rules/override';
 export { ruleProblems } from '../rules/validate';
 export { type Check, compileCheck } from '../schema/ajv';
 export { TASK_PAGE_LIMIT } from '../tasks/limits';

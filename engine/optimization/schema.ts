@@ -126,7 +126,9 @@ export const Proposal = Type.Object({
   current_threshold: Type.Number({
     description: "The threshold in force on the run's camera now: its override's, else the app rule's",
   }),
-  app_threshold: Type.Number({ description: "The app rule's threshold now (every camera without an override)" }),
+  app_threshold: Type.Number({
+    description: "The app rule's threshold now (every camera without an override)",
+  }),
   proposed_threshold: Type.Union([Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 }), Type.Null()], {
     description:
       'null until the operator has judged a detection of the class (or marked one missed): no threshold is proposed from unjudged samples',
@@ -167,7 +169,9 @@ export const Proposal = Type.Object({
       }),
       Type.Null(),
     ],
-    { description: "The 4.3 request that applies the proposal to the app's rule (every camera) as it is now" },
+    {
+      description: "The 4.3 request that applies the proposal to the app's rule (every camera) as it is now",
+    },
   ),
   apply_camera: Type.Union(
     [

@@ -6,8 +6,8 @@ import sharp from 'sharp';
 import type { Clock, TimerHandle } from '../clock';
 import { DomainError } from '../domain-error';
 import type { InstalledApp } from '../packages/registry';
-import { layRule } from '../rules/override';
 import type { AnalysedFrame } from '../pipeline/task-pipeline';
+import { layRule } from '../rules/override';
 import { SpaceWaiter } from '../store/disk-full';
 import type { TaskEvents } from '../tasks/registry';
 import type { TaskMode, TaskView } from '../tasks/schema';
@@ -313,7 +313,7 @@ export class Optimizations {
       const classes = app?.rule.classes ?? [];
       const override = task.rule_overrides[appId] ?? {};
       const onCamera = new Map(
-        (app ? this.cameraApp(task, app).rule.classes ?? [] : []).map((c) => [c.class_id, c]),
+        (app ? (this.cameraApp(task, app).rule.classes ?? []) : []).map((c) => [c.class_id, c]),
       );
       for (const entry of classes) {
         const ofApp = judged.filter((sample) => sample.app_id === appId);

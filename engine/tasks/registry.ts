@@ -390,7 +390,11 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const row = this.liveRow(taskId);
     for (const field of ['analysis_fps', 'rule_overrides'] as const)
       if (row.mode !== 'video' && body[field] !== undefined)
-        throw taskError('task.invalid', `body.${field}: is only for video tasks, not ${row.mode} tasks`, field);
+        throw taskError(
+          'task.invalid',
+          `body.${field}: is only for video tasks, not ${row.mode} tasks`,
+          field,
+        );
     const appIds = body.app_ids ?? (JSON.parse(row.app_ids) as string[]);
     const apps = checkApps(this.packages, row.zapk_id, appIds, row.mode, this.clock.now());
     const runtime = this.runtimes.get(taskId);

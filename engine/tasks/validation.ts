@@ -142,13 +142,16 @@ export function checkRuleOverrides(
   for (const appId of Object.keys(given)) {
     const field = `rule_overrides.${appId}`;
     const app = apps.find((a) => a.app_id === appId);
-    if (!app) throw taskError('task.invalid', `body.${field}: "${appId}" is not one of the task's app_ids`, field);
+    if (!app)
+      throw taskError('task.invalid', `body.${field}: "${appId}" is not one of the task's app_ids`, field);
     const override = overrides[appId];
     if (!override) continue;
     const problems = [
       ...overrideMisfits(app.rule, override),
       // Cross-field checks of the rule this camera would run (min above max, hits above frames).
-      ...ruleProblems(layRule(app.rule, override), null).map((problem) => `as laid over the app's ${problem}`),
+      ...ruleProblems(layRule(app.rule, override), null).map(
+        (problem) => `as laid over the app's ${problem}`,
+      ),
     ];
     if (problems[0]) throw taskError('task.invalid', `body.${field}: ${problems[0]}`, field);
   }

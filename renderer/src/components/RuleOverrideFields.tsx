@@ -1,12 +1,13 @@
 import { useId } from 'react';
 import type { MessageKey } from '../i18n';
+import { useNames } from '../names/useNames';
 import { useT } from '../store';
 import type { OverrideDraft, OverrideField } from '../tasks/rule-overrides';
 import type { FieldErrors } from '../validation/schema-errors';
 import { FieldError } from './FieldError';
 
 interface RuleOverrideFieldsProps {
-  appName: string;
+  appId: string;
   fields: readonly OverrideField[];
   draft: OverrideDraft;
   onChange: (draft: OverrideDraft) => void;
@@ -18,8 +19,9 @@ interface RuleOverrideFieldsProps {
  * "This camera's rule" for one app: each tunable field with the app's value as its placeholder; a
  * field given a value is marked as this camera's and can be reset to the app's.
  */
-export function RuleOverrideFields({ appName, fields, draft, onChange, errors }: RuleOverrideFieldsProps) {
+export function RuleOverrideFields({ appId, fields, draft, onChange, errors }: RuleOverrideFieldsProps) {
   const t = useT();
+  const names = useNames();
   const id = useId();
   const set = (key: string, text: string) => {
     const { [key]: _previous, ...rest } = draft;
@@ -27,7 +29,7 @@ export function RuleOverrideFields({ appName, fields, draft, onChange, errors }:
   };
   return (
     <fieldset className="rule-overrides">
-      <legend>{t('overrides.legend', { app: appName })}</legend>
+      <legend>{t('overrides.legend', { app: names.app(appId) })}</legend>
       <p className="hint">{t('overrides.hint')}</p>
       <FieldError id={`${id}-all`} message={errors['']} />
       <div className="override-grid">
@@ -39,10 +41,7 @@ export function RuleOverrideFields({ appName, fields, draft, onChange, errors }:
           const error = errors[field.key];
           return (
             <div key={field.key} className={overridden ? 'field override-set' : 'field'}>
-              <label htmlFor={inputId}>
-                {label}{' '}
-                {overridden && <span className="badge override-badge">{t('overrides.overridden')}</span>}
-              </label>
+              <label htmlFor={inputId}>{label}</label>
               <div className="field-row">
                 <input
                   id={inputId}
@@ -53,6 +52,7 @@ export function RuleOverrideFields({ appName, fields, draft, onChange, errors }:
                   aria-invalid={error ? true : undefined}
                   aria-describedby={error ? `${inputId}-error` : undefined}
                 />
+                {overridden && <span className="badge override-badge">{t('overrides.overridden')}</span>}
                 {overridden && (
                   <button
                     type="button"

@@ -23,7 +23,7 @@ export const en = {
   'overrides.judged': 'Rests on {count} judged',
   'overrides.noJudged': 'Judge samples of this class first',
   'overrides.confirmCamera':
-    'The threshold of {name} in {app} goes from {from} to {to} on this camera only, at once. Other cameras keep the app\'s rule. You can undo it here.',
+    "The threshold of {name} in {app} goes from {from} to {to} on this camera only, at once. Other cameras keep the app's rule. You can undo it here.",
   'overrides.appliedCamera': 'The threshold of {name} in {app} is now {threshold} on this camera.',
 } as const;
 

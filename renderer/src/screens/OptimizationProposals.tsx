@@ -17,8 +17,8 @@ import {
 import { invalidateRuns } from '../queries/optimizations';
 import { invalidatePackages } from '../queries/packages';
 import { invalidateTask } from '../queries/tasks';
-import type { Transport } from '../transport';
 import { useT } from '../store';
+import type { Transport } from '../transport';
 
 interface Applied {
   app: string;
@@ -114,7 +114,9 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
         <ConfirmDialog
           title={t('defects.optimization.confirmTitle')}
           message={t(
-            confirming.target === 'camera' ? 'overrides.confirmCamera' : 'defects.optimization.confirmMessage',
+            confirming.target === 'camera'
+              ? 'overrides.confirmCamera'
+              : 'defects.optimization.confirmMessage',
             {
               name: confirming.proposal.name,
               app: confirming.proposal.app_id,

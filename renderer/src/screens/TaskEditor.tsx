@@ -1,6 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useMemo, useState } from 'react';
-import { type AppConfigUpdate, DEFAULT_OSD, type RuleOverride, UpdateTaskBody } from '../../../engine/contract';
+import {
+  type AppConfigUpdate,
+  DEFAULT_OSD,
+  type RuleOverride,
+  UpdateTaskBody,
+} from '../../../engine/contract';
 import { aiVideoSocket, appsOf, isRunning, modesOfType, type Osd, type Task } from '../api';
 import { AnalysisFpsField } from '../components/AnalysisFpsField';
 import { AppCheckbox } from '../components/AppCheckbox';
@@ -57,7 +62,7 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
   const [fpsText, setFpsText] = useState(task.analysis_fps === null ? '' : String(task.analysis_fps));
   const [appIds, setAppIds] = useState<string[]>(task.app_ids);
   const [osd, setOsd] = useState<Required<Osd>>({ ...DEFAULT_OSD, ...task.osd });
-  const storedOverrides = task.rule_overrides ?? {};
+  const storedOverrides = useMemo(() => task.rule_overrides ?? {}, [task]);
   const [overrideDrafts, setOverrideDrafts] = useState<Record<string, OverrideDraft>>(() =>
     Object.fromEntries(Object.entries(storedOverrides).map(([appId, o]) => [appId, draftOf(o)])),
   );
@@ -97,7 +102,7 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
             const app = candidates.find((candidate) => candidate.app_id === appId);
             if (!app) return [];
             const rule = ruleOfListing(app.rule);
-            return [{ appId, name: app.name, rule, fields: overrideFields(rule) }];
+            return [{ appId, rule, fields: overrideFields(rule) }];
           }),
     [task.mode, appIds, candidates],
   );
@@ -143,7 +148,19 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
     if (appIds.length === 0) found.app_ids = { key: 'wizard.chooseApps' };
     if (fpsProblem) found.analysis_fps = fpsProblem;
     return { body: update, errors: found };
-  }, [name, fpsText, appIds, osd, task, stageApps, editor, initialConfigs, overridable, overrideDrafts]);
+  }, [
+    name,
+    fpsText,
+    appIds,
+    osd,
+    task,
+    stageApps,
+    editor,
+    initialConfigs,
+    overridable,
+    overrideDrafts,
+    storedOverrides,
+  ]);
 
   // The running video task's AI video under the drawing surface, released when the dialog closes.
   const video = task.mode === 'video' && isRunning(task);
@@ -211,10 +228,10 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
           </ul>
           <FieldError id={`${polygonsId}-apps`} message={errors.app_ids} />
         </fieldset>
-        {overridable.map(({ appId, name: appName, fields }) => (
+        {overridable.map(({ appId, fields }) => (
           <RuleOverrideFields
             key={appId}
-            appName={appName}
+            appId={appId}
             fields={fields}
             draft={overrideDrafts[appId] ?? {}}
             onChange={(draft) => setOverrideDrafts((current) => ({ ...current, [appId]: draft }))}

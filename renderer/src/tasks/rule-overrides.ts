@@ -48,7 +48,12 @@ export function overrideFields(rule: Rule): OverrideField[] {
       });
   }
   if (rule.left_object)
-    fields.push({ key: 'left_object.seconds', field: 'left_seconds', appValue: rule.left_object.seconds, step: 1 });
+    fields.push({
+      key: 'left_object.seconds',
+      field: 'left_seconds',
+      appValue: rule.left_object.seconds,
+      step: 1,
+    });
   if (rule.removed_object)
     fields.push({
       key: 'removed_object.seconds',
@@ -84,7 +89,7 @@ export function overrideOf(
   fields: readonly OverrideField[],
 ): { override: RuleOverride; notNumbers: string[] } {
   const notNumbers: string[] = [];
-  const valueOf = (key: string): number | undefined => {
+  const numberAt = (key: string): number | undefined => {
     const text = draft[key]?.trim() ?? '';
     if (text === '') return undefined;
     const value = Number(text);
@@ -93,7 +98,7 @@ export function overrideOf(
   };
   const { interval: _interval, classes, left_object, removed_object, ...kept } = stored ?? {};
   const override: RuleOverride = { ...kept };
-  const interval = valueOf('interval');
+  const interval = numberAt('interval');
   if (interval !== undefined) override.interval = interval;
 
   const shown = new Set(fields.map((field) => field.key));
@@ -102,7 +107,7 @@ export function overrideOf(
     const [, classId, name] = field.key.split('.');
     if (!field.key.startsWith('classes.') || classId === undefined) continue;
     const entry = byClass.get(classId) ?? { class_id: classId };
-    const value = valueOf(field.key);
+    const value = numberAt(field.key);
     const key = name as (typeof CLASS_FIELDS)[number][0];
     if (value === undefined) delete entry[key];
     else entry[key] = value;
@@ -117,7 +122,7 @@ export function overrideOf(
   ] as const) {
     const key = `${part}.seconds`;
     const { seconds: storedSeconds, ...others } = current ?? {};
-    const seconds = shown.has(key) ? valueOf(key) : storedSeconds;
+    const seconds = shown.has(key) ? numberAt(key) : storedSeconds;
     const next = { ...others, ...(seconds !== undefined && { seconds }) };
     if (Object.keys(next).length > 0) override[part] = next;
   }
