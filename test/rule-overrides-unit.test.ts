@@ -4,6 +4,7 @@ import type { InstalledApp } from '../engine/packages/registry';
 import type { PipelineTask } from '../engine/pipeline/task-pipeline';
 import { layRule, type RuleOverride } from '../engine/rules/override';
 import { APP_TYPE, type Rule } from '../engine/rules/schema';
+import { RULE_OVERRIDES_BYTES } from '../engine/tasks/limits';
 import { PackageUse } from '../engine/tasks/package-use';
 import { TaskRegistry, type VideoRunner } from '../engine/tasks/registry';
 import type { TaskRow } from '../engine/tasks/task-repository';
@@ -123,7 +124,7 @@ function node() {
     { app: () => app },
     runner,
   );
-  return { tasks, handed };
+  return { tasks, handed, runner };
 }
 
 describe('the task record another node adopts (cluster mode)', () => {
@@ -156,5 +157,37 @@ describe('the task record another node adopts (cluster mode)', () => {
     const adopter = node();
     adopter.tasks.adopt({ ...(older as TaskRow), status: 'running' });
     expect(adopter.tasks.get(started.task_id).rule_overrides).toEqual({});
+  });
+});
+
+describe('the size of a task’s overrides', () => {
+  it('refuses overrides past RULE_OVERRIDES_BYTES, naming the field, and stores nothing', async () => {
+    const many = Array.from({ length: 300 }, (_, i) => ({ ...PERSON, class_id: String(i), name: `c${i}` }));
+    const big: InstalledApp = { ...app, rule: { classes: many } };
+    const store = new MemoryTaskStore();
+    const tasks = new TaskRegistry(
+      store,
+      new MemorySettings(),
+      new PackageUse(store),
+      new ManualClock(Date.UTC(2026, 0, 1)),
+      { app: () => big },
+      node().runner,
+    );
+    const body = (count: number) => ({
+      zapk_id: 'builtin',
+      app_ids: ['watch'],
+      video_url: 'rtsp://camera.example/gate',
+      rule_overrides: {
+        watch: { classes: many.slice(0, count).map((c) => ({ class_id: c.class_id, threshold: 0.75 })) },
+      },
+    });
+    const refused = await tasks.start(body(300)).then(
+      () => 'accepted',
+      (error: { kind?: string; details?: unknown; message: string }) => error.message,
+    );
+    expect(refused).toMatch(new RegExp(`^body\\.rule_overrides: .* at most ${RULE_OVERRIDES_BYTES}$`));
+    expect(store.notClosed()).toHaveLength(0);
+    const fits = await tasks.start(body(50));
+    expect(fits.rule_overrides.watch?.classes).toHaveLength(50);
   });
 });

@@ -4,7 +4,7 @@ import { layRule, overrideMisfits, type RuleOverride } from '../rules/override';
 import { APP_TYPE } from '../rules/schema';
 import { ruleProblems } from '../rules/validate';
 import { toPoints } from '../vision/geometry';
-import { TASK_AREA_LIMITS, TASK_LIMITS } from './limits';
+import { RULE_OVERRIDES_BYTES, TASK_AREA_LIMITS, TASK_LIMITS } from './limits';
 import { polygonProblem } from './polygon';
 import type { AppAreas, AppConfig, AppConfigUpdate, Polygon, RuleOverrides, TaskMode } from './schema';
 import { taskError } from './task-error';
@@ -155,6 +155,13 @@ export function checkRuleOverrides(
     ];
     if (problems[0]) throw taskError('task.invalid', `body.${field}: ${problems[0]}`, field);
   }
+  const bytes = Buffer.byteLength(JSON.stringify(overrides));
+  if (bytes > RULE_OVERRIDES_BYTES)
+    throw taskError(
+      'task.invalid',
+      `body.rule_overrides: the task's overrides would take ${bytes} bytes; a task carries at most ${RULE_OVERRIDES_BYTES}`,
+      'rule_overrides',
+    );
   return overrides;
 }
 
