@@ -539,6 +539,7 @@ describe('4.4 - 4.7 tasks', () => {
         'priority',
         'gpu',
         'report_url',
+        'rule_overrides',
         'status',
         'task_id',
         'video_url',

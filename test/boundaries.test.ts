@@ -29,6 +29,7 @@ const CONTRACT_MODULES = [
   'engine/rules/counts.ts',
   'engine/rules/ground.ts',
   'engine/rules/inertia.ts',
+  'engine/rules/override.ts',
   'engine/rules/schema.ts',
   'engine/rules/validate.ts',
   'engine/schema/ajv.ts',

@@ -6,6 +6,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OptimizationView, SamplePage } from '../engine/optimization/schema';
 import { buildZapk } from '../engine/packages/zapk';
+import type { TaskView } from '../engine/tasks/schema';
 import { launchChromium, openAccountMenu, openConsolePage } from './helpers/browser';
 import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
 import { EXAMPLE_MANIFEST } from './helpers/example-package';
@@ -288,7 +289,9 @@ describe('effect optimization in the web console', () => {
     expect(proposed, 'the run proposes a threshold for person').not.toBeNull();
     expect(proposed).not.toBe(PERSON_THRESHOLD);
     const shown = (proposed as number).toFixed(2);
-    const apply = page.getByRole('button', { name: `Apply threshold ${shown} to person of person` });
+    expect(proposal?.judged, 'the proposal rests on the samples judged above').toBeGreaterThan(0);
+    const apply = page.getByRole('button', { name: `Apply ${shown} to every camera: person of person` });
+    const applyCamera = page.getByRole('button', { name: `Apply ${shown} to this camera: person of person` });
     await apply.scrollIntoViewIfNeeded();
     await shot('optimization-05-proposals');
     // The live rule changes only once the operator confirms, and can be put back.
@@ -311,6 +314,25 @@ describe('effect optimization in the web console', () => {
       .filter({ hasText: 'The threshold of person in person is back as it was.' })
       .waitFor(POLL);
     expect(await personThreshold()).toBe(PERSON_THRESHOLD);
+    // To this camera only: its override, the app's rule as it was; undone, the override goes.
+    const cameraThreshold = async () =>
+      (await api<TaskView>('GET', `/api/task/${taskId}`)).rule_overrides.person?.classes?.[0]?.threshold;
+    await applyCamera.click();
+    await page
+      .getByRole('dialog', { name: 'Change the live rule?' })
+      .getByRole('button', { name: `Apply ${shown}` })
+      .click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `The threshold of person in person is now ${shown} on this camera.` })
+      .waitFor(POLL);
+    expect([await cameraThreshold(), await personThreshold()]).toEqual([proposed, PERSON_THRESHOLD]);
+    await page.getByRole('button', { name: 'Undo' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'The threshold of person in person is back as it was.' })
+      .waitFor(POLL);
+    expect(await cameraThreshold()).toBeUndefined();
     await apply.waitFor(POLL);
     await confirmApply();
     // The row reads the rule again: the proposal is now its current threshold.

@@ -277,6 +277,7 @@ describe('task stream events', () => {
         priority: 50,
         persistent: true,
         gpu: 'none',
+        rule_overrides: {},
         zapk_id: 'builtin',
         app_ids: ['motion'],
         device_id: 'cam-1',

@@ -195,10 +195,9 @@ describe('effect optimization on a live RTMP source', () => {
     expect(forPerson?.current_threshold).toBe(PERSON_THRESHOLD);
     for (const p of proposals) {
       expect(p.basis.stable_tracks).toBeGreaterThan(0);
-      expect(p.proposed_threshold).toBeGreaterThan(0);
-      expect(p.proposed_threshold).toBeLessThan(1);
-      expect(p.alarms.change).toBe(p.alarms.proposed - p.alarms.current);
-      expect(p.f1.proposed).toBeGreaterThanOrEqual(p.f1.current ?? 0);
+      // Nothing judged yet: no threshold is proposed from the statistics alone (issue 34).
+      expect([p.judged, p.proposed_threshold, p.apply, p.apply_camera]).toEqual([0, null, null, null]);
+      expect(p.alarms.change).toBe(0);
     }
 
     // Verdicts count in the proposals and in the export.
@@ -243,6 +242,15 @@ describe('effect optimization on a live RTMP source', () => {
     expect(judgedProposal?.basis.wrong).toBe(wrong.annotations.filter((a) => a.hard).length);
     expect(judgedProposal?.basis.right).toBe(right ? right.annotations.filter((a) => a.hard).length : 0);
     expect(judgedProposal?.basis.missed).toBe(1);
+    expect(judgedProposal?.judged).toBe(
+      (judgedProposal?.basis.right ?? 0) + (judgedProposal?.basis.wrong ?? 0) + 1,
+    );
+    for (const p of [judgedProposal]) {
+      expect(p?.proposed_threshold).toBeGreaterThan(0);
+      expect(p?.proposed_threshold).toBeLessThan(1);
+      expect(p?.alarms.change).toBe((p?.alarms.proposed ?? 0) - (p?.alarms.current ?? 0));
+      expect(p?.f1.proposed).toBeGreaterThanOrEqual(p?.f1.current ?? 0);
+    }
     const wrongOnly = expectOk<SamplePage>(
       await t.call('GET', `/api/task/${taskId}/optimization/${id}/samples?verdict=wrong`),
     );
@@ -340,21 +348,21 @@ describe('effect optimization on a live RTMP source', () => {
       (judgedProposal?.basis.wrong ?? 0) - 1,
     ]);
 
-    // Applying a proposal through 4.3 changes the rule in the next listing.
-    const apply = forPerson?.apply;
-    expect(apply?.path).toBe('/api/zapk/coco-yolox-nano/app/person');
-    expect(forPerson?.proposed_threshold).not.toBe(PERSON_THRESHOLD);
+    // Applying a proposal of the judged app through 4.3 changes the rule in the next listing.
+    const apply = rejudged?.apply;
+    expect(apply?.path).toBe(`/api/zapk/coco-yolox-nano/app/${wrong.app_id}`);
+    expect(rejudged?.proposed_threshold).not.toBe(rejudged?.current_threshold);
     expectOk(await t.call('PUT', apply?.path as string, { json: apply?.body }));
     const after = (await t.call('GET', '/api/zapk')).body.data as Array<{
       zapk_id: string;
       apps: Record<string, { rule: { classes: Record<string, { threshold: number }> } }>;
     }>;
     expect(
-      after.find((p) => p.zapk_id === 'coco-yolox-nano')?.apps.person?.rule.classes['0']?.threshold,
-    ).toBe(forPerson?.proposed_threshold);
+      after.find((p) => p.zapk_id === 'coco-yolox-nano')?.apps[wrong.app_id]?.rule.classes['0']?.threshold,
+    ).toBe(rejudged?.proposed_threshold);
     const reproposed = await view(taskId, id);
-    expect(reproposed.proposals.find((p) => p.app_id === 'person')?.current_threshold).toBe(
-      forPerson?.proposed_threshold,
+    expect(reproposed.proposals.find((p) => p.app_id === wrong.app_id)?.current_threshold).toBe(
+      rejudged?.proposed_threshold,
     );
 
     expectOk(await t.call('DELETE', `/api/task/${taskId}`));

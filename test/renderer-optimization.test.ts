@@ -21,8 +21,10 @@ function proposal(overrides: Partial<Proposal> = {}): Proposal {
     class_id: '0',
     name: 'person',
     current_threshold: 0.8,
+    app_threshold: 0.8,
     proposed_threshold: 0.53,
-    basis: { stable_tracks: 8, flickering_tracks: 4, right: 0, wrong: 0, missed: 0 },
+    judged: 3,
+    basis: { stable_tracks: 8, flickering_tracks: 4, right: 2, wrong: 1, missed: 0 },
     f1: { current: 0.364, proposed: 0.842 },
     alarms: { current: 185, proposed: 508, change: 323 },
     apply: {
@@ -36,6 +38,11 @@ function proposal(overrides: Partial<Proposal> = {}): Proposal {
           ],
         },
       },
+    },
+    apply_camera: {
+      method: 'PUT',
+      path: '/api/task/7d1c2a4e-5b6f-4a8d-9c0e-1f2a3b4c5d6e',
+      body: { rule_overrides: { person: { interval: 9, classes: [{ class_id: '0', threshold: 0.53 }] } } },
     },
     ...overrides,
   };
@@ -158,6 +165,7 @@ describe('proposal to rule update', () => {
     expect(action).toEqual({
       kind: 'apply',
       update: {
+        target: 'app',
         zapkId: 'coco-yolox-nano',
         appId: 'person',
         body: proposal().apply?.body,
@@ -165,10 +173,42 @@ describe('proposal to rule update', () => {
     });
   });
 
+  it("applies it to the run's camera only as that camera's override, and undoes it", () => {
+    const action = proposalAction(proposal(), 'camera');
+    expect(action).toEqual({
+      kind: 'apply',
+      update: {
+        target: 'camera',
+        taskId: '7d1c2a4e-5b6f-4a8d-9c0e-1f2a3b4c5d6e',
+        appId: 'person',
+        body: proposal().apply_camera?.body,
+      },
+    });
+    if (action.kind !== 'apply') throw new Error('an apply action is expected');
+    // The camera followed the app's 0.8: undone, its override keeps only what it had besides.
+    expect(undoOf(action.update, proposal()).body).toEqual({ rule_overrides: { person: { interval: 9 } } });
+    // A camera with its own 0.7 gets that back.
+    const own = proposal({ current_threshold: 0.7 });
+    expect(undoOf(action.update, own).body).toEqual({
+      rule_overrides: { person: { interval: 9, classes: [{ class_id: '0', threshold: 0.7 }] } },
+    });
+    const another = proposal({
+      apply_camera: { method: 'PUT', path: '/api/task/x', body: { rule_overrides: { crowd: {} } } },
+    });
+    expect(proposalAction(another, 'camera').kind).toBe('invalid');
+  });
+
+  it('offers nothing from a run whose samples of the class nobody judged', () => {
+    const unjudged = proposal({ judged: 0 });
+    expect(proposalAction(unjudged, 'app')).toEqual({ kind: 'none' });
+    expect(proposalAction(unjudged, 'camera')).toEqual({ kind: 'none' });
+  });
+
   it('undoes an applied proposal: the same rule with the replaced threshold back', () => {
     const action = proposalAction(proposal());
     if (action.kind !== 'apply') throw new Error('an apply action is expected');
     expect(undoOf(action.update, proposal())).toEqual({
+      target: 'app',
       zapkId: 'coco-yolox-nano',
       appId: 'person',
       body: {
@@ -183,7 +223,11 @@ describe('proposal to rule update', () => {
   });
 
   it('shows F1 only once a sample of the class is judged', () => {
-    expect(hasVerdicts(proposal())).toBe(false);
+    expect(
+      hasVerdicts(
+        proposal({ basis: { stable_tracks: 8, flickering_tracks: 4, right: 0, wrong: 0, missed: 0 } }),
+      ),
+    ).toBe(false);
     expect(
       hasVerdicts(
         proposal({ basis: { stable_tracks: 8, flickering_tracks: 4, right: 0, wrong: 2, missed: 0 } }),
@@ -210,15 +254,16 @@ describe('proposal to rule update', () => {
       },
     });
     const action = proposalAction(encoded);
-    expect(action.kind === 'apply' && [action.update.zapkId, action.update.appId]).toEqual([
-      'my pkg',
-      'crowd zone',
-    ]);
+    expect(
+      action.kind === 'apply' &&
+        action.update.target === 'app' && [action.update.zapkId, action.update.appId],
+    ).toEqual(['my pkg', 'crowd zone']);
   });
 
   it('offers nothing without evidence and nothing when the threshold stays', () => {
     expect(proposalAction(proposal({ proposed_threshold: null, apply: null }))).toEqual({ kind: 'none' });
-    expect(proposalAction(proposal({ current_threshold: 0.53 }))).toEqual({ kind: 'same' });
+    expect(proposalAction(proposal({ app_threshold: 0.53 }))).toEqual({ kind: 'same' });
+    expect(proposalAction(proposal({ current_threshold: 0.53 }), 'camera')).toEqual({ kind: 'same' });
   });
 
   it('never sends a request that is not an update of this class to the proposed value', () => {

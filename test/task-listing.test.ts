@@ -214,6 +214,7 @@ describe('the listing', () => {
           'priority',
           'gpu',
           'persistent',
+          'rule_overrides',
           'health',
           'status',
           'created_at',

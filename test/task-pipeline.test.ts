@@ -153,6 +153,7 @@ function taskOf(appIds: string[], extra: Partial<PipelineTask> = {}): PipelineTa
     zapk_id: 'unit',
     app_ids: appIds,
     app_configs: [],
+    rule_overrides: {},
     osd: { ...DEFAULT_OSD },
     business_id: 'gate-3',
     report_url: 'http://127.0.0.1:9/callback',

@@ -33,10 +33,12 @@ export {
 export { placeLabels } from '../osd/label-placement';
 export { groundMap } from '../rules/ground';
 export { DEFAULT_INERTIA } from '../rules/inertia';
+export { layRule, RuleOverride } from '../rules/override';
 export {
   DEFAULT_PERSON_CLASS_ID,
   LeftObject,
   LengthReference,
+  ListedRule,
   RemovedObject,
   Rule,
 } from '../rules/schema';

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { RuleOverride } from '../rules/override';
 import { ClassEntry } from '../rules/schema';
 import { oneOf } from '../schema/ajv';
 
@@ -122,9 +123,18 @@ export const Proposal = Type.Object({
   app_id: Type.String(),
   class_id: Type.String(),
   name: Type.String({ description: "The class entry's name" }),
-  current_threshold: Type.Number({ description: "The rule's threshold now" }),
+  current_threshold: Type.Number({
+    description: "The threshold in force on the run's camera now: its override's, else the app rule's",
+  }),
+  app_threshold: Type.Number({
+    description: "The app rule's threshold now (every camera without an override)",
+  }),
   proposed_threshold: Type.Union([Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 }), Type.Null()], {
-    description: 'null while the run has no evidence about the class',
+    description:
+      'null until the operator has judged a detection of the class (or marked one missed): no threshold is proposed from unjudged samples',
+  }),
+  judged: Type.Integer({
+    description: 'Judged detections of the class and objects marked missed that the proposal rests on',
   }),
   basis: Type.Object({
     stable_tracks: Type.Integer(),
@@ -159,7 +169,23 @@ export const Proposal = Type.Object({
       }),
       Type.Null(),
     ],
-    { description: 'The 4.3 request that applies the proposal to the rule as it is now' },
+    {
+      description: "The 4.3 request that applies the proposal to the app's rule (every camera) as it is now",
+    },
+  ),
+  apply_camera: Type.Union(
+    [
+      Type.Object({
+        method: Type.Literal('PUT'),
+        path: Type.String(),
+        body: Type.Object({ rule_overrides: Type.Record(Type.String(), RuleOverride) }),
+      }),
+      Type.Null(),
+    ],
+    {
+      description:
+        "The update-task request that applies the proposal to the run's camera only, as its override (its other overridden values kept)",
+    },
   ),
 });
 export type Proposal = Static<typeof Proposal>;

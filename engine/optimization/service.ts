@@ -7,6 +7,7 @@ import type { Clock, TimerHandle } from '../clock';
 import { DomainError } from '../domain-error';
 import type { InstalledApp } from '../packages/registry';
 import type { AnalysedFrame } from '../pipeline/task-pipeline';
+import { layRule } from '../rules/override';
 import { SpaceWaiter } from '../store/disk-full';
 import type { TaskEvents } from '../tasks/registry';
 import type { TaskMode, TaskView } from '../tasks/schema';
@@ -112,6 +113,7 @@ export class Optimizations {
       }
     }
     const now = this.deps.clock.now();
+    const packages = this.deps.packages;
     const row: RunRow = {
       optimization_id: randomUUID(),
       task_id: taskId,
@@ -139,7 +141,13 @@ export class Optimizations {
     const collector = new Collector({
       zapkId: task.zapk_id,
       appIds: row.app_ids,
-      packages: this.deps.packages,
+      // Samples are hard by the rule in force on this camera: the app's under the camera's override.
+      packages: {
+        get revision() {
+          return packages.revision;
+        },
+        app: (zapkId, appId) => this.cameraApp(this.deps.tasks.get(taskId), packages.app(zapkId, appId)),
+      },
       offer: (candidate) => writer.offer(candidate),
     });
     const run: ActiveRun = {
@@ -292,13 +300,21 @@ export class Optimizations {
     };
   }
 
-  /** One proposal per class entry of each app's rule as it is now. */
+  /**
+   * One proposal per class entry of each app's rule as it is now on this camera. A threshold is
+   * proposed only from samples the operator judged (issue 34): the track statistics alone never
+   * change a rule. Each offers two requests: the camera's override, or the app's rule (every camera).
+   */
   private proposals(task: TaskView, row: RunRow, stats: RunStats): Proposal[] {
     const judged = this.store.judgedSamples(row.optimization_id);
     const proposals: Proposal[] = [];
     for (const appId of row.app_ids) {
       const app = this.appOf(task, appId);
       const classes = app?.rule.classes ?? [];
+      const override = task.rule_overrides[appId] ?? {};
+      const onCamera = new Map(
+        (app ? (this.cameraApp(task, app).rule.classes ?? []) : []).map((c) => [c.class_id, c]),
+      );
       for (const entry of classes) {
         const ofApp = judged.filter((sample) => sample.app_id === appId);
         const verdicts = ofApp.flatMap((sample) =>
@@ -312,17 +328,27 @@ export class Optimizations {
           (sum, sample) => sum + sample.missed.filter((m) => m.class_id === entry.class_id).length,
           0,
         );
-        const proposal = proposeThreshold(entry.threshold, stats[appId]?.[entry.class_id], verdicts, missed);
-        const proposed = proposal.proposed;
+        const current = onCamera.get(entry.class_id)?.threshold ?? entry.threshold;
+        const proposal = proposeThreshold(current, stats[appId]?.[entry.class_id], verdicts, missed);
+        const judgedCount = verdicts.length + missed;
+        const proposed = judgedCount === 0 ? null : proposal.proposed;
+        const classOverrides = (override.classes ?? []).filter((c) => c.class_id !== entry.class_id);
+        const own = override.classes?.find((c) => c.class_id === entry.class_id);
         proposals.push({
           app_id: appId,
           class_id: entry.class_id,
           name: entry.name,
-          current_threshold: entry.threshold,
+          current_threshold: current,
+          app_threshold: entry.threshold,
           proposed_threshold: proposed,
+          judged: judgedCount,
           basis: proposal.basis,
-          f1: proposal.f1,
-          alarms: proposal.alarms,
+          // Unjudged, the statistics' best threshold is not shown as a proposal in any figure either.
+          f1: proposed === null ? { ...proposal.f1, proposed: null } : proposal.f1,
+          alarms:
+            proposed === null
+              ? { current: proposal.alarms.current, proposed: proposal.alarms.current, change: 0 }
+              : proposal.alarms,
           apply:
             proposed === null
               ? null
@@ -337,10 +363,33 @@ export class Optimizations {
                     },
                   },
                 },
+          apply_camera:
+            proposed === null
+              ? null
+              : {
+                  method: 'PUT',
+                  path: `/api/task/${encodeURIComponent(task.task_id)}`,
+                  body: {
+                    rule_overrides: {
+                      [appId]: {
+                        ...override,
+                        classes: [
+                          ...classOverrides,
+                          { ...own, class_id: entry.class_id, threshold: proposed },
+                        ],
+                      },
+                    },
+                  },
+                },
         });
       }
     }
     return proposals;
+  }
+
+  /** The app as it runs on the task's camera: its rule under the camera's override. */
+  private cameraApp(task: TaskView, app: InstalledApp): InstalledApp {
+    return { ...app, rule: layRule(app.rule, task.rule_overrides[app.app_id]) };
   }
 
   private appOf(task: TaskView, appId: string): InstalledApp | undefined {

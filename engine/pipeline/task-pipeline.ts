@@ -7,8 +7,9 @@ import { appSnapshot } from '../osd/snapshot';
 import type { InstalledApp, PackageRegistry } from '../packages/registry';
 import type { AppCounts } from '../rules/counts';
 import type { RuleResult } from '../rules/evaluate';
+import { layRule } from '../rules/override';
 import type { FrameInfo, ShownObject } from '../rules/rule-kind';
-import type { AppAreas, AppConfig, Osd } from '../tasks/schema';
+import type { AppAreas, AppConfig, Osd, RuleOverrides } from '../tasks/schema';
 import { ByteTracker } from '../tracking/byte-tracker';
 import type { Detection, Frame, FrameSize, TrackedObject } from '../vision/types';
 import { AppRuntime } from './app-runtime';
@@ -33,6 +34,8 @@ export interface PipelineTask {
   zapk_id: string;
   app_ids: string[];
   app_configs: AppConfig[];
+  /** Per app, this camera's overrides of the app's rule, laid over it before the app runs here. */
+  rule_overrides: RuleOverrides;
   osd: Required<Osd>;
   business_id: string;
   report_url: string;
@@ -421,7 +424,9 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     const wanted = new Set(this.task.app_ids);
     for (const appId of this.apps.keys()) if (!wanted.has(appId)) this.apps.delete(appId);
     for (const appId of this.task.app_ids) {
-      const app = this.deps.packages.app(this.task.zapk_id, appId);
+      const shared = this.deps.packages.app(this.task.zapk_id, appId);
+      // The app's rule as it is now (a rule edit moves the revision) under this camera's override.
+      const app = { ...shared, rule: layRule(shared.rule, this.task.rule_overrides[appId]) };
       const areas = this.task.app_configs.find((c) => c.app_id === appId) ?? { polygon: [] };
       const runtime = this.apps.get(appId);
       if (runtime) runtime.reconfigure(app, areas, this.task.polygon_frame, size);

@@ -253,4 +253,11 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       ALTER TABLE tasks ADD COLUMN gpu TEXT;
     `,
   },
+  {
+    // Per app, one camera's overrides of the app's rule (issue 34): JSON, '{}' for none.
+    version: 15,
+    sql: `
+      ALTER TABLE tasks ADD COLUMN rule_overrides TEXT NOT NULL DEFAULT '{}';
+    `,
+  },
 ];

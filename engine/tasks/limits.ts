@@ -53,5 +53,11 @@ export const TASK_AREA_LIMITS = {
   bodyBytes: 64 * 1024,
 } as const;
 
+/**
+ * Bytes of a task's rule overrides as stored (JSON): they are listed with the task, so they stay
+ * small whatever the app's rule holds (a page of 100 tasks carries at most 800 KB of them).
+ */
+export const RULE_OVERRIDES_BYTES = 8 * 1024;
+
 /** Tasks on one page of GET /api/tasks: the default and the most a caller may ask for. */
 export const TASK_PAGE_LIMIT = 100;

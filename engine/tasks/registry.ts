@@ -30,12 +30,21 @@ import { taskError } from './task-error';
 import { normaliseTaskName } from './task-name';
 import type { ListedRow, TaskPageQuery, TaskRow } from './task-repository';
 import type { InstalledApps, TaskSettings, TaskStore } from './task-store';
-import { analysisFpsOf, areasOf, pipelineTask, polygonFrameOf, startBodyOf, summaryOf } from './task-view';
+import {
+  analysisFpsOf,
+  areasOf,
+  overridesOf,
+  pipelineTask,
+  polygonFrameOf,
+  startBodyOf,
+  summaryOf,
+} from './task-view';
 import {
   applyAppConfig,
   checkAppConfigs,
   checkApps,
   checkReportUrl,
+  checkRuleOverrides,
   checkTaskAreas,
   refuseTooSoon,
 } from './validation';
@@ -186,6 +195,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       priority: stored.priority ?? null,
       persistent: stored.persistent ?? 0,
       gpu: stored.gpu ?? null,
+      rule_overrides: stored.rule_overrides ?? '{}',
       status: 'starting',
     });
     const runtime = this.newRuntime(row.task_id);
@@ -254,9 +264,10 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const appConfigs = checkAppConfigs(body.app_configs ?? [], apps);
     checkTaskAreas(appConfigs);
     const reportUrl = checkReportUrl(body.report_url ?? '');
-    for (const field of ['analysis_fps', 'persistent'] as const)
+    for (const field of ['analysis_fps', 'persistent', 'rule_overrides'] as const)
       if (mode !== 'video' && body[field] !== undefined)
         throw taskError('task.invalid', `body.${field}: is only for video tasks, not ${mode} tasks`, field);
+    const ruleOverrides = checkRuleOverrides({}, body.rule_overrides ?? {}, apps);
     const osd: Required<Osd> = { ...DEFAULT_OSD, ...body.osd };
 
     const now = this.clock.now();
@@ -287,6 +298,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       priority: body.priority ?? null,
       persistent: body.persistent ? 1 : 0,
       gpu: body.gpu ?? null,
+      rule_overrides: JSON.stringify(ruleOverrides),
     };
 
     let source: FrameSize | undefined;
@@ -376,12 +388,13 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   /** 4.7 plus app_configs: applied to the running task without restarting it. */
   update(taskId: string, body: UpdateTaskBody): TaskView {
     const row = this.liveRow(taskId);
-    if (row.mode !== 'video' && body.analysis_fps !== undefined)
-      throw taskError(
-        'task.invalid',
-        `body.analysis_fps: is only for video tasks, not ${row.mode} tasks`,
-        'analysis_fps',
-      );
+    for (const field of ['analysis_fps', 'rule_overrides'] as const)
+      if (row.mode !== 'video' && body[field] !== undefined)
+        throw taskError(
+          'task.invalid',
+          `body.${field}: is only for video tasks, not ${row.mode} tasks`,
+          field,
+        );
     const appIds = body.app_ids ?? (JSON.parse(row.app_ids) as string[]);
     const apps = checkApps(this.packages, row.zapk_id, appIds, row.mode, this.clock.now());
     const runtime = this.runtimes.get(taskId);
@@ -401,6 +414,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     // New areas must leave the task within its bounds; a task stored before them keeps what it has
     // until its areas are changed.
     if (body.app_configs) checkTaskAreas([...configs.values()]);
+    const ruleOverrides = checkRuleOverrides(overridesOf(row), body.rule_overrides ?? {}, apps);
     const osd = { ...(JSON.parse(row.osd) as Osd), ...body.osd };
     this.store.change({
       task_id: taskId,
@@ -411,6 +425,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       gpu: body.gpu ?? row.gpu,
       app_ids: JSON.stringify(appIds),
       app_configs: JSON.stringify([...configs.values()]),
+      rule_overrides: JSON.stringify(ruleOverrides),
       osd: JSON.stringify(osd),
       polygon_width: frame?.width ?? null,
       polygon_height: frame?.height ?? null,

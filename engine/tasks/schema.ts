@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { TaskHealth } from '../contract/health';
 import { LineCounts, ZoneOccupancy } from '../rules/counts';
+import { RuleOverride } from '../rules/override';
 import { oneOf } from '../schema/ajv';
 import { Name, SafeText } from '../schema/text';
 import { TASK_AREA_LIMITS, TASK_GPU, TASK_GPU_DEFAULT, TASK_PAGE_LIMIT, TASK_PRIORITY } from './limits';
@@ -138,6 +139,14 @@ export const AppConfigUpdate = Type.Object(
 );
 export type AppConfigUpdate = Static<typeof AppConfigUpdate>;
 
+/** Per app of a video task, this camera's overrides of the app's rule (extension, engine/rules/override.ts). */
+export const RuleOverrides = Type.Record(Type.String(), RuleOverride, {
+  maxProperties: 64,
+  description:
+    "Extension, video tasks: per app_id of the task, this camera's values of the app's rule laid over it; the app's rule stays every other camera's, and its later edits reach this one in every field not overridden",
+});
+export type RuleOverrides = Static<typeof RuleOverrides>;
+
 const AppIds = Type.Array(Id('Application id'), { minItems: 1, maxItems: 64, uniqueItems: true });
 const AppConfigs = Type.Array(AppConfig, { maxItems: 64 });
 
@@ -167,6 +176,7 @@ export const StartTaskBody = Type.Object(
     ),
     osd: Type.Optional(Osd),
     app_configs: Type.Optional(AppConfigs),
+    rule_overrides: Type.Optional(RuleOverrides),
     report_url: Type.Optional(
       Type.String({ maxLength: 2048, description: 'http(s) URL the callbacks are POSTed to' }),
     ),
@@ -195,6 +205,13 @@ export const UpdateTaskBody = Type.Object(
     app_ids: Type.Optional(AppIds),
     osd: Type.Optional(OsdUpdate),
     app_configs: Type.Optional(Type.Array(AppConfigUpdate, { maxItems: 64 })),
+    rule_overrides: Type.Optional(
+      Type.Record(Type.String(), Type.Union([RuleOverride, Type.Null()]), {
+        maxProperties: 64,
+        description:
+          "Extension, video tasks: per app_id, the app's override as a whole (replacing the one it had); null or {} removes it, apps left out keep theirs",
+      }),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -241,6 +258,10 @@ export const TaskView = Type.Object({
   dump: Type.String({ description: 'Short health line of the task' }),
   health: TaskHealth,
   status: TaskStatus,
+  rule_overrides: Type.Record(Type.String(), RuleOverride, {
+    description:
+      "Extension: per app_id, this camera's overrides of the app's rule ({} when none; always {} for image and diff tasks)",
+  }),
   app_configs: Type.Array(AppConfig),
   created_at: Type.Integer({ description: 'ms since the Unix epoch' }),
   closed_at: Type.Union([Type.Integer(), Type.Null()]),

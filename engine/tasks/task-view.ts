@@ -1,7 +1,14 @@
 import type { PipelineTask } from '../pipeline/task-pipeline';
 import type { FrameSize } from '../vision/types';
 import { TASK_GPU_DEFAULT, TASK_PRIORITY } from './limits';
-import { type AppConfig, DEFAULT_OSD, type Osd, type StartTaskBody, type TaskSummary } from './schema';
+import {
+  type AppConfig,
+  DEFAULT_OSD,
+  type Osd,
+  type RuleOverrides,
+  type StartTaskBody,
+  type TaskSummary,
+} from './schema';
 import { taskName } from './task-name';
 import type { ListedRow, TaskRow } from './task-repository';
 
@@ -19,6 +26,7 @@ export function pipelineTask(row: TaskRow, engineFps: number): PipelineTask {
     zapk_id: row.zapk_id,
     app_ids: JSON.parse(row.app_ids) as string[],
     app_configs: areasOf(row),
+    rule_overrides: overridesOf(row),
     osd: { ...DEFAULT_OSD, ...(JSON.parse(row.osd) as Osd) },
     business_id: row.business_id,
     report_url: row.report_url,
@@ -56,6 +64,7 @@ export function summaryOf(row: ListedRow, engineFps: number): Omit<TaskSummary, 
     close_code: row.close_code,
     dump: row.dump,
     status: row.status,
+    rule_overrides: overridesOf(row),
     created_at: row.created_at,
     closed_at: row.closed_at,
   };
@@ -64,6 +73,14 @@ export function summaryOf(row: ListedRow, engineFps: number): Omit<TaskSummary, 
 /** The task's areas (app_configs) as stored. */
 export function areasOf(row: Pick<TaskRow, 'app_configs'>): AppConfig[] {
   return JSON.parse(row.app_configs) as AppConfig[];
+}
+
+/**
+ * The task's overrides of its apps' rules as stored; a row shared by an engine before them (cluster
+ * mode) has none.
+ */
+export function overridesOf(row: Partial<Pick<TaskRow, 'rule_overrides'>>): RuleOverrides {
+  return JSON.parse(row.rule_overrides ?? '{}') as RuleOverrides;
 }
 
 /** The start body that makes a task like the stored one: what startAgain starts. */
@@ -82,6 +99,7 @@ export function startBodyOf(row: TaskRow): StartTaskBody {
     business_id: row.business_id,
     osd: JSON.parse(row.osd) as Osd,
     app_configs: areasOf(row),
+    ...(video && { rule_overrides: overridesOf(row) }),
     report_url: row.report_url,
     ...(row.report_secret && { report_secret: row.report_secret }),
   };

@@ -1,10 +1,12 @@
 import type { InstalledApp } from '../packages/registry';
 import { homography } from '../rules/ground';
+import { layRule, overrideMisfits, type RuleOverride } from '../rules/override';
 import { APP_TYPE } from '../rules/schema';
+import { ruleProblems } from '../rules/validate';
 import { toPoints } from '../vision/geometry';
-import { TASK_AREA_LIMITS, TASK_LIMITS } from './limits';
+import { RULE_OVERRIDES_BYTES, TASK_AREA_LIMITS, TASK_LIMITS } from './limits';
 import { polygonProblem } from './polygon';
-import type { AppAreas, AppConfig, AppConfigUpdate, Polygon, TaskMode } from './schema';
+import type { AppAreas, AppConfig, AppConfigUpdate, Polygon, RuleOverrides, TaskMode } from './schema';
 import { taskError } from './task-error';
 import type { TaskRow } from './task-repository';
 import type { InstalledApps } from './task-store';
@@ -120,6 +122,47 @@ export function checkTaskAreas(configs: readonly Pick<AppAreas, 'polygon' | 'zon
 export function applyAppConfig(stored: AppConfig | undefined, given: AppConfigUpdate): AppConfig {
   const { calibration, ...areas } = { ...stored, ...given };
   return { ...areas, ...(calibration && { calibration }) };
+}
+
+/**
+ * Given overrides of the task's apps' rules over the stored ones: each for one of the task's apps and
+ * fitting its rule (its classes and parts), and the rule it makes passing the app rule's own checks.
+ * Null or {} removes an app's override; apps the task no longer runs lose theirs.
+ */
+export function checkRuleOverrides(
+  stored: RuleOverrides,
+  given: Readonly<Record<string, RuleOverride | null>>,
+  apps: readonly InstalledApp[],
+): RuleOverrides {
+  const overrides: RuleOverrides = {};
+  for (const app of apps) {
+    const override = Object.hasOwn(given, app.app_id) ? given[app.app_id] : stored[app.app_id];
+    if (override && Object.keys(override).length > 0) overrides[app.app_id] = override;
+  }
+  for (const appId of Object.keys(given)) {
+    const field = `rule_overrides.${appId}`;
+    const app = apps.find((a) => a.app_id === appId);
+    if (!app)
+      throw taskError('task.invalid', `body.${field}: "${appId}" is not one of the task's app_ids`, field);
+    const override = overrides[appId];
+    if (!override) continue;
+    const problems = [
+      ...overrideMisfits(app.rule, override),
+      // Cross-field checks of the rule this camera would run (min above max, hits above frames).
+      ...ruleProblems(layRule(app.rule, override), null).map(
+        (problem) => `as laid over the app's ${problem}`,
+      ),
+    ];
+    if (problems[0]) throw taskError('task.invalid', `body.${field}: ${problems[0]}`, field);
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(overrides));
+  if (bytes > RULE_OVERRIDES_BYTES)
+    throw taskError(
+      'task.invalid',
+      `body.rule_overrides: the task's overrides would take ${bytes} bytes; a task carries at most ${RULE_OVERRIDES_BYTES}`,
+      'rule_overrides',
+    );
+  return overrides;
 }
 
 /** Zones and masks (extensions): each a region like a detection app's polygon; zone names unique. */

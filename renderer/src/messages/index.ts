@@ -18,6 +18,7 @@ import * as live from './live';
 import * as media from './media';
 import * as names from './names';
 import * as optimization from './optimization';
+import * as overrides from './overrides';
 import * as packages from './packages';
 import * as refusals from './refusals';
 import * as regions from './regions';
@@ -51,6 +52,7 @@ export const featureMessages = {
     ...media.en,
     ...names.en,
     ...optimization.en,
+    ...overrides.en,
     ...packages.en,
     ...refusals.en,
     ...regions.en,
@@ -80,6 +82,7 @@ export const featureMessages = {
     ...media.zhCN,
     ...names.zhCN,
     ...optimization.zhCN,
+    ...overrides.zhCN,
     ...packages.zhCN,
     ...refusals.zhCN,
     ...regions.zhCN,

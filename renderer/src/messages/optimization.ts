@@ -44,7 +44,7 @@ export const en = {
     'A zip of the samples stored so far: COCO annotations.json, each distinct frame once in images/train or images/val, YOLO labels/ and data.yaml. Samples judged wrong are exported without their hard detections.',
   'optimization.proposals': 'Proposed thresholds',
   'optimization.proposalsHint':
-    'From the run’s stable tracks (likely real objects), flickering tracks (likely false) and your verdicts (each counts as two tracks). Alarms: the run’s detections of the class that pass the current and the proposed threshold.',
+    'A threshold is proposed only once you judged samples of its class: from your verdicts (each counts as two tracks) with the run’s stable tracks (likely real objects) and flickering tracks (likely false). Apply it to this camera only, or to the app for every camera. Alarms: the run’s detections of the class that pass the current and the proposed threshold.',
   'optimization.noProposals': 'The applications of this run have no class rules.',
   'optimization.col.app': 'Application',
   'optimization.col.class': 'Class',
@@ -156,7 +156,7 @@ export const zhCN: Translation<typeof en> = {
     '包含目前已保存样本的 zip：COCO annotations.json、images/train 或 images/val 中的帧（相同的帧只收一次）、YOLO labels/ 和 data.yaml。判定为错误的样本导出时不含其难例检测。',
   'optimization.proposals': '建议阈值',
   'optimization.proposalsHint':
-    '依据本次运行的稳定轨迹（多为真实目标）、闪烁轨迹（多为误检）和您的判定（每个计为两条轨迹）。告警：本次运行中该类别通过当前阈值和建议阈值的检测数。',
+    '只有在您判定了该类别的样本后才会给出建议阈值：依据您的判定（每个计为两条轨迹）以及本次运行的稳定轨迹（多为真实目标）和闪烁轨迹（多为误检）。可只应用到本摄像头，或应用到该应用的所有摄像头。告警：本次运行中该类别通过当前阈值和建议阈值的检测数。',
   'optimization.noProposals': '本次运行的应用没有类别规则。',
   'optimization.col.app': '应用',
   'optimization.col.class': '类别',

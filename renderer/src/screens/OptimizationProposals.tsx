@@ -1,6 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
-import { type OptimizationView, type Proposal, updateApp } from '../api';
+import { type OptimizationView, type Proposal, updateApp, updateTask } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
@@ -8,6 +8,7 @@ import { useNames } from '../names/useNames';
 import {
   decimal,
   hasVerdicts,
+  type ProposalTarget,
   proposalAction,
   type RuleUpdate,
   signed,
@@ -15,17 +16,26 @@ import {
 } from '../optimization/proposals';
 import { invalidateRuns } from '../queries/optimizations';
 import { invalidatePackages } from '../queries/packages';
+import { invalidateTask } from '../queries/tasks';
 import { useT } from '../store';
+import type { Transport } from '../transport';
 
 interface Applied {
   app: string;
   name: string;
   threshold: number;
+  target: ProposalTarget;
   /** The update that puts the rule back as it was; null once undone. */
   undo: RuleUpdate | null;
 }
 
 const keyOf = (proposal: Pick<Proposal, 'app_id' | 'class_id'>) => `${proposal.app_id}\n${proposal.class_id}`;
+
+/** Sends a proposal's update: the camera's override (update-task) or the app's rule (4.3). */
+async function send(transport: Transport, update: RuleUpdate): Promise<void> {
+  if (update.target === 'camera') await updateTask(transport, update.taskId, update.body);
+  else await updateApp(transport, update.zapkId, update.appId, update.body);
+}
 
 /**
  * The proposed threshold of each class of the run's apps, with what it would change, and the 4.3
@@ -39,23 +49,27 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
   const titleId = useId();
   const [applied, setApplied] = useState<Applied | null>(null);
   // Applying changes the live rule: asked first, and undone from the notice.
-  const [confirming, setConfirming] = useState<Proposal | null>(null);
+  const [confirming, setConfirming] = useState<{ proposal: Proposal; target: ProposalTarget } | null>(null);
   const reread = () =>
-    Promise.all([invalidateRuns(queryClient, run.task_id), invalidatePackages(queryClient)]);
+    Promise.all([
+      invalidateRuns(queryClient, run.task_id),
+      invalidatePackages(queryClient),
+      invalidateTask(queryClient, run.task_id),
+    ]);
 
   const apply = useMutation({
-    mutationFn: async (proposal: Proposal) => {
-      const action = proposalAction(proposal);
+    mutationFn: async ({ proposal, target }: { proposal: Proposal; target: ProposalTarget }) => {
+      const action = proposalAction(proposal, target);
       if (action.kind !== 'apply') throw new Error(t('optimization.cannotApply'));
-      const { zapkId, appId, body } = action.update;
-      await updateApp(transport, zapkId, appId, body);
-      return { proposal, undo: undoOf(action.update, proposal) };
+      await send(transport, action.update);
+      return { proposal, target, undo: undoOf(action.update, proposal) };
     },
-    onSuccess: ({ proposal, undo }) =>
+    onSuccess: ({ proposal, target, undo }) =>
       setApplied({
         app: proposal.app_id,
         name: proposal.name,
         threshold: proposal.proposed_threshold ?? 0,
+        target,
         undo,
       }),
     // Pending until the proposals are read again: each one's request carries the app's whole class
@@ -64,7 +78,7 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
   });
   const undo = useMutation({
     mutationFn: async (done: Applied & { undo: RuleUpdate }) => {
-      await updateApp(transport, done.undo.zapkId, done.undo.appId, done.undo.body);
+      await send(transport, done.undo);
       return done;
     },
     onSuccess: (done) => setApplied({ ...done, undo: null }),
@@ -80,7 +94,7 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
       <p role="status" className={applied ? 'notice' : 'visually-hidden'}>
         {applied &&
           (applied.undo
-            ? t('optimization.applied', {
+            ? t(applied.target === 'camera' ? 'overrides.appliedCamera' : 'optimization.applied', {
                 name: applied.name,
                 app: applied.app,
                 threshold: decimal(applied.threshold),
@@ -99,13 +113,24 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
       {confirming && (
         <ConfirmDialog
           title={t('defects.optimization.confirmTitle')}
-          message={t('defects.optimization.confirmMessage', {
-            name: confirming.name,
-            app: confirming.app_id,
-            from: decimal(confirming.current_threshold),
-            to: decimal(confirming.proposed_threshold),
+          message={t(
+            confirming.target === 'camera'
+              ? 'overrides.confirmCamera'
+              : 'defects.optimization.confirmMessage',
+            {
+              name: confirming.proposal.name,
+              app: confirming.proposal.app_id,
+              from: decimal(
+                confirming.target === 'camera'
+                  ? confirming.proposal.current_threshold
+                  : confirming.proposal.app_threshold,
+              ),
+              to: decimal(confirming.proposal.proposed_threshold),
+            },
+          )}
+          confirmLabel={t('optimization.apply', {
+            threshold: decimal(confirming.proposal.proposed_threshold),
           })}
-          confirmLabel={t('optimization.apply', { threshold: decimal(confirming.proposed_threshold) })}
           onConfirm={() => apply.mutate(confirming)}
           onClose={() => setConfirming(null)}
         />
@@ -138,10 +163,15 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
             </thead>
             <tbody>
               {run.proposals.map((proposal) => {
-                const action = proposalAction(proposal);
+                const actions = (['camera', 'app'] as const).map(
+                  (target) => [target, proposalAction(proposal, target)] as const,
+                );
+                const offered = actions.filter(([, action]) => action.kind === 'apply');
+                const other = actions.map(([, action]) => action).find((action) => action.kind !== 'apply');
                 const pending =
-                  apply.isPending && apply.variables && keyOf(apply.variables) === keyOf(proposal);
+                  apply.isPending && apply.variables && keyOf(apply.variables.proposal) === keyOf(proposal);
                 const change = proposal.alarms.change;
+                const threshold = decimal(proposal.proposed_threshold);
                 return (
                   <tr key={keyOf(proposal)}>
                     <td>{names.app(proposal.app_id)}</td>
@@ -150,7 +180,7 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
                       <span className="sub">{t('optimization.classId', { id: proposal.class_id })}</span>
                     </th>
                     <td className="num">{decimal(proposal.current_threshold)}</td>
-                    <td className="num strong">{decimal(proposal.proposed_threshold)}</td>
+                    <td className="num strong">{threshold}</td>
                     <td className="num">
                       {hasVerdicts(proposal)
                         ? `${decimal(proposal.f1.current)} → ${decimal(proposal.f1.proposed)}`
@@ -163,6 +193,7 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
                       </span>
                     </td>
                     <td className="basis">
+                      <strong>{t('overrides.judged', { count: proposal.judged })}</strong>{' '}
                       {t('optimization.basis', {
                         stable: proposal.basis.stable_tracks,
                         flickering: proposal.basis.flickering_tracks,
@@ -172,29 +203,34 @@ export function OptimizationProposals({ run }: { run: OptimizationView }) {
                       })}
                     </td>
                     <td>
-                      {action.kind === 'apply' ? (
+                      {offered.map(([target]) => (
                         <button
+                          key={target}
                           type="button"
-                          className="primary"
+                          className={target === 'camera' ? 'primary' : undefined}
                           disabled={apply.isPending}
-                          aria-label={t('optimization.applyLabel', {
-                            threshold: decimal(proposal.proposed_threshold),
-                            name: proposal.name,
-                            app: proposal.app_id,
-                          })}
-                          onClick={() => setConfirming(proposal)}
+                          aria-label={t(
+                            target === 'camera' ? 'overrides.applyCameraLabel' : 'overrides.applyAppLabel',
+                            { threshold, name: proposal.name, app: proposal.app_id },
+                          )}
+                          onClick={() => setConfirming({ proposal, target })}
                         >
                           {pending
                             ? t('common.saving')
-                            : t('optimization.apply', { threshold: decimal(proposal.proposed_threshold) })}
+                            : t(target === 'camera' ? 'overrides.applyCamera' : 'overrides.applyApp', {
+                                threshold,
+                              })}
                         </button>
-                      ) : (
+                      ))}
+                      {offered.length === 0 && other && (
                         <span className="sub">
-                          {action.kind === 'none'
-                            ? t('optimization.noEvidence')
-                            : action.kind === 'same'
+                          {other.kind === 'none'
+                            ? t(proposal.judged === 0 ? 'overrides.noJudged' : 'optimization.noEvidence')
+                            : other.kind === 'same'
                               ? t('optimization.sameThreshold')
-                              : t('optimization.invalidProposal', { reason: action.reason })}
+                              : other.kind === 'invalid'
+                                ? t('optimization.invalidProposal', { reason: other.reason })
+                                : null}
                         </span>
                       )}
                     </td>

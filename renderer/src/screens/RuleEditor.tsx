@@ -1,4 +1,4 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useMemo, useState } from 'react';
 import { errorCode } from '../../../engine/contract';
 import type { ZapkApp } from '../api';
@@ -13,6 +13,7 @@ import { RuleGeneralFields } from '../components/RuleGeneralFields';
 import { useTransport } from '../context';
 import type { MessageKey } from '../i18n';
 import { updateAppMutation } from '../queries/packages';
+import { RUNNING_VIDEO, tasksQuery } from '../queries/tasks';
 import { useT } from '../store';
 import { ApiError } from '../transport';
 import {
@@ -66,6 +67,11 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
     removed_object?: unknown;
     length_reference?: { pixels: number; meters: number };
   };
+  // The running cameras with their own values of this rule: an edit reaches them only where they do not.
+  const cameras = useQuery(tasksQuery(transport, RUNNING_VIDEO));
+  const overriding = (cameras.data ?? []).filter(
+    (task) => task.zapk_id === zapkId && task.rule_overrides?.[app.app_id] !== undefined,
+  ).length;
   const [draft, setDraft] = useState<RuleDraft>(initial);
   const [serverErrors, setServerErrors] = useState<FieldErrors>({});
   const [submitted, setSubmitted] = useState(false);
@@ -112,6 +118,11 @@ export function RuleEditor({ zapkId, app, onClose, onSaved }: RuleEditorProps) {
           <span>{t('packages.id', { id: zapkId })}</span>
           <span>{t('rule.appId', { id: app.app_id })}</span>
         </p>
+        {overriding > 0 && (
+          <p className="hint override-count">
+            {t('overrides.count', { count: overriding })} {t('overrides.countHint')}
+          </p>
+        )}
         {submitted && problemCount > 0 && (
           <p className="notice notice-error" role="alert">
             {t('rule.problems', { count: problemCount })}

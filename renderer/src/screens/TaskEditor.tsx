@@ -1,6 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useMemo, useState } from 'react';
-import { type AppConfigUpdate, DEFAULT_OSD, UpdateTaskBody } from '../../../engine/contract';
+import {
+  type AppConfigUpdate,
+  DEFAULT_OSD,
+  type RuleOverride,
+  UpdateTaskBody,
+} from '../../../engine/contract';
 import { aiVideoSocket, appsOf, isRunning, modesOfType, type Osd, type Task } from '../api';
 import { AnalysisFpsField } from '../components/AnalysisFpsField';
 import { AppCheckbox } from '../components/AppCheckbox';
@@ -11,6 +16,7 @@ import { HealthDetails } from '../components/HealthDetails';
 import { LiveVideo } from '../components/LiveVideo';
 import { OsdFields } from '../components/OsdFields';
 import { RegionEditor } from '../components/RegionEditor';
+import { RuleOverrideFields } from '../components/RuleOverrideFields';
 import { useTransport } from '../context';
 import { areaKeyOfField, configOf, editorWithAreas, finishedConfigs, updateOf } from '../geometry/areas';
 import type { EditorState } from '../geometry/editor';
@@ -20,6 +26,14 @@ import { packagesQuery } from '../queries/packages';
 import { updateTaskMutation } from '../queries/tasks';
 import { useT } from '../store';
 import { analysisFpsOf } from '../tasks/analysis-fps';
+import {
+  draftOf,
+  type OverrideDraft,
+  overrideFields,
+  overrideOf,
+  overrideProblems,
+  ruleOfListing,
+} from '../tasks/rule-overrides';
 import { stageAppsOf } from '../tasks/stage-apps';
 import { taskTitle } from '../tasks/title';
 import { ApiError } from '../transport';
@@ -48,6 +62,10 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
   const [fpsText, setFpsText] = useState(task.analysis_fps === null ? '' : String(task.analysis_fps));
   const [appIds, setAppIds] = useState<string[]>(task.app_ids);
   const [osd, setOsd] = useState<Required<Osd>>({ ...DEFAULT_OSD, ...task.osd });
+  const storedOverrides = useMemo(() => task.rule_overrides ?? {}, [task]);
+  const [overrideDrafts, setOverrideDrafts] = useState<Record<string, OverrideDraft>>(() =>
+    Object.fromEntries(Object.entries(storedOverrides).map(([appId, o]) => [appId, draftOf(o)])),
+  );
   const [serverError, setServerError] = useState<string | null>(null);
   const [areaErrors, setAreaErrors] = useState<Record<string, string>>({});
 
@@ -75,6 +93,20 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
     return Object.fromEntries(stageApps.map((app) => [app.app_id, JSON.stringify(configOf(initial, app))]));
   }, [stageApps, task]);
 
+  /** Per app of a video task: its rule (the app's, as listed) and the fields a camera may tune. */
+  const overridable = useMemo(
+    () =>
+      task.mode !== 'video'
+        ? []
+        : appIds.flatMap((appId) => {
+            const app = candidates.find((candidate) => candidate.app_id === appId);
+            if (!app) return [];
+            const rule = ruleOfListing(app.rule);
+            return [{ appId, rule, fields: overrideFields(rule) }];
+          }),
+    [task.mode, appIds, candidates],
+  );
+
   const { body, errors } = useMemo(() => {
     const initialOsd: Record<string, unknown> = { ...DEFAULT_OSD, ...task.osd };
     const found: FieldErrors = {};
@@ -89,6 +121,18 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
     const changedOsd = Object.fromEntries(
       Object.entries(osdUpdate).filter(([key, value]) => initialOsd[key] !== value),
     );
+    // Each app's override as the fields make it; sent only for the apps whose override changes.
+    const overrides: Record<string, RuleOverride | null> = {};
+    for (const { appId, rule, fields } of overridable) {
+      const stored = storedOverrides[appId];
+      const { override, notNumbers } = overrideOf(stored, overrideDrafts[appId] ?? {}, fields);
+      for (const key of notNumbers) found[`override.${appId}.${key}`] = { key: 'overrides.notNumber' };
+      const [problem] = overrideProblems(rule, override);
+      if (problem) found[`override.${appId}.`] = { key: 'validation.invalid', text: problem };
+      const empty = Object.keys(override).length === 0;
+      if (JSON.stringify(empty ? undefined : override) !== JSON.stringify(stored))
+        overrides[appId] = empty ? null : override;
+    }
     const { value: analysisFps, problem: fpsProblem } = analysisFpsOf(fpsText);
     const update = {
       ...(name.trim() !== task.name ? { name: name.trim() } : {}),
@@ -98,12 +142,25 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
       ...(appIds.join() !== task.app_ids.join() ? { app_ids: appIds } : {}),
       ...(Object.keys(changedOsd).length > 0 ? { osd: changedOsd } : {}),
       ...(configs.length > 0 ? { app_configs: configs } : {}),
+      ...(Object.keys(overrides).length > 0 ? { rule_overrides: overrides } : {}),
     };
     Object.assign(found, Object.keys(update).length > 0 ? schemaErrors(UpdateTaskBody, update) : {});
     if (appIds.length === 0) found.app_ids = { key: 'wizard.chooseApps' };
     if (fpsProblem) found.analysis_fps = fpsProblem;
     return { body: update, errors: found };
-  }, [name, fpsText, appIds, osd, task, stageApps, editor, initialConfigs]);
+  }, [
+    name,
+    fpsText,
+    appIds,
+    osd,
+    task,
+    stageApps,
+    editor,
+    initialConfigs,
+    overridable,
+    overrideDrafts,
+    storedOverrides,
+  ]);
 
   // The running video task's AI video under the drawing surface, released when the dialog closes.
   const video = task.mode === 'video' && isRunning(task);
@@ -171,6 +228,16 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
           </ul>
           <FieldError id={`${polygonsId}-apps`} message={errors.app_ids} />
         </fieldset>
+        {overridable.map(({ appId, fields }) => (
+          <RuleOverrideFields
+            key={appId}
+            appId={appId}
+            fields={fields}
+            draft={overrideDrafts[appId] ?? {}}
+            onChange={(draft) => setOverrideDrafts((current) => ({ ...current, [appId]: draft }))}
+            errors={overrideErrors(errors, appId)}
+          />
+        ))}
         <OsdFields osd={osd} onChange={setOsd} errors={errors} path="osd" withPolygonSwitch={false} />
         <fieldset>
           <legend>{t('taskEdit.polygons')}</legend>
@@ -226,4 +293,16 @@ export function TaskEditor({ task, onClose, onEditRegions }: TaskEditorProps) {
       </form>
     </Dialog>
   );
+}
+
+/** The problems of one app's override, by field key ("" for the override as a whole). */
+function overrideErrors(errors: FieldErrors, appId: string): FieldErrors {
+  const prefix = `override.${appId}.`;
+  const schemaPrefix = `rule_overrides.${appId}`;
+  const own: FieldErrors = {};
+  for (const [path, message] of Object.entries(errors)) {
+    if (path.startsWith(prefix)) own[path.slice(prefix.length)] = message;
+    else if (path.startsWith(schemaPrefix)) own[''] = message;
+  }
+  return own;
 }
