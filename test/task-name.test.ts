@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskView } from '../engine/tasks/schema';
 import { taskName } from '../engine/tasks/task-name';
-import { startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
+import { startMotionTask, startTestEngine, type TestEngine, taskView } from './helpers/engine';
 
 /** Cameras, not UUIDs: what a task is called, given or made up, and how a name is refused. */
 
@@ -40,12 +40,8 @@ describe('task names over the API', () => {
   });
   afterAll(async () => t?.stop());
 
-  const start = (body: Record<string, unknown>) =>
-    t.call('POST', '/api/task', {
-      json: { zapk_id: 'builtin', app_ids: ['motion'], video_url: VIDEO, ...body },
-    });
-
-  const view = async (taskId: string) => (await t.call('GET', `/api/task/${taskId}`)).body.data as TaskView;
+  const start = (body: Record<string, unknown>) => startMotionTask(t, body);
+  const view = (taskId: string) => taskView(t, taskId);
 
   it('keeps a given name (trimmed), lists it, and changes it alone with an update', async () => {
     const started = await start({ name: '  Loading   bay ', device_id: 'cam-3' });

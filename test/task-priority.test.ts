@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskView } from '../engine/tasks/schema';
-import { startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
+import { startMotionTask, startTestEngine, type TestEngine, taskView } from './helpers/engine';
 
 /**
  * A task's priority (extension, cluster placement): given at start or update, validated, shown, kept
@@ -14,11 +14,8 @@ describe('a task’s priority over the API', () => {
   });
   afterAll(async () => t?.stop());
 
-  const start = (body: Record<string, unknown>) =>
-    t.call('POST', '/api/task', {
-      json: { zapk_id: 'builtin', app_ids: ['motion'], video_url: VIDEO, ...body },
-    });
-  const view = async (taskId: string) => (await t.call('GET', `/api/task/${taskId}`)).body.data as TaskView;
+  const start = (body: Record<string, unknown>) => startMotionTask(t, body);
+  const view = (taskId: string) => taskView(t, taskId);
   const count = async () => ((await t.call('GET', '/api/tasks')).body.data as TaskView[]).length;
 
   it('is 50 unless given; given, it is shown, listed, changed by an update and kept over a restart', async () => {

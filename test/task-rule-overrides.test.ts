@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OptimizationView, Proposal, SamplePage } from '../engine/optimization/schema';
 import type { TaskView } from '../engine/tasks/schema';
-import { startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
+import { startMotionTask, startTestEngine, type TestEngine, taskView } from './helpers/engine';
 import { eventually } from './helpers/eventually';
 
 /**
@@ -16,11 +16,8 @@ describe("a camera's overrides of its app's rule", () => {
   });
   afterAll(async () => t?.stop());
 
-  const start = (body: Record<string, unknown>) =>
-    t.call('POST', '/api/task', {
-      json: { zapk_id: 'builtin', app_ids: ['motion'], video_url: VIDEO, ...body },
-    });
-  const view = async (taskId: string) => (await t.call('GET', `/api/task/${taskId}`)).body.data as TaskView;
+  const start = (body: Record<string, unknown>) => startMotionTask(t, body);
+  const view = (taskId: string) => taskView(t, taskId);
   const events = async (taskId: string) =>
     (
       (await t.call('GET', `/api/task/${taskId}/events?limit=500`)).body.data as {

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../../engine/clock';
 import { type Engine, type EngineOptions, startEngine } from '../../engine/index';
+import type { TaskView } from '../../engine/tasks/schema';
 
-import { ADMIN_PASSWORD, TEST_MEDIA_DIRS } from './fixtures';
+import { ADMIN_PASSWORD, TEST_MEDIA_DIRS, VIDEO } from './fixtures';
 
 export { ADMIN_PASSWORD, FIXTURES, SHARED, VIDEO } from './fixtures';
 
@@ -32,6 +33,18 @@ export interface CallOptions {
   /** A raw body with its content type (malformed JSON, images, forms). */
   raw?: { type: string; body: BodyInit };
   headers?: Record<string, string>;
+}
+
+/** Starts a video task on the built-in motion app over the fixture video, with `body`'s fields over those. */
+export function startMotionTask(t: TestEngine, body: Record<string, unknown>): Promise<Answer> {
+  return t.call('POST', '/api/task', {
+    json: { zapk_id: 'builtin', app_ids: ['motion'], video_url: VIDEO, ...body },
+  });
+}
+
+/** GET /api/task/{id}'s task. */
+export async function taskView(t: TestEngine, taskId: string): Promise<TaskView> {
+  return (await t.call('GET', `/api/task/${taskId}`)).body.data as TaskView;
 }
 
 /** A stand-in for the built console (index.html and one script) for tests of the engine's web serving. */
