@@ -163,7 +163,7 @@ export interface HotPathRow {
 /** Load of the engine and its children over the window, and what the dump says of the rates. */
 export async function measure(
   engine: EngineUnderTest,
-  camera: StampedCamera,
+  camera: Pick<StampedCamera, 'sent'>,
   taskId: string,
   scenario: string,
   videos: number,
