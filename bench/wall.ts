@@ -149,8 +149,10 @@ export async function benchWall(): Promise<{ engine: WallRow[]; browser: Browser
       const { row, total } = await measure(running, camera, taskId, scenario, 1, base.total);
       await api(running, 'DELETE', `/api/task/${taskId}/livestream/${live.stream}`);
       const extra = total - base.total;
-      if (full === 0) full = extra;
-      rows.push({ ...withoutCamera(row), 'x full size': scale.width ? round(extra / full) : 1 });
+      if (!scale.width) full = extra;
+      // A full-size video the busy machine starved (no extra CPU measured) gives no ratio.
+      const ratio = full > 0 ? round(extra / full) : '-';
+      rows.push({ ...withoutCamera(row), 'x full size': scale.width ? ratio : 1 });
     }
     const tile = await browserCpu(running, 9);
     const focused = await browserCpu(running, 1);

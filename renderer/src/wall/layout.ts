@@ -11,8 +11,9 @@ export type WallSize = (typeof WALL_SIZES)[number];
 /**
  * The AI video a tile of each grid asks for: scaled to about the tile's width on a 1920 px screen,
  * at a bitrate for that size (the engine encodes it at most 10 fps, one encoder per camera and size
- * shared by every console). A single camera gets the full-size video. A 640 px tile costs the engine
- * about a fifth of a full-size 720p encoder (bench:wall), so every tile of a 4x4 wall plays.
+ * shared by every console). A single camera gets the full-size video. A tile's video costs the
+ * engine and the browser about half to four fifths of a full-size 720p one (bench:wall), and a 4x4
+ * wall stays within the engine's 16 AI-video encoders.
  */
 const TILE_VIDEOS: Record<WallSize, VideoScale | null> = {
   1: null,
