@@ -62,7 +62,7 @@ function readStamp(frame: Uint8Array, width: number): number {
  * each with the time it is sent and paces them in real time, and a second ffmpeg encodes them to
  * H.264 (as a camera does) and publishes to the RTMP server.
  */
-class StampedCamera {
+export class StampedCamera {
   private readonly decoder: ChildProcess;
   private readonly encoder: ChildProcess;
   private readonly frames: Buffer[] = [];
@@ -161,9 +161,9 @@ export interface HotPathRow {
 }
 
 /** Load of the engine and its children over the window, and what the dump says of the rates. */
-async function measure(
+export async function measure(
   engine: EngineUnderTest,
-  camera: StampedCamera,
+  camera: Pick<StampedCamera, 'sent'>,
   taskId: string,
   scenario: string,
   videos: number,

@@ -113,3 +113,18 @@ describe('a slow viewer', () => {
     expect(channel.skipped).toBe(1);
   });
 });
+
+describe('a viewer that joins a running video', () => {
+  it('gets the fragments since the last keyframe with the next one, not a second later', () => {
+    const frame = (n: number, keyframe: boolean) => ({ bytes: Buffer.from(`f${n}`), keyframe });
+    const got: string[] = [];
+    const channel = new Fmp4Channel();
+    channel.setInit(Buffer.from('init'));
+    channel.push(frame(1, true));
+    channel.push(frame(2, false));
+    channel.join({ send: (data) => got.push(String(data)), bufferedAmount: 0 });
+    channel.push(frame(3, false));
+    channel.push(frame(4, false));
+    expect(got).toEqual(['init', 'f1', 'f2', 'f3', 'f4']);
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CallbackBody, FeedItem } from '../renderer/src/feed/model';
-import { pageCount, pageOf, playsVideo, recentAlarms } from '../renderer/src/wall/layout';
+import { lastAlarmAt, pageCount, pageOf, startOfDay, tileVideo } from '../renderer/src/wall/layout';
 
 describe('the live wall’s arithmetic', () => {
   it('pages cameras, clamping a page past the end to the last one', () => {
@@ -12,11 +12,17 @@ describe('the live wall’s arithmetic', () => {
     expect(pageOf(cameras, 4, 7)).toEqual(['e', 'f']);
   });
 
-  it('plays video up to the decoding budget of four tiles, snapshots beyond', () => {
-    expect([1, 4, 5, 9, 16].map(playsVideo)).toEqual([true, true, false, false, false]);
+  it('asks a video scaled to the tile on every grid but one camera, smaller as the grid grows', () => {
+    expect(tileVideo(1)).toBeNull();
+    expect(([4, 9, 16] as const).map((size) => tileVideo(size)?.width)).toEqual([960, 640, 480]);
   });
 
-  it('counts a camera’s alarms since a time, not other events or other cameras', () => {
+  it('counts a tile’s alarms from local midnight', () => {
+    const evening = new Date(2026, 10, 28, 21, 30, 15).getTime();
+    expect(startOfDay(evening)).toBe(new Date(2026, 10, 28).getTime());
+  });
+
+  it('hears a camera’s newest alarm on the feed, not other events or other cameras', () => {
     const item = (event: string, taskId: string, timestamp: number) =>
       ({
         body: { event, task_id: taskId, timestamp } as unknown as CallbackBody,
@@ -29,7 +35,8 @@ describe('the live wall’s arithmetic', () => {
       item('stream_lost', 'a', 1200),
       item('message', 'b', 1500),
     ];
-    expect(recentAlarms(items, 'a', 600)).toBe(1);
-    expect(recentAlarms(items, 'a', 0)).toBe(2);
+    expect(lastAlarmAt(items, 'a')).toBe(1000);
+    expect(lastAlarmAt(items, 'b')).toBe(1500);
+    expect(lastAlarmAt(items, 'c')).toBe(0);
   });
 });

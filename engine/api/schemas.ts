@@ -103,6 +103,14 @@ export const AiLiveBody = Type.Object(
     }),
     rtmp: Type.Optional(Type.String({ maxLength: 2048, description: 'rtmp:// or rtmps:// push address' })),
     bitrate: Type.Optional(Type.Integer({ minimum: 100, maximum: 50_000, description: 'kbit/s' })),
+    width: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 65_535,
+        description:
+          'Extension: scale the video down to about this width in px (a tile of a wall): encoded at the highest of 320, 480, 640, 960, 1280 not above it, at most 10 fps; the source size when the step is not smaller',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -127,6 +135,8 @@ export const AiLiveData = Type.Object({
     description:
       'Extension: kbit/s the video is encoded at, the requested bitrate rounded down to a step (shared by every request on that step)',
   }),
+  width: Type.Integer({ description: 'Extension: the encoded width in px (see the request width)' }),
+  height: Type.Integer({ description: 'Extension: the encoded height in px' }),
 });
 
 export const StreamData = Type.Object({

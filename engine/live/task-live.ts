@@ -10,6 +10,7 @@ import { type HlsFile, type HlsRoot, newStreamId, readHlsFile } from './hls-file
 import { DEFAULT_IDLE_MS, IdleWatch } from './idle-watch';
 import { limitReached, type Slots } from './limits';
 import { redacted } from './push';
+import { videoSize, widthStep } from './video-size';
 
 export interface LiveDeps {
   ffmpeg: string;
@@ -35,6 +36,16 @@ export interface LiveRequest {
   bitrateKbps: number;
   /** RTMP push URL, or ''. */
   rtmp: string;
+  /** Scale the video down to about this width (video-size.ts); absent: the source's size. */
+  width?: number;
+}
+
+/** A viewer as open() gives it: its id and what its video is encoded at. */
+export interface OpenedViewer {
+  id: string;
+  bitrateKbps: number;
+  width: number;
+  height: number;
 }
 
 /** One caller's hold on an AI video (the `stream` id of 4.10); DELETE 4.11 releases it. */
@@ -49,7 +60,7 @@ interface Viewer {
   idle: IdleWatch | null;
 }
 
-/** A running video: the key of its app_ids and bitrate, and the encoder slot it holds. */
+/** A running video: the key of its app_ids, bitrate and width, and the encoder slot it holds. */
 interface Feeding {
   key: string;
   release: () => void;
@@ -87,14 +98,15 @@ export class TaskLive {
   }
 
   /**
-   * A new viewer of the AI video of these apps at the bitrate's step; starts its encoder if need
-   * be. Throws DomainError 'live.limit' when that would pass the task's or the engine's encoders or
-   * pushes; nothing is started then.
+   * A new viewer of the AI video of these apps at the bitrate's step and the width's step; starts
+   * its encoder if need be. Throws DomainError 'live.limit' when that would pass the task's or the
+   * engine's encoders or pushes; nothing is started then.
    */
-  async open(request: LiveRequest): Promise<{ id: string; bitrateKbps: number }> {
+  async open(request: LiveRequest): Promise<OpenedViewer> {
     if (this.closed) throw new Error('the task is closing');
     const bitrateKbps = bitrateStep(request.bitrateKbps);
-    const key = `${[...request.appIds].sort().join(',')}|${bitrateKbps}`;
+    const width = widthStep(request.width, this.stream.info?.width ?? Number.POSITIVE_INFINITY);
+    const key = `${[...request.appIds].sort().join(',')}|${bitrateKbps}|${width ?? 'full'}`;
     let starting = this.streams.get(key);
     if (!starting) {
       if (this.streams.size >= this.deps.maxPerTask) {
@@ -103,7 +115,7 @@ export class TaskLive {
         );
       }
       const release = this.deps.encoders.take();
-      starting = this.startStream({ ...request, bitrateKbps }, key, release);
+      starting = this.startStream({ ...request, bitrateKbps }, width, key, release);
       this.streams.set(key, starting);
       starting.catch(() => {
         if (this.streams.get(key) === starting) this.streams.delete(key);
@@ -127,7 +139,7 @@ export class TaskLive {
     } else {
       viewer.idle = this.idleWatch(id);
     }
-    return { id, bitrateKbps };
+    return { id, bitrateKbps, width: stream.settings.width, height: stream.settings.height };
   }
 
   /** Releases a viewer; false when there is none with that id. */
@@ -219,7 +231,12 @@ export class TaskLive {
     this.deps.onPushEnded?.(server, reason);
   }
 
-  private async startStream(request: LiveRequest, key: string, release: () => void): Promise<AiStream> {
+  private async startStream(
+    request: LiveRequest,
+    width: number | null,
+    key: string,
+    release: () => void,
+  ): Promise<AiStream> {
     try {
       await this.stream.setFullRate(true);
       const info = this.stream.info;
@@ -235,9 +252,7 @@ export class TaskLive {
         appIds: request.appIds,
         bitrateKbps: request.bitrateKbps,
         osd: this.osd,
-        width: info.width,
-        height: info.height,
-        fps: info.fps,
+        ...videoSize(info, width),
         pushes: {
           slots: this.deps.pushes,
           timeoutMs: this.deps.pushTimeoutMs,

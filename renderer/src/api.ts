@@ -174,9 +174,24 @@ export interface AiLive {
   rtmp: string;
 }
 
-export async function startAiLive(transport: Transport, taskId: string, appIds: string[]): Promise<AiLive> {
-  return (await transport.request<AiLive>('POST', apiPath`/api/task/${taskId}/ailive`, { app_ids: appIds }))
-    .data;
+/** A smaller AI video than the source's (a wall's tile): its width in px and kbit/s (4.10 extension). */
+export interface VideoScale {
+  width: number;
+  bitrate: number;
+}
+
+export async function startAiLive(
+  transport: Transport,
+  taskId: string,
+  appIds: string[],
+  scale?: VideoScale,
+): Promise<AiLive> {
+  return (
+    await transport.request<AiLive>('POST', apiPath`/api/task/${taskId}/ailive`, {
+      app_ids: appIds,
+      ...scale,
+    })
+  ).data;
 }
 
 export async function closeAiLive(transport: Transport, taskId: string, stream: string): Promise<void> {

@@ -7,6 +7,7 @@ import { DomainError } from '../../domain-error';
 import type { Fmp4Channel } from '../../live/fmp4-channel';
 import { type HlsFile, isSegmentName } from '../../live/hls-files';
 import type { PreviewStreams } from '../../live/preview';
+import type { OpenedViewer } from '../../live/task-live';
 import { sourceRefusal } from '../../media/source-refusal';
 import { parseSourceUrl } from '../../media/source-url';
 import type { VideoAnalysis } from '../../pipeline/video-analysis';
@@ -104,12 +105,13 @@ export const mediaRoutes: RoutePlugin<{
           `task ${taskId} has no open source right now (status ${task.status}); try again once it runs`,
         );
       }
-      let viewer: { id: string; bitrateKbps: number };
+      let viewer: OpenedViewer;
       try {
         viewer = await live.open({
           appIds: request.body.app_ids,
           bitrateKbps: request.body.bitrate ?? DEFAULT_BITRATE_KBPS,
           rtmp,
+          width: request.body.width,
         });
       } catch (error) {
         // A limit reached (503 50304 with Retry-After) is the caller's to handle, not an engine fault.
@@ -122,6 +124,8 @@ export const mediaRoutes: RoutePlugin<{
         hls_url: `${origin(request)}/api/task/${taskId}/livestream/${viewer.id}/index.m3u8`,
         rtmp,
         bitrate: viewer.bitrateKbps,
+        width: viewer.width,
+        height: viewer.height,
       });
     },
   );

@@ -1,6 +1,6 @@
 import { useMutation } from '@tanstack/react-query';
 import { useCallback, useEffect, useState } from 'react';
-import { closeAiLive, startAiLive } from '../api';
+import { closeAiLive, startAiLive, type VideoScale } from '../api';
 import { ApiError, type Transport } from '../transport';
 
 /** How often, and how far apart, an AI video is asked for again while its source (re)opens (503). */
@@ -15,14 +15,23 @@ const RENEW_MAX_MS = 30_000;
  * it is closed, so it is a mutation, never a cached query: made when the view opens or the apps
  * change (appIds non-empty), released by the effect's cleanup, also when it arrives after the view left.
  * A request that fails (the engine restarting, the source reopening) is made again by itself with
- * backoff; `renew()` asks for a new stream at once (the player lost the one it had).
+ * backoff; `renew()` asks for a new stream at once (the player lost the one it had). `scale` asks for
+ * a smaller video (a wall's tile).
  */
-export function useAiLive(transport: Transport, taskId: string, appIds: readonly string[]) {
+export function useAiLive(
+  transport: Transport,
+  taskId: string,
+  appIds: readonly string[],
+  scale?: VideoScale,
+) {
   const appKey = appIds.join('\n');
+  const width = scale?.width;
+  const bitrate = scale?.bitrate;
   const [round, setRound] = useState(0);
   const [failures, setFailures] = useState(0);
   const start = useMutation({
-    mutationFn: (apps: string[]) => startAiLive(transport, taskId, apps),
+    mutationFn: (apps: string[]) =>
+      startAiLive(transport, taskId, apps, width && bitrate ? { width, bitrate } : undefined),
     // 503: the source is (re)opening; anything else will not get better by asking again at once.
     retry: (count, error) => error instanceof ApiError && error.status === 503 && count < RETRIES,
     retryDelay: RETRY_DELAY_MS,
@@ -50,7 +59,7 @@ export function useAiLive(transport: Transport, taskId: string, appIds: readonly
       if (stream) void release(stream);
       reset();
     };
-  }, [appKey, taskId, transport, mutateAsync, reset, round]);
+  }, [appKey, taskId, transport, mutateAsync, reset, round, width, bitrate]);
 
   useEffect(() => {
     if (failures === 0) return;

@@ -3,19 +3,19 @@ import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { isRunning } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
-import { useFeed } from '../feed/store';
 import { RUNNING_VIDEO, tasksQuery } from '../queries/tasks';
 import { useSession, useT } from '../store';
 import { taskTitle } from '../tasks/title';
-import { ALARM_WINDOW_MS, pageCount, pageOf, playsVideo, recentAlarms, WALL_SIZES } from '../wall/layout';
+import { pageCount, pageOf, tileVideo, WALL_SIZES } from '../wall/layout';
 import { useWallSettings } from '../wall/store';
 import { WallTile } from '../wall/WallTile';
 
 /**
  * Every running camera at once: a grid of 1, 4, 9 or 16 tiles (the choice is remembered), paged
- * when there are more cameras, each tile the annotated video while the page fits the decoding
- * budget and a refreshing snapshot beyond it. The grid always fits the window (styles.css). A click
- * focuses one camera (Escape goes back); full screen is the pictures alone, on black.
+ * when there are more cameras, each tile the camera's annotated video scaled to the tile
+ * (layout.ts). The grid always fits the window (styles.css). A click focuses one camera, its tile
+ * going on playing while its full-size video opens (Escape goes back); full screen is the pictures
+ * alone, on black.
  */
 export function Wall() {
   const t = useT();
@@ -25,7 +25,6 @@ export function Wall() {
   const size = useWallSettings((state) => state.size);
   const setSize = useWallSettings((state) => state.setSize);
   const tasks = useQuery(tasksQuery(transport, RUNNING_VIDEO));
-  const items = useFeed((state) => state.items);
   const [page, setPage] = useState(0);
   const [focused, setFocused] = useState<string | null>(null);
   const wallRef = useRef<HTMLElement>(null);
@@ -41,8 +40,7 @@ export function Wall() {
   const shown = focused
     ? cameras.filter((task) => task.task_id === focused)
     : pageOf(cameras, size, Math.min(page, pages - 1));
-  const video = focused !== null || playsVideo(shown.length);
-  const since = Date.now() - ALARM_WINDOW_MS;
+  const scale = focused ? null : tileVideo(size);
 
   useEffect(() => {
     if (!focused) return;
@@ -112,14 +110,12 @@ export function Wall() {
       </div>
       {tasks.isError && <ErrorNotice error={tasks.error} />}
       {tasks.isSuccess && cameras.length === 0 && <p>{t('wall.empty')}</p>}
-      {!video && <p className="hint">{t('wall.snapshotsHint', { count: shown.length })}</p>}
       <ul className={`wall-grid wall-${focused ? 1 : size}`}>
         {shown.map((task) => (
           <WallTile
             key={task.task_id}
             task={task}
-            video={video}
-            alarms={recentAlarms(items, task.task_id, since)}
+            scale={scale}
             focused={focused === task.task_id}
             onSelect={() => setFocused(focused === task.task_id ? null : task.task_id)}
           />

@@ -1,25 +1,33 @@
 /**
- * The live wall's arithmetic, pure: which cameras a page shows, whether its tiles play video or
- * refresh snapshots, and each camera's recent alarms.
+ * The live wall's arithmetic, pure: which cameras a page shows, the video a tile asks for, and
+ * since when its alarms count.
  */
+import type { VideoScale } from '../api';
 import type { FeedItem } from '../feed/model';
 
 export const WALL_SIZES = [1, 4, 9, 16] as const;
 export type WallSize = (typeof WALL_SIZES)[number];
 
 /**
- * Most tiles that play their AI video at once. Each one is an encoder in the engine (about half a
- * core for a 720p stream, bench:live) and a decoder in the page: past four, a workstation's CPU goes
- * to the wall instead of the analysis, so larger walls show refreshing snapshots (a focused tile
- * always plays).
+ * The AI video a tile of each grid asks for: scaled to about the tile's width on a 1920 px screen,
+ * at a bitrate for that size (the engine encodes it at most 10 fps, one encoder per camera and size
+ * shared by every console). A single camera gets the full-size video. A tile's video costs the
+ * engine and the browser about half to four fifths of a full-size 720p one (bench:wall), and a 4x4
+ * wall stays within the engine's 16 AI-video encoders.
  */
-export const DECODE_BUDGET = 4;
+const TILE_VIDEOS: Record<WallSize, VideoScale | null> = {
+  1: null,
+  4: { width: 960, bitrate: 1000 },
+  9: { width: 640, bitrate: 600 },
+  16: { width: 480, bitrate: 400 },
+};
 
-/** How often a snapshot tile takes a new picture. */
+export function tileVideo(size: WallSize): VideoScale | null {
+  return TILE_VIDEOS[size];
+}
+
+/** How often a snapshot tile (its video not to be had) takes a new picture. */
 export const SNAPSHOT_REFRESH_MS = 2_000;
-
-/** How far back a tile counts its camera's alarms. */
-export const ALARM_WINDOW_MS = 10 * 60_000;
 
 export function isWallSize(value: unknown): value is WallSize {
   return (WALL_SIZES as readonly unknown[]).includes(value);
@@ -36,17 +44,21 @@ export function pageOf<T>(cameras: readonly T[], size: WallSize, page: number): 
   return cameras.slice(start, start + size);
 }
 
-/** Whether the tiles of a page play video: only while they fit the decoding budget. */
-export function playsVideo(tilesOnPage: number): boolean {
-  return tilesOnPage <= DECODE_BUDGET;
+/** Local midnight before `now` (ms since the epoch): a tile counts its camera's alarms since then. */
+export function startOfDay(now: number): number {
+  const day = new Date(now);
+  day.setHours(0, 0, 0, 0);
+  return day.getTime();
 }
 
-/** Alarms (fired rules) of a camera since `since` (ms since the epoch), from the live feed. */
-export function recentAlarms(items: readonly FeedItem[], taskId: string, since: number): number {
-  let count = 0;
+/**
+ * When the live feed last heard an alarm (a fired rule) of a camera, ms since the epoch; 0 if never.
+ * A change asks the engine for the camera's count again.
+ */
+export function lastAlarmAt(items: readonly FeedItem[], taskId: string): number {
+  let last = 0;
   for (const { body } of items) {
-    if (body.event !== 'message' || body.task_id !== taskId || body.timestamp < since) continue;
-    count += 1;
+    if (body.event === 'message' && body.task_id === taskId) last = Math.max(last, body.timestamp);
   }
-  return count;
+  return last;
 }
