@@ -204,6 +204,8 @@ const PROTECTED: ReadonlyArray<[string, string, unknown?]> = [
   ['GET', '/api/events/stream'],
   ['GET', '/api/settings/mqtt'],
   ['PUT', '/api/settings/mqtt', { enabled: false }],
+  ['GET', '/api/settings/callbacks'],
+  ['PUT', '/api/settings/callbacks', { default_report_url: '' }],
   ['GET', '/api/audit'],
 ];
 
