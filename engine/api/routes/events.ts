@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Accounts } from '../../auth/accounts';
 import { CallbackSettings } from '../../callbacks/default-receiver';
+import { MQTT_TEST_TIMEOUT_MS, MqttTestResult } from '../../callbacks/mqtt-probe';
 import { MqttSettingsBody, MqttSettingsView } from '../../callbacks/mqtt-settings';
 import type { ClusterNode } from '../../cluster/cluster-node';
 import { DeliveryRecord, DeliveryState, EventItem } from '../../events/delivery';
@@ -213,6 +214,19 @@ export const eventRoutes: RoutePlugin<{
       },
     },
     async (request) => ok(await mqtt.configure(request.body)),
+  );
+
+  app.post(
+    '/api/settings/mqtt/test',
+    {
+      schema: {
+        tags: ['settings'],
+        summary: `Extension: connect once to the broker with the stored settings and the body applied (nothing is saved) and say how it went; at most ${MQTT_TEST_TIMEOUT_MS / 1000} s`,
+        body: MqttSettingsBody,
+        response: { 200: Envelope(MqttTestResult) },
+      },
+    },
+    async (request) => ok(await mqtt.test(request.body)),
   );
 
   app.get(
