@@ -10,7 +10,7 @@ import { AuditRepository } from './audit/audit-repository';
 import { AuditTrail } from './audit/audit-trail';
 import { Accounts, ADMIN_USER } from './auth/accounts';
 import { AccountsRepository } from './auth/accounts-repository';
-import { removeInitialPassword, writeInitialPassword } from './auth/initial-password';
+import { hasInitialPassword, removeInitialPassword, writeInitialPassword } from './auth/initial-password';
 import { DEFAULT_LOGIN_LIMITS } from './auth/login-limiter';
 import { passwordProblem } from './auth/password-policy';
 import { randomPassword } from './auth/passwords';
@@ -313,6 +313,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     onPasswordChange: (username) => {
       if (username === ADMIN_USER) removeInitialPassword(dataDir);
     },
+    hasInitialPassword: (username) => username === ADMIN_USER && hasInitialPassword(dataDir),
   });
   const images = new ImageAnalysis({
     tasks,
