@@ -71,7 +71,7 @@ describe('the live view’s video', () => {
     await expect.poll(async () => (await bufferedFrom()).time, { timeout: 30_000 }).toBeGreaterThan(0);
     const first = (await bufferedFrom()).start;
     await expect
-      .poll(async () => (await bufferedFrom()).start, { timeout: 90_000, intervals: [1000] })
+      .poll(async () => (await bufferedFrom()).start, { timeout: 90_000, interval: 1000 })
       .toBeGreaterThan(first + 1);
     const { start, time } = await bufferedFrom();
     expect(time - start).toBeLessThanOrEqual(11);
