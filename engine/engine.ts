@@ -10,11 +10,12 @@ import { AuditRepository } from './audit/audit-repository';
 import { AuditTrail } from './audit/audit-trail';
 import { Accounts, ADMIN_USER } from './auth/accounts';
 import { AccountsRepository } from './auth/accounts-repository';
-import { removeInitialPassword, writeInitialPassword } from './auth/initial-password';
+import { hasInitialPassword, removeInitialPassword, writeInitialPassword } from './auth/initial-password';
 import { DEFAULT_LOGIN_LIMITS } from './auth/login-limiter';
 import { passwordProblem } from './auth/password-policy';
 import { randomPassword } from './auth/passwords';
 import { StreamTokens } from './auth/stream-tokens';
+import { DefaultReceiver } from './callbacks/default-receiver';
 import { HeldEvents } from './callbacks/held-events';
 import { MqttPublisher } from './callbacks/mqtt';
 import { loadMqttSettings, type MqttSettings } from './callbacks/mqtt-settings';
@@ -187,6 +188,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const bus = new EventBus((error) => log.error({ err: error }, 'an event bus listener failed'));
   const events = new OutboxRepository(db);
   const outbox = new Outbox(events, taskRows, clock, bus, options.delivery);
+  const receiver = new DefaultReceiver(settings);
+  outbox.defaultReportUrl = () => receiver.url;
   // The analysis' and the task lifecycle's events wait in memory while the data disk is full.
   const held = new HeldEvents(outbox, clock, options.delivery, (error, taskId) =>
     log.error({ err: error }, `a held event of task ${taskId} was not stored`),
@@ -310,6 +313,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     onPasswordChange: (username) => {
       if (username === ADMIN_USER) removeInitialPassword(dataDir);
     },
+    hasInitialPassword: (username) => username === ADMIN_USER && hasInitialPassword(dataDir),
   });
   const images = new ImageAnalysis({
     tasks,
@@ -372,7 +376,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     alarms: new AlarmReview(new ReviewRepository(db), clock),
     previews,
     uploadMemory: uploadMemory(options.uploadMemoryBytes),
-    events: { outbox, bus, mqtt, held, delivery },
+    events: { outbox, bus, mqtt, held, delivery, receiver },
     clock,
     tmpDir,
     version: packageJson.version,

@@ -204,6 +204,9 @@ const PROTECTED: ReadonlyArray<[string, string, unknown?]> = [
   ['GET', '/api/events/stream'],
   ['GET', '/api/settings/mqtt'],
   ['PUT', '/api/settings/mqtt', { enabled: false }],
+  ['POST', '/api/settings/mqtt/test', { url: 'mqtt://127.0.0.1:1' }],
+  ['GET', '/api/settings/callbacks'],
+  ['PUT', '/api/settings/callbacks', { default_report_url: '' }],
   ['GET', '/api/audit'],
 ];
 

@@ -53,4 +53,29 @@ describe('the live view’s video', () => {
     expect(playlists).toEqual([]);
     await page.close();
   }, 90_000);
+
+  it('trims played video behind the live edge without a page error (no remove() while updating)', async () => {
+    const page = await c.browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    await presetSession(page, c.token);
+    await page.goto(`${c.engine.url}/#/live/${taskId}`);
+    const video = page.getByLabel('AI video of task Yard');
+    // The player keeps 10 s behind playback: past that, what is older is removed from the buffer.
+    const bufferedFrom = () =>
+      video.evaluate((element) => {
+        const v = element as HTMLVideoElement;
+        return { start: v.buffered.length > 0 ? v.buffered.start(0) : 0, time: v.currentTime };
+      });
+    // Fragments carry the stream's own times: the buffer starts wherever the first one was.
+    await expect.poll(async () => (await bufferedFrom()).time, { timeout: 30_000 }).toBeGreaterThan(0);
+    const first = (await bufferedFrom()).start;
+    await expect
+      .poll(async () => (await bufferedFrom()).start, { timeout: 90_000, interval: 1000 })
+      .toBeGreaterThan(first + 1);
+    const { start, time } = await bufferedFrom();
+    expect(time - start).toBeLessThanOrEqual(11);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 150_000);
 });

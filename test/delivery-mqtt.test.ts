@@ -75,6 +75,7 @@ describe('MQTT settings', () => {
       client_id: '',
       username: '',
       password_set: false,
+      topic: 'vision/{task_id}/{app_id}',
       tls: { reject_unauthorized: true, ca: '' },
       status: { connected: false, last_error: null, backlog: 0 },
     });

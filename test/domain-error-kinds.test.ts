@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toApiError } from '../engine/api/domain-errors';
-import { type MqttSettings, mergeMqttSettings } from '../engine/callbacks/mqtt-settings';
+import { DEFAULT_TOPIC, type MqttSettings, mergeMqttSettings } from '../engine/callbacks/mqtt-settings';
 import { ERRORS, type ErrorKind } from '../engine/contract/errors';
 import { DomainError } from '../engine/domain-error';
 import { inspectImage } from '../engine/images/decode';
@@ -72,6 +72,7 @@ describe('domain error kinds of packages, images, auth, delivery and optimizatio
       client_id: '',
       username: '',
       password: '',
+      topic: DEFAULT_TOPIC,
       tls: { reject_unauthorized: true, ca: '' },
     };
     const mqtt = (() => {

@@ -25,6 +25,7 @@ export const AUDIT_ACTIONS: Readonly<Record<string, string | null>> = {
   'POST /api/zapk/builtin/restore': 'package.restore_builtin',
   'DELETE /api/zapk/:zapk_id': 'package.uninstall',
   'PUT /api/settings/mqtt': 'settings.mqtt',
+  'PUT /api/settings/callbacks': 'settings.callbacks',
   'POST /api/events/:event_id/redeliver': 'event.redeliver',
   'PUT /api/alarms/review': 'alarm.review',
   'POST /api/task/:task_id/optimization': 'optimization.start',

@@ -1,6 +1,7 @@
 import type { AuditTrail } from '../audit/audit-trail';
 import type { Accounts } from '../auth/accounts';
 import type { StreamTokens } from '../auth/stream-tokens';
+import type { DefaultReceiver } from '../callbacks/default-receiver';
 import type { HeldEvents } from '../callbacks/held-events';
 import type { MqttPublisher } from '../callbacks/mqtt';
 import type { Outbox } from '../callbacks/outbox';
@@ -52,7 +53,15 @@ export interface ApiContext {
    * Result delivery: the outbox, the in-process bus of events, the MQTT publisher, the events held
    * in memory and the delivery worker (what waits for disk space when the disk is full).
    */
-  events: { outbox: Outbox; bus: EventBus; mqtt: MqttPublisher; held: HeldEvents; delivery: DeliveryWorker };
+  events: {
+    outbox: Outbox;
+    bus: EventBus;
+    mqtt: MqttPublisher;
+    held: HeldEvents;
+    delivery: DeliveryWorker;
+    /** The site-wide callback URL of tasks without their own. */
+    receiver: DefaultReceiver;
+  };
   /** Who changed what (api/audit-hook.ts records, GET /api/audit reads). */
   audit: AuditTrail;
   /** GET /api/system: the machine's figures. */

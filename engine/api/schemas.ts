@@ -19,6 +19,12 @@ export const TokenData = Type.Object({
   access_token: Type.String(),
   token_type: Type.Literal('Bearer'),
   expires_in: Type.Integer({ description: 'Seconds until the token expires' }),
+  password_change_required: Type.Optional(
+    Type.Boolean({
+      description:
+        "Extension, present (true) only when the user signed in with the first start's random password, which the console asks to replace",
+    }),
+  ),
 });
 
 /** A new password as every way of setting one takes it (the policy's further rules: password-policy.ts). */

@@ -33,6 +33,8 @@ export interface AccountsOptions {
   hasher?: PasswordHasher;
   /** Called after an existing user's password was changed. */
   onPasswordChange?: (username: string) => void;
+  /** Whether the user still has the random password of a first start (its file is still there). */
+  hasInitialPassword?: (username: string) => boolean;
   /** Failed logins counted with the other nodes (cluster mode), besides this node's own count. */
   sharedLogins?: SharedLoginCount;
 }
@@ -158,13 +160,13 @@ export class Accounts {
     username: string,
     password: string,
     client: string,
-  ): Promise<{ token: string; expiresIn: number }> {
+  ): Promise<{ token: string; expiresIn: number; initialPassword: boolean }> {
     if (!(await this.limitedCheck(username, password, client)))
       throw new DomainError<AuthErrorKind>('auth.bad_credentials', 'wrong username or password');
     const { token, expiresIn, stored } = this.issueToken(username);
     // Handed out once the site has it, so that every node takes it.
     await stored;
-    return { token, expiresIn };
+    return { token, expiresIn, initialPassword: this.options.hasInitialPassword?.(username) ?? false };
   }
 
   /**

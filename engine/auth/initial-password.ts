@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The file in the data dir that holds the random admin password of a first start. */
@@ -19,4 +19,9 @@ export function writeInitialPassword(dataDir: string, password: string): string 
 /** Once the admin chose a password of its own, the first one is no secret worth keeping. */
 export function removeInitialPassword(dataDir: string): void {
   rmSync(join(dataDir, INITIAL_PASSWORD_FILE), { force: true });
+}
+
+/** Whether the first start's random password is still the admin's (its file goes once it is changed). */
+export function hasInitialPassword(dataDir: string): boolean {
+  return existsSync(join(dataDir, INITIAL_PASSWORD_FILE));
 }

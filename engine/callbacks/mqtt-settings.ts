@@ -5,6 +5,9 @@ import type { SettingsRepository } from '../store/settings-repository';
 import type { DeliveryErrorKind } from './delivery-error';
 
 const KEY = 'mqtt';
+/** The contract's topic (api-decisions.md, callbacks): what a template left unset publishes on. */
+export const DEFAULT_TOPIC = 'vision/{task_id}/{app_id}';
+const PLACEHOLDERS = new Set(['{task_id}', '{app_id}']);
 
 /** PUT /api/settings/mqtt: omitted fields keep their stored value; "" clears username or password. */
 export const MqttSettingsBody = Type.Object(
@@ -23,6 +26,13 @@ export const MqttSettingsBody = Type.Object(
     ),
     username: Type.Optional(Type.String({ maxLength: 256 })),
     password: Type.Optional(Type.String({ maxLength: 1024, description: 'Write-only; never returned' })),
+    topic: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description: `Extension: the topic template; {task_id} and {app_id} (_task for task events) are filled in. Default ${DEFAULT_TOPIC}`,
+      }),
+    ),
     tls: Type.Optional(
       Type.Object(
         {
@@ -59,6 +69,7 @@ export const MqttSettingsView = Type.Object({
   client_id: Type.String(),
   username: Type.String(),
   password_set: Type.Boolean(),
+  topic: Type.String(),
   tls: Type.Object({ reject_unauthorized: Type.Boolean(), ca: Type.String() }),
   status: MqttStatus,
 });
@@ -70,6 +81,7 @@ export interface MqttSettings {
   client_id: string;
   username: string;
   password: string;
+  topic: string;
   tls: { reject_unauthorized: boolean; ca: string };
 }
 
@@ -79,6 +91,7 @@ const DEFAULTS: MqttSettings = {
   client_id: '',
   username: '',
   password: '',
+  topic: DEFAULT_TOPIC,
   tls: { reject_unauthorized: true, ca: '' },
 };
 
@@ -107,6 +120,7 @@ export function mergeMqttSettings(current: MqttSettings, body: MqttSettingsBody)
     client_id: body.client_id ?? (current.client_id || newClientId()),
     username: body.username ?? kept.username,
     password: body.password ?? kept.password,
+    topic: body.topic ?? current.topic,
     tls: {
       reject_unauthorized: body.tls?.reject_unauthorized ?? current.tls.reject_unauthorized,
       ca: body.tls?.ca ?? current.tls.ca,
@@ -114,8 +128,16 @@ export function mergeMqttSettings(current: MqttSettings, body: MqttSettingsBody)
   };
   if (next.enabled && next.url === '') throw invalid('body.url: is required to enable MQTT');
   if (next.url !== '') checkUrl(next.url);
+  checkTopic(next.topic);
   if (next.tls.ca !== '' && !next.tls.ca.includes('-----BEGIN CERTIFICATE-----'))
     throw invalid('body.tls.ca: must be PEM text with at least one "-----BEGIN CERTIFICATE-----" block');
+  return next;
+}
+
+/** The settings a connection test uses: the stored ones with the body applied, which must name a broker. */
+export function settingsToTest(current: MqttSettings, body: MqttSettingsBody): MqttSettings {
+  const next = mergeMqttSettings(current, body);
+  if (next.url === '') throw invalid('body.url: is required to test the connection');
   return next;
 }
 
@@ -161,6 +183,23 @@ function checkUrl(text: string): void {
     throw invalid('body.url: put the credentials in username and password, not in the URL');
 }
 
+/**
+ * A topic to publish on once filled in: no wildcard (+ #, which PUBLISH may not carry), no NUL, not
+ * a broker's own $ topic, and no placeholder but {task_id} and {app_id}.
+ */
+function checkTopic(topic: string): void {
+  if (['+', '#', '\0'].some((c) => topic.includes(c)))
+    throw invalid('body.topic: may not contain +, # or NUL (MQTT wildcards)');
+  if (topic.startsWith('$')) throw invalid("body.topic: may not start with $ (the broker's own topics)");
+  for (const [placeholder] of topic.matchAll(/\{[^}]*\}/g))
+    if (!PLACEHOLDERS.has(placeholder))
+      throw invalid(`body.topic: ${placeholder} is no placeholder; use {task_id} and {app_id}`);
+}
+
+/** The topic of a task's event; task-level events (app_id "") fill {app_id} with _task (app ids never start with "_"). */
+export const topicOf = (template: string, taskId: string, appId: string) =>
+  template.replaceAll('{task_id}', taskId).replaceAll('{app_id}', appId || '_task');
+
 /** msg is "body.<field>: why"; the field is that path without the body root. */
 const invalid = (msg: string) =>
   new DomainError<DeliveryErrorKind>('delivery.invalid_mqtt_settings', msg, {
@@ -174,6 +213,7 @@ export function viewOf(settings: MqttSettings, status: MqttStatus): MqttSettings
     client_id: settings.client_id,
     username: settings.username,
     password_set: settings.password !== '',
+    topic: settings.topic,
     tls: { ...settings.tls },
     status,
   };

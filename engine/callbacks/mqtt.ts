@@ -3,7 +3,9 @@ import type { Clock, TimerHandle } from '../clock';
 import type { EventBus } from '../events/bus';
 import { SpaceWaiter } from '../store/disk-full';
 import type { SettingsRepository } from '../store/settings-repository';
+import { MAX_MQTT_TESTS, type MqttTestResult, probeMqtt } from './mqtt-probe';
 import {
+  DEFAULT_TOPIC,
   loadMqttSettings,
   type MqttSettings,
   type MqttSettingsBody,
@@ -12,6 +14,8 @@ import {
   mergeMqttSettings,
   newClientId,
   saveMqttSettings,
+  settingsToTest,
+  topicOf,
   viewOf,
 } from './mqtt-settings';
 import type { EventSummary, OutboxRepository } from './outbox-repository';
@@ -32,11 +36,8 @@ interface WindowItem {
   acked: boolean;
 }
 
-/** Task-level events (app_id "") go to vision/<task_id>/_task; app ids never start with "_". */
-export const topicOf = (taskId: string, appId: string) => `vision/${taskId}/${appId || '_task'}`;
-
 /**
- * Publishes every stored event QoS 1 on vision/<task_id>/<app_id> while a broker is configured.
+ * Publishes every stored event QoS 1 on vision/<task_id>/<app_id> (or the topic template set) while a broker is configured.
  * The outbox is the queue: a cursor (saved in settings) marks the events the broker acknowledged,
  * so events stored while the broker or the engine was down go out when both are back. mqtt.js
  * reconnects on its own and resends what was in flight; duplicates are possible, losses are not.
@@ -54,6 +55,8 @@ export class MqttPublisher {
   private saveTimer?: TimerHandle;
   private readonly retryTimers = new Set<TimerHandle>();
   private configuring: Promise<unknown> = Promise.resolve();
+  /** Connection tests under way. */
+  private tests = 0;
   /**
    * Whether a stored event goes out now (send), after its task's chain holds it (wait: fill() is
    * called again), or never from this engine (skip: a cluster node that lost the task, whose new
@@ -107,6 +110,22 @@ export class MqttPublisher {
     return { connected: this.connected, last_error: this.lastError, backlog };
   }
 
+  /**
+   * Connects once with the stored settings and the body applied, saving nothing, and says how it went
+   * (the console's "test connection"): the stored password serves a body that names the same broker.
+   */
+  async test(body: MqttSettingsBody): Promise<MqttTestResult> {
+    const settings = settingsToTest(this.settings, body);
+    if (this.tests >= MAX_MQTT_TESTS)
+      return { ok: false, outcome: 'busy', detail: 'another connection test is running', elapsed_ms: 0 };
+    this.tests += 1;
+    try {
+      return await probeMqtt(settings);
+    } finally {
+      this.tests -= 1;
+    }
+  }
+
   /** Validates and saves new settings, then reconnects with them. A refused body changes nothing. */
   configure(body: MqttSettingsBody): Promise<MqttSettingsView> {
     // One change at a time: each merges onto the settings the previous one saved.
@@ -122,7 +141,12 @@ export class MqttPublisher {
    */
   adopt(site: MqttSettings): Promise<void> {
     const done = this.configuring.then(async () => {
-      const next = { ...site, client_id: this.settings.client_id || newClientId() };
+      // Settings a node of an earlier version shared have no topic: the contract's.
+      const next = {
+        ...site,
+        topic: site.topic ?? DEFAULT_TOPIC,
+        client_id: this.settings.client_id || newClientId(),
+      };
       if (JSON.stringify(next) !== JSON.stringify(this.settings)) await this.save(next);
     });
     this.configuring = done.catch(() => {});
@@ -239,7 +263,7 @@ export class MqttPublisher {
   }
 
   private publish(client: MqttClient, row: EventSummary, item: WindowItem): void {
-    client.publish(topicOf(row.task_id, row.app_id), row.body, { qos: 1 }, (error) => {
+    client.publish(topicOf(this.settings.topic, row.task_id, row.app_id), row.body, { qos: 1 }, (error) => {
       if (client !== this.client) return;
       if (error) {
         // Refused before reaching the broker (e.g. too large for it): try again later, in place.

@@ -10,7 +10,10 @@ import type { DeliveryErrorKind } from './delivery-error';
 import type { EventRow, OutboxRepository, PendingEvent } from './outbox-repository';
 import { RefusedEvents } from './refused-events';
 
-/** Where a task's events go. report_url "" stores them without any HTTP delivery. */
+/**
+ * Where a task's events go. report_url "" sends them to the site-wide default receiver
+ * (Outbox.defaultReportUrl), or, with none either, stores them without any HTTP delivery.
+ */
 export interface ReportTarget {
   task_id: string;
   report_url: string;
@@ -83,6 +86,8 @@ export class Outbox {
   /** Events refused as invalid, counted for task health and GET /api/system. */
   readonly refused = new RefusedEvents();
   private imageBytes: number;
+  /** The site-wide callback URL (default-receiver.ts) for a task without a report_url; "" for none. */
+  defaultReportUrl: () => string = () => '';
 
   constructor(
     private readonly store: OutboxRepository,
@@ -100,7 +105,8 @@ export class Outbox {
    * the task's next seq (previous + 1, gap-free). Durable when it returns; then the delivery worker,
    * the MQTT publisher and the console feed hear of it through the bus.
    */
-  enqueue(target: ReportTarget, event: NewEvent): CallbackBody {
+  enqueue(given: ReportTarget, event: NewEvent): CallbackBody {
+    const target = this.receiverOf(given);
     const checked = checkEvent(event);
     if (!checked.ok) {
       this.refused.add(event.task_id, checked.error);
@@ -123,7 +129,8 @@ export class Outbox {
    * task's seq after `lastSeq`. Events this node holds already are not stored twice. Those up to
    * `settledSeq` were settled by an earlier owner: stored for MQTT to publish, not sent again.
    */
-  adopt(target: ReportTarget, bodies: readonly CallbackBody[], lastSeq: number, settledSeq = 0): void {
+  adopt(given: ReportTarget, bodies: readonly CallbackBody[], lastSeq: number, settledSeq = 0): void {
+    const target = this.receiverOf(given);
     const stored = this.store.transaction(() => {
       this.store.continueSeq(target.task_id, lastSeq, target.report_url, target.report_secret ?? '');
       return bodies
@@ -144,7 +151,8 @@ export class Outbox {
    * (cluster mode): the next seq, its own event_id, marked late. One this node holds already is not
    * stored again.
    */
-  enqueueLate(target: ReportTarget, body: CallbackBody): void {
+  enqueueLate(given: ReportTarget, body: CallbackBody): void {
+    const target = this.receiverOf(given);
     const stored = this.store.transaction(() => {
       if (this.store.byEventId(body.event_id)) return undefined;
       const seq = this.store.nextSeq(target.task_id, target.report_url, target.report_secret ?? '');
@@ -179,6 +187,11 @@ export class Outbox {
     const dropped = this.store.dropPending(taskId);
     this.imageBytes = this.store.imageTotal();
     return dropped;
+  }
+
+  /** The target with the site-wide default receiver for a task that names none; its own URL wins. */
+  private receiverOf(target: ReportTarget): ReportTarget {
+    return target.report_url === '' ? { ...target, report_url: this.defaultReportUrl() } : target;
   }
 
   /** Stores one event whose event_id and seq are given (its state and time too, when given); within the caller's transaction. */

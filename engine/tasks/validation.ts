@@ -193,21 +193,17 @@ function regionProblem(polygon: Polygon): string | null {
   return polygonProblem(polygon, APP_TYPE.detection);
 }
 
-/** The callback URL: empty, or absolute http(s). */
-export function checkReportUrl(reportUrl: string): string {
+/** A callback URL (a task's report_url, or the site-wide default named by `field`): empty, or absolute http(s). */
+export function checkReportUrl(reportUrl: string, field = 'report_url'): string {
   if (reportUrl === '') return '';
   let url: URL;
   try {
     url = new URL(reportUrl);
   } catch {
-    throw taskError(
-      'task.invalid',
-      'body.report_url: must be an absolute http:// or https:// URL',
-      'report_url',
-    );
+    throw taskError('task.invalid', `body.${field}: must be an absolute http:// or https:// URL`, field);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw taskError('task.invalid', 'body.report_url: must be an http:// or https:// URL', 'report_url');
+    throw taskError('task.invalid', `body.${field}: must be an http:// or https:// URL`, field);
   }
   return reportUrl;
 }

@@ -3,6 +3,7 @@ import { useEffect } from 'react';
 import { Link, Redirect, Route, Switch, useLocation } from 'wouter';
 import { FollowNotice } from './cluster/FollowNotice';
 import { AccountMenu } from './components/AccountMenu';
+import { InitialPasswordNotice } from './components/InitialPasswordNotice';
 import { useTransport } from './context';
 import { useFeed, useFeedSubscription } from './feed/store';
 import { type MessageKey, translate } from './i18n';
@@ -152,6 +153,7 @@ export function App() {
       </header>
       <main id="main" tabIndex={-1}>
         {mode === 'http' && <FollowNotice />}
+        {mode === 'http' && <InitialPasswordNotice />}
         <Screens />
       </main>
     </div>

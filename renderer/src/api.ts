@@ -264,9 +264,13 @@ export async function taskEvents(
   transport: Transport,
   taskId: string,
   query: { after_seq?: number; limit?: number; with_body?: boolean },
+  signal?: AbortSignal,
 ): Promise<EventPage> {
   return (
-    await transport.request<EventPage>('GET', apiPath`/api/task/${taskId}/events`, undefined, { query })
+    await transport.request<EventPage>('GET', apiPath`/api/task/${taskId}/events`, undefined, {
+      query,
+      ...(signal && { signal }),
+    })
   ).data;
 }
 
@@ -332,8 +336,36 @@ export interface MqttSettings {
   client_id: string;
   username: string;
   password_set: boolean;
+  topic: string;
   tls: { reject_unauthorized: boolean; ca: string };
   status: { connected: boolean; last_error: string | null; backlog: number };
+}
+
+/** What a connection test said (POST /api/settings/mqtt/test). */
+export interface MqttTestResult {
+  ok: boolean;
+  outcome: 'connected' | 'refused' | 'unreachable' | 'timeout' | 'bad_credentials' | 'tls' | 'busy' | 'error';
+  detail: string | null;
+  elapsed_ms: number;
+}
+
+/** Connects once with the entered settings (the stored password serves the same broker); saves nothing. */
+export async function testMqtt(transport: Transport, body: Record<string, unknown>): Promise<MqttTestResult> {
+  return (await transport.request<MqttTestResult>('POST', '/api/settings/mqtt/test', body)).data;
+}
+
+export interface CallbackSettings {
+  default_report_url: string;
+}
+
+export async function getCallbacks(transport: Transport, signal?: AbortSignal): Promise<CallbackSettings> {
+  return (
+    await transport.request<CallbackSettings>('GET', '/api/settings/callbacks', undefined, withSignal(signal))
+  ).data;
+}
+
+export async function putCallbacks(transport: Transport, body: CallbackSettings): Promise<CallbackSettings> {
+  return (await transport.request<CallbackSettings>('PUT', '/api/settings/callbacks', body)).data;
 }
 
 export async function getMqtt(transport: Transport, signal?: AbortSignal): Promise<MqttSettings> {

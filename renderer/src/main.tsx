@@ -6,6 +6,7 @@ import { useHashLocation } from 'wouter/use-hash-location';
 import { App } from './App';
 import { takeHandoff } from './cluster/follow';
 import { TransportProvider } from './context';
+import { shareSession } from './session-share';
 import { currentToken, useSession } from './store';
 import { ApiError, createTransport } from './transport';
 import './styles.css';
@@ -32,6 +33,8 @@ const transport = createTransport({
   },
 });
 useSession.setState({ mode: transport.kind });
+// A new tab takes the session of an open one instead of signing in again; signing out ends all.
+if (transport.kind === 'http') shareSession();
 // Opened by the console of another node of the site that stopped answering: its session, if this node
 // takes it (the address no longer carries it from here on).
 const handoff = transport.kind === 'http' ? takeHandoff(window.location, window.history) : null;

@@ -1,5 +1,5 @@
 /**
- * Session and UI state (where the operator is lives in the address, routes.ts). In web mode the token lives in memory and sessionStorage (gone with the tab);
+ * Session and UI state (where the operator is lives in the address, routes.ts). In web mode the token lives in memory and sessionStorage (gone with the tab; a new tab gets it from an open one, session-share.ts);
  * in desktop mode there is no token at all in the renderer. The language and theme choices are kept
  * in localStorage.
  */
@@ -11,10 +11,12 @@ export type Mode = 'ipc' | 'http';
 export type Theme = 'system' | 'light' | 'dark';
 export const THEMES: readonly Theme[] = ['system', 'light', 'dark'];
 
-interface StoredSession {
+export interface StoredSession {
   token: string;
   username: string;
   expiresAt: number;
+  /** Signed in with the first start's random password: the console asks to replace it. */
+  initialPassword?: boolean;
 }
 
 /** Why the sign-in screen shows: the token expired, the password changed, or a moved session was refused. */
@@ -27,8 +29,12 @@ export interface SessionState {
   notice: SignOutReason | null;
   language: Language;
   theme: Theme;
-  signIn(token: string, expiresInSeconds: number, username: string): void;
+  signIn(token: string, expiresInSeconds: number, username: string, initialPassword?: boolean): void;
   signOut(reason?: SignOutReason): void;
+  /** Takes a session another tab of this console handed over (session-share.ts); announces nothing. */
+  adopt(session: StoredSession): void;
+  /** Ends this tab's session because another tab signed out; announces nothing. */
+  endShared(reason?: SignOutReason): void;
   setLanguage(language: Language): void;
   setTheme(theme: Theme): void;
 }
@@ -51,12 +57,31 @@ function loadSession(): StoredSession | null {
     if (!raw) return null;
     const parsed = JSON.parse(raw) as Partial<StoredSession>;
     if (typeof parsed.token !== 'string' || typeof parsed.username !== 'string') return null;
-    if (typeof parsed.expiresAt !== 'number' || parsed.expiresAt <= Date.now()) return null;
-    return { token: parsed.token, username: parsed.username, expiresAt: parsed.expiresAt };
+    return validSession(parsed);
   } catch {
     return null;
   }
 }
+
+/** A well-formed session that has not expired, or null (from storage or from another tab). */
+export function validSession(value: unknown): StoredSession | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const parsed = value as Partial<StoredSession>;
+  if (typeof parsed.token !== 'string' || typeof parsed.username !== 'string') return null;
+  if (typeof parsed.expiresAt !== 'number' || parsed.expiresAt <= Date.now()) return null;
+  return {
+    token: parsed.token,
+    username: parsed.username,
+    expiresAt: parsed.expiresAt,
+    ...(parsed.initialPassword === true && { initialPassword: true }),
+  };
+}
+
+/** What the other tabs hear of this tab's sign-in and sign-out (session-share.ts wires it). */
+export const sessionEvents: {
+  signedIn: (session: StoredSession) => void;
+  signedOut: (reason?: SignOutReason) => void;
+} = { signedIn: () => {}, signedOut: () => {} };
 
 function initialLanguage(): Language {
   const saved = storage('localStorage')?.getItem(LANGUAGE_KEY);
@@ -69,19 +94,39 @@ function initialTheme(): Theme {
   return THEMES.find((theme) => theme === saved) ?? 'system';
 }
 
+const keep = (session: StoredSession | null) => {
+  if (session) storage('sessionStorage')?.setItem(SESSION_KEY, JSON.stringify(session));
+  else storage('sessionStorage')?.removeItem(SESSION_KEY);
+};
+
 export const useSession = create<SessionState>()((set) => ({
   mode: 'http',
   session: loadSession(),
   notice: null,
   language: initialLanguage(),
   theme: initialTheme(),
-  signIn(token, expiresInSeconds, username) {
-    const session = { token, username, expiresAt: Date.now() + expiresInSeconds * 1000 };
-    storage('sessionStorage')?.setItem(SESSION_KEY, JSON.stringify(session));
+  signIn(token, expiresInSeconds, username, initialPassword) {
+    const session: StoredSession = {
+      token,
+      username,
+      expiresAt: Date.now() + expiresInSeconds * 1000,
+      ...(initialPassword && { initialPassword: true }),
+    };
+    keep(session);
     set({ session, notice: null });
+    sessionEvents.signedIn(session);
   },
   signOut(reason) {
-    storage('sessionStorage')?.removeItem(SESSION_KEY);
+    keep(null);
+    set({ session: null, notice: reason ?? null });
+    sessionEvents.signedOut(reason);
+  },
+  adopt(session) {
+    keep(session);
+    set({ session, notice: null });
+  },
+  endShared(reason) {
+    keep(null);
     set({ session: null, notice: reason ?? null });
   },
   setLanguage(language) {

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -23,8 +23,13 @@ export class Mosquitto extends LocalServer {
     super(dir, port);
   }
 
-  /** With `logPublishes`, its log names the client of every PUBLISH it receives (mosquitto's debug log). */
-  static async start(options: { logPublishes?: boolean } = {}): Promise<Mosquitto> {
+  /**
+   * With `logPublishes`, its log names the client of every PUBLISH it receives (mosquitto's debug log).
+   * With `users` (name to password), only they may connect (a password file made by mosquitto_passwd).
+   */
+  static async start(
+    options: { logPublishes?: boolean; users?: Record<string, string> } = {},
+  ): Promise<Mosquitto> {
     const binary = CANDIDATES.find((path) => existsSync(path));
     if (!binary)
       throw new Error(
@@ -33,13 +38,18 @@ export class Mosquitto extends LocalServer {
     const dir = mkdtempSync(join(tmpdir(), 'vc-mosquitto-'));
     mkdirSync(join(dir, 'data'));
     const broker = new Mosquitto(binary, dir, await freePort());
+    const passwords = join(dir, 'passwords');
+    for (const [index, [user, password]] of Object.entries(options.users ?? {}).entries())
+      execFileSync('mosquitto_passwd', [...(index === 0 ? ['-c'] : []), '-b', passwords, user, password]);
     writeFileSync(
       join(dir, 'mosquitto.conf'),
       [
         // Started as root, mosquitto would switch to user "mosquitto", who cannot write our temp folder.
         `user ${userInfo().username}`,
         `listener ${broker.port} 127.0.0.1`,
-        'allow_anonymous true',
+        ...(options.users
+          ? ['allow_anonymous false', `password_file ${passwords}`]
+          : ['allow_anonymous true']),
         'persistence true',
         `persistence_location ${join(dir, 'data')}/`,
         // Saved on every change as well as at shutdown, so that even a hard kill keeps sessions.

@@ -52,8 +52,18 @@ export const authRoutes: RoutePlugin<{
     },
     async (request) => {
       const { username, password } = request.body;
-      const { token, expiresIn } = await accounts.signIn(username, password, clientKey(request.ip));
-      return ok({ access_token: token, token_type: 'Bearer' as const, expires_in: expiresIn });
+      const { token, expiresIn, initialPassword } = await accounts.signIn(
+        username,
+        password,
+        clientKey(request.ip),
+      );
+      return ok({
+        access_token: token,
+        token_type: 'Bearer' as const,
+        expires_in: expiresIn,
+        // Only when it is so: the contract's answer stays as it is for every other sign-in.
+        ...(initialPassword && { password_change_required: true }),
+      });
     },
   );
 

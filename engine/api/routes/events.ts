@@ -1,11 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import type { Accounts } from '../../auth/accounts';
+import { CallbackSettings } from '../../callbacks/default-receiver';
+import { MQTT_TEST_TIMEOUT_MS, MqttTestResult } from '../../callbacks/mqtt-probe';
 import { MqttSettingsBody, MqttSettingsView } from '../../callbacks/mqtt-settings';
 import type { ClusterNode } from '../../cluster/cluster-node';
 import { DeliveryRecord, DeliveryState, EventItem } from '../../events/delivery';
 import { OutboxEventLog } from '../../events/event-log';
 import { ConsoleFeeds, MAX_FEEDS, REPLAY_LIMIT } from '../../events/feed';
 import type { TaskRegistry } from '../../tasks/registry';
+import { checkReportUrl } from '../../tasks/validation';
 import { holdToken, tokenEnded } from '../authenticate';
 import type { ApiContext } from '../context';
 import { Envelope, ok } from '../envelope';
@@ -85,7 +88,7 @@ export const eventRoutes: RoutePlugin<{
   tasks: Pick<TaskRegistry, 'get'>;
   cluster?: Pick<ClusterNode, 'events' | 'history'>;
 }> = async (app, { accounts, events, tasks, cluster }) => {
-  const { outbox, mqtt, bus, held, delivery } = events;
+  const { outbox, mqtt, bus, held, delivery, receiver } = events;
   // A cluster node's feed is the site's: every node's events, at ids that resume on any node.
   const feeds = new ConsoleFeeds(cluster?.events ?? new OutboxEventLog(outbox, bus));
   // Open streams never end on their own; the server could not close while they last.
@@ -211,5 +214,47 @@ export const eventRoutes: RoutePlugin<{
       },
     },
     async (request) => ok(await mqtt.configure(request.body)),
+  );
+
+  app.post(
+    '/api/settings/mqtt/test',
+    {
+      schema: {
+        tags: ['settings'],
+        summary: `Extension: connect once to the broker with the stored settings and the body applied (nothing is saved) and say how it went; at most ${MQTT_TEST_TIMEOUT_MS / 1000} s`,
+        body: MqttSettingsBody,
+        response: { 200: Envelope(MqttTestResult) },
+      },
+    },
+    async (request) => ok(await mqtt.test(request.body)),
+  );
+
+  app.get(
+    '/api/settings/callbacks',
+    {
+      schema: {
+        tags: ['settings'],
+        summary: 'Extension: the site-wide callback URL of tasks that have no report_url of their own',
+        response: { 200: Envelope(CallbackSettings) },
+      },
+    },
+    async () => ok(receiver.view()),
+  );
+
+  app.put(
+    '/api/settings/callbacks',
+    {
+      schema: {
+        tags: ['settings'],
+        summary:
+          'Extension: set the site-wide callback URL ("" for none); the next event of a task without a report_url goes there',
+        body: CallbackSettings,
+        response: { 200: Envelope(CallbackSettings) },
+      },
+    },
+    async (request) => {
+      const url = checkReportUrl(request.body.default_report_url, 'default_report_url');
+      return ok(receiver.save({ default_report_url: url }));
+    },
   );
 };

@@ -85,26 +85,39 @@ export class Fmp4Player {
       }
       this.buffer = this.source.addSourceBuffer(type);
       this.buffer.mode = 'segments';
-      this.buffer.addEventListener('updateend', () => this.afterAppend());
+      this.buffer.addEventListener('updateend', () => this.afterUpdate());
     }
     this.queue.push(data);
-    this.appendNext();
+    this.pump();
   }
 
-  private appendNext(): void {
+  /**
+   * Starts the buffer's next operation, when it has none under way: a due trim first, else the next
+   * fragment. The one place that calls remove() or appendBuffer(): both throw while the buffer is
+   * updating, and a fragment received between an update's end and its updateend event has started
+   * another update by the time that event is handled.
+   */
+  private pump(): void {
     const buffer = this.buffer;
     if (!buffer || buffer.updating || this.closed) return;
+    const { buffered } = buffer;
+    if (buffered.length > 0) {
+      const start = buffered.start(0);
+      if (this.video.currentTime - start > KEEP_BEHIND_S) {
+        buffer.remove(start, this.video.currentTime - KEEP_BEHIND_S / 2);
+        return;
+      }
+    }
     const next = this.queue.shift();
     if (next) buffer.appendBuffer(next);
   }
 
-  private afterAppend(): void {
+  private afterUpdate(): void {
     const buffer = this.buffer;
     if (!buffer || this.closed) return;
     const { buffered } = buffer;
     if (buffered.length > 0) {
-      const end = buffered.end(buffered.length - 1);
-      const seek = liveEdgeSeek(this.video.currentTime, end);
+      const seek = liveEdgeSeek(this.video.currentTime, buffered.end(buffered.length - 1));
       if (seek !== null) this.video.currentTime = seek;
       if (this.video.paused) {
         this.video.play().then(
@@ -114,12 +127,7 @@ export class Fmp4Player {
           },
         );
       }
-      const start = buffered.start(0);
-      if (this.video.currentTime - start > KEEP_BEHIND_S && this.queue.length === 0) {
-        buffer.remove(start, this.video.currentTime - KEEP_BEHIND_S / 2);
-        return;
-      }
     }
-    this.appendNext();
+    this.pump();
   }
 }

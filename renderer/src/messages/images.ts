@@ -20,6 +20,15 @@ export const en = {
   'images.uploadedAlt': 'Uploaded image {name}',
   'images.objects': '{count} {count|object|objects}',
   'images.area': '{area} px changed',
+  'images.storedResult': 'Image {id}',
+  'images.beforeAlt': 'Before: {name}',
+  'images.afterAlt': 'After: {name}',
+  'images.regions': '{count} changed {count|region|regions} outlined',
+  'images.beforeTag': 'Before',
+  'images.afterTag': 'After',
+  'images.compare': 'Compare before and after',
+  'images.noBefore':
+    'The engine keeps the result of a pair, not its “before” image: the comparison is shown for pairs sent from this page.',
 } as const;
 
 export const zhCN: Translation<typeof en> = {
@@ -42,4 +51,12 @@ export const zhCN: Translation<typeof en> = {
   'images.uploadedAlt': '已上传的图片 {name}',
   'images.objects': '{count} 个目标',
   'images.area': '变化 {area} 像素',
+  'images.storedResult': '图片 {id}',
+  'images.beforeAlt': '变化前：{name}',
+  'images.afterAlt': '变化后：{name}',
+  'images.regions': '已标出 {count} 个变化区域',
+  'images.beforeTag': '变化前',
+  'images.afterTag': '变化后',
+  'images.compare': '对比变化前后',
+  'images.noBefore': '引擎只保存图片对的结果，不保存“变化前”图片：从本页面发送的图片对才显示对比。',
 };

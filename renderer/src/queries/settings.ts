@@ -1,7 +1,14 @@
 /** Engine and desktop settings as the console caches them, and the writes that change them. */
 import { mutationOptions, type QueryClient, queryOptions } from '@tanstack/react-query';
 import type { SavedSettings, SettingsView, VisionConsoleApi } from '../../../preload/api';
-import { getMqtt, type MqttSettings, putMqtt } from '../api';
+import {
+  type CallbackSettings,
+  getCallbacks,
+  getMqtt,
+  type MqttSettings,
+  putCallbacks,
+  putMqtt,
+} from '../api';
 import type { Transport } from '../transport';
 
 /** How often the MQTT view is read again: its status (connected, backlog) changes on its own. */
@@ -9,6 +16,7 @@ export const MQTT_REFRESH_MS = 5_000;
 
 export const settingsKeys = {
   mqtt: ['mqtt'] as const,
+  callbacks: ['callback-settings'] as const,
   desktop: ['desktop-settings'] as const,
   appInfo: ['app-info'] as const,
 };
@@ -33,6 +41,18 @@ export const saveMqttMutation = (transport: Transport, client: QueryClient) =>
   mutationOptions({
     mutationFn: (body: Record<string, unknown>): Promise<MqttSettings> => putMqtt(transport, body),
     onSettled: keepAnswer<MqttSettings>(client, settingsKeys.mqtt),
+  });
+
+export const callbacksQuery = (transport: Transport) =>
+  queryOptions({
+    queryKey: settingsKeys.callbacks,
+    queryFn: ({ signal }) => getCallbacks(transport, signal),
+  });
+
+export const saveCallbacksMutation = (transport: Transport, client: QueryClient) =>
+  mutationOptions({
+    mutationFn: (body: CallbackSettings): Promise<CallbackSettings> => putCallbacks(transport, body),
+    onSettled: keepAnswer<CallbackSettings>(client, settingsKeys.callbacks),
   });
 
 /** Desktop only: what main saved for the next start and what runs now. */

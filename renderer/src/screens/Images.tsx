@@ -1,10 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
+import { type FormEvent, useId, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { fileToBase64, type ImageResult, isRunning, type TaskSummary, uploadDiff, uploadImage } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useTransport } from '../context';
-import { useNames } from '../names/useNames';
+import { ResultCard } from '../images/ResultCard';
+import { imageResultsQuery, mergeResults, type Upload, useUploads } from '../images/results';
 import { invalidateTask, RUNNING, tasksQuery } from '../queries/tasks';
 import { paths } from '../routes';
 import { useT } from '../store';
@@ -13,17 +14,14 @@ import { taskTitle } from '../tasks/title';
 /** The engine takes an image per task at most every second (42901 otherwise). */
 const UPLOAD_SPACING_MS = 1100;
 
-interface Result {
-  id: number;
-  names: string;
-  result: ImageResult;
-  /** The uploaded image (after) as an object URL, shown when no rule fired. */
-  preview: string;
-}
+const NO_UPLOADS: readonly Upload[] = [];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Image and diff tasks (4.8, 4.9): upload images or pairs from the console and see what was found. */
+/**
+ * Image and diff tasks (4.8, 4.9): upload images or pairs from the console and see what was found;
+ * the results are read back from the engine, so they stay when the operator leaves and comes back.
+ */
 export function Images({ taskId }: { taskId: string | null }) {
   const t = useT();
   const transport = useTransport();
@@ -67,35 +65,30 @@ export function Images({ taskId }: { taskId: string | null }) {
 
 function Uploads({ task }: { task: TaskSummary }) {
   const t = useT();
-  const names = useNames();
   const transport = useTransport();
   const queryClient = useQueryClient();
   const ids = { images: useId(), before: useId(), after: useId(), device: useId(), enhance: useId() };
   const diff = task.mode === 'diff';
   const [deviceId, setDeviceId] = useState('');
   const [enhance, setEnhance] = useState(false);
-  const [results, setResults] = useState<Result[]>([]);
   const [progress, setProgress] = useState<string | null>(null);
-  const counter = useRef(0);
-  // Object URLs live as long as their result is shown.
-  const urls = useRef<string[]>([]);
-  useEffect(
-    () => () => {
-      for (const url of urls.current) URL.revokeObjectURL(url);
-    },
-    [],
-  );
+  const uploads = useUploads((state) => state.byTask[task.task_id]) ?? NO_UPLOADS;
+  const addUpload = useUploads((state) => state.add);
+  const stored = useQuery(imageResultsQuery(transport, task.task_id));
+  const results = mergeResults(stored.data ?? [], uploads);
 
   const options = {
     ...(deviceId ? { device_id: deviceId } : {}),
     ...(enhance ? { enhance: 1 as const } : {}),
   };
-  const keep = (names: string, result: ImageResult, file: File) => {
-    const preview = URL.createObjectURL(file);
-    urls.current.push(preview);
-    counter.current += 1;
-    setResults((current) => [{ id: counter.current, names, result, preview }, ...current].slice(0, 50));
-  };
+  const keep = (names: string, result: ImageResult, after: File, before?: File) =>
+    addUpload(task.task_id, {
+      at: Date.now(),
+      names,
+      result,
+      after: URL.createObjectURL(after),
+      ...(before && { before: URL.createObjectURL(before) }),
+    });
 
   const send = useMutation({
     mutationFn: async (files: { images?: File[]; before?: File; after?: File }) => {
@@ -106,7 +99,7 @@ function Uploads({ task }: { task: TaskSummary }) {
           image_b: await fileToBase64(after),
         };
         const result = await uploadDiff(transport, task.task_id, images, options);
-        keep([files.before?.name, after.name].filter(Boolean).join(' → '), result, after);
+        keep([files.before?.name, after.name].filter(Boolean).join(' → '), result, after, files.before);
         return;
       }
       const images = files.images ?? [];
@@ -120,6 +113,7 @@ function Uploads({ task }: { task: TaskSummary }) {
     onSettled: () => {
       setProgress(null);
       void invalidateTask(queryClient, task.task_id);
+      void queryClient.invalidateQueries({ queryKey: imageResultsQuery(transport, task.task_id).queryKey });
     },
   });
 
@@ -212,58 +206,11 @@ function Uploads({ task }: { task: TaskSummary }) {
         {send.isError && <ErrorNotice error={send.error} />}
       </form>
       <h3>{t('images.results')}</h3>
+      {stored.isError && <ErrorNotice error={stored.error} />}
       {results.length === 0 && <p className="meta">{t('images.noResults')}</p>}
       <ul className="results">
         {results.map((entry) => (
-          <li key={entry.id} className="card result">
-            <h4>
-              {entry.names}{' '}
-              <span className="meta">
-                {t('images.frame', {
-                  id: entry.result.image_id,
-                  width: entry.result.frame.width,
-                  height: entry.result.frame.height,
-                })}
-              </span>
-            </h4>
-            {entry.result.rules.length === 0 ? (
-              <div className="result-body">
-                <img
-                  src={entry.preview}
-                  alt={t('images.uploadedAlt', { name: entry.names })}
-                  className="result-image"
-                />
-                <p>{t('images.nothing')}</p>
-              </div>
-            ) : (
-              entry.result.rules.map((rule) => (
-                <div key={rule.id} className="result-body">
-                  {rule.image && (
-                    <img
-                      src={`data:image/jpeg;base64,${rule.image}`}
-                      alt={t('events.snapshotAlt', { rule: names.rule(rule.id) })}
-                      className="result-image"
-                    />
-                  )}
-                  <div>
-                    <p>
-                      <strong>{names.rule(rule.id)}</strong> ·{' '}
-                      {t('images.objects', { count: rule.count ?? rule.objects.length })}
-                    </p>
-                    <ul className="object-list">
-                      {rule.objects.map((object) => (
-                        <li key={`${object.track_id}-${object.x}-${object.y}`}>
-                          {object.name} {object.score.toFixed(2)} · {object.x}, {object.y} · {object.w}×
-                          {object.h}
-                          {object.area !== undefined ? ` · ${t('images.area', { area: object.area })}` : ''}
-                        </li>
-                      ))}
-                    </ul>
-                  </div>
-                </div>
-              ))
-            )}
-          </li>
+          <ResultCard key={entry.key} entry={entry} diff={diff} />
         ))}
       </ul>
     </>

@@ -1,4 +1,4 @@
-// Over 400 lines on purpose: the settings screen's three panels (engine place, desktop, MQTT) are small forms on one page.
+// Over 400 lines on purpose: the settings screen's three panels (engine place, desktop, MQTT) are small forms on one page; newer panels live in ../settings/.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useState } from 'react';
 import { PasswordChange, PasswordReset } from '../../../engine/contract';
@@ -14,6 +14,8 @@ import {
   saveMqttMutation,
 } from '../queries/settings';
 import { systemQuery } from '../queries/system';
+import { DefaultCallback } from '../settings/DefaultCallback';
+import { MqttTest } from '../settings/MqttTest';
 import { useSession, useT } from '../store';
 import { ApiError } from '../transport';
 import { type FieldErrors, fieldPath, schemaErrors } from '../validation/schema-errors';
@@ -30,6 +32,7 @@ export function Settings() {
       {transport.kind === 'ipc' && window.visionConsole ? <DesktopEngine /> : <WebEngine />}
       <AdminPassword />
       <Mqtt />
+      <DefaultCallback />
     </section>
   );
 }
@@ -299,7 +302,13 @@ function AdminPassword() {
       }
     },
   });
-  const show = (path: string) => (submitted ? errors[path] : undefined);
+  // The engine's refusal of the current password belongs at that field, in the operator's words.
+  const wrongCurrent =
+    change.error instanceof ApiError && change.error.field === 'current_password'
+      ? { key: 'settings.wrongCurrentPassword' as const }
+      : undefined;
+  const show = (path: string) =>
+    submitted ? (errors[path] ?? (path === 'current_password' ? wrongCurrent : undefined)) : undefined;
   return (
     <section className="card" aria-labelledby={ids.title}>
       <h3 id={ids.title}>{t('settings.password')}</h3>
@@ -321,7 +330,10 @@ function AdminPassword() {
                 type="password"
                 autoComplete="current-password"
                 value={current}
-                onChange={(event) => setCurrent(event.target.value)}
+                onChange={(event) => {
+                  setCurrent(event.target.value);
+                  change.reset();
+                }}
                 {...errorProps(`${ids.current}-error`, show('current_password'))}
               />
               <FieldError id={`${ids.current}-error`} message={show('current_password')} />
@@ -353,7 +365,7 @@ function AdminPassword() {
           </div>
         </div>
         <p className="hint">{t('settings.passwordHint')}</p>
-        {change.isError && <ErrorNotice error={change.error} />}
+        {change.isError && !wrongCurrent && <ErrorNotice error={change.error} />}
         {done && (
           <p className="notice" role="status">
             {t('settings.passwordChanged')}
@@ -374,6 +386,7 @@ interface MqttDraft {
   username: string;
   password: string;
   clearPassword: boolean;
+  topic: string;
   reject_unauthorized: boolean;
   ca: string;
 }
@@ -385,6 +398,7 @@ const draftOf = (settings: MqttSettings): MqttDraft => ({
   username: settings.username,
   password: '',
   clearPassword: false,
+  topic: settings.topic,
   reject_unauthorized: settings.tls.reject_unauthorized,
   ca: settings.tls.ca,
 });
@@ -400,6 +414,7 @@ function Mqtt() {
     client: useId(),
     user: useId(),
     password: useId(),
+    topic: useId(),
     ca: useId(),
   };
   const settings = useQuery(mqttQuery(transport));
@@ -432,6 +447,7 @@ function Mqtt() {
     if (draft.username !== current.username) body.username = draft.username;
     if (draft.clearPassword) body.password = '';
     else if (draft.password !== '') body.password = draft.password;
+    if (draft.topic !== current.topic) body.topic = draft.topic;
     const tls: Record<string, unknown> = {};
     if (draft.reject_unauthorized !== current.tls.reject_unauthorized)
       tls.reject_unauthorized = draft.reject_unauthorized;
@@ -439,6 +455,14 @@ function Mqtt() {
     if (Object.keys(tls).length > 0) body.tls = tls;
     if (Object.keys(body).length > 0) save.mutate(body);
   }
+  /** The settings as entered, for a connection test: the stored password serves when none is typed. */
+  const entered = (): Record<string, unknown> => ({
+    url: draft.url,
+    username: draft.username,
+    ...(draft.client_id !== '' && { client_id: draft.client_id }),
+    ...(draft.clearPassword ? { password: '' } : draft.password !== '' && { password: draft.password }),
+    tls: { reject_unauthorized: draft.reject_unauthorized, ca: draft.ca },
+  });
   const errorAt = (path: string) =>
     fieldError?.path.startsWith(path)
       ? { key: 'validation.invalid' as const, text: fieldError.text }
@@ -490,6 +514,7 @@ function Mqtt() {
           {text(ids.url, 'url', t('mqtt.url'))}
           {text(ids.client, 'client_id', t('mqtt.clientId'))}
           {text(ids.user, 'username', t('mqtt.username'))}
+          {text(ids.topic, 'topic', t('mqtt.topic'))}
           <div>
             {text(
               ids.password,
@@ -533,10 +558,14 @@ function Mqtt() {
             <FieldError id={`${ids.ca}-error`} message={errorAt('tls.ca')} />
           </div>
         </fieldset>
+        <p className="hint">{t('mqtt.topicHint')}</p>
         {save.isError && !fieldError && <ErrorNotice error={save.error} />}
-        <button type="submit" className="primary" disabled={save.isPending}>
-          {t('mqtt.save')}
-        </button>
+        <div className="button-row">
+          <button type="submit" className="primary" disabled={save.isPending}>
+            {t('mqtt.save')}
+          </button>
+          <MqttTest body={entered} />
+        </div>
       </form>
     </section>
   );

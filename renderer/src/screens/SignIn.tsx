@@ -30,7 +30,7 @@ export function SignIn() {
     try {
       const token = await requestToken(username.trim(), password);
       setPassword('');
-      signIn(token.access_token, token.expires_in, username.trim());
+      signIn(token.access_token, token.expires_in, username.trim(), token.password_change_required === true);
     } catch (caught) {
       setError(
         caught instanceof ApiError ? caught.msg : caught instanceof Error ? caught.message : String(caught),

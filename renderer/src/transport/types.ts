@@ -14,6 +14,8 @@ export interface IssuedToken {
   access_token: string;
   token_type: 'Bearer';
   expires_in: number;
+  /** Extension: present when the password is the first start's random one. */
+  password_change_required?: boolean;
 }
 
 export interface RequestOptions {
