@@ -85,7 +85,9 @@ export class AiStream {
     if (this.stopping) return;
     const copies = this.pacer.onFrame(frame.receivedAt);
     if (copies === 0) return;
-    this.encoder.writeFrame(frame, this.overlay.rastersFor(frame.width, frame.height), copies);
+    const draw = (pixels: Uint8Array) =>
+      this.overlay.draw(pixels, frame.width, frame.height, frame.receivedAt);
+    this.encoder.writeFrame(frame, draw, copies);
   }
 
   onAnalysed(frame: AnalysedFrame): void {

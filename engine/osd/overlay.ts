@@ -3,14 +3,14 @@ import { type PixelBox, placeLabels } from './label-placement';
 
 /**
  * An app's area: [] the whole frame (nothing drawn), 3+ points a region, 2 points a counting line.
- * Its region is drawn solid; a named zone dashed with its name; a mask shaded, as nothing in it counts.
+ * Its region is a solid outline as wide as a box's border, never filled (a tint over most of the frame reads like an
+ * alarm, and an occupied region is no alarm); a named zone dashed with its name; a mask shaded, as
+ * nothing in it counts.
  */
 export interface OverlayZone {
   points: Polygon;
   /** '#rrggbb' */
   color: string;
-  /** An object is inside: the region is filled semi-transparently. */
-  occupied: boolean;
   /** Default 'region' (the contract's polygon). */
   kind?: 'region' | 'zone' | 'mask';
   /** A zone's name, written at its top left. */
@@ -23,11 +23,10 @@ export function areaZones(areas: AppAreas, color: string): OverlayZone[] {
     ...(areas.zones ?? []).map((zone) => ({
       points: zone.polygon,
       color,
-      occupied: false,
       kind: 'zone' as const,
       name: zone.name,
     })),
-    ...(areas.masks ?? []).map((points) => ({ points, color, occupied: false, kind: 'mask' as const })),
+    ...(areas.masks ?? []).map((points) => ({ points, color, kind: 'mask' as const })),
   ];
 }
 
@@ -68,7 +67,6 @@ export interface Overlay {
 }
 
 const OSD_FONT_FAMILY = 'DejaVu Sans, WenQuanYi Micro Hei, sans-serif';
-const OCCUPIED_FILL_OPACITY = 0.35;
 
 /**
  * The drawings of the analysis results, or null when there is nothing to draw so that the renderer
@@ -272,11 +270,7 @@ function zoneDrawing(zone: OverlayZone, borderSize: number): Drawing | null {
   }
   if (points.length < 3) return null;
   const fill =
-    zone.kind === 'mask'
-      ? `fill="${MASK_COLOR}" fill-opacity="${MASK_FILL_OPACITY}"`
-      : zone.occupied
-        ? `fill="${color}" fill-opacity="${OCCUPIED_FILL_OPACITY}"`
-        : 'fill="none"';
+    zone.kind === 'mask' ? `fill="${MASK_COLOR}" fill-opacity="${MASK_FILL_OPACITY}"` : 'fill="none"';
   const list = points.map(([x, y]) => `${x},${y}`).join(' ');
   return { markup: `<polygon points="${list}" ${fill} ${stroke} stroke-linejoin="round"/>`, extent };
 }

@@ -70,6 +70,8 @@ export interface PipelineDeps {
 /** The latest analysis of one app, kept for the live overlay and the console. */
 export interface AppOverlay {
   appId: string;
+  /** The app's name, which a label merged from several apps names it by (default its id). */
+  appName?: string;
   zone: OverlayZone;
   /** Its named zones and masks (extensions), drawn beside the zone. */
   areas: OverlayZone[];
@@ -80,6 +82,8 @@ export interface AppOverlay {
 export interface AnalysedFrame {
   frameId: number;
   timestampMs: number;
+  /** When the frame left ffmpeg (performance.now()), the clock the AI video's frames carry too. */
+  receivedAt?: number;
   /** The source's size: detections, tracks, zones and objects are all in its pixels. */
   size: FrameSize;
   /** The size of the decoded frame, the source bounded for analysis: what snapshots and the AI video draw on. */
@@ -314,7 +318,8 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       results.push({ appId: runtime.app.app_id, modelKey, result, areas: runtime.areas });
       overlays.push({
         appId: runtime.app.app_id,
-        zone: { points: runtime.polygon, color: runtime.color, occupied: result.zoneOccupied },
+        appName: runtime.app.name,
+        zone: { points: runtime.polygon, color: runtime.color },
         areas: areaZones(runtime.areas, runtime.color),
         objects: [...result.shown, ...result.removed],
       });
@@ -326,6 +331,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     this.emit('analysed', {
       frameId: input.frameId,
       timestampMs: timestamp,
+      receivedAt: input.receivedAt,
       size,
       frameSize: { width: input.width, height: input.height },
       frame: input.synthetic ? null : frame,
