@@ -50,6 +50,16 @@ export function observe(previous: BoxMotion | undefined, box: PixelBox, at: numb
   };
 }
 
+/**
+ * The motion after an analysis at `at` that missed the object: it stops where it was due then. A
+ * missed object has often turned or stopped (the tracker, expecting it further on, lost it), and a box
+ * sliding on past it for the next analyses trails it the other way.
+ */
+export function missed(motion: BoxMotion, at: number): BoxMotion {
+  const box = predict(motion, at) ?? motion;
+  return { ...motion, x1: box.x1, y1: box.y1, x2: box.x2, y2: box.y2, vx: 0, vy: 0 };
+}
+
 /** The box on a frame shown at `at`; null when its analysis is too old to draw. */
 export function predict(motion: BoxMotion, at: number): PixelBox | null {
   const age = at - motion.at;

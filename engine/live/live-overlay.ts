@@ -6,7 +6,7 @@ import { toOverlayObject } from '../osd/snapshot';
 import type { AnalysedFrame } from '../pipeline/task-pipeline';
 import type { Osd } from '../tasks/schema';
 import type { FrameSize } from '../vision/types';
-import { type BoxMotion, observe, predict } from './box-motion';
+import { type BoxMotion, missed, observe, predict } from './box-motion';
 
 /**
  * How many analysed frames in a row an object may be missing before its box goes: a detector that
@@ -97,7 +97,7 @@ export function oneLabelPerObject(
 /**
  * What one AI video draws: the zones of its applications from the latest analysed frame, and one
  * box and tag per tracked object, moved on between analyses to where the object is on the frame
- * shown (box-motion.ts); an object that one or two analyses missed is kept, moving on. The drawings
+ * shown (box-motion.ts); an object that one or two analyses missed is kept, stopped where it was due. The drawings
  * are the shared OSD renderer's (engine/osd) with the task's osd settings. Zones are one raster layer,
  * redrawn only when they change (their outline is costly to rasterise); boxes are painted on each
  * frame, their tags copied from tiles rasterised once (osd/paint.ts).
@@ -141,6 +141,7 @@ export class LiveOverlay {
     for (const [key, entry] of this.objects) {
       if (seen.has(key)) continue;
       entry.missed += 1;
+      entry.motion = missed(entry.motion, at);
       if (entry.missed > LINGER_FRAMES) this.objects.delete(key);
     }
     this.size = frame.frameSize;
