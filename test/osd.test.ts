@@ -478,6 +478,26 @@ describe('zones', () => {
     expect(buildOverlay({ ...emptyInput(), zones: [{ points: [], color: '#0000ff' }] })).toBeNull();
   });
 
+  it("draws a counting line's direction as an arrow across its middle: 'in' to side B, 'out' to A, both (issue 34)", async () => {
+    const frame = greyFrame();
+    // From A (10, 75) to B (190, 75): side B, right of A->B on the frame, is below it.
+    const points: [number, number][] = [
+      [10, 75],
+      [190, 75],
+    ];
+    const arrowSides = async (direction?: 'in' | 'out' | 'both') => {
+      const image = await draw(frame, {
+        zones: [{ points, color: '#0000ff', ...(direction && { direction }) }],
+      });
+      const onShaft = (y: number) => bluish(pixel(image, frame.width, 100, y));
+      return { below: onShaft(88), above: onShaft(62), beside: bluish(pixel(image, frame.width, 60, 88)) };
+    };
+    expect(await arrowSides('in')).toEqual({ below: true, above: false, beside: false });
+    expect(await arrowSides('out')).toEqual({ below: false, above: true, beside: false });
+    expect(await arrowSides('both')).toEqual({ below: true, above: true, beside: false });
+    expect(await arrowSides()).toEqual({ below: true, above: true, beside: false });
+  });
+
   it('draws a region as its outline only, whatever is inside it (issue 34: a tint reads like an alarm)', async () => {
     const frame = greyFrame();
     // How the pipeline marked a region holding an object until issue 34, which drew it tinted.

@@ -319,7 +319,11 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       overlays.push({
         appId: runtime.app.app_id,
         appName: runtime.app.name,
-        zone: { points: runtime.polygon, color: runtime.color },
+        zone: {
+          points: runtime.polygon,
+          color: runtime.color,
+          ...(runtime.areas.line_direction && { direction: runtime.areas.line_direction }),
+        },
         areas: areaZones(runtime.areas, runtime.color),
         objects: [...result.shown, ...result.removed],
       });
