@@ -39,7 +39,8 @@ beforeAll(async () => {
   await c.installExample();
   ({ task_id: taskId } = await c.api<{ task_id: string }>('POST', '/api/task', {
     zapk_id: 'coco-yolox-nano',
-    app_ids: ['loiter'],
+    // Two apps watching persons: the AI video draws one box and one tag per person for both.
+    app_ids: ['loiter', 'person'],
     video_url: VIDEO,
     name: 'Walkway',
     app_configs: [{ app_id: 'loiter', polygon: LINE, zones: [{ name: 'walkway', polygon: WALKWAY }] }],
