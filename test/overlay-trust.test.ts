@@ -74,7 +74,7 @@ describe('one label per object', () => {
     const frame: AnalysedFrame = {
       frameId: 1,
       timestampMs: 0,
-      receivedAt: 500,
+      shownAt: 500,
       size: { width: 320, height: 240 },
       frameSize: { width: 320, height: 240 },
       frame: null,

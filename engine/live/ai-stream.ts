@@ -2,6 +2,7 @@ import type { AiVideoHealth } from '../contract/health';
 import type { WatchdogFrame } from '../media/stream-watchdog';
 import type { AnalysedFrame } from '../pipeline/task-pipeline';
 import type { Osd } from '../tasks/schema';
+import { frameTime } from './box-motion';
 import { LiveEncoder } from './encoder';
 import { channelFeed, Fmp4Channel } from './fmp4-channel';
 import { FramePacer } from './frame-pacer';
@@ -86,7 +87,7 @@ export class AiStream {
     const copies = this.pacer.onFrame(frame.receivedAt);
     if (copies === 0) return;
     const draw = (pixels: Uint8Array) =>
-      this.overlay.draw(pixels, frame.width, frame.height, frame.receivedAt);
+      this.overlay.draw(pixels, frame.width, frame.height, frameTime(frame));
     this.encoder.writeFrame(frame, draw, copies);
   }
 

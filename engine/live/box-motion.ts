@@ -16,7 +16,17 @@ export const STALE_MS = 2_000;
 /** The weight of the newest step in the velocity: detection jitter is halved, a turn followed in two analyses. */
 const VELOCITY_WEIGHT = 0.5;
 
-/** A box as analysed, when (ms, the frames' performance.now() clock), and its velocity in px/ms. */
+/**
+ * When a frame shows what it shows (ms, on performance.now()'s scale): its place on its ffmpeg's
+ * media clock, else when it left ffmpeg. The media clock holds while a loaded machine delivers frames
+ * late and in bursts, which would otherwise move a box by the delivery's jitter rather than by the
+ * object's motion. The analysed frames and the video's are the same frames, on the same clock.
+ */
+export function frameTime(frame: { receivedAt: number; mediaAt?: number }): number {
+  return frame.mediaAt ?? frame.receivedAt;
+}
+
+/** A box as analysed, when (frameTime), and its velocity in px/ms. */
 export interface BoxMotion extends PixelBox {
   at: number;
   vx: number;

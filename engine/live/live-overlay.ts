@@ -132,7 +132,7 @@ export class LiveOverlay {
         object: placed[i] as OverlayObject,
       }));
     });
-    const at = frame.receivedAt ?? performance.now();
+    const at = frame.shownAt ?? performance.now();
     const seen = oneLabelPerObject(found);
     for (const [key, look] of seen) {
       const motion = observe(look.kind === 'removed' ? undefined : this.objects.get(key)?.motion, look, at);
@@ -154,7 +154,7 @@ export class LiveOverlay {
     this.refresh();
   }
 
-  /** The objects as drawn on a frame shown at `at` (performance.now()), in the video's pixels. */
+  /** The objects as drawn on a frame shown at `at` (box-motion.ts frameTime), in the video's pixels. */
   objectsAt(at: number): OverlayObject[] {
     return [...this.objects.values()].flatMap(({ look, motion }) => {
       const box = predict(motion, at);

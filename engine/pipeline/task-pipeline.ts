@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { messageEvent } from '../events/message';
 import type { NewEvent } from '../events/schema';
+import { frameTime } from '../live/box-motion';
 import type { StreamWatchdog, WatchdogFrame } from '../media/stream-watchdog';
 import { areaZones, type OverlayZone } from '../osd/overlay';
 import { appSnapshot } from '../osd/snapshot';
@@ -82,8 +83,8 @@ export interface AppOverlay {
 export interface AnalysedFrame {
   frameId: number;
   timestampMs: number;
-  /** When the frame left ffmpeg (performance.now()), the clock the AI video's frames carry too. */
-  receivedAt?: number;
+  /** The frame's time for the AI video's drawings (box-motion.ts frameTime); unset: when it was analysed. */
+  shownAt?: number;
   /** The source's size: detections, tracks, zones and objects are all in its pixels. */
   size: FrameSize;
   /** The size of the decoded frame, the source bounded for analysis: what snapshots and the AI video draw on. */
@@ -335,7 +336,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     this.emit('analysed', {
       frameId: input.frameId,
       timestampMs: timestamp,
-      receivedAt: input.receivedAt,
+      shownAt: frameTime(input),
       size,
       frameSize: { width: input.width, height: input.height },
       frame: input.synthetic ? null : frame,
