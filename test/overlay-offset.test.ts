@@ -38,9 +38,9 @@ const SPRITE = { width: 112, height: 248 };
 const BAR_TOP = TOP + SPRITE.height + 8;
 /**
  * The most a box's centre may be off its person's, in the 95th percentile of the frames of a steady
- * walk: boxes held at their analysed place were 45 px off there (p50 28, max 49), predicted ones 5-7
- * px (p50 1-3); the margin is for a loaded machine, whose analysis runs late. (At the turns, which
- * the tracker loses, boxes were up to 105 px off held and 121-138 px predicted.)
+ * walk: boxes held at their analysed place were 41-57 px off there (p50 24-29), boxes moved on to
+ * the frame's media time 5-6 px (p50 2). (At the turns, which the tracker loses, boxes were up to
+ * 99-115 px off held and 127-139 px moved on.)
  */
 const MAX_OFFSET_P95 = 18;
 /** Windows of six segments (about 6 s of video) judged at most. */
