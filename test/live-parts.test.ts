@@ -76,7 +76,6 @@ describe('live overlay', () => {
       [30, 200],
     ] as [number, number][],
     color: '#00c8ff',
-    occupied: true,
   };
   const objects = [
     { x1: 40, y1: 50, x2: 120, y2: 200, color: '#ff3b30', name: 'person', trackId: '7' },
@@ -118,14 +117,14 @@ describe('live overlay', () => {
       overlays: [
         {
           appId: 'person',
-          zone: { points: [], color: '#ff3b30', occupied: withPerson },
+          zone: { points: [], color: '#ff3b30' },
           areas: [],
           objects: withPerson ? [shown] : [],
         },
         // Another app of the task, not in this video: never drawn.
         {
           appId: 'vehicle',
-          zone: { points: [], color: '#007aff', occupied: true },
+          zone: { points: [], color: '#007aff' },
           areas: [],
           objects: [{ ...shown, track_id: '9', x: 250, color: '#007aff' }],
         },
@@ -134,9 +133,8 @@ describe('live overlay', () => {
     /** Whether the red box's left edge is drawn, once the rasterisation settled. */
     const boxDrawn = async () => {
       await sleep(100);
-      const rasters = overlay.rastersFor(320, 240);
       const pixels = new Uint8Array(320 * 240 * 3);
-      for (const raster of rasters) blend(pixels, raster);
+      overlay.draw(pixels, 320, 240, performance.now());
       const at = (120 * 320 + 41) * 3;
       const blue = (120 * 320 + 211) * 3;
       expect([pixels[blue], pixels[blue + 1], pixels[blue + 2]]).toEqual([0, 0, 0]);
@@ -154,7 +152,9 @@ describe('live overlay', () => {
     expect(await boxDrawn()).toBe(true);
     overlay.setOsd({ ...DEFAULT_OSD, display_box: false, display_name: false, display_track: false });
     expect(await boxDrawn()).toBe(false);
-    expect(overlay.rastersFor(640, 480)).toEqual([]);
+    const other = new Uint8Array(640 * 480 * 3);
+    overlay.draw(other, 640, 480, performance.now());
+    expect(other.every((value) => value === 0)).toBe(true);
   });
 
   it("draws each zone's removed area, which has no track, dashed in its own colour (issue 18)", async () => {
@@ -183,7 +183,7 @@ describe('live overlay', () => {
       overlays: [
         {
           appId: 'watch',
-          zone: { points: [], color: '#ff3b30', occupied: false },
+          zone: { points: [], color: '#ff3b30' },
           areas: [],
           objects: [area('shelf', 80), area('door', 240)],
         },
@@ -191,7 +191,7 @@ describe('live overlay', () => {
     });
     await sleep(100);
     const pixels = new Uint8Array(320 * 240 * 3);
-    for (const raster of overlay.rastersFor(320, 240)) blend(pixels, raster);
+    overlay.draw(pixels, 320, 240, performance.now());
     // The first dash of each box's left side (x 50 and 210), and the gap after it.
     const rgb = (x: number, y: number) => [...pixels.subarray((y * 320 + x) * 3, (y * 320 + x) * 3 + 3)];
     expect([rgb(51, 95), rgb(51, 100), rgb(211, 95), rgb(211, 100)]).toEqual([
@@ -225,16 +225,18 @@ describe('live overlay', () => {
       overlays: [
         {
           appId: 'person',
-          zone: { points: [], color: '#ff3b30', occupied: true },
+          zone: { points: [], color: '#ff3b30' },
           areas: [],
           objects: [{ ...person, color: '#ff3b30' }],
         },
       ],
     });
     await sleep(100);
-    expect(overlay.rastersFor(640, 480)).toEqual([]);
+    const other = new Uint8Array(640 * 480 * 3);
+    overlay.draw(other, 640, 480, performance.now());
+    expect(other.every((value) => value === 0)).toBe(true);
     const pixels = new Uint8Array(320 * 240 * 3);
-    for (const raster of overlay.rastersFor(320, 240)) blend(pixels, raster);
+    overlay.draw(pixels, 320, 240, performance.now());
     // The box is x 80..240 in the source: its left edge is at x 40 on the frame.
     const at = (120 * 320 + 41) * 3;
     expect([pixels[at], pixels[at + 1], pixels[at + 2]]).toEqual([0xff, 0x3b, 0x30]);

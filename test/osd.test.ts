@@ -445,7 +445,6 @@ describe('zones', () => {
       [100, 140],
     ],
     color: '#0000ff',
-    occupied: false,
   };
   const bluish = (rgb: Rgb) => rgb[2] > rgb[0] + 40;
 
@@ -471,24 +470,42 @@ describe('zones', () => {
             [190, 75],
           ],
           color: '#0000ff',
-          occupied: true,
         },
       ],
     });
     expect(pixel(line, frame.width, 100, 75)).toEqual(BLUE);
     expect(countPixels(line, frame.width, whole(frame), bluish)).toBeLessThan(190 * 4);
-    expect(
-      buildOverlay({ ...emptyInput(), zones: [{ points: [], color: '#0000ff', occupied: true }] }),
-    ).toBeNull();
+    expect(buildOverlay({ ...emptyInput(), zones: [{ points: [], color: '#0000ff' }] })).toBeNull();
   });
 
-  it('tints the inside of an occupied region and not of a free one', async () => {
+  it("draws a counting line's direction as an arrow across its middle: 'in' to side B, 'out' to A, both (issue 34)", async () => {
     const frame = greyFrame();
-    const occupied = await draw(frame, { zones: [{ ...triangle, occupied: true }] });
-    // 35 % blue over grey 128.
-    expect(isColor(pixel(occupied, frame.width, 100, 60), [83, 83, 172], 2)).toBe(true);
-    const free = await draw(frame, { zones: [triangle] });
-    expect(pixel(free, frame.width, 100, 60)).toEqual(GREY);
+    // From A (10, 75) to B (190, 75): side B, right of A->B on the frame, is below it.
+    const points: [number, number][] = [
+      [10, 75],
+      [190, 75],
+    ];
+    const arrowSides = async (direction?: 'in' | 'out' | 'both') => {
+      const image = await draw(frame, {
+        zones: [{ points, color: '#0000ff', ...(direction && { direction }) }],
+      });
+      const onShaft = (y: number) => bluish(pixel(image, frame.width, 100, y));
+      return { below: onShaft(88), above: onShaft(62), beside: bluish(pixel(image, frame.width, 60, 88)) };
+    };
+    expect(await arrowSides('in')).toEqual({ below: true, above: false, beside: false });
+    expect(await arrowSides('out')).toEqual({ below: false, above: true, beside: false });
+    expect(await arrowSides('both')).toEqual({ below: true, above: true, beside: false });
+    expect(await arrowSides()).toEqual({ below: true, above: true, beside: false });
+  });
+
+  it('draws a region as its outline only, whatever is inside it (issue 34: a tint reads like an alarm)', async () => {
+    const frame = greyFrame();
+    // How the pipeline marked a region holding an object until issue 34, which drew it tinted.
+    const holding = { ...triangle, occupied: true } as OverlayZone;
+    const shown = await draw(frame, { zones: [holding] });
+    expect(pixel(shown, frame.width, 100, 60)).toEqual(GREY);
+    // Only the outline's pixels are touched: 2 px along the three sides' ~450 px, and their anti-aliasing.
+    expect(countPixels(shown, frame.width, whole(frame), (rgb) => rgb[2] !== rgb[0])).toBeLessThan(450 * 4);
   });
 
   it("draws an app's named zones dashed with their name, and shades its masks (issue 18)", async () => {
@@ -565,7 +582,6 @@ describe('a real frame', () => {
         [300, 560],
       ],
       color: '#00c7be',
-      occupied: true,
     },
     {
       points: [
@@ -573,7 +589,6 @@ describe('a real frame', () => {
         [740, 200],
       ],
       color: '#ff9500',
-      occupied: false,
     },
   ];
 

@@ -437,6 +437,25 @@ describe('line crossing (type 3, 2-point polygon)', () => {
     expect(state.lineCounts()).toEqual({ in: 2, out: 1, classes: byClass });
   });
 
+  it("counts only the line's direction when it has one: 'in' A to B, 'out' B to A (issue 34)", () => {
+    const crossings = (direction: 'in' | 'out' | 'both') => {
+      const state = new AppRuleState(
+        app({ classes: [person()] }, { appType: 3, polygon: line, line_direction: direction }),
+      );
+      state.evaluate(frame(0), [obj('down', [100, 400]), obj('up', [200, 600])]);
+      const fired = state.evaluate(frame(1), [obj('down', [100, 600]), obj('up', [200, 400])]).firings;
+      return { tracks: tracks(fired[0]), counts: state.lineCounts() };
+    };
+    const tally = (inCount: number, outCount: number) => ({
+      in: inCount,
+      out: outCount,
+      classes: { '0': { in: inCount, out: outCount } },
+    });
+    expect(crossings('in')).toEqual({ tracks: ['down'], counts: tally(1, 0) });
+    expect(crossings('out')).toEqual({ tracks: ['up'], counts: tally(0, 1) });
+    expect(crossings('both')).toEqual({ tracks: ['down', 'up'], counts: tally(1, 1) });
+  });
+
   it('answers line counts per class entry with zeros before any crossing, and none without a line', () => {
     expect(lineApp({ classes: [person(), car()] }).lineCounts()).toEqual({
       in: 0,

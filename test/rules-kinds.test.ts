@@ -47,6 +47,7 @@ function view(rule: Rule, over: Partial<AppView> = {}): AppView {
     entries: new Map((rule.classes ?? []).map((e) => [e.class_id, e])),
     region: null,
     line: null,
+    lineDirection: 'both',
     zones: [],
     masks: [],
     perImage: false,

@@ -230,7 +230,7 @@ describe('onFrame', () => {
   it('places zones and boxes given in source pixels on a frame the source was bounded to, as scaleAreas scales', () => {
     const source = { width: 1000, height: 1000 };
     const frame = { width: 500, height: 2000 };
-    const zone = { points: square(0, 0, 100), color: '#ff0000', occupied: false };
+    const zone = { points: square(0, 0, 100), color: '#ff0000' };
     const box = { x1: 10, y1: 10, x2: 20, y2: 30, color: '#ff0000', name: 'person', trackId: '1' };
     const placed = onFrame({ zones: [zone], objects: [box] }, source, frame);
     expect(placed).toEqual({

@@ -86,4 +86,43 @@ describe('running line counts', () => {
     expect((await t.call('GET', path)).body).toMatchObject({ code: 40902 });
     expect((await t.call('GET', '/api/task/00000000-0000-4000-8000-000000000000/counts')).status).toBe(404);
   }, 120_000);
+
+  it("keeps a counting line's direction (extension), refuses one on a region, drops it when the line becomes a region", async () => {
+    const started = await t.call('POST', '/api/task', {
+      json: {
+        zapk_id: 'coco-yolox-nano',
+        app_ids: ['loiter'],
+        video_url: VIDEO,
+        app_configs: [{ app_id: 'loiter', polygon: LINE, line_direction: 'out' }],
+      },
+    });
+    expect(started.body.code, JSON.stringify(started.body)).toBe(0);
+    const taskId = (started.body.data as { task_id: string }).task_id;
+    const configs = async () =>
+      ((await t.call('GET', `/api/task/${taskId}`)).body.data as { app_configs: unknown[] }).app_configs;
+    expect((await configs())[0]).toMatchObject({ app_id: 'loiter', polygon: LINE, line_direction: 'out' });
+
+    const region = [
+      [100, 100],
+      [300, 100],
+      [300, 300],
+    ];
+    const refused = await t.call('PUT', `/api/task/${taskId}`, {
+      json: { app_configs: [{ app_id: 'loiter', polygon: region, line_direction: 'in' }] },
+    });
+    expect([refused.status, refused.body.code]).toEqual([400, 40001]);
+    expect(refused.body.msg).toMatch(/line_direction: only a counting line/);
+    const wrong = await t.call('PUT', `/api/task/${taskId}`, {
+      json: { app_configs: [{ app_id: 'loiter', polygon: LINE, line_direction: 'up' }] },
+    });
+    expect(wrong.status).toBe(400);
+    expect((await configs())[0]).toMatchObject({ polygon: LINE, line_direction: 'out' });
+
+    const toRegion = await t.call('PUT', `/api/task/${taskId}`, {
+      json: { app_configs: [{ app_id: 'loiter', polygon: region }] },
+    });
+    expect(toRegion.body.code).toBe(0);
+    expect((await configs())[0]).not.toHaveProperty('line_direction');
+    await t.call('DELETE', `/api/task/${taskId}`);
+  });
 });

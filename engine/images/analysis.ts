@@ -213,7 +213,7 @@ export class ImageAnalysis {
         asObjects(detections.get(app.model.key) ?? []),
       );
       if (result.firings.length === 0) continue;
-      const zone = { points: polygon, color: zoneColor(app), occupied: result.zoneOccupied };
+      const zone = { points: polygon, color: zoneColor(app) };
       const image = await appSnapshot(frame, osd, [zone, ...areaZones(areas, zone.color)], result.shown);
       const event = messageEvent({
         task,

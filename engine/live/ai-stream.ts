@@ -2,6 +2,7 @@ import type { AiVideoHealth } from '../contract/health';
 import type { WatchdogFrame } from '../media/stream-watchdog';
 import type { AnalysedFrame } from '../pipeline/task-pipeline';
 import type { Osd } from '../tasks/schema';
+import { frameTime } from './box-motion';
 import { LiveEncoder } from './encoder';
 import { channelFeed, Fmp4Channel } from './fmp4-channel';
 import { FramePacer } from './frame-pacer';
@@ -85,7 +86,9 @@ export class AiStream {
     if (this.stopping) return;
     const copies = this.pacer.onFrame(frame.receivedAt);
     if (copies === 0) return;
-    this.encoder.writeFrame(frame, this.overlay.rastersFor(frame.width, frame.height), copies);
+    const draw = (pixels: Uint8Array) =>
+      this.overlay.draw(pixels, frame.width, frame.height, frameTime(frame));
+    this.encoder.writeFrame(frame, draw, copies);
   }
 
   onAnalysed(frame: AnalysedFrame): void {

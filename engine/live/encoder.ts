@@ -1,5 +1,4 @@
 import type { FfmpegHealth } from '../contract/health';
-import { blend, type RasterOverlay } from '../osd/raster';
 import type { Frame } from '../vision/types';
 import { FMP4_TEE_OUTPUT } from './fmp4';
 import { hlsTeeOutput, nextSegmentNumber, waitForPlaylist } from './hls-files';
@@ -105,15 +104,15 @@ export class LiveEncoder {
   }
 
   /**
-   * Writes the frame with the overlays blended in (in order), `copies` times (the pacer's count).
+   * Writes the frame with the drawings drawn on it (`draw` paints the pooled copy), `copies` times (the pacer's count).
    * False when the encoder is down or its backlog is full: the frame is dropped.
    */
-  writeFrame(frame: Frame, rasters: readonly RasterOverlay[], copies: number): boolean {
+  writeFrame(frame: Frame, draw: (pixels: Uint8Array) => void, copies: number): boolean {
     if (copies < 1) return true;
     const pooled = this.take(frame.width, frame.height);
     const pixels = pooled.buffer.subarray(pooled.headerLength);
     pixels.set(frame.data);
-    for (const raster of rasters) blend(pixels, raster);
+    draw(pixels);
     return this.send(pooled, copies);
   }
 

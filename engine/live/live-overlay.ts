@@ -1,10 +1,12 @@
 import { onFrame } from '../osd/frame-space';
 import { buildOverlay, type Overlay, type OverlayObject, type OverlayZone } from '../osd/overlay';
-import { type RasterOverlay, rasterise } from '../osd/raster';
+import { paintObjectsNow } from '../osd/paint';
+import { blend, type RasterOverlay, rasterise } from '../osd/raster';
 import { toOverlayObject } from '../osd/snapshot';
 import type { AnalysedFrame } from '../pipeline/task-pipeline';
 import type { Osd } from '../tasks/schema';
 import type { FrameSize } from '../vision/types';
+import { type BoxMotion, missed, observe, predict } from './box-motion';
 
 /**
  * How many analysed frames in a row an object may be missing before its box goes: a detector that
@@ -53,20 +55,58 @@ class RasterLayer {
   }
 }
 
+/** One object as the video draws it: its look from the latest analysis, its box from its motion. */
+interface Shown {
+  look: OverlayObject;
+  motion: BoxMotion;
+  /** Analyses in a row that missed it. */
+  missed: number;
+}
+
+/** The objects of one analysed frame with their apps, one per tracked object (its key). */
+export interface AppObject {
+  appName: string;
+  object: OverlayObject;
+}
+
 /**
- * What one AI video draws: the zones and objects of its applications from the latest analysed
- * frame, held over the frames in between (the video runs at the source rate, the analysis slower),
- * with objects that one or two analyses missed kept at their last place. The drawings are the
- * shared OSD renderer's (engine/osd) with the task's osd settings. Zones and objects are separate
- * layers: boxes move with every analysis, while a zone (whose fill is costly to rasterise) changes
- * only when it becomes occupied or free.
+ * One object per track, however many apps show it: two apps (or rules) watching one class would
+ * otherwise draw two boxes and two tags on each person. The merged tag names the class (each name
+ * the apps give it) and the apps: "person · loiter, intrusion". A removed object's area, which has
+ * no track, stays one per app and zone.
+ */
+export function oneLabelPerObject(
+  objects: ReadonlyArray<AppObject & { key: string }>,
+): Map<string, OverlayObject> {
+  const byKey = new Map<string, Array<AppObject>>();
+  for (const { key, ...shown } of objects) byKey.set(key, [...(byKey.get(key) ?? []), shown]);
+  const merged = new Map<string, OverlayObject>();
+  for (const [key, shown] of byKey) {
+    const first = shown[0] as AppObject;
+    const apps = [...new Set(shown.map((one) => one.appName))];
+    if (apps.length < 2) {
+      merged.set(key, first.object);
+      continue;
+    }
+    const names = [...new Set(shown.map((one) => one.object.name))].join('/');
+    merged.set(key, { ...first.object, name: `${names} · ${apps.join(', ')}` });
+  }
+  return merged;
+}
+
+/**
+ * What one AI video draws: the zones of its applications from the latest analysed frame, and one
+ * box and tag per tracked object, moved on between analyses to where the object is on the frame
+ * shown (box-motion.ts); an object that one or two analyses missed is kept, stopped where it was due. The drawings
+ * are the shared OSD renderer's (engine/osd) with the task's osd settings. Zones are one raster layer,
+ * redrawn only when they change (their outline is costly to rasterise); boxes are painted on each
+ * frame, their tags copied from tiles rasterised once (osd/paint.ts).
  */
 export class LiveOverlay {
-  private readonly objects = new Map<string, { object: OverlayObject; missed: number }>();
+  private readonly objects = new Map<string, Shown>();
   private zones: OverlayZone[] = [];
   private size: FrameSize | null = null;
   private readonly zoneLayer = new RasterLayer();
-  private readonly objectLayer = new RasterLayer();
 
   constructor(
     private readonly appIds: readonly string[],
@@ -82,19 +122,26 @@ export class LiveOverlay {
       mine.flatMap((overlay) => [overlay.zone, ...overlay.areas]),
       [],
     ).zones;
-    const seen = new Set<string>();
-    for (const overlay of mine) {
+    const found = mine.flatMap((overlay) => {
       const placed = place([], overlay.objects.map(toOverlayObject)).objects;
-      overlay.objects.forEach((object, i) => {
-        // A removed object's area has no track: its zone's name tells it apart.
-        const key = `${overlay.appId}\u0000${object.track_id || `removed\u0000${object.name}`}`;
-        seen.add(key);
-        this.objects.set(key, { object: placed[i] as OverlayObject, missed: 0 });
-      });
+      return overlay.objects.map((object, i) => ({
+        // Track ids are unique across a task's models; a removed object's area has none: its app
+        // and zone's name tell it apart.
+        key: object.track_id || `removed\u0000${overlay.appId}\u0000${object.name}`,
+        appName: overlay.appName ?? overlay.appId,
+        object: placed[i] as OverlayObject,
+      }));
+    });
+    const at = frame.shownAt ?? performance.now();
+    const seen = oneLabelPerObject(found);
+    for (const [key, look] of seen) {
+      const motion = observe(look.kind === 'removed' ? undefined : this.objects.get(key)?.motion, look, at);
+      this.objects.set(key, { look, motion, missed: 0 });
     }
     for (const [key, entry] of this.objects) {
       if (seen.has(key)) continue;
       entry.missed += 1;
+      entry.motion = missed(entry.motion, at);
       if (entry.missed > LINGER_FRAMES) this.objects.delete(key);
     }
     this.size = frame.frameSize;
@@ -107,28 +154,38 @@ export class LiveOverlay {
     this.refresh();
   }
 
-  /** The rasters to blend, in order, on a frame of this size (none when nothing is drawn on it). */
-  rastersFor(width: number, height: number): RasterOverlay[] {
-    const rasters: RasterOverlay[] = [];
-    for (const layer of [this.zoneLayer, this.objectLayer]) {
-      const raster = layer.raster;
-      if (raster && raster.frameWidth === width && raster.frameHeight === height) rasters.push(raster);
-    }
-    return rasters;
+  /** The objects as drawn on a frame shown at `at` (box-motion.ts frameTime), in the video's pixels. */
+  objectsAt(at: number): OverlayObject[] {
+    return [...this.objects.values()].flatMap(({ look, motion }) => {
+      const box = predict(motion, at);
+      return box ? [{ ...look, ...box }] : [];
+    });
+  }
+
+  /** Draws the zones and the objects on a frame of this size shown at `at` (nothing on another size). */
+  draw(pixels: Uint8Array, width: number, height: number, at: number): void {
+    const size = this.size;
+    if (!size || size.width !== width || size.height !== height) return;
+    const zones = this.zoneLayer.raster;
+    if (zones && zones.frameWidth === width && zones.frameHeight === height) blend(pixels, zones);
+    paintObjectsNow(pixels, width, height, this.objectsAt(at), this.osd);
   }
 
   /** Why the last rasterisation failed; '' when it worked. */
   get lastError(): string {
-    return this.zoneLayer.lastError || this.objectLayer.lastError;
+    return this.zoneLayer.lastError;
   }
 
   private refresh(): void {
     const size = this.size;
     if (!size) return;
-    const layer = (zones: readonly OverlayZone[], objects: readonly OverlayObject[]) =>
-      buildOverlay({ width: size.width, height: size.height, osd: this.osd, zones, objects });
-    this.zoneLayer.update(layer(this.zones, []), size);
-    const objects = [...this.objects.values()].map((entry) => entry.object);
-    this.objectLayer.update(layer([], objects), size);
+    const overlay = buildOverlay({
+      width: size.width,
+      height: size.height,
+      osd: this.osd,
+      zones: this.zones,
+      objects: [],
+    });
+    this.zoneLayer.update(overlay, size);
   }
 }

@@ -1,20 +1,22 @@
-import type { AppAreas, Osd, Polygon } from '../tasks/schema';
+import type { AppAreas, LineDirection, Osd, Polygon } from '../tasks/schema';
 import { type PixelBox, placeLabels } from './label-placement';
 
 /**
  * An app's area: [] the whole frame (nothing drawn), 3+ points a region, 2 points a counting line.
- * Its region is drawn solid; a named zone dashed with its name; a mask shaded, as nothing in it counts.
+ * Its region is a solid outline as wide as a box's border, never filled (a tint over most of the frame reads like an
+ * alarm, and an occupied region is no alarm); a named zone dashed with its name; a mask shaded, as
+ * nothing in it counts.
  */
 export interface OverlayZone {
   points: Polygon;
   /** '#rrggbb' */
   color: string;
-  /** An object is inside: the region is filled semi-transparently. */
-  occupied: boolean;
   /** Default 'region' (the contract's polygon). */
   kind?: 'region' | 'zone' | 'mask';
   /** A zone's name, written at its top left. */
   name?: string;
+  /** A counting line's direction, drawn as an arrow across its middle; default both. */
+  direction?: LineDirection;
 }
 
 /** An app's named zones and masks as drawn beside its region (the region is drawn from `polygon`). */
@@ -23,11 +25,10 @@ export function areaZones(areas: AppAreas, color: string): OverlayZone[] {
     ...(areas.zones ?? []).map((zone) => ({
       points: zone.polygon,
       color,
-      occupied: false,
       kind: 'zone' as const,
       name: zone.name,
     })),
-    ...(areas.masks ?? []).map((points) => ({ points, color, occupied: false, kind: 'mask' as const })),
+    ...(areas.masks ?? []).map((points) => ({ points, color, kind: 'mask' as const })),
   ];
 }
 
@@ -68,7 +69,6 @@ export interface Overlay {
 }
 
 const OSD_FONT_FAMILY = 'DejaVu Sans, WenQuanYi Micro Hei, sans-serif';
-const OCCUPIED_FILL_OPACITY = 0.35;
 
 /**
  * The drawings of the analysis results, or null when there is nothing to draw so that the renderer
@@ -233,10 +233,60 @@ export function dashRects(box: PixelBox, inset: number): PixelBox[] {
 function zoneDrawings(zone: OverlayZone, osd: Required<Osd>, width: number, height: number): Drawing[] {
   const outline = zoneDrawing(zone, osd.border_size);
   if (!outline) return [];
+  const arrow = zone.points.length === 2 ? lineArrow(zone, osd) : null;
+  if (arrow) return [outline, arrow];
   if (zone.kind !== 'zone' || !zone.name) return [outline];
   const text = xmlSafe(zone.name).trim();
   const tag = labelLayout(outline.extent, text, hexColor(zone.color), osd.font_size, width, height);
   return [outline, labelDrawing(tag)];
+}
+
+/**
+ * A counting line's arrow: across the line at its middle, pointing to the side a counted crossing
+ * goes to ('in': side B, right of the line from its first point to its second; 'out': side A), with
+ * a head at both ends for 'both'. Its length follows the font size, so it reads at any frame size.
+ */
+function lineArrow(zone: OverlayZone, osd: Required<Osd>): Drawing | null {
+  const [[ax = 0, ay = 0] = [], [bx = 0, by = 0] = []] = zone.points;
+  const length = Math.hypot(bx - ax, by - ay);
+  if (length === 0) return null;
+  // The unit normal towards side B, where the cross product (B - A) x (P - A) is positive.
+  const nx = -(by - ay) / length;
+  const ny = (bx - ax) / length;
+  const reach = Math.max(12, Math.round(osd.font_size * 1.5));
+  const head = Math.max(6, Math.round(reach / 2.5));
+  const mx = (ax + bx) / 2;
+  const my = (ay + by) / 2;
+  const direction = zone.direction ?? 'both';
+  const sign = direction === 'out' ? -1 : 1;
+  const tip = { x: mx + sign * nx * reach, y: my + sign * ny * reach };
+  const tail = direction === 'both' ? { x: mx - nx * reach, y: my - ny * reach } : { x: mx, y: my };
+  const headAt = (x: number, y: number, ux: number, uy: number) => {
+    // A triangle whose point is (x, y), pointing along (ux, uy).
+    const bx0 = x - ux * head;
+    const by0 = y - uy * head;
+    const corners = [
+      [x, y],
+      [bx0 - uy * head * 0.6, by0 + ux * head * 0.6],
+      [bx0 + uy * head * 0.6, by0 - ux * head * 0.6],
+    ];
+    return `<polygon points="${corners.map(([px = 0, py = 0]) => `${px.toFixed(1)},${py.toFixed(1)}`).join(' ')}"/>`;
+  };
+  const color = hexColor(zone.color).hex;
+  const heads = [headAt(tip.x, tip.y, sign * nx, sign * ny)];
+  if (direction === 'both') heads.push(headAt(tail.x, tail.y, -nx, -ny));
+  const markup =
+    `<g fill="${color}" stroke="${color}" stroke-width="${Math.round(osd.border_size)}">` +
+    `<line x1="${tail.x.toFixed(1)}" y1="${tail.y.toFixed(1)}" x2="${tip.x.toFixed(1)}" y2="${tip.y.toFixed(1)}"/>` +
+    `${heads.join('')}</g>`;
+  const pad = head + Math.round(osd.border_size);
+  const extent = {
+    x1: Math.floor(Math.min(tip.x, tail.x) - pad),
+    y1: Math.floor(Math.min(tip.y, tail.y) - pad),
+    x2: Math.ceil(Math.max(tip.x, tail.x) + pad),
+    y2: Math.ceil(Math.max(tip.y, tail.y) + pad),
+  };
+  return { markup, extent };
 }
 
 /** Masks are shaded grey whatever the app's colour: they are where the app does not look. */
@@ -272,11 +322,7 @@ function zoneDrawing(zone: OverlayZone, borderSize: number): Drawing | null {
   }
   if (points.length < 3) return null;
   const fill =
-    zone.kind === 'mask'
-      ? `fill="${MASK_COLOR}" fill-opacity="${MASK_FILL_OPACITY}"`
-      : zone.occupied
-        ? `fill="${color}" fill-opacity="${OCCUPIED_FILL_OPACITY}"`
-        : 'fill="none"';
+    zone.kind === 'mask' ? `fill="${MASK_COLOR}" fill-opacity="${MASK_FILL_OPACITY}"` : 'fill="none"';
   const list = points.map(([x, y]) => `${x},${y}`).join(' ');
   return { markup: `<polygon points="${list}" ${fill} ${stroke} stroke-linejoin="round"/>`, extent };
 }

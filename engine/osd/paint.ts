@@ -5,6 +5,7 @@ import {
   dashRects,
   type LabelLayout,
   labelSvg,
+  type ObjectLayout,
   type OverlayObject,
   objectLayouts,
   type Rgb,
@@ -27,7 +28,34 @@ export async function paintObjects(
 ): Promise<void> {
   const layouts = objectLayouts(objects, osd, width, height);
   const labels = layouts.map((layout) => layout.label).filter((label) => label !== null);
-  const tiles = await Promise.all(labels.map(labelTile));
+  const tiles = new Map(
+    await Promise.all(labels.map(async (label) => [label, await labelTile(label)] as const)),
+  );
+  paintLayouts(pixels, width, height, layouts, (label) => tiles.get(label));
+}
+
+/**
+ * The same, at once, for a video frame that cannot wait: a tag not rasterised yet is asked for and
+ * left out of this frame (it shows from the next frames on), the boxes are all painted.
+ */
+export function paintObjectsNow(
+  pixels: Uint8Array,
+  width: number,
+  height: number,
+  objects: readonly OverlayObject[],
+  osd: Required<Osd>,
+): void {
+  const layouts = objectLayouts(objects, osd, width, height);
+  paintLayouts(pixels, width, height, layouts, (label) => settled.get(labelTile(label)));
+}
+
+function paintLayouts(
+  pixels: Uint8Array,
+  width: number,
+  height: number,
+  layouts: readonly ObjectLayout[],
+  tileOf: (label: LabelLayout) => Uint8Array | undefined,
+): void {
   // Tags go over every box, as in the SVG.
   for (const { box, border, dashed, color } of layouts) {
     if (!box) continue;
@@ -36,7 +64,10 @@ export async function paintObjects(
       for (const dash of dashRects(box, border))
         fillRect(pixels, width, dash.x1, dash.y1, dash.x2, dash.y2, color);
   }
-  for (const [i, label] of labels.entries()) paintTile(pixels, width, height, label, tiles[i] as Uint8Array);
+  for (const { label } of layouts) {
+    const tile = label && tileOf(label);
+    if (label && tile) paintTile(pixels, width, height, label, tile);
+  }
 }
 
 /** The border inside the box, filled whole when the box is too small to have a hole. */
@@ -90,19 +121,28 @@ function paintTile(
 // A scene's tags (class name and track id) repeat from frame to frame; a few hundred cover many
 // tracks at ~7 KB each.
 const tiles = new RecentPromises<Uint8Array>(256);
+/** The tiles rasterised so far, by the promise the cache holds: an evicted one goes with its promise. */
+const settled = new WeakMap<Promise<Uint8Array>, Uint8Array>();
 
 /** The tag rasterised on its own (librsvg through sharp), as opaque packed RGB. */
 function labelTile(label: LabelLayout): Promise<Uint8Array> {
   const svg = labelSvg(label);
-  return tiles.get(svg, async () => {
-    const { data, info } = await sharp(Buffer.from(svg))
-      .flatten({ background: label.color.hex })
-      .raw()
-      .toBuffer({ resolveWithObject: true });
-    if (info.width !== label.width || info.height !== label.height || info.channels !== 3)
-      throw new Error(
-        `OSD tag rasterised to ${info.width}x${info.height}x${info.channels}, not its own size`,
-      );
-    return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return tiles.get(svg, () => {
+    const made = rasteriseTag(label, svg);
+    made.then(
+      (tile) => settled.set(made, tile),
+      () => undefined,
+    );
+    return made;
   });
+}
+
+async function rasteriseTag(label: LabelLayout, svg: string): Promise<Uint8Array> {
+  const { data, info } = await sharp(Buffer.from(svg))
+    .flatten({ background: label.color.hex })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  if (info.width !== label.width || info.height !== label.height || info.channels !== 3)
+    throw new Error(`OSD tag rasterised to ${info.width}x${info.height}x${info.channels}, not its own size`);
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }

@@ -6,13 +6,14 @@ import { scalePolygon } from '../vision/geometry';
 import type { FrameSize } from '../vision/types';
 
 /**
- * The polygon, zones, masks and calibration marks of an app, all rescaled alike: they are stored in
+ * The polygon (with its line's direction), zones, masks and calibration marks of an app, all rescaled alike: they are stored in
  * pixels of the frame they were drawn on, and a new source size rescales them.
  */
 export function scaleAreas(areas: AppAreas, from: FrameSize | null, to: FrameSize): AppAreas {
   const scale = (polygon: Polygon) => scalePolygon(polygon, from, to);
   return {
     polygon: scale(areas.polygon),
+    ...(areas.line_direction && { line_direction: areas.line_direction }),
     ...(areas.zones && { zones: areas.zones.map((zone) => ({ ...zone, polygon: scale(zone.polygon) })) }),
     ...(areas.masks && { masks: areas.masks.map(scale) }),
     ...(areas.calibration && {

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { messageEvent } from '../events/message';
 import type { NewEvent } from '../events/schema';
+import { frameTime } from '../live/box-motion';
 import type { StreamWatchdog, WatchdogFrame } from '../media/stream-watchdog';
 import { areaZones, type OverlayZone } from '../osd/overlay';
 import { appSnapshot } from '../osd/snapshot';
@@ -73,6 +74,8 @@ export interface PipelineDeps {
 /** The latest analysis of one app, kept for the live overlay and the console. */
 export interface AppOverlay {
   appId: string;
+  /** The app's name, which a label merged from several apps names it by (default its id). */
+  appName?: string;
   zone: OverlayZone;
   /** Its named zones and masks (extensions), drawn beside the zone. */
   areas: OverlayZone[];
@@ -83,6 +86,8 @@ export interface AppOverlay {
 export interface AnalysedFrame {
   frameId: number;
   timestampMs: number;
+  /** The frame's time for the AI video's drawings (box-motion.ts frameTime); unset: when it was analysed. */
+  shownAt?: number;
   /** The source's size: detections, tracks, zones and objects are all in its pixels. */
   size: FrameSize;
   /** The size of the decoded frame, the source bounded for analysis: what snapshots and the AI video draw on. */
@@ -317,7 +322,12 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       results.push({ appId: runtime.app.app_id, modelKey, result, areas: runtime.areas });
       overlays.push({
         appId: runtime.app.app_id,
-        zone: { points: runtime.polygon, color: runtime.color, occupied: result.zoneOccupied },
+        appName: runtime.app.name,
+        zone: {
+          points: runtime.polygon,
+          color: runtime.color,
+          ...(runtime.areas.line_direction && { direction: runtime.areas.line_direction }),
+        },
         areas: areaZones(runtime.areas, runtime.color),
         objects: [...result.shown, ...result.removed],
       });
@@ -329,6 +339,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     this.emit('analysed', {
       frameId: input.frameId,
       timestampMs: timestamp,
+      shownAt: frameTime(input),
       size,
       frameSize: { width: input.width, height: input.height },
       frame: input.synthetic ? null : frame,

@@ -1,4 +1,4 @@
-import type { Polygon, Zone } from '../tasks/schema';
+import type { LineDirection, Polygon, Zone } from '../tasks/schema';
 import { toPoints } from '../vision/geometry';
 import type { Frame, TrackedObject } from '../vision/types';
 import { Counting } from './counter';
@@ -29,6 +29,8 @@ export interface AppRuleContext {
   rule: Rule;
   /** Source pixels of the current frame size; [] the whole frame, 2 points a counting line (type 3). */
   polygon: Polygon;
+  /** The crossings of a counting line that count (extension); default both. */
+  line_direction?: LineDirection;
   /** Named zones (extension): reported objects name theirs, counters count per zone. */
   zones?: Zone[];
   /** Exclusion masks (extension): an object whose foot point lies in one counts for no rule. */
@@ -58,6 +60,7 @@ function viewOf(ctx: AppRuleContext): AppView {
     entries: new Map((ctx.rule.classes ?? []).map((entry) => [entry.class_id, entry])),
     region: points.length >= 3 ? points : null,
     line: points.length === 2 && a && b ? [a, b] : null,
+    lineDirection: ctx.line_direction ?? 'both',
     zones: (ctx.zones ?? []).map((zone) => ({ name: zone.name, polygon: toPoints(zone.polygon) })),
     masks: (ctx.masks ?? []).map(toPoints),
     perImage: ctx.perImage ?? false,

@@ -1,3 +1,4 @@
+import type { LineDirection } from '../tasks/schema';
 import type { Frame, Point, TrackedObject } from '../vision/types';
 import type { DirectionCounts } from './counts';
 import type { GroundMap } from './ground';
@@ -88,6 +89,8 @@ export interface AppView {
   region: Point[] | null;
   /** The counting line (2 points, type 3); null otherwise. */
   line: readonly [Point, Point] | null;
+  /** The line's crossings that count: 'in' (side A to B), 'out', or 'both'. */
+  lineDirection: LineDirection;
   /** Named zones; empty when the app has none. */
   zones: readonly ZoneArea[];
   /** Exclusion masks: an object whose foot point lies in one counts for no rule. */

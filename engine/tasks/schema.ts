@@ -100,9 +100,21 @@ export const Calibration = Type.Object(
 );
 export type Calibration = Static<typeof Calibration>;
 
+/**
+ * Which crossings of a counting line count (extension). Side A is left of the line drawn from its
+ * first point to its second, side B right of it, as seen on the frame: 'in' counts A to B (the
+ * counts' `in`), 'out' B to A, 'both' every crossing.
+ */
+export const LineDirection = Type.Union([Type.Literal('in'), Type.Literal('out'), Type.Literal('both')], {
+  description:
+    "Extension: the crossings of a counting line (polygon of 2 points) that fire and count: 'in' from side A (left of the line from its first point to its second, on the frame) to side B, 'out' from B to A, 'both' (default) either way",
+});
+export type LineDirection = Static<typeof LineDirection>;
+
 /** Where an app looks: the contract's polygon, and the extensions' named zones and exclusion masks. */
 export const AppAreas = Type.Object({
   polygon: Polygon,
+  line_direction: Type.Optional(LineDirection),
   zones: Type.Optional(
     Type.Array(Zone, {
       maxItems: TASK_AREA_LIMITS.zonesPerApp,

@@ -81,11 +81,18 @@ export function checkAppConfigs(
     seen.add(config.app_id);
     const problem = polygonProblem(config.polygon, app.type);
     if (problem) throw taskError('task.invalid', `${at}.polygon: ${problem}`, `${field}.polygon`);
+    if (config.line_direction !== undefined && config.polygon.length !== 2)
+      throw taskError(
+        'task.invalid',
+        `${at}.line_direction: only a counting line (a polygon of 2 points) has a direction`,
+        `${field}.line_direction`,
+      );
     checkAreas(config, field);
   });
-  return configs.map(({ app_id, polygon, zones, masks, calibration }) => ({
+  return configs.map(({ app_id, polygon, line_direction, zones, masks, calibration }) => ({
     app_id,
     polygon,
+    ...(line_direction && { line_direction }),
     ...(zones && { zones }),
     ...(masks && { masks }),
     ...(calibration !== undefined && { calibration }),
@@ -118,10 +125,15 @@ export function checkTaskAreas(configs: readonly Pick<AppAreas, 'polygon' | 'zon
     );
 }
 
-/** A given config over the stored one: the fields it leaves out are kept, calibration null removes it. */
+/**
+ * A given config over the stored one: the fields it leaves out are kept, calibration null removes it,
+ * and a line's direction goes when the polygon is no longer a line.
+ */
 export function applyAppConfig(stored: AppConfig | undefined, given: AppConfigUpdate): AppConfig {
-  const { calibration, ...areas } = { ...stored, ...given };
-  return { ...areas, ...(calibration && { calibration }) };
+  const { calibration, line_direction, ...areas } = { ...stored, ...given };
+  // A direction kept from a counting line that is now a region would make the config invalid.
+  const direction = areas.polygon.length === 2 ? line_direction : undefined;
+  return { ...areas, ...(direction && { line_direction: direction }), ...(calibration && { calibration }) };
 }
 
 /**

@@ -29,6 +29,7 @@ import type {
   SiteView,
   StartTaskBody,
   SystemInfo,
+  TaskCounts,
   TaskListQuery,
   TaskMode,
   TaskSummary,
@@ -165,6 +166,22 @@ export const heatmapPath = (taskId: string): string => apiPath`/api/task/${taskI
 
 export async function resetHeatmap(transport: Transport, taskId: string): Promise<void> {
   await transport.request('DELETE', apiPath`/api/task/${taskId}/heatmap`);
+}
+
+/** A running task's line crossings and zone occupancy (extension E.13a). */
+export async function getTaskCounts(
+  transport: Transport,
+  taskId: string,
+  signal?: AbortSignal,
+): Promise<TaskCounts> {
+  return (
+    await transport.request<TaskCounts>(
+      'GET',
+      apiPath`/api/task/${taskId}/counts`,
+      undefined,
+      withSignal(signal),
+    )
+  ).data;
 }
 
 /** data of 4.10 (api-decisions.md). */

@@ -7,7 +7,8 @@ import { CrossingTally, LineCrossings } from '../time-series';
 import { ZoneCrossings } from '../zones';
 
 /**
- * Type 3 with a counting line: each confirmed track that crosses it fires once, with the line's
+ * Type 3 with a counting line: each confirmed track that crosses it (in the line's direction, when it
+ * has one) fires once, with the line's
  * crossings of its class since the start; the counter, when present, counts crossings and fires besides
  * under the rule's interval. Crossing sides survive a rescaled line: scaling keeps the sign of the cross
  * product, and a track's stored side corrects itself on its next sighting after a move.
@@ -34,7 +35,7 @@ export class CrossingRule implements RuleKind {
     const crossers: ReportedObject[] = [];
     for (const m of matches) {
       const direction = directions.get(m.object.trackId);
-      if (!direction) continue;
+      if (!direction || (app.lineDirection !== 'both' && direction !== app.lineDirection)) continue;
       crossers.push(report(m, direction));
       this.crossed.add(m.entry.class_id, direction);
     }

@@ -5,7 +5,7 @@
  * application. Points are kept in source-frame pixels (../geometry/editor); ../geometry/viewport maps
  * them to the canvas and back, whatever the window's size.
  *
- * Mouse: click adds a point (on the first point: closes), drag moves a vertex, a click on an edge of
+ * Mouse: click adds a point (on the first point: closes; on the letterbox: on the frame's edge), drag moves a vertex, a click on an edge of
  * a closed region inserts one, double-click deletes one, right-click undoes, the wheel zooms, middle
  * button or Space + drag pans, Shift turns snapping off. Keys: see SHORTCUTS.
  */
@@ -15,7 +15,7 @@ import 'konva/lib/shapes/Circle';
 import 'konva/lib/shapes/Line';
 import 'konva/lib/shapes/Rect';
 import 'konva/lib/shapes/Text';
-import { type KeyboardEvent, type ReactNode, useEffect, useRef, useState } from 'react';
+import { Fragment, type KeyboardEvent, type ReactNode, useEffect, useRef, useState } from 'react';
 import { Circle, Layer, Line, Rect, Stage, Text } from 'react-konva/lib/ReactKonvaCore';
 import type { LengthReference } from '../../../engine/contract';
 import { rgba } from '../colors';
@@ -37,6 +37,7 @@ import {
   snapPoint,
   undo,
 } from '../geometry/editor';
+import { type LineArrow, lineArrow } from '../geometry/line-arrow';
 import {
   fitContain,
   isOnFrame,
@@ -140,7 +141,8 @@ export function PolygonStage(props: PolygonStageProps) {
     }
     if (event.target.name() !== 'background') return;
     const at = pointer(event);
-    if (!at || !shape || !isOnFrame(at, view, source)) return;
+    // A click on the letterbox beside the frame lands on the frame's nearest edge (toSourcePixel clamps).
+    if (!at || !shape) return;
     const raw = toSourcePixel(at, view, source);
     if (!shape.closed) {
       onChange(addPoint(editor, snapped(raw, event.evt.shiftKey), CLOSE_PX / view.scale));
@@ -316,20 +318,31 @@ export function PolygonStage(props: PolygonStageProps) {
                   : appShape.points;
               const lit = props.lit?.has(app.app_id) ?? false;
               const region = appShape.kind === 'region';
+              const [a, b] = points;
+              const arrow =
+                appShape.kind === 'line' && appShape.closed && a && b
+                  ? lineArrow(
+                      toDisplay({ x: a[0], y: a[1] }, view),
+                      toDisplay({ x: b[0], y: b[1] }, view),
+                      appShape.direction ?? 'both',
+                    )
+                  : null;
               return (
-                <Line
-                  key={`shape-${app.app_id}`}
-                  points={flat(points)}
-                  closed={region && appShape.closed}
-                  fill={region && appShape.closed ? rgba(app.color, lit ? 0.22 : 0.07) : undefined}
-                  stroke={app.color}
-                  strokeWidth={lit ? 4 : appShape.kind === 'line' ? 3 : 2}
-                  dash={appShape.closed ? undefined : [8, 6]}
-                  shadowColor={app.color}
-                  shadowBlur={lit ? 16 : 0}
-                  opacity={isActive ? 1 : 0.7}
-                  listening={false}
-                />
+                <Fragment key={`shape-${app.app_id}`}>
+                  <Line
+                    points={flat(points)}
+                    closed={region && appShape.closed}
+                    fill={region && appShape.closed ? rgba(app.color, lit ? 0.22 : 0.07) : undefined}
+                    stroke={app.color}
+                    strokeWidth={lit ? 4 : appShape.kind === 'line' ? 3 : 2}
+                    dash={appShape.closed ? undefined : [8, 6]}
+                    shadowColor={app.color}
+                    shadowBlur={lit ? 16 : 0}
+                    opacity={isActive ? 1 : 0.7}
+                    listening={false}
+                  />
+                  {arrow && <DirectionArrow arrow={arrow} color={app.color} />}
+                </Fragment>
               );
             })}
             {apps.map((app) => {
@@ -446,6 +459,35 @@ export function PolygonStage(props: PolygonStageProps) {
         </div>
       )}
     </div>
+  );
+}
+
+/** A counting line's direction: its arrow, and the letters of its sides (A, B). */
+function DirectionArrow({ arrow, color }: { arrow: LineArrow; color: string }) {
+  return (
+    <>
+      <Line points={arrow.shaft} stroke={color} strokeWidth={3} listening={false} />
+      {arrow.heads.map((head) => (
+        <Line key={head.join(',')} points={head} closed fill={color} stroke={color} listening={false} />
+      ))}
+      {(['A', 'B'] as const).map((side) => {
+        const at = side === 'A' ? arrow.sideA : arrow.sideB;
+        return (
+          <Text
+            key={side}
+            x={at.x - 5}
+            y={at.y - 7}
+            text={side}
+            fontSize={14}
+            fontStyle="bold"
+            fill={color}
+            shadowColor="#000000"
+            shadowBlur={3}
+            listening={false}
+          />
+        );
+      })}
+    </>
   );
 }
 

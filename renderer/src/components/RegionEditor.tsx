@@ -9,6 +9,7 @@ import {
   parsePoints,
   redo,
   setActive,
+  setDirection,
   setKind,
   setPoints,
   shapeProblem,
@@ -19,6 +20,13 @@ import { useT } from '../store';
 import { AreaFields } from './AreaFields';
 import { CalibrationFields } from './CalibrationFields';
 import { PolygonStage, type StageApp } from './PolygonStage';
+
+/** A counting line's directions as the editor offers them: side A to B is the engine's 'in'. */
+const LINE_DIRECTIONS = [
+  { value: 'in', label: 'regions.directionIn' },
+  { value: 'out', label: 'regions.directionOut' },
+  { value: 'both', label: 'regions.directionBoth' },
+] as const;
 
 interface RegionEditorProps {
   apps: readonly StageApp[];
@@ -160,6 +168,32 @@ export function RegionEditor(props: RegionEditorProps) {
                     {t(kind === 'region' ? 'regions.kindRegion' : 'regions.kindLine')}
                   </label>
                 ))}
+              </div>
+            )}
+            {shape.kind === 'line' && !area && (
+              <div className="field">
+                <div
+                  className="segmented"
+                  role="radiogroup"
+                  aria-label={t('regions.direction')}
+                  aria-describedby={`${helpId}-direction`}
+                >
+                  {LINE_DIRECTIONS.map(({ value, label }) => (
+                    <label key={value}>
+                      <input
+                        type="radio"
+                        name={`${helpId}-direction`}
+                        value={value}
+                        checked={(shape.direction ?? 'both') === value}
+                        onChange={() => onChange(setDirection(editor, value))}
+                      />
+                      {t(label)}
+                    </label>
+                  ))}
+                </div>
+                <span id={`${helpId}-direction`} className="hint">
+                  {t('regions.directionHint')}
+                </span>
               </div>
             )}
             <div className="button-row">

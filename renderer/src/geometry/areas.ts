@@ -16,6 +16,7 @@ import {
   createEditor,
   type EditorApp,
   type EditorState,
+  lineDirectionOf,
   polygonOf,
   type Shape,
   type SourcePoint,
@@ -194,9 +195,11 @@ export function configOf(state: EditorState, app: EditorApp): AppConfig | null {
   });
   const masks = areaKeys(state, app.app_id, 'mask').map((key) => polygonOf(state.shapes[key] as Shape) ?? []);
   const calibration = calibrationOf(state, app.app_id);
+  const direction = lineDirectionOf(own);
   return {
     app_id: app.app_id,
     polygon: polygonOf(own) ?? [],
+    ...(direction && { line_direction: direction }),
     zones,
     masks,
     ...(calibration ? { calibration } : {}),

@@ -6,7 +6,7 @@
  * shapes of the same state, tagged with their app (./areas).
  */
 
-import type { AppConfig, Polygon } from '../../../engine/contract';
+import type { AppConfig, LineDirection, Polygon } from '../../../engine/contract';
 import { polygonProblem } from '../../../engine/contract';
 
 export type SourcePoint = [number, number];
@@ -29,6 +29,8 @@ export interface Shape {
   closed: boolean;
   /** Absent for an app's own polygon (keyed by its app_id). */
   area?: AreaTag;
+  /** A counting line's direction: the crossings that count (default both). */
+  direction?: LineDirection;
 }
 
 /** How many points finish a shape of a kind that needs a fixed number. */
@@ -54,9 +56,10 @@ export interface EditorState extends Snapshot {
 
 const HISTORY_LIMIT = 200;
 
-function shapeOf(polygon: Polygon | undefined): Shape {
-  const points = (polygon ?? []).map(([x, y]) => [x, y] as SourcePoint);
-  if (points.length === 2) return { kind: 'line', points, closed: true };
+function shapeOf(config: AppConfig | undefined): Shape {
+  const points = (config?.polygon ?? []).map(([x, y]) => [x, y] as SourcePoint);
+  if (points.length === 2)
+    return { kind: 'line', points, closed: true, direction: config?.line_direction ?? 'both' };
   return { kind: 'region', points, closed: points.length >= 3 };
 }
 
@@ -64,7 +67,7 @@ function shapeOf(polygon: Polygon | undefined): Shape {
 export function createEditor(apps: readonly EditorApp[], configs: readonly AppConfig[]): EditorState {
   const shapes: Record<string, Shape> = {};
   for (const app of apps) {
-    shapes[app.app_id] = shapeOf(configs.find((config) => config.app_id === app.app_id)?.polygon);
+    shapes[app.app_id] = shapeOf(configs.find((config) => config.app_id === app.app_id));
   }
   return { shapes, active: apps[0]?.app_id ?? '', past: [], future: [] };
 }
@@ -154,6 +157,20 @@ export function setKind(state: EditorState, kind: ShapeKind): EditorState {
   const shape = activeShape(state);
   if (!shape || shape.area || shape.kind === kind) return state;
   return commit(state, { kind, points: [], closed: false });
+}
+
+/** Sets the direction of the active counting line. */
+export function setDirection(state: EditorState, direction: LineDirection): EditorState {
+  const shape = activeShape(state);
+  if (shape?.kind !== 'line' || (shape.direction ?? 'both') === direction) return state;
+  return commit(state, { ...shape, direction });
+}
+
+/** The direction a counting line's config carries: null for any other shape or a line being drawn. */
+export function lineDirectionOf(shape: Shape): LineDirection | null {
+  return shape.kind === 'line' && shape.closed && shape.points.length === 2
+    ? (shape.direction ?? 'both')
+    : null;
 }
 
 /** Sets the active shape's points at once (typed in as text); complete shapes come back closed. */

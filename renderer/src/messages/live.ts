@@ -2,6 +2,10 @@ import type { Translation } from '.';
 
 export const en = {
   'live.title': 'Live view',
+  'live.counts': 'Counts',
+  'live.countsLine': '{app}: A → B {in} · B → A {out}',
+  'live.countsZone': '{app} · {zone}: {count} inside',
+  'live.countsNone': 'No counting line or zone on this task.',
   'live.task': 'Task',
   'live.chooseTask': 'Choose a task…',
   'live.noTasks': 'No video task is running. Start one on the Tasks screen.',
@@ -44,4 +48,8 @@ export const zhCN: Translation<typeof en> = {
   'live.saveFailed': '区域未保存：{msg}',
   'live.notApplied': '未应用：{app} 的区域无效，任务仍使用上次保存的区域。',
   'live.optimize': '效果优化',
+  'live.counts': '计数',
+  'live.countsLine': '{app}：A → B {in} · B → A {out}',
+  'live.countsZone': '{app} · {zone}：区域内 {count} 个',
+  'live.countsNone': '此任务没有计数线或区域。',
 };

@@ -15,6 +15,7 @@ import { nodeLabel } from '../cluster/site';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { HeatmapImage } from '../components/HeatmapImage';
 import type { VideoState } from '../components/HlsVideo';
+import { LiveCounts } from '../components/LiveCounts';
 import { LiveVideo } from '../components/LiveVideo';
 import { RegionEditor } from '../components/RegionEditor';
 import { StatusBadge } from '../components/StatusBadge';
@@ -113,6 +114,7 @@ function LiveTask({ taskId, listed }: { taskId: string; listed: TaskSummary | un
   const task = useQuery(taskQuery(transport, taskId));
   const packages = useQuery(packagesQuery(transport));
   const update = useMutation(updateTaskMutation(transport, queryClient));
+  const names = useNames();
   const { mutateAsync: saveConfigs } = update;
   const data = task.data;
   const node = listed ? nodeLabel(listed, t) : null;
@@ -324,6 +326,7 @@ function LiveTask({ taskId, listed }: { taskId: string; listed: TaskSummary | un
       {running && heatShown && <p className="hint">{t('heatmap.hint')}</p>}
       {reset.isError && <ErrorNotice error={reset.error} />}
       {!running && <p className="notice">{t('live.closed')}</p>}
+      {running && <LiveCounts taskId={taskId} appName={names.app} />}
       <RegionEditor
         apps={apps}
         editor={editor}
