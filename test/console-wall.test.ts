@@ -6,7 +6,8 @@ import { VIDEO } from './helpers/fixtures';
 
 /*
  * The live wall in Chromium against an engine in its own process serving the built console, with
- * nine cameras (the fixture video, analysed at 2 fps to spare the machine): every tile of a 3x3
+ * nine cameras (the fixture video, analysed at 2 fps to spare the machine): sign-in to four tiles
+ * playing (timed), every tile of a 3x3
  * wall playing its AI video scaled to the tile, the grid size remembered, a focused camera moving
  * at once and then playing its full-size video, alarm counts from the stored alarms, paging.
  */
@@ -33,7 +34,6 @@ beforeAll(async () => {
     });
     tasks.set(name, task.task_id);
   }
-  page = await c.open('/wall');
 }, 120_000);
 
 afterAll(async () => c?.stop());
@@ -52,6 +52,23 @@ const tilesOutside = (width: number, height: number) =>
   );
 
 describe('the live wall', () => {
+  // First, while no AI video runs yet: a figure for the issue's note, under a bound loose for a loaded machine.
+  it('goes from sign-in to four tiles playing', async () => {
+    page = await c.browser.newPage({ viewport: { width: 1280, height: 720 } });
+    await page.goto(`${c.engine.url}/#/wall`);
+    await page.getByLabel('Password').fill(c.password);
+    const signedAt = Date.now();
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const playing = () =>
+      page
+        .locator('.wall-grid video')
+        .evaluateAll(
+          (videos) => videos.filter((video) => (video as HTMLVideoElement).currentTime > 0).length,
+        );
+    await expect.poll(playing, { timeout: 60_000, interval: 100 }).toBe(4);
+    console.log(`sign-in to 4 tiles playing: ${Date.now() - signedAt} ms`);
+  }, 90_000);
+
   it('plays the AI video, scaled to the tile, on every tile of a 3x3 wall, sorted by name, and remembers the size', async () => {
     await page.getByRole('heading', { name: 'Live wall' }).waitFor(POLL);
     await page.getByRole('radio', { name: '9', exact: true }).check();

@@ -14,6 +14,8 @@ import { EXAMPLE_MANIFEST } from './example-package';
 export interface ConsoleEngine {
   engine: EngineProcess;
   token: string;
+  /** The admin's password, for tests that sign in through the form. */
+  password: string;
   browser: Browser;
   dataDir: string;
   /** An API call with the session's token; the envelope's data, or a thrown error. */
@@ -38,6 +40,7 @@ export async function startConsoleEngine(
   return {
     engine,
     token,
+    password,
     browser,
     dataDir,
     api: (method, path, body) => callApi(engine.url, token, method, path, body),
