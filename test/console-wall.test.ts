@@ -7,9 +7,9 @@ import { VIDEO } from './helpers/fixtures';
 /*
  * The live wall in Chromium against an engine in its own process serving the built console, with
  * nine cameras (the fixture video, analysed at 2 fps to spare the machine): sign-in to four tiles
- * playing (timed), every tile of a 3x3
- * wall playing its AI video scaled to the tile, the grid size remembered, a focused camera moving
- * at once and then playing its full-size video, alarm counts from the stored alarms, paging.
+ * playing (timed), every tile of a 3x3 wall playing its AI video scaled to the tile, the grid size
+ * remembered, a focused camera moving at once and then playing its full-size video, alarm counts
+ * from the stored alarms, paging.
  */
 
 const POLL = { timeout: 30_000 };
