@@ -47,6 +47,8 @@ const RUNNING: TaskHealth = {
     },
   ],
   events_refused: 0,
+  clock_breaks: 0,
+  last_clock_break_at: null,
   stream_lost_since: null,
 };
 

@@ -27,6 +27,8 @@ const RUNNING: TaskHealth = {
   images: 0,
   ai_video: [],
   events_refused: 0,
+  clock_breaks: 0,
+  last_clock_break_at: null,
   stream_lost_since: null,
 };
 const IMAGES: TaskHealth = { ...RUNNING, stream: null, analysed_fps: 0, images: 3 };

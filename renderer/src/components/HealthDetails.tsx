@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
 import type { TaskSummary } from '../api';
 import { decodingState, overloadState } from '../health';
-import { formatNumber } from '../i18n';
+import { formatNumber, formatTime, type Language, type Translate } from '../i18n';
 import { useSession, useT } from '../store';
 import { redactCredentials, streamErrorKind } from '../tasks/stream-error';
 import { StateDetail } from './StateDetail';
@@ -63,6 +63,7 @@ export function HealthDetails({ task }: { task: TaskSummary }) {
       `${health.analysis_errors}${health.last_analysis_error ? ` — ${health.last_analysis_error}` : ''}`,
     ]);
   if (health.events_refused > 0) rows.push([t('health.eventsRefused'), String(health.events_refused)]);
+  if (health.clock_breaks > 0) rows.push([t('health.clockBreaks'), clockBreaksText(t, language, health)]);
   return (
     <section className="health-details" aria-label={t('health.title')}>
       <dl>
@@ -81,4 +82,16 @@ export function HealthDetails({ task }: { task: TaskSummary }) {
       )}
     </section>
   );
+}
+
+/** The source's clock breaks (GET /api/task health.clock_breaks) in plain words: how many, the last, and that no alarm was lost. */
+export function clockBreaksText(
+  t: Translate,
+  language: Language,
+  health: Pick<TaskSummary['health'], 'clock_breaks' | 'last_clock_break_at'>,
+): string {
+  return t('health.clockBreaksText', {
+    count: health.clock_breaks,
+    time: health.last_clock_break_at === null ? '–' : formatTime(language, health.last_clock_break_at),
+  });
 }

@@ -13,6 +13,7 @@ import {
 } from '../api';
 import { nodeLabel } from '../cluster/site';
 import { ErrorNotice } from '../components/ErrorNotice';
+import { clockBreaksText } from '../components/HealthDetails';
 import { HeatmapImage } from '../components/HeatmapImage';
 import type { VideoState } from '../components/HlsVideo';
 import { LiveVideo } from '../components/LiveVideo';
@@ -38,7 +39,7 @@ import { useNames } from '../names/useNames';
 import { packagesQuery } from '../queries/packages';
 import { RUNNING_VIDEO, taskKeys, taskQuery, tasksQuery, updateTaskMutation } from '../queries/tasks';
 import { paths } from '../routes';
-import { useT } from '../store';
+import { useSession, useT } from '../store';
 import { stageAppsOf } from '../tasks/stage-apps';
 import { taskTitle } from '../tasks/title';
 import { ApiError } from '../transport';
@@ -107,6 +108,7 @@ export function LiveView({ taskId }: { taskId: string | null }) {
 /** `listed`: the task as the listing shows it, which names the node that runs it in a cluster. */
 function LiveTask({ taskId, listed }: { taskId: string; listed: TaskSummary | undefined }) {
   const t = useT();
+  const language = useSession((state) => state.language);
   const transport = useTransport();
   const queryClient = useQueryClient();
   const now = useNow(1000);
@@ -324,6 +326,11 @@ function LiveTask({ taskId, listed }: { taskId: string; listed: TaskSummary | un
       {running && heatShown && <p className="hint">{t('heatmap.hint')}</p>}
       {reset.isError && <ErrorNotice error={reset.error} />}
       {!running && <p className="notice">{t('live.closed')}</p>}
+      {running && data && data.health.clock_breaks > 0 && (
+        <p role="status" className="notice notice-warn clock-breaks">
+          {clockBreaksText(t, language, data.health)}
+        </p>
+      )}
       <RegionEditor
         apps={apps}
         editor={editor}
