@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
 import type { TaskSummary } from '../api';
-import { decodingState, overloadState } from '../health';
-import { formatNumber, formatTime, type Language, type Translate } from '../i18n';
+import { clockBreaksText, decodingState, overloadState } from '../health';
+import { formatNumber } from '../i18n';
 import { useSession, useT } from '../store';
 import { redactCredentials, streamErrorKind } from '../tasks/stream-error';
 import { StateDetail } from './StateDetail';
@@ -82,16 +82,4 @@ export function HealthDetails({ task }: { task: TaskSummary }) {
       )}
     </section>
   );
-}
-
-/** The source's clock breaks (GET /api/task health.clock_breaks) in plain words: how many, the last, and that no alarm was lost. */
-export function clockBreaksText(
-  t: Translate,
-  language: Language,
-  health: Pick<TaskSummary['health'], 'clock_breaks' | 'last_clock_break_at'>,
-): string {
-  return t('health.clockBreaksText', {
-    count: health.clock_breaks,
-    time: health.last_clock_break_at === null ? '–' : formatTime(language, health.last_clock_break_at),
-  });
 }

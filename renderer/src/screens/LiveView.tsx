@@ -13,7 +13,6 @@ import {
 } from '../api';
 import { nodeLabel } from '../cluster/site';
 import { ErrorNotice } from '../components/ErrorNotice';
-import { clockBreaksText } from '../components/HealthDetails';
 import { HeatmapImage } from '../components/HeatmapImage';
 import type { VideoState } from '../components/HlsVideo';
 import { LiveVideo } from '../components/LiveVideo';
@@ -32,7 +31,7 @@ import {
 } from '../geometry/areas';
 import { type EditorState, polygonOf, shapeProblem } from '../geometry/editor';
 import type { Size } from '../geometry/viewport';
-import { sourceSize } from '../health';
+import { clockBreaksText, sourceSize } from '../health';
 import { useAiLive } from '../hooks/useAiLive';
 import { useNow } from '../hooks/useNow';
 import { useNames } from '../names/useNames';
