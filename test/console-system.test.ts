@@ -56,7 +56,7 @@ describe('the header', () => {
     const page = await open('/system', { width: 1280, height: 720 });
     const menu = page.locator('details.account-menu');
     const isOpen = () => menu.evaluate((details) => (details as HTMLDetailsElement).open);
-    await page.locator('summary[aria-label="Account and display"]').click();
+    await menu.locator('summary').click();
     await menu.getByText('Signed in as admin').waitFor(POLL);
     await menu.getByRole('button', { name: 'Sign out' }).waitFor();
     await menu.getByRole('combobox', { name: 'Language' }).selectOption('zh-CN');

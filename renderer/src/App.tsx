@@ -151,6 +151,10 @@ export function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
+        {/* The screen's name heads it for a screen reader's heading list; the header's nav shows it. */}
+        <h1 className="visually-hidden">
+          {t(SCREENS.find((item) => item.id === screen)?.label ?? 'app.title')}
+        </h1>
         {mode === 'http' && <FollowNotice />}
         <Screens />
       </main>
