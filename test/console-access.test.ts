@@ -93,6 +93,14 @@ const SCREENS: ScreenState[] = [
   { name: 'settings', path: '/settings', shot: true },
   { name: 'account-menu', path: '/tasks', act: (page) => openAccountMenu(page) },
   {
+    name: 'close-confirm',
+    path: '/tasks',
+    act: async (page, t) => {
+      await page.getByRole('button', { name: t('tasks.closeLabel', { id: 'Front door' }) }).click();
+      await page.getByRole('dialog').waitFor(POLL);
+    },
+  },
+  {
     name: 'rule-editor',
     path: '/packages',
     act: async (page, t) => {
@@ -191,6 +199,7 @@ describe.each(COMBOS)('every screen in $language, $theme', ({ language, theme })
     await page.goto(c.engine.url);
     await page.locator('input[type="password"]').waitFor(POLL);
     const found = describeViolations('sign-in', await blockingViolations(page));
+    expect(await page.locator('h1').count()).toBe(1);
     for (const size of SIZES) {
       await page.setViewportSize(size);
       await page.screenshot({ path: join(SHOTS, `access-sign-in-${language}-${theme}-${size.width}.png`) });

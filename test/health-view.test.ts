@@ -108,6 +108,8 @@ describe('the dump line, rendered from the health object', () => {
       inference_ms: null,
       images: 3,
       ai_video: [],
+      clock_breaks: 0,
+      last_clock_break_at: null,
     });
     expect(
       restingHealth(0, {
