@@ -63,7 +63,7 @@ describe('the header', () => {
     await page.getByRole('heading', { name: '系统' }).waitFor(POLL);
     await page.keyboard.press('Escape');
     expect(await isOpen()).toBe(false);
-    await page.locator('summary[aria-label="账户与显示"]').click();
+    await menu.locator('summary').click();
     expect(await isOpen()).toBe(true);
     await page.getByRole('heading', { name: '系统' }).click();
     expect(await isOpen()).toBe(false);

@@ -118,7 +118,8 @@ export function App() {
         {t('app.skipToContent')}
       </a>
       <header className="app-header">
-        <span className="brand">{t('app.title')}</span>
+        {/* The page's one h1 (a screen reader's heading list starts here); each screen's title is an h2. */}
+        <h1 className="brand">{t('app.title')}</h1>
         <nav aria-label={t('nav.label')}>
           <ul className="nav-list">
             {SCREENS.map((item) => (
@@ -151,10 +152,6 @@ export function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        {/* The screen's name heads it for a screen reader's heading list; the header's nav shows it. */}
-        <h1 className="visually-hidden">
-          {t(SCREENS.find((item) => item.id === screen)?.label ?? 'app.title')}
-        </h1>
         {mode === 'http' && <FollowNotice />}
         <Screens />
       </main>
