@@ -127,7 +127,7 @@ describe('effect optimization in the web console', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Application packages' }).waitFor();
     await page.getByRole('navigation').getByRole('link', { name: 'Tasks' }).click();
-    const entry = page.getByRole('link', { name: 'Effect optimization of task Main entrance' });
+    const entry = page.getByRole('link', { name: 'Optimize task Main entrance' });
     await entry.waitFor();
     await shot('optimization-00-tasks');
     await entry.click();

@@ -56,14 +56,14 @@ describe('the header', () => {
     const page = await open('/system', { width: 1280, height: 720 });
     const menu = page.locator('details.account-menu');
     const isOpen = () => menu.evaluate((details) => (details as HTMLDetailsElement).open);
-    await page.locator('summary[aria-label="Account and display"]').click();
+    await menu.locator('summary').click();
     await menu.getByText('Signed in as admin').waitFor(POLL);
     await menu.getByRole('button', { name: 'Sign out' }).waitFor();
     await menu.getByRole('combobox', { name: 'Language' }).selectOption('zh-CN');
     await page.getByRole('heading', { name: '系统' }).waitFor(POLL);
     await page.keyboard.press('Escape');
     expect(await isOpen()).toBe(false);
-    await page.locator('summary[aria-label="账户与显示"]').click();
+    await menu.locator('summary').click();
     expect(await isOpen()).toBe(true);
     await page.getByRole('heading', { name: '系统' }).click();
     expect(await isOpen()).toBe(false);

@@ -47,6 +47,8 @@ const RUNNING: TaskHealth = {
     },
   ],
   events_refused: 0,
+  clock_breaks: 0,
+  last_clock_break_at: null,
   stream_lost_since: null,
 };
 
@@ -106,6 +108,8 @@ describe('the dump line, rendered from the health object', () => {
       inference_ms: null,
       images: 3,
       ai_video: [],
+      clock_breaks: 0,
+      last_clock_break_at: null,
     });
     expect(
       restingHealth(0, {

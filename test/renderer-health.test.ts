@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskHealth } from '../engine/contract';
-import { sourceSize, taskFigures } from '../renderer/src/health';
+import { clockBreaksText, sourceSize, taskFigures } from '../renderer/src/health';
+import { type Language, type MessageKey, type Params, translate } from '../renderer/src/i18n';
 
 const RUNNING: TaskHealth = {
   stream: {
@@ -27,6 +28,8 @@ const RUNNING: TaskHealth = {
   images: 0,
   ai_video: [],
   events_refused: 0,
+  clock_breaks: 0,
+  last_clock_break_at: null,
   stream_lost_since: null,
 };
 const IMAGES: TaskHealth = { ...RUNNING, stream: null, analysed_fps: 0, images: 3 };
@@ -45,5 +48,20 @@ describe('task health as the console shows it', () => {
       stream: { ...(RUNNING.stream as NonNullable<TaskHealth['stream']>), width: null, height: null },
     };
     expect(sourceSize(connecting)).toBeNull();
+  });
+
+  it("says how often the camera's clock broke, when last, and that alarms were kept, in each language", () => {
+    const at = new Date(2026, 10, 28, 14, 2, 7).getTime();
+    const words = (language: Language) =>
+      clockBreaksText((key: MessageKey, params?: Params) => translate(language, key, params), language, {
+        clock_breaks: 3,
+        last_clock_break_at: at,
+      });
+    expect(words('en')).toBe(
+      'The camera’s clock stepped back or jumped 3 times, last at 2:02:07 PM; alarms were kept (timed by the engine’s clock).',
+    );
+    expect(words('zh-CN')).toBe(
+      '摄像机的时钟回退或跳变了 3 次，最近一次在 14:02:07；告警均已保留（按引擎时钟计时）。',
+    );
   });
 });

@@ -29,6 +29,8 @@ const HEALTH: TaskHealth = {
   images: 0,
   ai_video: [],
   events_refused: 0,
+  clock_breaks: 0,
+  last_clock_break_at: null,
   stream_lost_since: null,
 };
 
@@ -45,7 +47,7 @@ function system(overrides: Partial<SystemInfo> = {}): SystemInfo {
     disk: { data_dir_bytes: 1e6, free_bytes: 1e10, total_bytes: 1e11 },
     media_dirs: ['/srv/vision/media'],
     outbox: { pending: 3, oldest_age_ms: 1500, refused_events: 0, last_refusal: null },
-    tasks: { running: 1, stream_lost: 0, total: 3 },
+    tasks: { running: 1, stream_lost: 0, total: 3, clock_breaks: 0, last_clock_break_at: null },
     decoding: { setting: 'auto', hwaccel: 'none', fallback: null },
     uptime_s: 60,
     ...overrides,

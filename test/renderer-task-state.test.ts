@@ -31,6 +31,8 @@ const HEALTH: TaskHealth = {
   images: 0,
   ai_video: [],
   events_refused: 0,
+  clock_breaks: 0,
+  last_clock_break_at: null,
   stream_lost_since: null,
 };
 

@@ -3,8 +3,13 @@ import { MAX_MEDIA_LEAD_MS, RuleClock, type TimedFrame } from '../engine/pipelin
 
 /** The rule clock's readings for the frames, from an origin of 1,000,000 ms. */
 function readings(frames: readonly TimedFrame[]): number[] {
+  return counted(frames).readings;
+}
+
+/** The readings, and the breaks of the source's clock the rule clock counted on the way. */
+function counted(frames: readonly TimedFrame[]): { readings: number[]; breaks: number } {
   const clock = new RuleClock(() => 1_000_000);
-  return frames.map((frame) => clock.at(frame) - 1_000_000);
+  return { readings: frames.map((frame) => clock.at(frame) - 1_000_000), breaks: clock.breaks };
 }
 
 describe('RuleClock', () => {
@@ -21,7 +26,7 @@ describe('RuleClock', () => {
 
   it('takes real time across a change of ffmpeg, black frames and timestamps that go back', () => {
     expect(
-      readings([
+      counted([
         { receivedAt: 0, mediaAt: 5_000, mediaLine: 1 },
         { receivedAt: 100, mediaAt: 5_100, mediaLine: 1 },
         { receivedAt: 300 }, // a black frame
@@ -32,19 +37,23 @@ describe('RuleClock', () => {
         { receivedAt: 800, mediaAt: 9_000, mediaLine: 3 }, // another, its clock 8.5 s ahead
         { receivedAt: 900, mediaAt: 9_100, mediaLine: 3 },
       ]),
-    ).toEqual([0, 100, 300, 400, 500, 600, 700, 800, 900]);
+      // One break of the source's clock (the step back); a new ffmpeg's clock and black frames are none.
+    ).toEqual({ readings: [0, 100, 300, 400, 500, 600, 700, 800, 900], breaks: 1 });
   });
 
   it('takes real time for a jump of the media clock beyond the lead a burst may have', () => {
     const jump = 200 + MAX_MEDIA_LEAD_MS + 1;
     expect(
-      readings([
+      counted([
         { receivedAt: 0, mediaAt: 0, mediaLine: 1 },
         { receivedAt: 200, mediaAt: 200 + MAX_MEDIA_LEAD_MS, mediaLine: 1 }, // the most a burst may lead
         { receivedAt: 400, mediaAt: 200 + MAX_MEDIA_LEAD_MS + jump, mediaLine: 1 }, // a timestamp jump
         { receivedAt: 500, mediaAt: 300 + MAX_MEDIA_LEAD_MS + jump, mediaLine: 1 },
       ]),
-    ).toEqual([0, 200 + MAX_MEDIA_LEAD_MS, 400 + MAX_MEDIA_LEAD_MS, 500 + MAX_MEDIA_LEAD_MS]);
+    ).toEqual({
+      readings: [0, 200 + MAX_MEDIA_LEAD_MS, 400 + MAX_MEDIA_LEAD_MS, 500 + MAX_MEDIA_LEAD_MS],
+      breaks: 1, // the jump; the burst that led by the most allowed is none
+    });
   });
 
   it('reads the wall clock once, for its origin: a step of the machine time later moves nothing', () => {

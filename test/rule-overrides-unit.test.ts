@@ -112,6 +112,7 @@ function node() {
     update: (task) => handed.push(task),
     stop: async () => {},
     health: () => undefined,
+    clockBreaks: { total: 0, lastAt: null },
     on: () => runner,
   };
   const store = new MemoryTaskStore();

@@ -71,6 +71,8 @@ describe('health as data', () => {
       overloaded: false,
       overload: null,
       events_refused: 0,
+      clock_breaks: 0,
+      last_clock_break_at: null,
       stream_lost_since: null,
     });
     expect(shown.health.inference_ms).toBeGreaterThan(0);
@@ -108,7 +110,13 @@ describe('health as data', () => {
     expect(system.disk.free_bytes).toBeLessThanOrEqual(system.disk.total_bytes);
     expect(system.outbox.oldest_age_ms).toBeGreaterThanOrEqual(0);
     expect([system.outbox.refused_events, system.outbox.last_refusal]).toEqual([0, null]);
-    expect(system.tasks).toEqual({ running: 1, stream_lost: 0, total: 1 });
+    expect(system.tasks).toEqual({
+      running: 1,
+      stream_lost: 0,
+      total: 1,
+      clock_breaks: 0,
+      last_clock_break_at: null,
+    });
 
     expect((await t.call('DELETE', `/api/task/${taskId}`)).body.code).toBe(0);
     expect((await task(taskId)).health.stream).toBeNull();

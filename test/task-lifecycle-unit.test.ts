@@ -32,6 +32,7 @@ class FakeRunner extends EventEmitter<{
   /** Each try to open a source: its task and when, on the registry's clock. */
   readonly opens: Array<{ taskId: string; at: number; signal?: AbortSignal }> = [];
   readonly stopped: string[] = [];
+  readonly clockBreaks = { total: 0, lastAt: null };
   /** Why the next sources fail to open; undefined opens them. */
   failure: string | undefined;
 

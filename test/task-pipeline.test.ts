@@ -517,6 +517,24 @@ describe('rule time across breaks of the source clock (rule-clock.ts)', () => {
     expect(dwells(h)).toEqual([0, 0.1, 1.3, 1.4, 1.5, 1.6, 1.7]);
   });
 
+  it("counts each break of the source's clock, and when the last was, for the task's health", async () => {
+    const h = harness(taskOf(['person']));
+    h.respond = () => [box(100, 60, 140, 140)];
+    const breaks: number[] = [];
+    h.pipeline.on('clockBreak', (at) => breaks.push(at));
+    const t0 = performance.now() - 60_000;
+    // The camera restarts twice on one ffmpeg: its timestamps start over each time.
+    const media = [0, 100, 200, 0, 100, 200, 0, 100];
+    for (const [i, mediaAt] of media.entries())
+      await h.step({ receivedAt: t0 + i * 100, mediaAt: t0 + mediaAt, mediaLine: 1 });
+    await eventsSettled(h, media.length);
+    expect(h.pipeline.stats.clockBreaks).toBe(2);
+    expect(breaks).toHaveLength(2);
+    expect(h.pipeline.stats.lastClockBreakAt).toBe(breaks[1]);
+    // Every alarm kept, none refused for a duration below 0.
+    expect(dwells(h)).toHaveLength(media.length);
+  });
+
   it("the machine's wall clock stepped back an hour mid-stream: rules go on, events keep their wall time", async () => {
     let wallOffset = 0;
     const h = harness(taskOf(['person']), () => Date.now() + wallOffset);

@@ -1,8 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { SystemInfo } from '../engine/contract/health';
 import { CallbackBody } from '../engine/events/schema';
+import { findFfmpeg } from '../engine/media/ffmpeg';
 import { compileCheck } from '../engine/schema/ajv';
 import type { TaskView } from '../engine/tasks/schema';
 import { terminate } from './helpers/child';
@@ -11,16 +12,21 @@ import { eventually } from './helpers/eventually';
 import { installExamplePackage } from './helpers/example-package';
 import { NginxRtmp, publishLooping } from './helpers/nginx-rtmp';
 import { Receiver } from './helpers/receiver';
+import { encodedFixture } from './helpers/rtmp-source';
 
 /**
  * Cameras whose clocks step back, as real ones do, behind a real RTMP server (nginx): one publisher
  * loops a clip, one is killed and started again twice, so the server hands the engine timestamps that
  * start over. Both are analysed below their rate (ffmpeg's fps filter is in the path). Every alarm
- * must arrive valid, none refused, and neither stream may stall into a reconnect.
+ * must arrive valid, none refused, and neither stream may stall into a reconnect; and the operator
+ * hears of the steps the rule clock measured in real time: a count in the task's health and GET /api/system.
+ * A third camera's timestamps leap a minute ahead.
  */
 
 const checkBody = compileCheck(CallbackBody, 'callback');
 const CLIP_FRAMES = 120; // 12 s of the fixture at 10 fps
+/** How far the jumping camera's timestamps leap ahead: well past the rule clock's MAX_MEDIA_LEAD_MS. */
+const JUMP_S = 60;
 
 let nginx: NginxRtmp;
 let t: TestEngine;
@@ -29,6 +35,22 @@ const publishers = new Set<ChildProcess>();
 
 function publish(name: string): ChildProcess {
   const child = publishLooping(nginx, name, CLIP_FRAMES);
+  publishers.add(child);
+  return child;
+}
+
+/** A camera whose timestamps jump a minute ahead 4 s after it starts, as a camera's clock set by NTP does. */
+function publishJumping(name: string): ChildProcess {
+  const child = spawn(
+    findFfmpeg(),
+    [
+      ...['-hide_banner', '-loglevel', 'error', '-re', '-stream_loop', '-1'],
+      ...['-i', encodedFixture(CLIP_FRAMES), '-vf', `setpts='PTS+gte(T,4)*${JUMP_S}/TB'`],
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '10'],
+      ...['-f', 'flv', nginx.url(name)],
+    ],
+    { stdio: 'ignore' },
+  );
   publishers.add(child);
   return child;
 }
@@ -56,12 +78,20 @@ const task = async (taskId: string) => (await t.call('GET', `/api/task/${taskId}
 const alarmsOf = (taskId: string) =>
   receiver.requests.filter((r) => r.body?.event === 'message' && r.body.task_id === taskId).length;
 
-it('a looping and a restarted publisher: every alarm valid, none refused, no stall', async () => {
+it('a looping, a restarted and a jumping publisher: every alarm valid, none refused, no stall', async () => {
   publish('looping');
   let restarted = publish('restarted');
   await sleep(1_000);
-  const ids: Record<'looping' | 'restarted', string> = { looping: '', restarted: '' };
-  for (const name of ['looping', 'restarted'] as const) {
+  const ids: Record<'looping' | 'restarted' | 'jumping', string> = {
+    looping: '',
+    restarted: '',
+    jumping: '',
+  };
+  for (const name of ['looping', 'restarted', 'jumping'] as const) {
+    if (name === 'jumping') {
+      publishJumping(name);
+      await sleep(1_000);
+    }
     const started = await t.call('POST', '/api/task', {
       json: {
         zapk_id: 'coco-yolox-nano',
@@ -84,6 +114,19 @@ it('a looping and a restarted publisher: every alarm valid, none refused, no sta
     await eventually('alarms after the restart', async () => alarmsOf(ids.restarted) > before, 20_000);
   }
   await sleep(6_000);
+
+  // The operator hears of every break the rule clock measured in real time: each task's count in its
+  // health, all of them in GET /api/system. ffmpeg absorbs these three before the rule clock sees
+  // them (the FLV demuxer's discontinuity offset, the fps filter's constant rate), so the counts are
+  // 0 here, the unit tests (rule-clock, task-pipeline) feed steps that get through.
+  let seen = 0;
+  for (const taskId of Object.values(ids)) {
+    const { health } = await task(taskId);
+    expect(health.last_clock_break_at === null, taskId).toBe(health.clock_breaks === 0);
+    seen += health.clock_breaks;
+  }
+  const system = (await t.call('GET', '/api/system')).body.data as SystemInfo;
+  expect(system.tasks.clock_breaks).toBe(seen);
 
   for (const taskId of Object.values(ids)) {
     const { health } = await task(taskId);

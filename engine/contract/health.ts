@@ -136,6 +136,14 @@ export const TaskHealth = Type.Object(
     events_refused: Count(
       "Events of the task the engine built but refused as invalid since it started: alarms lost to a defect, never delivered (the engine's log and GET /api/system say why)",
     ),
+    clock_breaks: Count(
+      "Extension: times the source's own timestamps stepped back, jumped or wrapped since the task started (a camera or publisher restarting, RTSP timestamps wrapping); the rules measured real time across each, so no alarm was lost. 0 for image and diff tasks and closed tasks",
+    ),
+    last_clock_break_at: Nullable(
+      Type.Integer({
+        description: 'Extension: when the last clock break was seen (ms since the epoch); null when none',
+      }),
+    ),
     stream_lost_since: Nullable(
       Type.Integer({
         description:
@@ -229,6 +237,12 @@ export const SystemInfo = Type.Object(
         running: Count('Tasks running'),
         stream_lost: Count('Video tasks whose stream is lost'),
         total: Count('Tasks listed (not purged)'),
+        clock_breaks: Count(
+          "Extension: times a video source's timestamps stepped back, jumped or wrapped since the engine started, over all tasks; each was measured in real time, no alarm lost",
+        ),
+        last_clock_break_at: Nullable(
+          Type.Integer({ description: 'Extension: when the last clock break was seen (ms since the epoch)' }),
+        ),
       },
       { additionalProperties: false },
     ),

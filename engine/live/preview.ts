@@ -102,10 +102,10 @@ export class PreviewStreams {
   }
 
   /**
-   * Opens a preview; rejects (leaving nothing behind) when the source gives no frame, and with
-   * DomainError 'live.limit' when every preview slot is taken.
+   * Opens a preview; rejects (leaving nothing behind) when the source gives no frame, when `signal`
+   * aborts (its client went away), and with DomainError 'live.limit' when every preview slot is taken.
    */
-  async open(requested: SourceUrl): Promise<PreviewInfo> {
+  async open(requested: SourceUrl, signal?: AbortSignal): Promise<PreviewInfo> {
     const source = await this.deps.sources.resolve(requested);
     const timeoutMs = this.deps.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
     const maxPixels = this.deps.maxSourcePixels;
@@ -141,10 +141,10 @@ export class PreviewStreams {
     this.previews.set(id, preview);
     child.start();
     try {
-      const probe = await probeFirstFrame(this.deps.ffmpeg, source, { timeoutMs, maxPixels });
+      const probe = await probeFirstFrame(this.deps.ffmpeg, source, { timeoutMs, maxPixels, signal });
       preview.width = probe.width;
       preview.height = probe.height;
-      await within(firstFrame, timeoutMs, () => child.lastError || 'no video frame was encoded');
+      await within(firstFrame, timeoutMs, () => child.lastError || 'no video frame was encoded', signal);
     } catch (error) {
       await this.close(id);
       throw error;
@@ -200,15 +200,25 @@ export class PreviewStreams {
 }
 
 /** Resolves as `promise` does, or rejects with what `why` says once timeoutMs have passed. */
-async function within(promise: Promise<void>, timeoutMs: number, why: () => string): Promise<void> {
+async function within(
+  promise: Promise<void>,
+  timeoutMs: number,
+  why: () => string,
+  signal?: AbortSignal,
+): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
+  let onAbort = () => {};
   const timeout = new Promise<never>((_, reject) => {
     // Real time, not a clock: it waits on a real ffmpeg.
     timer = setTimeout(() => reject(new Error(why())), timeoutMs);
+    onAbort = () => reject(new Error('the preview was abandoned while its source opened'));
+    if (signal?.aborted) onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
   try {
     await Promise.race([promise, timeout]);
   } finally {
     clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
   }
 }

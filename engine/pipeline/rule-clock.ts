@@ -30,6 +30,12 @@ export const MAX_MEDIA_LEAD_MS = 10_000;
 
 export class RuleClock {
   private last: (TimedFrame & { at: number }) | null = null;
+  /**
+   * Steps of one media clock that real time stood in for: the source's timestamps stepped back,
+   * jumped or wrapped. Counted so the operator hears of them (task health, GET /api/system); a new
+   * ffmpeg's clock (a reconnect, a rate switch) is no break of the source's.
+   */
+  breaks = 0;
 
   /** @param origin ms since the epoch for the first frame (its wall time); only differences matter to rules. */
   constructor(private readonly origin: () => number) {}
@@ -47,6 +53,8 @@ export class RuleClock {
     if (frame.mediaAt === undefined || last.mediaAt === undefined || frame.mediaLine !== last.mediaLine)
       return real;
     const media = frame.mediaAt - last.mediaAt;
-    return media >= 0 && media <= real + MAX_MEDIA_LEAD_MS ? media : real;
+    if (media >= 0 && media <= real + MAX_MEDIA_LEAD_MS) return media;
+    this.breaks++;
+    return real;
   }
 }

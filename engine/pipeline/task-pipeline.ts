@@ -108,6 +108,8 @@ export interface PipelineEvents {
   analysed: [AnalysedFrame];
   /** A frame's analysis or its event failed (counted in stats): why. */
   failed: [reason: string];
+  /** The source's timestamps stepped back, jumped or wrapped at this frame (ms since the epoch). */
+  clockBreak: [at: number];
 }
 
 type NumberedFrame = WatchdogFrame & { frameId: number };
@@ -164,6 +166,9 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     lastError: '',
     inferenceMs: 0,
     analysedAt: [] as number[],
+    /** The rule clock's breaks (rule-clock.ts) and when the last was seen, ms since the epoch. */
+    clockBreaks: 0,
+    lastClockBreakAt: null as number | null,
   };
 
   constructor(
@@ -312,6 +317,11 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
 
     const info = { id: input.frameId, timestampMs: timestamp, width: size.width, height: size.height };
     const ruleInfo = { ...info, mediaMs: this.ruleClock.at(input) };
+    if (this.ruleClock.breaks !== this.stats.clockBreaks) {
+      this.stats.clockBreaks = this.ruleClock.breaks;
+      this.stats.lastClockBreakAt = timestamp;
+      this.emit('clockBreak', timestamp);
+    }
     const overlays: AppOverlay[] = [];
     const results: AnalysedFrame['results'] = [];
     const fired: Array<{ runtime: AppRuntime; result: RuleResult }> = [];

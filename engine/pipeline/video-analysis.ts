@@ -41,6 +41,8 @@ export interface VideoAnalysisEvents {
 export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
   private readonly running = new Map<string, Running>();
   private readonly watchers = new Map<string, Set<(frame: AnalysedFrame) => void>>();
+  /** Every task's clock breaks since the engine started (GET /api/system); a task's own are in its health. */
+  readonly clockBreaks: { total: number; lastAt: number | null } = { total: 0, lastAt: null };
 
   constructor(private readonly deps: VideoAnalysisDeps) {
     super();
@@ -78,6 +80,10 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     const pipeline = new TaskPipeline(task, stream, this.deps);
     const heat = new HeatGrid();
     pipeline.on('failed', (reason) => this.emit('analysis_error', task.task_id, reason));
+    pipeline.on('clockBreak', (at) => {
+      this.clockBreaks.total++;
+      this.clockBreaks.lastAt = at;
+    });
     pipeline.on('analysed', (frame) => {
       heat.addFrame(frame);
       for (const listener of this.watchers.get(task.task_id) ?? []) listener(frame);
@@ -156,7 +162,16 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     const running = this.running.get(taskId);
     if (!running) return undefined;
     const { pipeline, stream } = running;
-    const { analysed, dropped, blackFrames, failures, lastError, inferenceMs } = pipeline.stats;
+    const {
+      analysed,
+      dropped,
+      blackFrames,
+      failures,
+      lastError,
+      inferenceMs,
+      clockBreaks,
+      lastClockBreakAt,
+    } = pipeline.stats;
     const overload = stream.overload ?? this.deps.overload?.() ?? null;
     return {
       stream: {
@@ -182,6 +197,8 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
       inference_ms: analysed > 0 ? inferenceMs : null,
       images: 0,
       ai_video: running.live?.health() ?? [],
+      clock_breaks: clockBreaks,
+      last_clock_break_at: lastClockBreakAt,
     };
   }
 }

@@ -30,7 +30,10 @@ export interface MonitorDeps {
     backlog(): { pending: number; oldest_pending_at: number | null };
     readonly refused: { readonly total: number; readonly lastReason: string | null };
   };
-  tasks: { statusCounts(): Partial<Record<string, number>> };
+  tasks: {
+    statusCounts(): Partial<Record<string, number>>;
+    readonly clockBreaks: { readonly total: number; readonly lastAt: number | null };
+  };
   /** Where new streams decode. */
   decoding(): ResolvedHwaccel;
 }
@@ -110,6 +113,8 @@ export class SystemMonitor {
         running: tasks.running ?? 0,
         stream_lost: tasks.stream_lost ?? 0,
         total: Object.values(tasks).reduce((sum: number, n) => sum + (n ?? 0), 0),
+        clock_breaks: deps.tasks.clockBreaks.total,
+        last_clock_break_at: deps.tasks.clockBreaks.lastAt,
       },
       decoding: deps.decoding(),
       uptime_s: Math.max(0, (deps.now() - deps.startedAt) / 1000),

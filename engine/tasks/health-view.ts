@@ -44,6 +44,8 @@ export function restingHealth(
     inference_ms: null,
     images,
     ai_video: [],
+    clock_breaks: 0,
+    last_clock_break_at: null,
   };
 }
 

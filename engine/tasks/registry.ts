@@ -57,6 +57,8 @@ export interface VideoRunner {
   stop(taskId: string): Promise<void>;
   /** Live health of a running task, or undefined when it is not running. */
   health(taskId: string): AnalysisHealth | undefined;
+  /** Every task's clock breaks since the engine started (rule-clock.ts), and when the last was seen. */
+  readonly clockBreaks: { readonly total: number; readonly lastAt: number | null };
   /** A running task's stream broke (it reconnects on its own) or came back. */
   on(event: 'lost', listener: (taskId: string, reason: string) => void): unknown;
   on(event: 'restored', listener: (taskId: string, info: { width: number; height: number }) => void): unknown;
@@ -234,13 +236,14 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   }
 
   /** Starts a task; `drawnOn`, the frame its areas were drawn on when not the source as it is now. */
-  async start(body: StartTaskBody, drawnOn?: FrameSize | null): Promise<TaskView> {
+  /** `signal` aborts the start while its source opens (its client went away): nothing is kept. */
+  async start(body: StartTaskBody, drawnOn?: FrameSize | null, signal?: AbortSignal): Promise<TaskView> {
     const taskId = randomUUID();
     // From its checks until its row is stored (a video source takes up to 15 s to open), the task
     // counts as using its package, so an upgrade cannot commit new apps under it meanwhile.
     this.packageUse.starts(taskId, body.zapk_id);
     try {
-      return await this.startTask(taskId, body, drawnOn ?? undefined);
+      return await this.startTask(taskId, body, drawnOn ?? undefined, signal);
     } finally {
       this.packageUse.started(taskId);
     }
@@ -258,7 +261,12 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     return this.start(startBodyOf(row), polygonFrameOf(row));
   }
 
-  private async startTask(taskId: string, body: StartTaskBody, drawnOn?: FrameSize): Promise<TaskView> {
+  private async startTask(
+    taskId: string,
+    body: StartTaskBody,
+    drawnOn?: FrameSize,
+    signal?: AbortSignal,
+  ): Promise<TaskView> {
     const mode = body.mode ?? 'video';
     const apps = checkApps(this.packages, body.zapk_id, body.app_ids, mode, this.clock.now());
     const appConfigs = checkAppConfigs(body.app_configs ?? [], apps);
@@ -309,7 +317,12 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       if ('error' in parsed) throw taskError('task.invalid', `body.${parsed.error}`, 'video_url');
       try {
         // Polygons are drawn on the source as it is now: whatever size it has from here on, they follow.
-        source = await this.video.start(pipelineTask(row, this.engineFps), parsed, TASK_LIMITS.pullTimeoutMs);
+        source = await this.video.start(
+          pipelineTask(row, this.engineFps),
+          parsed,
+          TASK_LIMITS.pullTimeoutMs,
+          signal,
+        );
       } catch (error) {
         throw sourceRefusal(error, 'opened');
       }
@@ -374,6 +387,11 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   /** Listed tasks by status. */
   statusCounts(): Partial<Record<TaskStatus, number>> {
     return this.store.statusCounts();
+  }
+
+  /** Every video task's clock breaks since the engine started, and when the last was seen. */
+  get clockBreaks(): { readonly total: number; readonly lastAt: number | null } {
+    return this.video.clockBreaks;
   }
 
   get(taskId: string): TaskView {

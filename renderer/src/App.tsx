@@ -119,7 +119,8 @@ export function App() {
         {t('app.skipToContent')}
       </a>
       <header className="app-header">
-        <span className="brand">{t('app.title')}</span>
+        {/* The page's one h1 (a screen reader's heading list starts here); each screen's title is an h2. */}
+        <h1 className="brand">{t('app.title')}</h1>
         <nav aria-label={t('nav.label')}>
           <ul className="nav-list">
             {SCREENS.map((item) => (

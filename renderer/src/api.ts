@@ -136,8 +136,13 @@ export async function getTask(transport: Transport, taskId: string, signal?: Abo
     .data;
 }
 
-export async function startTask(transport: Transport, body: StartTaskBody): Promise<string> {
-  return (await transport.request<{ task_id: string }>('POST', '/api/task', body)).data.task_id;
+/** `signal` stops the wait while the source opens; the engine then drops the start. */
+export async function startTask(
+  transport: Transport,
+  body: StartTaskBody,
+  signal?: AbortSignal,
+): Promise<string> {
+  return (await transport.request<{ task_id: string }>('POST', '/api/task', body, { signal })).data.task_id;
 }
 
 /** Starts a new task with a closed task's settings (extension); the new task's id. */
@@ -223,8 +228,13 @@ export interface Preview {
   height: number;
 }
 
-export async function startPreview(transport: Transport, videoUrl: string): Promise<Preview> {
-  return (await transport.request<Preview>('POST', '/api/stream', { video_url: videoUrl })).data;
+/** `signal` stops the wait; the engine then drops the probe (its client went away). */
+export async function startPreview(
+  transport: Transport,
+  videoUrl: string,
+  signal?: AbortSignal,
+): Promise<Preview> {
+  return (await transport.request<Preview>('POST', '/api/stream', { video_url: videoUrl }, { signal })).data;
 }
 
 export async function closePreview(transport: Transport, streamId: string): Promise<void> {

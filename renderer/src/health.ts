@@ -1,7 +1,7 @@
 /** What the screens show of a task's health: typed figures from the engine, never its dump line. */
 import type { Hwaccel, TaskHealth } from '../../engine/contract';
 import type { Size } from './geometry/viewport';
-import type { MessageKey, Params } from './i18n';
+import { formatTime, type Language, type MessageKey, type Params, type Translate } from './i18n';
 
 /** The task table's figures; null where the task has no stream (image and diff tasks, closed ones). */
 export function taskFigures(health: TaskHealth): { fps: number | null; reconnects: number | null } {
@@ -41,4 +41,19 @@ export function overloadState(reason: string): { key: MessageKey; params?: Param
   const late = LOOP_LATE.exec(reason);
   if (late) return { key: 'health.overload.late', params: { s: late[1] ?? '' }, detail: reason };
   return { key: 'health.overload.busy', detail: reason };
+}
+
+/**
+ * The source's clock breaks (health.clock_breaks) in plain words: how many, when the last was, and
+ * that no alarm was lost for them.
+ */
+export function clockBreaksText(
+  t: Translate,
+  language: Language,
+  health: Pick<TaskHealth, 'clock_breaks' | 'last_clock_break_at'>,
+): string {
+  return t('health.clockBreaksText', {
+    count: health.clock_breaks,
+    time: health.last_clock_break_at === null ? '–' : formatTime(language, health.last_clock_break_at),
+  });
 }

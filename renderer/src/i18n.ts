@@ -58,6 +58,11 @@ const plurals = (language: Language) => new Intl.PluralRules(language);
 
 export type Translate = (key: MessageKey, params?: Params) => string;
 
+/** A time of day in the user's language (ms since the epoch), e.g. "14:02:07". */
+export function formatTime(language: Language, ms: number): string {
+  return new Intl.DateTimeFormat(language, { timeStyle: 'medium' }).format(new Date(ms));
+}
+
 /** Dates in the user's language, e.g. the license expiry (Unix seconds). */
 export function formatDate(language: Language, epochSeconds: number): string {
   return new Intl.DateTimeFormat(language, { dateStyle: 'medium' }).format(new Date(epochSeconds * 1000));

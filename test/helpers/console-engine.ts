@@ -21,7 +21,10 @@ export interface ConsoleEngine {
   /** An API call with the session's token; the envelope's data, or a thrown error. */
   api<T>(method: string, path: string, body?: unknown): Promise<T>;
   /** A page of the console at `path` (a hash route), signed in, in the given size and language. */
-  open(path: string, options?: { width?: number; height?: number; language?: string }): Promise<Page>;
+  open(
+    path: string,
+    options?: { width?: number; height?: number; language?: string; theme?: string },
+  ): Promise<Page>;
   /** Builds and installs the example package (the fixture COCO model); throws when refused. */
   installExample(): Promise<void>;
   stop(): Promise<void>;
@@ -44,9 +47,9 @@ export async function startConsoleEngine(
     browser,
     dataDir,
     api: (method, path, body) => callApi(engine.url, token, method, path, body),
-    async open(path, { width = 1280, height = 720, language = 'en' } = {}) {
+    async open(path, { width = 1280, height = 720, language = 'en', theme } = {}) {
       const page = await browser.newPage({ viewport: { width, height } });
-      await presetSession(page, token, { language });
+      await presetSession(page, token, { language, theme });
       await page.goto(`${engine.url}/#${path}`);
       return page;
     },

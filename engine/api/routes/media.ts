@@ -13,6 +13,7 @@ import { parseSourceUrl } from '../../media/source-url';
 import type { VideoAnalysis } from '../../pipeline/video-analysis';
 import type { TaskRegistry } from '../../tasks/registry';
 import type { TaskView } from '../../tasks/schema';
+import { whenAbandoned } from '../abandoned';
 import { holdToken } from '../authenticate';
 import { Envelope, ok } from '../envelope';
 import { ApiError } from '../errors';
@@ -208,12 +209,20 @@ export const mediaRoutes: RoutePlugin<{
         response: { 200: Envelope(StreamData) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const parsed = parseSourceUrl(request.body.video_url);
       if ('error' in parsed) throw new ApiError('INVALID_PARAMETER', `body.${parsed.error}`);
-      const preview = await previews.open(parsed).catch((error: unknown) => {
+      // A client that goes away (the console's Cancel) drops the probe: its ffmpegs are killed at once.
+      const abandoned = whenAbandoned(request, reply);
+      let preview: Awaited<ReturnType<PreviewStreams['open']>>;
+      try {
+        preview = await previews.open(parsed, abandoned.signal);
+      } catch (error) {
+        if (abandoned.signal.aborted) return abandoned.drop('a preview', error);
         throw error instanceof DomainError ? error : sourceRefusal(error, 'previewed');
-      });
+      } finally {
+        abandoned.end();
+      }
       return ok({
         stream_id: preview.id,
         hls_url: `${origin(request)}/api/stream/${preview.id}/index.m3u8`,

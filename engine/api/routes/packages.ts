@@ -8,6 +8,7 @@ import { ListedPackage } from '../../packages/listing';
 import type { PackageStore } from '../../packages/package-store';
 import type { PackageRegistry } from '../../packages/registry';
 import { MAX_ZAPK_BYTES } from '../../packages/zapk';
+import { whenAbandoned } from '../abandoned';
 import { Envelope, ok } from '../envelope';
 import { ApiError } from '../errors';
 import type { RoutePlugin } from '../route-plugin';
@@ -60,27 +61,17 @@ export const packageRoutes: RoutePlugin<{
       const upload = join(tmpDir, `upload-${randomUUID()}.zapk`);
       // A client that goes away before the answer abandons the install: its model checks are
       // cancelled (their processes killed, their places in the check queue given back).
-      const abandoned = new AbortController();
-      const onClose = () => {
-        if (!reply.raw.writableFinished) abandoned.abort();
-      };
-      reply.raw.on('close', onClose);
+      const abandoned = whenAbandoned(request, reply);
       try {
         await pipeline(file.file, createWriteStream(upload));
         if (file.file.truncated)
           throw new ApiError('BODY_TOO_LARGE', 'the package is larger than the 1 GiB accepted');
         return ok(await packageStore.installZapk(upload, abandoned.signal));
       } catch (error) {
-        if (abandoned.signal.aborted) {
-          // Nobody is left to answer: the log says it once, at info level (a client's choice, no fault).
-          request.log.info(`a package install was abandoned by its client: ${(error as Error).message}`);
-          reply.hijack();
-          reply.raw.destroy();
-          return reply;
-        }
+        if (abandoned.signal.aborted) return abandoned.drop('a package install', error);
         throw error;
       } finally {
-        reply.raw.off('close', onClose);
+        abandoned.end();
         await rm(upload, { force: true });
       }
     },

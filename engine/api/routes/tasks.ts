@@ -18,6 +18,7 @@ import {
   UpdateTaskBody,
 } from '../../tasks/schema';
 import type { TaskPageQuery } from '../../tasks/task-repository';
+import { whenAbandoned } from '../abandoned';
 import { Envelope, ok, okArrayJson } from '../envelope';
 import { ApiError } from '../errors';
 import { LIVE_TASK, TASK_APPS } from '../openapi';
@@ -122,9 +123,19 @@ export const taskRoutes: RoutePlugin<{
         response: { 200: Envelope(Type.Object({ task_id: Type.String() })) },
       },
     },
-    async (request) => {
-      const task = await tasks.start(request.body);
-      return ok({ task_id: task.task_id });
+    async (request, reply) => {
+      // A client that goes away while the source opens (the console's Cancel) drops the start:
+      // nothing of the task keeps running and nothing is stored.
+      const abandoned = whenAbandoned(request, reply);
+      try {
+        const task = await tasks.start(request.body, null, abandoned.signal);
+        return ok({ task_id: task.task_id });
+      } catch (error) {
+        if (abandoned.signal.aborted) return abandoned.drop('a task start', error);
+        throw error;
+      } finally {
+        abandoned.end();
+      }
     },
   );
 

@@ -35,8 +35,11 @@ export function AccountMenu({ onSignOut }: { onSignOut: () => void }) {
   const signedIn = mode === 'http' && session !== null;
   return (
     <details className="account-menu" ref={ref}>
-      <summary aria-label={t('account.menu')}>
-        <span aria-hidden="true">{signedIn ? session.username : t('account.display')}</span>
+      {/* Named by its visible text first (who is signed in), then what it holds: a name that contains
+          the visible text is one a voice-control user can say. */}
+      <summary>
+        {signedIn ? session.username : t('account.display')}
+        <span className="visually-hidden"> · {t('account.menu')}</span>
       </summary>
       <div className="account-panel">
         {signedIn && <p className="meta">{t('session.signedInAs', { user: session.username })}</p>}

@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import type { TaskSummary } from '../api';
-import { decodingState, overloadState } from '../health';
+import { clockBreaksText, decodingState, overloadState } from '../health';
 import { formatNumber } from '../i18n';
 import { useSession, useT } from '../store';
 import { redactCredentials, streamErrorKind } from '../tasks/stream-error';
@@ -63,6 +63,7 @@ export function HealthDetails({ task }: { task: TaskSummary }) {
       `${health.analysis_errors}${health.last_analysis_error ? ` — ${health.last_analysis_error}` : ''}`,
     ]);
   if (health.events_refused > 0) rows.push([t('health.eventsRefused'), String(health.events_refused)]);
+  if (health.clock_breaks > 0) rows.push([t('health.clockBreaks'), clockBreaksText(t, language, health)]);
   return (
     <section className="health-details" aria-label={t('health.title')}>
       <dl>

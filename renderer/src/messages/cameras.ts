@@ -41,6 +41,9 @@ export const en = {
   'health.ms': '{ms} ms',
   'health.analysisErrors': 'Analysis errors',
   'health.eventsRefused': 'Alarms refused as invalid (lost)',
+  'health.clockBreaks': 'Camera clock',
+  'health.clockBreaksText':
+    'The camera’s clock stepped back or jumped {count} {count|time|times}, last at {time}; alarms were kept (timed by the engine’s clock).',
   'health.overloaded': 'Overloaded',
   'health.engineLine': 'Engine’s status line',
   'health.hwUnavailable': 'Hardware decoding unavailable, using the CPU',
@@ -97,6 +100,9 @@ export const zhCN: Translation<typeof en> = {
   'health.ms': '{ms} 毫秒',
   'health.analysisErrors': '分析错误',
   'health.eventsRefused': '因无效被拒绝的告警（已丢失）',
+  'health.clockBreaks': '摄像机时钟',
+  'health.clockBreaksText':
+    '摄像机的时钟回退或跳变了 {count} 次，最近一次在 {time}；告警均已保留（按引擎时钟计时）。',
   'health.overloaded': '过载',
   'health.engineLine': '引擎状态行',
   'health.hwUnavailable': '硬件解码不可用，正在使用 CPU',

@@ -22,6 +22,8 @@ export const en = {
   'system.outboxOldest': 'Oldest waiting for {duration}',
   'system.outboxNone': 'Nothing waiting',
   'system.eventsRefused': '{count} alarms refused as invalid since the engine started: lost, never delivered',
+  'system.clockBreaks':
+    'Camera clocks stepped back or jumped {count} {count|time|times} since the engine started, last at {time}; alarms were kept.',
   'system.outboxChart': 'Callbacks waiting over the last minutes',
   'system.tasks': 'Tasks',
   'system.tasksFigures': '{running} running · {lost} stream lost · {total} listed',
@@ -83,6 +85,7 @@ export const zhCN: Translation<typeof en> = {
   'system.outbox': '回调积压',
   'system.outboxPending': '{count} 个等待中',
   'system.eventsRefused': '引擎启动以来 {count} 条告警因无效被拒绝：已丢失，未投递',
+  'system.clockBreaks': '引擎启动以来摄像机时钟回退或跳变了 {count} 次，最近一次在 {time}；告警均已保留。',
   'system.outboxOldest': '最早的已等待 {duration}',
   'system.outboxNone': '没有等待的回调',
   'system.outboxChart': '最近几分钟等待中的回调',

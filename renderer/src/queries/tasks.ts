@@ -59,9 +59,10 @@ export function invalidateTask(client: QueryClient, taskId: string | undefined):
   ]);
 }
 
-export const startTaskMutation = (transport: Transport, client: QueryClient) =>
+/** `signal()` gives each start the signal that stops its wait (the wizard's "Stop waiting"). */
+export const startTaskMutation = (transport: Transport, client: QueryClient, signal?: () => AbortSignal) =>
   mutationOptions({
-    mutationFn: (body: StartTaskBody) => startTask(transport, body),
+    mutationFn: (body: StartTaskBody) => startTask(transport, body, signal?.()),
     onSettled: (taskId: string | undefined) => invalidateTask(client, taskId),
   });
 

@@ -32,14 +32,14 @@ import {
 } from '../geometry/areas';
 import { type EditorState, polygonOf, shapeProblem } from '../geometry/editor';
 import type { Size } from '../geometry/viewport';
-import { sourceSize } from '../health';
+import { clockBreaksText, sourceSize } from '../health';
 import { useAiLive } from '../hooks/useAiLive';
 import { useNow } from '../hooks/useNow';
 import { useNames } from '../names/useNames';
 import { packagesQuery } from '../queries/packages';
 import { RUNNING_VIDEO, taskKeys, taskQuery, tasksQuery, updateTaskMutation } from '../queries/tasks';
 import { paths } from '../routes';
-import { useT } from '../store';
+import { useSession, useT } from '../store';
 import { stageAppsOf } from '../tasks/stage-apps';
 import { taskTitle } from '../tasks/title';
 import { ApiError } from '../transport';
@@ -108,6 +108,7 @@ export function LiveView({ taskId }: { taskId: string | null }) {
 /** `listed`: the task as the listing shows it, which names the node that runs it in a cluster. */
 function LiveTask({ taskId, listed }: { taskId: string; listed: TaskSummary | undefined }) {
   const t = useT();
+  const language = useSession((state) => state.language);
   const transport = useTransport();
   const queryClient = useQueryClient();
   const now = useNow(1000);
@@ -327,6 +328,11 @@ function LiveTask({ taskId, listed }: { taskId: string; listed: TaskSummary | un
       {reset.isError && <ErrorNotice error={reset.error} />}
       {!running && <p className="notice">{t('live.closed')}</p>}
       {running && <LiveCounts taskId={taskId} appName={names.app} />}
+      {running && data && data.health.clock_breaks > 0 && (
+        <p role="status" className="notice notice-warn clock-breaks">
+          {clockBreaksText(t, language, data.health)}
+        </p>
+      )}
       <RegionEditor
         apps={apps}
         editor={editor}

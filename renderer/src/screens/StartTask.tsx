@@ -2,12 +2,15 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useMemo, useReducer } from 'react';
 import { appsOf, type TaskMode } from '../api';
 import { Dialog } from '../components/Dialog';
+import { WaitProgress } from '../components/WaitProgress';
 import { useTransport } from '../context';
+import { useAbortable } from '../hooks/useAbortable';
 import { packagesQuery } from '../queries/packages';
 import { startTaskMutation } from '../queries/tasks';
 import { isSourceRefusal, refusalOf } from '../refusals/refusal';
 import { useT } from '../store';
 import { stageAppsOf } from '../tasks/stage-apps';
+import { redactCredentials } from '../tasks/stream-error';
 import { ApiError } from '../transport';
 import { AppsStep } from '../wizard/AppsStep';
 import { formPathOf, startBody, wizardErrors } from '../wizard/body';
@@ -45,8 +48,9 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
   const body = useMemo(() => startBody(state, stageApps), [state, stageApps]);
   const errors = useMemo(() => wizardErrors(state, stageApps, t), [state, stageApps, t]);
 
+  const waiting = useAbortable();
   const start = useMutation({
-    ...startTaskMutation(transport, queryClient),
+    ...startTaskMutation(transport, queryClient, waiting.begin),
     onSuccess: (taskId) => onStarted(taskId, state.mode),
     onError: (error) => {
       // One refusal at a time: the start's replaces the preview's.
@@ -105,6 +109,16 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
           <RegionsStep {...stepProps} stageApps={stageApps} errors={errors} preview={preview} />
         )}
         {step === 'output' && <OutputStep {...stepProps} errors={errors} startError={unplacedStartError} />}
+        {start.isPending && state.mode === 'video' && (
+          <WaitProgress
+            what={t('wizard.wait.start', { url: redactCredentials(state.videoUrl.trim()) })}
+            onCancel={() => {
+              // The engine drops a start whose client went away: nothing of it runs or is stored.
+              waiting.abort();
+              start.reset();
+            }}
+          />
+        )}
 
         <div className="dialog-actions">
           <button type="button" onClick={onClose}>

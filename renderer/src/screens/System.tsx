@@ -10,6 +10,7 @@ import {
   formatBytes,
   formatDuration,
   formatNumber,
+  formatTime,
   type Language,
   type MessageKey,
   type Translate,
@@ -151,6 +152,17 @@ function Overview({ info, samples, t, language }: PartProps) {
             total: info.tasks.total,
           })}
         </p>
+        {info.tasks.clock_breaks > 0 && (
+          <p role="status" className="notice notice-warn clock-breaks">
+            {t('system.clockBreaks', {
+              count: info.tasks.clock_breaks,
+              time:
+                info.tasks.last_clock_break_at === null
+                  ? '–'
+                  : formatTime(language, info.tasks.last_clock_break_at),
+            })}
+          </p>
+        )}
       </Figure>
     </div>
   );

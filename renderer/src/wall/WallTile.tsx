@@ -33,12 +33,12 @@ export function WallTile({ task, scale, focused, onSelect }: WallTileProps) {
   const lostSince = task.health.stream_lost_since;
   return (
     <li className={focused ? 'wall-tile wall-focused' : 'wall-tile'}>
-      <button
-        type="button"
-        className="wall-select"
-        onClick={onSelect}
-        aria-label={focused ? t('wall.unfocus', { name: title }) : t('wall.focus', { name: title })}
-      >
+      <button type="button" className="wall-select" onClick={onSelect}>
+        {/* Named by its content, not an aria-label: what the tile shows ("no signal since ...") is then
+            part of its name, as voice control and axe's label-content-name-mismatch want. */}
+        <span className="visually-hidden">
+          {focused ? t('wall.unfocus', { name: title }) : t('wall.focus', { name: title })}
+        </span>
         <TileVideo task={task} scale={scale} />
         {lostSince !== null && (
           <p className="wall-placeholder wall-no-signal">

@@ -4,7 +4,9 @@ import { ErrorNotice } from '../components/ErrorNotice';
 import { errorProps, FieldError } from '../components/FieldError';
 import { LiveVideo } from '../components/LiveVideo';
 import { isMediaFolderRefusal, MediaFolderHint } from '../components/MediaFolderHint';
+import { WaitProgress } from '../components/WaitProgress';
 import { useT } from '../store';
+import { redactCredentials } from '../tasks/stream-error';
 import type { StepProps } from './state';
 import type { PreviewControl } from './usePreview';
 
@@ -80,6 +82,12 @@ export function SourceStep({ state, dispatch, visible, preview, startRefusal, on
             <span className="hint">{t('wizard.videoUrlHint')}</span>
             <FieldError id={`${ids.url}-error`} message={visible('video_url')} />
           </div>
+          {preview.open.isPending && (
+            <WaitProgress
+              what={t('wizard.wait.preview', { url: redactCredentials(preview.open.variables ?? '') })}
+              onCancel={preview.cancel}
+            />
+          )}
           {/* One refusal at a time: the preview's, or else the start's (its message at the field). */}
           {preview.open.isError ? (
             <ErrorNotice error={preview.open.error} />

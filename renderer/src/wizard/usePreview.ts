@@ -2,6 +2,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { closePreview, type Preview, startPreview } from '../api';
 import type { VideoState } from '../components/HlsVideo';
+import { useAbortable } from '../hooks/useAbortable';
 import type { Transport } from '../transport';
 
 /**
@@ -21,15 +22,21 @@ export function usePreview(transport: Transport) {
     };
   }, [preview, transport]);
 
+  const waiting = useAbortable();
   const open = useMutation({
-    mutationFn: (url: string) => startPreview(transport, url),
+    mutationFn: (url: string) => startPreview(transport, url, waiting.begin()),
     onMutate: () => {
       setPreview(null);
       setVideoState(null);
     },
     onSuccess: setPreview,
   });
-  return { preview, videoState, setVideoState, open };
+  /** Stops waiting for the preview: the request is aborted and the engine drops its probe. */
+  const cancel = () => {
+    waiting.abort();
+    open.reset();
+  };
+  return { preview, videoState, setVideoState, open, cancel };
 }
 
 export type PreviewControl = ReturnType<typeof usePreview>;
