@@ -6,6 +6,7 @@ import { OutboxRepository } from '../engine/callbacks/outbox-repository';
 import { systemClock } from '../engine/clock';
 import { EventBus } from '../engine/events/bus';
 import { openDb } from '../engine/store/db';
+import type { TaskView } from '../engine/tasks/schema';
 import { type MessageKey, translate } from '../renderer/src/i18n';
 import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine';
 import { VIDEO } from './helpers/fixtures';
@@ -89,6 +90,15 @@ describe('names, never ids', () => {
     await expect
       .poll(() => optionsOf(optimization, 'Task'), POLL)
       .toEqual(['Choose a video task…', 'Front door · Person detection']);
+  }, 60_000);
+
+  it("says the Live view's figures in Chinese, never the engine's English line", async () => {
+    const live = await open(`/live/${taskId}`, 'zh-CN');
+    const meta = live.locator('.live-meta');
+    await expect.poll(() => meta.textContent(), POLL).toContain('帧/秒');
+    const { dump } = await c.api<TaskView>('GET', `/api/task/${taskId}`);
+    expect(dump).toMatch(/^running/);
+    expect(await meta.textContent()).not.toContain('running');
   }, 60_000);
 
   it('offers apps, rules and classes by name in the alarm filters', async () => {

@@ -198,12 +198,13 @@ describe('images screen (defect 10)', () => {
       app_ids: ['motion'],
     });
     const { page } = await signedInPage(`/images/${task_id}`, 'Images');
-    const status = page.locator('.upload-form .dump');
-    expect(await status.textContent()).toBe('running, 0 images received');
+    // In the operator's words, never the engine's English line ("running, 0 images received").
+    const status = page.locator('.upload-form .image-count');
+    expect(await status.textContent()).toBe('Images analysed: 0');
     await page.getByLabel('Image files').setInputFiles(join(FIXTURES, 'media', 'leuvenB.jpg'));
     await page.getByRole('button', { name: 'Upload and analyse' }).click();
     await page.getByRole('heading', { name: /leuvenB\.jpg/ }).waitFor();
-    await expect.poll(() => status.textContent(), { timeout: 10_000 }).toBe('running, 1 images received');
+    await expect.poll(() => status.textContent(), { timeout: 10_000 }).toBe('Images analysed: 1');
     await callApi(engine.url, token, 'DELETE', `/api/task/${task_id}`);
     await page.context().close();
     expect(pageErrors).toEqual([]);

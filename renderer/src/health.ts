@@ -1,7 +1,14 @@
 /** What the screens show of a task's health: typed figures from the engine, never its dump line. */
 import type { Hwaccel, TaskHealth } from '../../engine/contract';
 import type { Size } from './geometry/viewport';
-import { formatTime, type Language, type MessageKey, type Params, type Translate } from './i18n';
+import {
+  formatNumber,
+  formatTime,
+  type Language,
+  type MessageKey,
+  type Params,
+  type Translate,
+} from './i18n';
 
 /** The task table's figures; null where the task has no stream (image and diff tasks, closed ones). */
 export function taskFigures(health: TaskHealth): { fps: number | null; reconnects: number | null } {
@@ -55,5 +62,19 @@ export function clockBreaksText(
   return t('health.clockBreaksText', {
     count: health.clock_breaks,
     time: health.last_clock_break_at === null ? '–' : formatTime(language, health.last_clock_break_at),
+  });
+}
+
+/** What the task analyses, in the operator's words: the rate against its target, frames analysed and dropped. */
+export function analysedText(
+  t: Translate,
+  language: Language,
+  health: Pick<TaskHealth, 'analysed_fps' | 'target_fps' | 'frames_analysed' | 'frames_dropped'>,
+): string {
+  return t('health.analysedFigures', {
+    fps: formatNumber(language, health.analysed_fps),
+    target: health.target_fps === null ? '–' : formatNumber(language, health.target_fps),
+    frames: health.frames_analysed,
+    dropped: health.frames_dropped,
   });
 }

@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import type { TaskSummary } from '../api';
-import { clockBreaksText, decodingState, overloadState } from '../health';
+import { analysedText, clockBreaksText, decodingState, overloadState } from '../health';
 import { formatNumber } from '../i18n';
 import { useSession, useT } from '../store';
 import { redactCredentials, streamErrorKind } from '../tasks/stream-error';
@@ -25,15 +25,7 @@ export function HealthDetails({ task }: { task: TaskSummary }) {
         t('health.source'),
         t('health.sourceFigures', { width: stream.width, height: stream.height, fps: number(stream.fps) }),
       ]);
-    rows.push([
-      t('health.analysed'),
-      t('health.analysedFigures', {
-        fps: number(health.analysed_fps),
-        target: health.target_fps === null ? '–' : number(health.target_fps),
-        frames: health.frames_analysed,
-        dropped: health.frames_dropped,
-      }),
-    ]);
+    rows.push([t('health.analysed'), analysedText(t, language, health)]);
     rows.push([t('health.reconnects'), String(stream.reconnects)]);
     const decoding = decodingState(stream.decoder);
     rows.push([

@@ -139,7 +139,9 @@ function Uploads({ task }: { task: TaskSummary }) {
         <p className="meta">
           <span>{t(`mode.${task.mode}`)}</span>
           <span>{task.app_ids.join(', ')}</span>
-          <span className="dump">{task.dump}</span>
+          <span className="image-count">
+            {t('health.images')}: {task.health.images}
+          </span>
         </p>
         <div className="field-grid">
           {diff ? (

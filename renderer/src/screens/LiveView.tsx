@@ -32,7 +32,7 @@ import {
 } from '../geometry/areas';
 import { type EditorState, polygonOf, shapeProblem } from '../geometry/editor';
 import type { Size } from '../geometry/viewport';
-import { clockBreaksText, sourceSize } from '../health';
+import { analysedText, clockBreaksText, sourceSize } from '../health';
 import { useAiLive } from '../hooks/useAiLive';
 import { useNow } from '../hooks/useNow';
 import { useNames } from '../names/useNames';
@@ -307,7 +307,7 @@ function LiveTask({ taskId, listed }: { taskId: string; listed: TaskSummary | un
         {node && <span className="live-node">{node}</span>}
         <span>{data.video_url}</span>
         {source && <span>{t('live.sourceSize', { width: source.width, height: source.height })}</span>}
-        <span className="dump">{data.dump}</span>
+        {data.health.stream && <span>{analysedText(t, language, data.health)}</span>}
         {running && (
           <label className="heatmap-toggle">
             <input
