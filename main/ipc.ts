@@ -159,6 +159,9 @@ const routedPath = (path: string) =>
     .map((segment) => decodeURIComponent(segment))
     .join('/')}/`.toLowerCase();
 
+/** The page's name for one of its calls, so that it can cancel it (Channels.cancelRequest). */
+const RequestId = Type.String({ pattern: '^[A-Za-z0-9_-]{8,64}$' });
+
 export const EngineRequestSchema = Type.Object(
   {
     method: Type.Union([
@@ -175,10 +178,14 @@ export const EngineRequestSchema = Type.Object(
       ),
     ),
     body: Type.Optional(Type.Unknown()),
+    request_id: Type.Optional(RequestId),
   },
   { additionalProperties: false },
 );
 export type EngineRequestPayload = Static<typeof EngineRequestSchema>;
+
+export const CancelRequestSchema = Type.Object({ request_id: RequestId }, { additionalProperties: false });
+export type CancelRequestPayload = Static<typeof CancelRequestSchema>;
 
 export const InstallZapkSchema = Type.Object(
   { path: Type.String({ minLength: 1, maxLength: 4096 }) },
@@ -202,6 +209,7 @@ export const NoPayloadSchema = Type.Null();
 /** Every channel and its payload schema. */
 export const CHANNEL_SCHEMAS: Record<Channel, TSchema> = {
   [Channels.request]: EngineRequestSchema,
+  [Channels.cancelRequest]: CancelRequestSchema,
   [Channels.openZapk]: NoPayloadSchema,
   [Channels.installZapk]: InstallZapkSchema,
   [Channels.installZapkData]: InstallZapkDataSchema,
@@ -269,6 +277,12 @@ export function registerIpc(options: IpcOptions): () => void {
 
   const refuse = refuser(log);
   const confirm = options.confirm ?? askInDialog;
+  /**
+   * Engine calls the page named, by page and name: a page cancels only its own. As many as the page
+   * has calls in flight, each removed as it ends.
+   */
+  const inFlight = new Map<string, AbortController>();
+  const inFlightKey = (event: IpcMainInvokeEvent, requestId: string) => `${event.sender.id}:${requestId}`;
 
   const engineUrl = (path: string, query?: Record<string, string | number | boolean>): URL => {
     const base = new URL(options.engine.url);
@@ -287,6 +301,7 @@ export function registerIpc(options: IpcOptions): () => void {
     url: URL,
     makeBody: () => { body?: BodyInit; contentType?: string },
     timeoutMs: number,
+    cancelled?: AbortSignal,
   ): Promise<EngineResponse> => {
     for (let attempt = 0; ; attempt++) {
       const { body, contentType } = makeBody();
@@ -302,7 +317,9 @@ export function registerIpc(options: IpcOptions): () => void {
           headers,
           body: body ?? null,
           redirect: 'error',
-          signal: AbortSignal.timeout(timeoutMs),
+          signal: cancelled
+            ? AbortSignal.any([AbortSignal.timeout(timeoutMs), cancelled])
+            : AbortSignal.timeout(timeoutMs),
         });
       } catch (error) {
         throw new Error(`engine unreachable: ${error instanceof Error ? error.message : String(error)}`);
@@ -360,12 +377,23 @@ export function registerIpc(options: IpcOptions): () => void {
         }
       }
       const url = engineUrl(request.path, request.query);
-      return callEngine(
-        request.method,
-        url,
-        () => (json === undefined ? {} : { body: json, contentType: 'application/json' }),
-        requestTimeoutMs,
-      );
+      const makeBody = () => (json === undefined ? {} : { body: json, contentType: 'application/json' });
+      if (request.request_id === undefined)
+        return callEngine(request.method, url, makeBody, requestTimeoutMs);
+      const key = inFlightKey(event, request.request_id);
+      if (inFlight.has(key)) return refuse(Channels.request, 'request_id is already in use');
+      const cancel = new AbortController();
+      inFlight.set(key, cancel);
+      try {
+        return await callEngine(request.method, url, makeBody, requestTimeoutMs, cancel.signal);
+      } finally {
+        inFlight.delete(key);
+      }
+    },
+
+    [Channels.cancelRequest]: async (payload, event) => {
+      inFlight.get(inFlightKey(event, (payload as CancelRequestPayload).request_id))?.abort();
+      return null;
     },
 
     [Channels.openZapk]: async (_payload, event) => {

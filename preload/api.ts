@@ -18,6 +18,8 @@ export interface EngineRequest {
   query?: Record<string, QueryValue>;
   /** JSON body for POST and PUT. */
   body?: unknown;
+  /** The page's name for this call, for cancelRequest: 8 to 64 of A-Z a-z 0-9 _ -. */
+  request_id?: string;
 }
 
 export interface EngineResponse {
@@ -56,6 +58,8 @@ export interface SettingsView {
 
 export interface VisionConsoleApi {
   request(request: EngineRequest): Promise<EngineResponse>;
+  /** Aborts main's engine call for that request_id; nothing when it has ended. */
+  cancelRequest(requestId: string): Promise<null>;
   /** Opens the native file dialog filtered to .zapk; resolves to the chosen path or null when cancelled. */
   openZapk(): Promise<string | null>;
   /** Installs a package whose path came from openZapk (any other path is refused by main). */

@@ -3,8 +3,13 @@
  * The preload exposes exactly these, and main registers a validated handler for each.
  */
 export const Channels = {
-  /** {method, path, query?, body?} -> {status, body}: an engine API call made by main with its token. */
+  /** {method, path, query?, body?, request_id?} -> {status, body}: an engine API call made by main with its token. */
   request: 'engine:request',
+  /**
+   * {request_id} -> null: main aborts its engine call for that request (the page stopped waiting), so
+   * the engine sees the client go and drops the work (a source being opened, a task being started).
+   */
+  cancelRequest: 'engine:cancelRequest',
   /** null -> chosen .zapk path or null: main's open-file dialog; the path is granted for one install. */
   openZapk: 'dialog:openZapk',
   /** {path} -> {status, body}: main uploads a granted .zapk to POST /api/zapk. */

@@ -17,6 +17,7 @@ function push<T>(channel: string, listener: (payload: T) => void): () => void {
 
 const api: VisionConsoleApi = {
   request: (request: EngineRequest) => ipcRenderer.invoke(Channels.request, request),
+  cancelRequest: (requestId: string) => ipcRenderer.invoke(Channels.cancelRequest, { request_id: requestId }),
   openZapk: () => ipcRenderer.invoke(Channels.openZapk, null),
   installZapk: (path: string) => ipcRenderer.invoke(Channels.installZapk, { path }),
   installZapkData: ({ name, data }) => ipcRenderer.invoke(Channels.installZapkData, { name, data }),

@@ -71,6 +71,7 @@ async function openDesktop(path: string): Promise<Page> {
           });
           return { status: answer.status, body: await answer.json() };
         },
+        cancelRequest: async () => null,
         openZapk: async () => null,
         installZapk: () => Promise.reject(new Error('not in this test')),
         installZapkData: () => Promise.reject(new Error('not in this test')),

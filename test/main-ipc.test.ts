@@ -48,6 +48,8 @@ const appFrame = { url: 'app://console/index.html', parent: null };
 let server: Server;
 let engineUrl: string;
 const seen: Seen[] = [];
+/** Engine calls whose client (main) went away before an answer. */
+const hungUp: string[] = [];
 /** Tokens the server accepts; issueToken hands out token-1, token-2, ... */
 const validTokens = new Set<string>();
 let issued = 0;
@@ -105,6 +107,11 @@ beforeAll(async () => {
       const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
       if (!validTokens.has(token)) return send(401, { code: 40102, msg: 'invalid or expired token' });
       if (req.url?.startsWith('/api/task/missing')) return send(404, { code: 40401, msg: 'task not found' });
+      // Never answers: a source that does not open. Records when main's call goes away.
+      if (req.url === '/api/stream') {
+        res.on('close', () => hungUp.push(req.url ?? ''));
+        return;
+      }
       if (req.url === '/api/not-json') {
         res.writeHead(200, { 'content-type': 'text/html' });
         return res.end('<html></html>');
@@ -201,6 +208,7 @@ describe('channel registration', () => {
         'dialog:chooseDataDir',
         'dialog:chooseMediaDir',
         'dialog:openZapk',
+        'engine:cancelRequest',
         'engine:installZapk',
         'engine:installZapkData',
         'engine:request',
@@ -253,6 +261,35 @@ describe('engine:request forwarding', () => {
     expect(seen[0]?.method).toBe('POST');
     expect(seen[0]?.headers['content-type']).toBe('application/json');
     expect(JSON.parse(seen[0]?.body.toString() ?? '')).toEqual(body);
+  });
+
+  it("aborts the engine call a page cancels by its request_id, and only that page's", async () => {
+    hungUp.length = 0;
+    const waiting = invoke(Channels.request, [
+      {
+        method: 'POST',
+        path: '/api/stream',
+        body: { video_url: 'rtsp://cam' },
+        request_id: 'wizard-probe-1',
+      },
+    ]);
+    await expect.poll(() => seen.length).toBe(1);
+    // Another page's cancel (another sender) of the same name does nothing.
+    await electron.handlers.get(Channels.cancelRequest)?.(
+      { senderFrame: appFrame, sender: { id: 2 } },
+      { request_id: 'wizard-probe-1' },
+    );
+    await new Promise((done) => setTimeout(done, 100));
+    expect(hungUp).toEqual([]);
+    await expect(invoke(Channels.cancelRequest, [{ request_id: 'wizard-probe-1' }])).resolves.toBeNull();
+    await expect(waiting).rejects.toThrow(/engine unreachable/);
+    await expect.poll(() => hungUp).toEqual(['/api/stream']);
+    // Names are checked like every payload; an unknown one is no error (its call may have ended).
+    await expect(invoke(Channels.cancelRequest, [{ request_id: 'x' }])).rejects.toThrow(/invalid payload/);
+    await expect(invoke(Channels.cancelRequest, [{ request_id: 'ended-call-9' }])).resolves.toBeNull();
+    await expect(
+      invoke(Channels.request, [{ method: 'GET', path: '/api/tasks', request_id: 'bad id with spaces' }]),
+    ).rejects.toThrow(/invalid payload/);
   });
 
   it('passes error envelopes through with their HTTP status', async () => {

@@ -153,11 +153,16 @@ describe('http transport', () => {
 describe('ipc transport', () => {
   function fakeApi(answer: (request: EngineRequest) => Promise<{ status: number; body: unknown }>) {
     const calls: EngineRequest[] = [];
+    const cancelled: string[] = [];
     const listeners: Array<(event: EngineEvent) => void> = [];
     const api: VisionConsoleApi = {
       request: (request) => {
         calls.push(request);
         return answer(request);
+      },
+      cancelRequest: async (requestId) => {
+        cancelled.push(requestId);
+        return null;
       },
       openZapk: async () => '/home/u/pkg.zapk',
       installZapk: async () => ({ status: 200, body: { code: 0, msg: 'success', data: { zapk_id: 'pkg' } } }),
@@ -180,8 +185,33 @@ describe('ipc transport', () => {
       engineState: async () => ({ state: 'stopped' }),
       onEngineState: () => () => {},
     };
-    return { api, calls, listeners };
+    return { api, calls, cancelled, listeners };
   }
+
+  it('names a call the page may stop waiting for, and asks main to cancel it on abort', async () => {
+    let fail: (error: Error) => void = () => undefined;
+    const { api, calls, cancelled } = fakeApi(
+      () =>
+        new Promise((_, reject) => {
+          fail = reject;
+        }),
+    );
+    const transport = createIpcTransport(api);
+    const stop = new AbortController();
+    const waiting = transport.request(
+      'POST',
+      '/api/stream',
+      { video_url: 'rtsp://cam' },
+      { signal: stop.signal },
+    );
+    const requestId = calls[0]?.request_id;
+    expect(requestId).toMatch(/^[A-Za-z0-9_-]{8,64}$/);
+    stop.abort();
+    expect(cancelled).toEqual([requestId]);
+    // Main's aborted engine call fails the invoke: the page sees its own abort, not an engine error.
+    fail(new Error("Error invoking remote method 'engine:request': Error: engine unreachable: aborted"));
+    await expect(waiting).rejects.toMatchObject({ name: 'AbortError' });
+  });
 
   it('passes method, path, query and body to main and unwraps the envelope', async () => {
     const { api, calls } = fakeApi(async () => ({

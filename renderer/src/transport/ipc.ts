@@ -24,7 +24,13 @@ export function createIpcTransport(api: VisionConsoleApi): Transport {
   return {
     kind: 'ipc',
     async request<T>(method: HttpMethod, path: string, body?: unknown, options?: RequestOptions) {
-      options?.signal?.throwIfAborted();
+      const signal = options?.signal;
+      signal?.throwIfAborted();
+      // A call the page may stop waiting for is named, so that main aborts its engine call too: the
+      // engine then drops the work (a source being opened) instead of finishing it unseen.
+      const requestId = signal ? crypto.randomUUID() : undefined;
+      const cancel = () => void api.cancelRequest(requestId as string).catch(() => undefined);
+      signal?.addEventListener('abort', cancel, { once: true });
       let response: Awaited<ReturnType<VisionConsoleApi['request']>>;
       try {
         response = await api.request({
@@ -32,9 +38,13 @@ export function createIpcTransport(api: VisionConsoleApi): Transport {
           path,
           ...(options?.query ? { query: options.query } : {}),
           ...(body !== undefined ? { body } : {}),
+          ...(requestId ? { request_id: requestId } : {}),
         });
       } catch (error) {
+        signal?.throwIfAborted();
         throw new ApiError(0, NO_ENVELOPE, ipcErrorMessage(error));
+      } finally {
+        signal?.removeEventListener('abort', cancel);
       }
       return toEnvelope<T>(response.status, response.body) as Envelope<T>;
     },
