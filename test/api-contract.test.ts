@@ -1099,8 +1099,8 @@ describe('upload checks, and endpoints whose analysis comes later: validated, th
         json: { app_ids: ['person'], rtmp: 'rtmp://127.0.0.1/live/x', bitrate: 2000 },
       }),
     ) as { stream: string; hls_url: string; rtmp: string; bitrate: number };
-    // The contract's three fields, and the extension: the bitrate step the video is encoded at.
-    expect(Object.keys(live).sort()).toEqual(['bitrate', 'hls_url', 'rtmp', 'stream']);
+    // The contract's three fields, and the extensions: the bitrate step and the size it is encoded at.
+    expect(Object.keys(live).sort()).toEqual(['bitrate', 'height', 'hls_url', 'rtmp', 'stream', 'width']);
     expect(live.bitrate).toBe(2000);
     expect(live.rtmp).toBe('rtmp://127.0.0.1/live/x');
     expect(live.hls_url).toMatch(
