@@ -45,6 +45,8 @@ export const MAX_SITE_LOGIN_CHECKS = 32;
  * a burst of guesses) the login is refused as busy, never let through uncounted.
  */
 const CAS_TRIES = 16;
+/** The longest random wait between two compare-and-set tries of one count, ms. */
+const MAX_CAS_PAUSE_MS = 32;
 
 interface Window {
   start: number;
@@ -196,6 +198,9 @@ export class SiteLogins implements SharedLoginCount {
         return window;
       } catch (error) {
         if (!lostRace(error)) throw error;
+        // Writers that lost to one another draw a random wait, doubling its bound each time: a burst
+        // of guesses at one key spreads out instead of losing again together (and being told busy).
+        await sleep(Math.random() * Math.min(2 ** tries, MAX_CAS_PAUSE_MS));
       }
     }
     throw new LoginCountBusy(`the site's count of a login changed ${CAS_TRIES} times while it was written`);
