@@ -2,17 +2,12 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Outbox } from '../engine/callbacks/outbox';
-import { OutboxRepository } from '../engine/callbacks/outbox-repository';
-import { systemClock } from '../engine/clock';
-import { EventBus } from '../engine/events/bus';
-import { openDb } from '../engine/store/db';
 import { type Language, type MessageKey, translate } from '../renderer/src/i18n';
 import { type AxeViolation, blockingViolations } from './helpers/axe';
 import { openAccountMenu } from './helpers/browser';
 import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine';
 import { VIDEO } from './helpers/fixtures';
-import { message } from './helpers/receiver';
+import { storeAlarms } from './helpers/stored-alarms';
 
 /*
  * Accessibility and looks in Chromium, against an engine in its own process serving the built
@@ -35,25 +30,11 @@ const SIZES = [
 let c: ConsoleEngine;
 let taskId: string;
 
-function storeAlarms(dataDir: string): void {
-  const db = openDb(dataDir);
-  const outbox = new Outbox(
-    new OutboxRepository(db),
-    { listedTaskIds: () => [ALARM_CAMERA] },
-    systemClock,
-    new EventBus(),
-  );
-  for (let i = 1; i <= 3; i++)
-    outbox.enqueue(
-      { task_id: ALARM_CAMERA, report_url: '' },
-      { ...message(ALARM_CAMERA, i), timestamp: Date.now() },
-    );
-  db.close();
-}
-
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  c = await startConsoleEngine('console-access', { prepare: storeAlarms });
+  c = await startConsoleEngine('console-access', {
+    prepare: (dataDir) => storeAlarms(dataDir, ALARM_CAMERA),
+  });
   await c.installExample();
   ({ task_id: taskId } = await c.api<{ task_id: string }>('POST', '/api/task', {
     zapk_id: 'coco-yolox-nano',

@@ -1,17 +1,12 @@
 import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Outbox } from '../engine/callbacks/outbox';
-import { OutboxRepository } from '../engine/callbacks/outbox-repository';
-import { systemClock } from '../engine/clock';
-import { EventBus } from '../engine/events/bus';
-import { openDb } from '../engine/store/db';
 import type { TaskView } from '../engine/tasks/schema';
 import { type MessageKey, translate } from '../renderer/src/i18n';
 import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine';
 import { VIDEO } from './helpers/fixtures';
-import { message } from './helpers/receiver';
 import { freePort } from './helpers/rtmp-source';
+import { storeAlarms } from './helpers/stored-alarms';
 
 /*
  * Plain words in Chromium, against an engine in its own process serving the built console: cameras,
@@ -32,25 +27,8 @@ let c: ConsoleEngine;
 let taskId: string;
 const pages: Page[] = [];
 
-/** Alarms of the person app (rule "person:0", class "0"), stored before the engine starts. */
-function storeAlarms(dataDir: string): void {
-  const db = openDb(dataDir);
-  const outbox = new Outbox(
-    new OutboxRepository(db),
-    { listedTaskIds: () => [OLD_CAMERA] },
-    systemClock,
-    new EventBus(),
-  );
-  for (let i = 1; i <= 3; i++)
-    outbox.enqueue(
-      { task_id: OLD_CAMERA, report_url: '' },
-      { ...message(OLD_CAMERA, i), timestamp: Date.now() },
-    );
-  db.close();
-}
-
 beforeAll(async () => {
-  c = await startConsoleEngine('console-words', { prepare: storeAlarms });
+  c = await startConsoleEngine('console-words', { prepare: (dataDir) => storeAlarms(dataDir, OLD_CAMERA) });
   await c.installExample();
   ({ task_id: taskId } = await c.api<{ task_id: string }>('POST', '/api/task', {
     zapk_id: 'coco-yolox-nano',
