@@ -65,12 +65,17 @@ const boxTypes = (data: Buffer) => {
   return types;
 };
 
-/** The task's node and the other one, as the site says now. */
-async function roles(): Promise<{ owner: SiteEngine; other: SiteEngine }> {
-  const node = (await siteOf(engines[0] as SiteEngine)).assignments[taskId]?.node;
-  const owner = engines.find((engine) => engine.name === node);
-  if (!owner) throw new Error(`task ${taskId} on ${node}`);
-  return { owner, other: engines.find((engine) => engine !== owner) as SiteEngine };
+/**
+ * The task's node and the other one, as the site says: once e1 sees the assignment too (beforeAll
+ * waited for e2's view, which e1's may trail by a watch).
+ */
+function roles(): Promise<{ owner: SiteEngine; other: SiteEngine }> {
+  return settled('the camera assigned, as e1 sees it', async () => {
+    const node = (await siteOf(engines[0] as SiteEngine)).assignments[taskId]?.node;
+    const owner = engines.find((engine) => engine.name === node);
+    if (!owner) throw new Error(`task ${taskId} on ${node}`);
+    return { owner, other: engines.find((engine) => engine !== owner) as SiteEngine };
+  });
 }
 
 /** An AI video of the task, asked of the node that does not run it (proxied there over HTTP). */
