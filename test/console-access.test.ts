@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Language, type MessageKey, translate } from '../renderer/src/i18n';
 import { type AxeViolation, blockingViolations } from './helpers/axe';
 import { openAccountMenu } from './helpers/browser';
-import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine';
+import type { ConsoleEngine } from './helpers/console-engine';
 import { VIDEO } from './helpers/fixtures';
-import { storeAlarms } from './helpers/stored-alarms';
+import { startFrontDoor } from './helpers/front-door';
 
 /*
  * Accessibility and looks in Chromium, against an engine in its own process serving the built
@@ -32,17 +32,7 @@ let taskId: string;
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  c = await startConsoleEngine('console-access', {
-    prepare: (dataDir) => storeAlarms(dataDir, ALARM_CAMERA),
-  });
-  await c.installExample();
-  ({ task_id: taskId } = await c.api<{ task_id: string }>('POST', '/api/task', {
-    zapk_id: 'coco-yolox-nano',
-    app_ids: ['person'],
-    video_url: VIDEO,
-    name: 'Front door',
-    analysis_fps: 1,
-  }));
+  ({ c, taskId } = await startFrontDoor('console-access', ALARM_CAMERA));
 }, 180_000);
 
 afterAll(async () => {
@@ -111,20 +101,14 @@ const SCREENS: ScreenState[] = [
     name: 'wizard-regions',
     path: '/tasks',
     act: async (page, t) => {
-      const wizard = await wizardAt(page, t);
-      await wizard.getByRole('combobox', { name: t('wizard.package') }).selectOption('builtin');
-      await wizard.getByRole('checkbox').first().check();
-      await wizard.getByRole('button', { name: t('wizard.next') }).click();
+      await wizardAtRegions(page, t);
     },
   },
   {
     name: 'wizard-output',
     path: '/tasks',
     act: async (page, t) => {
-      const wizard = await wizardAt(page, t);
-      await wizard.getByRole('combobox', { name: t('wizard.package') }).selectOption('builtin');
-      await wizard.getByRole('checkbox').first().check();
-      await wizard.getByRole('button', { name: t('wizard.next') }).click();
+      const wizard = await wizardAtRegions(page, t);
       await wizard.getByRole('button', { name: t('wizard.next') }).click();
       await wizard.getByRole('button', { name: t('wizard.start') }).waitFor(POLL);
     },
@@ -132,6 +116,15 @@ const SCREENS: ScreenState[] = [
 ];
 
 /** The wizard opened on the fixture video, on its apps step. */
+/** The wizard on its regions step, for the built-in package's first app. */
+async function wizardAtRegions(page: Page, t: (key: MessageKey) => string) {
+  const wizard = await wizardAt(page, t);
+  await wizard.getByRole('combobox', { name: t('wizard.package') }).selectOption('builtin');
+  await wizard.getByRole('checkbox').first().check();
+  await wizard.getByRole('button', { name: t('wizard.next') }).click();
+  return wizard;
+}
+
 async function wizardAt(page: Page, t: (key: MessageKey) => string) {
   await page.getByRole('button', { name: t('tasks.new') }).click();
   const wizard = page.getByRole('dialog', { name: t('wizard.title') });

@@ -3,10 +3,9 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskView } from '../engine/tasks/schema';
 import { type MessageKey, translate } from '../renderer/src/i18n';
-import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine';
-import { VIDEO } from './helpers/fixtures';
+import type { ConsoleEngine } from './helpers/console-engine';
+import { startFrontDoor } from './helpers/front-door';
 import { freePort } from './helpers/rtmp-source';
-import { storeAlarms } from './helpers/stored-alarms';
 
 /*
  * Plain words in Chromium, against an engine in its own process serving the built console: cameras,
@@ -28,15 +27,7 @@ let taskId: string;
 const pages: Page[] = [];
 
 beforeAll(async () => {
-  c = await startConsoleEngine('console-words', { prepare: (dataDir) => storeAlarms(dataDir, OLD_CAMERA) });
-  await c.installExample();
-  ({ task_id: taskId } = await c.api<{ task_id: string }>('POST', '/api/task', {
-    zapk_id: 'coco-yolox-nano',
-    app_ids: ['person'],
-    video_url: VIDEO,
-    name: 'Front door',
-    analysis_fps: 1,
-  }));
+  ({ c, taskId } = await startFrontDoor('console-words', OLD_CAMERA));
 }, 180_000);
 
 afterAll(async () => {
