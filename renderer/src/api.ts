@@ -99,6 +99,14 @@ export type TaskFilter = Omit<TaskListQuery, 'with_areas'>;
 
 const withSignal = (signal?: AbortSignal) => (signal ? { signal } : {});
 
+/** A query's given fields (those left undefined mean "any"). */
+const given = (query: object) =>
+  Object.fromEntries(
+    Object.entries(query).filter(
+      (entry): entry is [string, string | number | boolean] => entry[1] !== undefined,
+    ),
+  );
+
 export async function listPackages(transport: Transport, signal?: AbortSignal): Promise<ZapkPackage[]> {
   const envelope = await transport.request<ZapkPackage[]>('GET', '/api/zapk', undefined, withSignal(signal));
   return Array.isArray(envelope.data) ? envelope.data : [];
@@ -488,14 +496,9 @@ export async function listAlarms(
   query: AlarmQuery,
   signal?: AbortSignal,
 ): Promise<AlarmPage> {
-  const given = Object.fromEntries(
-    Object.entries(query).filter(
-      (entry): entry is [string, string | number | boolean] => entry[1] !== undefined,
-    ),
-  );
   return (
     await transport.request<AlarmPage>('GET', '/api/alarms', undefined, {
-      query: given,
+      query: given(query),
       ...withSignal(signal),
     })
   ).data;
@@ -513,4 +516,195 @@ export async function reviewAlarms(
 ): Promise<number> {
   const body = { event_ids: eventIds, reviewed };
   return (await transport.request<{ updated: number }>('PUT', '/api/alarms/review', body)).data.updated;
+}
+
+/*
+ * Review items and clips (issue 35; /work/brief/clips-api.md). The engine's schemas for these shapes
+ * are built beside the console; until they are in engine/contract these interfaces follow that
+ * document word for word.
+ */
+
+export interface Clip {
+  clip_id: string;
+  task_id: string;
+  event_id: string | null;
+  state: 'pending' | 'ready' | 'none';
+  reason: string | null;
+  start: number | null;
+  end: number | null;
+  preroll_short: boolean;
+  bytes: number;
+  codec: string | null;
+  /** The stream's frame rate (an addition the console asked for); absent or null when not known. */
+  fps?: number | null;
+  url: string | null;
+}
+
+export interface ReviewItem {
+  item_id: string;
+  task_id: string;
+  task_name: string | null;
+  track_id: string | null;
+  apps: string[];
+  rules: string[];
+  classes: string[];
+  start: number;
+  end: number;
+  alarm_count: number;
+  peak_score: number;
+  best_event_id: string;
+  first_event_id: string;
+  thumbnail_url: string | null;
+  clip: Clip | null;
+  reviewed_at: number | null;
+}
+
+export interface ReviewItemDetail extends ReviewItem {
+  alarms: AlarmView[];
+  more: boolean;
+}
+
+export interface ReviewItemPage {
+  items: ReviewItem[];
+  total: number;
+  next_before: number | null;
+}
+
+export type ReviewItemQuery = Omit<AlarmQuery, 'before' | 'limit'>;
+
+export interface TimelineMark {
+  item_id: string;
+  start: number;
+  end: number;
+  peak_score: number;
+  classes: string[];
+  reviewed: boolean;
+}
+
+export interface Timeline {
+  items: TimelineMark[];
+  truncated?: boolean;
+}
+
+export type IgnoreKind = 'class' | 'mask';
+
+export type IgnoreProposal =
+  | { kind: 'class'; task_id: string; app_ids: string[]; classes: string[]; undo?: string }
+  | {
+      kind: 'mask';
+      task_id: string;
+      app_ids: string[];
+      frame: { width: number; height: number };
+      polygon: Array<{ x: number; y: number }>;
+      undo?: string;
+    };
+
+export interface ClipSettings {
+  enabled: boolean;
+  pre_s: number;
+  post_s: number;
+  max_post_s: number;
+  quota_bytes: number;
+  retention_days: number;
+}
+
+export interface ClipUsage {
+  count: number;
+  bytes: number;
+  quota_bytes: number;
+  dropped: { quota: number; retention: number; disk_full: number };
+  last_error: string | null;
+  last_error_at: number | null;
+}
+
+/** Review items, newest first, filtered and paged like the alarms (GET /api/review/items). */
+export async function listReviewItems(
+  transport: Transport,
+  query: ReviewItemQuery & { before?: number; limit?: number },
+  signal?: AbortSignal,
+): Promise<ReviewItemPage> {
+  return (
+    await transport.request<ReviewItemPage>('GET', '/api/review/items', undefined, {
+      query: given(query),
+      ...withSignal(signal),
+    })
+  ).data;
+}
+
+export async function getReviewItem(
+  transport: Transport,
+  itemId: string,
+  signal?: AbortSignal,
+): Promise<ReviewItemDetail> {
+  return (
+    await transport.request<ReviewItemDetail>(
+      'GET',
+      apiPath`/api/review/items/${itemId}`,
+      undefined,
+      withSignal(signal),
+    )
+  ).data;
+}
+
+/** Marks the items named, or every item the filter shows, reviewed (or not); the engine's count. */
+export async function reviewItems(
+  transport: Transport,
+  target: { itemIds: string[] } | { filter: ReviewItemQuery },
+  reviewed: boolean,
+): Promise<number> {
+  const body =
+    'itemIds' in target ? { item_ids: target.itemIds, reviewed } : { filter: given(target.filter), reviewed };
+  return (await transport.request<{ updated: number }>('POST', '/api/review/items/review', body)).data
+    .updated;
+}
+
+export async function reviewTimeline(
+  transport: Transport,
+  query: { task_id: string; since: number; until: number },
+  signal?: AbortSignal,
+): Promise<Timeline> {
+  return (
+    await transport.request<Timeline>('GET', '/api/review/timeline', undefined, {
+      query,
+      ...withSignal(signal),
+    })
+  ).data;
+}
+
+export async function ignoreItem(
+  transport: Transport,
+  itemId: string,
+  kind: IgnoreKind,
+  apply: boolean,
+): Promise<{ proposal: IgnoreProposal; applied: boolean }> {
+  return (
+    await transport.request<{ proposal: IgnoreProposal; applied: boolean }>(
+      'POST',
+      apiPath`/api/review/items/${itemId}/ignore`,
+      { kind, apply },
+    )
+  ).data;
+}
+
+export async function clipInfo(transport: Transport, clipId: string, signal?: AbortSignal): Promise<Clip> {
+  return (
+    await transport.request<Clip>('GET', apiPath`/api/clips/${clipId}/info`, undefined, withSignal(signal))
+  ).data;
+}
+
+/** Cuts the last `seconds` the camera's buffer holds into a clip of its own ("Save clip"). */
+export async function saveClip(transport: Transport, taskId: string, seconds: number): Promise<Clip> {
+  return (await transport.request<Clip>('POST', apiPath`/api/task/${taskId}/clip`, { seconds })).data;
+}
+
+export async function getClipSettings(transport: Transport, signal?: AbortSignal): Promise<ClipSettings> {
+  return (await transport.request<ClipSettings>('GET', '/api/settings/clips', undefined, withSignal(signal)))
+    .data;
+}
+
+export async function putClipSettings(
+  transport: Transport,
+  body: Partial<ClipSettings>,
+): Promise<ClipSettings> {
+  return (await transport.request<ClipSettings>('PUT', '/api/settings/clips', body)).data;
 }

@@ -8,11 +8,13 @@ import * as account from './account';
 import * as areas from './areas';
 import * as audit from './audit';
 import * as cameras from './cameras';
+import * as clips from './clips';
 import * as common from './common';
 import * as defects from './defects';
 import * as events from './events';
 import * as heatmap from './heatmap';
 import * as images from './images';
+import * as items from './items';
 import * as listing from './listing';
 import * as live from './live';
 import * as media from './media';
@@ -42,11 +44,13 @@ export const featureMessages = {
     ...areas.en,
     ...audit.en,
     ...cameras.en,
+    ...clips.en,
     ...common.en,
     ...defects.en,
     ...events.en,
     ...heatmap.en,
     ...images.en,
+    ...items.en,
     ...listing.en,
     ...live.en,
     ...media.en,
@@ -72,11 +76,13 @@ export const featureMessages = {
     ...areas.zhCN,
     ...audit.zhCN,
     ...cameras.zhCN,
+    ...clips.zhCN,
     ...common.zhCN,
     ...defects.zhCN,
     ...events.zhCN,
     ...heatmap.zhCN,
     ...images.zhCN,
+    ...items.zhCN,
     ...listing.zhCN,
     ...live.zhCN,
     ...media.zhCN,

@@ -35,6 +35,7 @@ import type { Size } from '../geometry/viewport';
 import { analysedText, clockBreaksText, sourceSize } from '../health';
 import { useAiLive } from '../hooks/useAiLive';
 import { useNow } from '../hooks/useNow';
+import { SaveClip } from '../live/SaveClip';
 import { useNames } from '../names/useNames';
 import { packagesQuery } from '../queries/packages';
 import { RUNNING_VIDEO, taskKeys, taskQuery, tasksQuery, updateTaskMutation } from '../queries/tasks';
@@ -95,6 +96,7 @@ export function LiveView({ taskId }: { taskId: string | null }) {
             {t('live.optimize')}
           </Link>
         )}
+        {taskId && <SaveClip key={taskId} taskId={taskId} />}
       </div>
       {tasks.isError && <ErrorNotice error={tasks.error} />}
       {!taskId && <p>{videoTasks.length === 0 ? t('live.noTasks') : t('live.pick')}</p>}
