@@ -535,8 +535,6 @@ export interface Clip {
   preroll_short: boolean;
   bytes: number;
   codec: string | null;
-  /** The stream's frame rate (an addition the console asked for); absent or null when not known. */
-  fps?: number | null;
   url: string | null;
 }
 
@@ -570,7 +568,7 @@ export interface ReviewItemPage {
   next_before: number | null;
 }
 
-export type ReviewItemQuery = Omit<AlarmQuery, 'before' | 'limit'>;
+export type ReviewItemQuery = Omit<AlarmQuery, 'rule' | 'before' | 'limit'>;
 
 export interface TimelineMark {
   item_id: string;
@@ -588,16 +586,18 @@ export interface Timeline {
 
 export type IgnoreKind = 'class' | 'mask';
 
-export type IgnoreProposal =
-  | { kind: 'class'; task_id: string; app_ids: string[]; classes: string[]; undo?: string }
-  | {
-      kind: 'mask';
-      task_id: string;
-      app_ids: string[];
-      frame: { width: number; height: number };
-      polygon: Array<{ x: number; y: number }>;
-      undo?: string;
-    };
+/** The task update that would ignore an item's object on its camera (or did, once applied). */
+export interface IgnoreProposal {
+  kind: IgnoreKind;
+  task_id: string;
+  apps: string[];
+  /** kind class: the classes dropped on this camera. */
+  classes: string[];
+  /** kind mask: the excluded region, [x, y] in source-frame pixels. */
+  mask: number[][] | null;
+  frame_fraction: number | null;
+  request: { method: 'PUT'; path: string; body: Record<string, unknown> };
+}
 
 export interface ClipSettings {
   enabled: boolean;

@@ -15,7 +15,7 @@ export function AlarmFilters({ facets }: { facets: AlarmFacets | undefined }) {
   const title = useTaskTitle();
   const names = useNames();
   const choice = (
-    key: 'taskId' | 'appId' | 'rule' | 'classId',
+    key: 'taskId' | 'appId' | 'classId',
     label: string,
     values: string[],
     name = (v: string) => v,
@@ -42,7 +42,6 @@ export function AlarmFilters({ facets }: { facets: AlarmFacets | undefined }) {
       <legend className="visually-hidden">{t('alarms.filters')}</legend>
       {choice('taskId', t('alarms.camera'), facets?.tasks ?? [], title)}
       {choice('appId', t('alarms.app'), facets?.apps ?? [], names.app)}
-      {choice('rule', t('alarms.rule'), facets?.rules ?? [], names.rule)}
       {choice('classId', t('alarms.class'), facets?.classes ?? [], (id) =>
         names.class(id, filter.appId || (facets?.apps ?? [])),
       )}

@@ -60,7 +60,7 @@ export function ClipPlayer({ clip, poster, alarms, name, seek }: ClipPlayerProps
     return boxes ? [{ timestamp: alarm.timestamp, boxes }] : [];
   });
   const shown = clip.start === null ? undefined : alarmsAt(withBoxes, clip.start, time)[0];
-  const fps = clip.fps ?? measured ?? FALLBACK_FPS;
+  const fps = measured ?? FALLBACK_FPS;
 
   useEffect(() => {
     const element = video.current;

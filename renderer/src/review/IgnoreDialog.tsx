@@ -55,7 +55,7 @@ export function IgnoreDialog({ item, poster, name, onClose }: IgnoreDialogProps)
       {proposal && <ProposalView proposal={proposal} poster={poster} name={name} />}
       {applied ? (
         <p role="status" className="notice">
-          {t('ignore.applied')} {apply.data?.proposal.undo ?? t('ignore.undo')}
+          {t('ignore.applied')} {t('ignore.undo')}
         </p>
       ) : (
         <p className="hint">{t('ignore.confirmHint')}</p>
@@ -91,25 +91,48 @@ function ProposalView({
 }) {
   const t = useT();
   const names = useNames();
+  // The mask is in the source frame's pixels: the snapshot's own size.
+  const [frame, setFrame] = useState<{ width: number; height: number } | null>(null);
   if (proposal.kind === 'class')
     return (
       <p className="ignore-proposal">
         {t('ignore.classProposal', {
-          classes: proposal.classes.map((id) => names.class(id, proposal.app_ids)).join(', '),
-          apps: proposal.app_ids.map(names.app).join(', '),
+          classes: proposal.classes.map((id) => names.class(id, proposal.apps)).join(', '),
+          apps: proposal.apps.map(names.app).join(', '),
           name,
         })}
       </p>
     );
-  const { width, height } = proposal.frame;
-  const points = proposal.polygon.map((point) => `${point.x},${point.y}`).join(' ');
+  const points = (proposal.mask ?? []).map(([x, y]) => `${x},${y}`).join(' ');
   return (
     <figure className="ignore-proposal">
-      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={t('ignore.maskAlt', { name })}>
-        {poster && <image href={poster} width={width} height={height} preserveAspectRatio="none" />}
-        <polygon className="ignore-mask" points={points} />
-      </svg>
-      <figcaption>{t('ignore.maskProposal', { name })}</figcaption>
+      <div className="ignore-stage">
+        {poster && (
+          <img
+            src={poster}
+            alt=""
+            onLoad={(event) =>
+              setFrame({ width: event.currentTarget.naturalWidth, height: event.currentTarget.naturalHeight })
+            }
+          />
+        )}
+        {frame && (
+          <svg
+            viewBox={`0 0 ${frame.width} ${frame.height}`}
+            preserveAspectRatio="none"
+            role="img"
+            aria-label={t('ignore.maskAlt', { name })}
+          >
+            <polygon className="ignore-mask" points={points} />
+          </svg>
+        )}
+      </div>
+      <figcaption>
+        {t('ignore.maskProposal', {
+          name,
+          percent: Math.round((proposal.frame_fraction ?? 0) * 100),
+        })}
+      </figcaption>
     </figure>
   );
 }

@@ -63,9 +63,12 @@ export function ItemDetail({ itemId, initial }: { itemId: string; initial: Revie
       {clip?.state === 'ready' && (
         <ClipPlayer clip={clip} poster={poster} alarms={detail.data?.alarms ?? []} name={name} seek={seek} />
       )}
-      {clip?.state !== 'ready' && shown.thumbnail_url && poster && (
-        <img className="alarm-picture" src={poster} alt={t('alarms.snapshotAlt', { name })} />
-      )}
+      {clip?.state !== 'ready' &&
+        (shown.thumbnail_url ? (
+          poster && <img className="alarm-picture" src={poster} alt={t('alarms.snapshotAlt', { name })} />
+        ) : (
+          <p>{t('alarms.imageDropped')}</p>
+        ))}
       <div className="button-row">
         <button
           type="button"
@@ -82,6 +85,17 @@ export function ItemDetail({ itemId, initial }: { itemId: string; initial: Revie
         <button type="button" onClick={() => setIgnoring(true)}>
           {t('items.ignore')}
         </button>
+        <a
+          className="button"
+          href={
+            access
+              ? (engineLink(apiPath`/api/alarms/${shown.best_event_id}/export`, access) ?? undefined)
+              : undefined
+          }
+          download
+        >
+          {t('alarms.export')}
+        </a>
       </div>
       {review.isError && <ErrorNotice error={review.error} />}
       {detail.isError && <ErrorNotice error={detail.error} />}
@@ -120,7 +134,7 @@ export function ItemDetail({ itemId, initial }: { itemId: string; initial: Revie
                           type="button"
                           onClick={() => setSeek((previous) => ({ time: at, n: (previous?.n ?? 0) + 1 }))}
                         >
-                          {t('items.showInClip', { time: time(alarm.timestamp) })}
+                          {t('items.showInClip')}
                         </button>
                       )}
                     </td>

@@ -4,12 +4,11 @@
  */
 import { create } from 'zustand';
 import { createJSONStorage, persist } from 'zustand/middleware';
-import type { AlarmQuery } from '../api';
+import type { ReviewItemQuery } from '../api';
 
 export interface AlarmFilter {
   taskId: string;
   appId: string;
-  rule: string;
   classId: string;
   /** 'all', or only alarms not yet reviewed, or only reviewed ones. */
   reviewed: 'all' | 'no' | 'yes';
@@ -23,7 +22,6 @@ export interface AlarmFilter {
 export const EMPTY_FILTER: AlarmFilter = {
   taskId: '',
   appId: '',
-  rule: '',
   classId: '',
   reviewed: 'no',
   minScore: 0,
@@ -36,12 +34,11 @@ const time = (local: string) => {
   return Number.isFinite(ms) ? ms : undefined;
 };
 
-/** The filter as GET /api/alarms takes it (absent fields are "any"). */
-export function toQuery(filter: AlarmFilter): AlarmQuery {
+/** The filter as GET /api/review/items takes it (absent fields are "any"). */
+export function toQuery(filter: AlarmFilter): ReviewItemQuery {
   return {
     task_id: filter.taskId || undefined,
     app_id: filter.appId || undefined,
-    rule: filter.rule || undefined,
     class_id: filter.classId || undefined,
     reviewed: filter.reviewed === 'all' ? undefined : filter.reviewed === 'yes',
     min_score: filter.minScore > 0 ? filter.minScore : undefined,

@@ -243,7 +243,7 @@ export function Alarms() {
       {camera && (
         <Timeline
           taskId={camera}
-          name={title(camera)}
+          name={(opened === null ? current?.task_name : null) ?? title(camera)}
           day={day ?? current?.start ?? Date.now()}
           onDay={setDay}
           openItemId={openId}
