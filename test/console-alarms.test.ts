@@ -10,15 +10,17 @@ import { systemClock } from '../engine/clock';
 import type { AlarmPage } from '../engine/contract';
 import { EventBus } from '../engine/events/bus';
 import { openDb } from '../engine/store/db';
+import type { ReviewItemPage } from '../renderer/src/api';
 import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine';
 import { FIXTURES } from './helpers/fixtures';
 import { message } from './helpers/receiver';
 
 /*
  * Alarm review in Chromium over 10,000 stored alarms (written before the engine starts, through the
- * outbox's own write path, each with a real small snapshot), against an engine in its own process
- * serving the built console: triage from the keyboard, filters that survive a reload, a marker for
- * new alarms instead of moving rows, and the page's memory while it pages through all of them.
+ * outbox's own write path, each with a real small snapshot; one track each, so each is a review item
+ * of its own), against an engine in its own process serving the built console: triage from the
+ * keyboard, filters that survive a reload, a marker for new alarms instead of moving rows, and the
+ * page's memory while it pages through all of them.
  */
 
 const POLL = { timeout: 30_000 };
@@ -60,32 +62,37 @@ beforeAll(async () => {
 
 afterAll(async () => c?.stop());
 
-const selectedRow = () => page.locator('.alarm-row[aria-current="true"]');
+const selectedRow = () => page.locator('.alarm-open[aria-current="true"]');
 
 describe('alarm review', () => {
   it('triages from the keyboard, the reviewed state kept by the engine', async () => {
-    await page.getByRole('status').filter({ hasText: '10000 alarms' }).waitFor(POLL);
+    await page.getByRole('status').filter({ hasText: '10000 review items' }).waitFor(POLL);
     for (let i = 0; i < 3; i++) await page.keyboard.press('j');
     await page.keyboard.press('k');
-    const chosen = await selectedRow().locator('.sub').textContent();
+    const chosen = await selectedRow().locator('.sub').first().textContent();
     await page.keyboard.press('r');
     await expect.poll(() => selectedRow().locator('.badge').textContent(), POLL).toBe('Reviewed');
     // The row stays where it was, though the filter shows alarms not yet reviewed.
-    expect(await selectedRow().locator('.sub').textContent()).toBe(chosen);
+    expect(await selectedRow().locator('.sub').first().textContent()).toBe(chosen);
+    // The item and its one alarm.
+    expect((await api<ReviewItemPage>('GET', '/api/review/items?reviewed=true')).total).toBe(1);
     expect((await api<AlarmPage>('GET', '/api/alarms?reviewed=true')).total).toBe(1);
-    await page.keyboard.press('Enter');
+    // Stored before clips existed: the item says so and shows its snapshot.
+    await page
+      .getByText('No clip: clips are off, or this alarm did not come from a video camera.')
+      .waitFor(POLL);
     await page.getByRole('img', { name: /^Snapshot of the alarm/ }).waitFor(POLL);
   }, 60_000);
 
   it('keeps its filter when the page is reloaded', async () => {
     const camera = page.getByLabel('Camera');
     await camera.selectOption(CAMERAS[1] as string);
-    await page.getByRole('status').filter({ hasText: '5000 alarms' }).waitFor(POLL);
+    await page.getByRole('status').filter({ hasText: '5000 review items' }).waitFor(POLL);
     await page.reload();
-    await page.getByRole('status').filter({ hasText: '5000 alarms' }).waitFor(POLL);
+    await page.getByRole('status').filter({ hasText: '5000 review items' }).waitFor(POLL);
     expect(await page.getByLabel('Camera').inputValue()).toBe(CAMERAS[1]);
     await page.getByRole('button', { name: 'Clear filters' }).click();
-    await page.getByRole('status').filter({ hasText: '9999 alarms' }).waitFor(POLL);
+    await page.getByRole('status').filter({ hasText: '9999 review items' }).waitFor(POLL);
   }, 60_000);
 
   it('counts a new alarm instead of moving the rows, and shows it when asked', async () => {
@@ -96,7 +103,7 @@ describe('alarm review', () => {
       zapk_id: 'coco-yolox-nano',
       app_ids: ['person'],
     });
-    const first = await page.locator('.alarm-row').first().locator('.sub').textContent();
+    const first = await page.locator('.alarm-row').first().locator('.sub').first().textContent();
     const answer = await fetch(`${c.engine.url}/api/task/${task.task_id}/image`, {
       method: 'POST',
       headers: { authorization: `Bearer ${c.token}`, 'content-type': 'image/png' },
@@ -105,7 +112,7 @@ describe('alarm review', () => {
     expect(((await answer.json()) as { code: number }).code).toBe(0);
     const marker = page.getByRole('button', { name: '1 new: show them' });
     await marker.waitFor(POLL);
-    expect(await page.locator('.alarm-row').first().locator('.sub').textContent()).toBe(first);
+    expect(await page.locator('.alarm-row').first().locator('.sub').first().textContent()).toBe(first);
     await marker.click();
     await expect
       .poll(() => page.locator('.alarm-row').first().locator('strong').textContent(), POLL)
@@ -123,7 +130,7 @@ describe('alarm review', () => {
     const list = page.locator('.virtual-list');
     const loaded = () => page.locator('.virtual-row').first().getAttribute('aria-setsize').then(Number);
     // The default filter shows the alarms not yet reviewed: all but one.
-    const shown = (await api<AlarmPage>('GET', '/api/alarms?reviewed=false&limit=1')).total;
+    const shown = (await api<ReviewItemPage>('GET', '/api/review/items?reviewed=false&limit=1')).total;
     expect(shown).toBe(ALARMS);
     const before = await heap();
     const deadline = Date.now() + 120_000;

@@ -70,25 +70,25 @@ describe('names, never ids', () => {
     expect(await meta.textContent()).not.toContain('running');
   }, 60_000);
 
-  it('offers apps, rules and classes by name in the alarm filters', async () => {
+  it('offers apps and classes by name in the review filters, and names them in the items', async () => {
     const page = await open('/alarms');
     await expect.poll(() => optionsOf(page, 'App'), POLL).toEqual(['Any', 'Person detection']);
-    expect(await optionsOf(page, 'Rule')).toEqual(['Any', 'Person detection: person']);
     expect(await optionsOf(page, 'Class')).toEqual(['Any', 'person']);
-    // Choosing a named rule still filters by its id.
-    const rule = page.getByRole('combobox', { name: 'Rule', exact: true });
-    await rule.selectOption({ label: 'Person detection: person' });
-    expect(await rule.inputValue()).toBe('person:0');
-    // The rows and the detail name it too.
+    // Choosing a named class still filters by its id.
+    const classes = page.getByRole('combobox', { name: 'Class', exact: true });
+    await classes.selectOption({ label: 'person' });
+    expect(await classes.inputValue()).toBe('0');
+    // The rows and the detail name them too.
     await expect
-      .poll(() => page.locator('.alarm-row .sub').first().textContent(), POLL)
+      .poll(() => page.locator('.alarm-row .sub').nth(1).textContent(), POLL)
       .toMatch(/· Person detection: person$/);
+    expect(await page.locator('.alarm-row .sub').first().textContent()).toMatch(/· person$/);
     expect(await page.locator('.alarm-detail .meta').textContent()).toMatch(
-      /^App Person detection · rules Person detection: person ·/,
+      /^Classes person · apps Person detection ·/,
     );
     await page.screenshot({ path: join(SHOTS, 'words-alarm-filters.png') });
     const zh = await open('/alarms', 'zh-CN');
-    await expect.poll(() => optionsOf(zh, '规则'), POLL).toEqual(['全部', 'Person detection：person']);
+    await expect.poll(() => optionsOf(zh, '应用'), POLL).toEqual(['全部', 'Person detection']);
   }, 60_000);
 });
 

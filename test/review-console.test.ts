@@ -77,7 +77,7 @@ async function download(start: () => Promise<void>): Promise<Map<string, Buffer>
 describe('alarm review in Chromium', () => {
   it('shows 320 px thumbnails from the engine, and "No picture" where the snapshot was dropped', async () => {
     await page.goto(`${engine.url}/#/alarms`);
-    await page.getByRole('status').filter({ hasText: '3 alarms' }).waitFor(POLL);
+    await page.getByRole('status').filter({ hasText: '3 review items' }).waitFor(POLL);
     const thumbs = rows().locator('img.alarm-thumb');
     await expect
       .poll(

@@ -51,7 +51,7 @@ export function ItemDetail({ itemId, initial }: { itemId: string; initial: Revie
       </h3>
       <p className="meta">
         {t('items.facts', {
-          classes: shown.classes.join(', ') || '–',
+          classes: shown.classes.map((id) => names.class(id, shown.apps)).join(', ') || '–',
           apps: shown.apps.map(names.app).join(', '),
           count: shown.alarm_count,
           score: shown.peak_score.toFixed(2),

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useId } from 'react';
 import { useTransport } from '../context';
 import { formatTime } from '../i18n';
+import { useNames } from '../names/useNames';
 import { timelineQuery } from '../queries/review';
 import { useSession, useT } from '../store';
 import { dayOf, markSpan } from './timeline-day';
@@ -27,6 +28,7 @@ export function Timeline({ taskId, name, day, onDay, openItemId, onOpen }: Timel
   const id = useId();
   const language = useSession((state) => state.language);
   const transport = useTransport();
+  const names = useNames();
   const { since, until } = dayOf(day);
   const timeline = useQuery(timelineQuery(transport, taskId, since, until));
   const date = new Intl.DateTimeFormat(language, { dateStyle: 'full' }).format(new Date(since));
@@ -60,7 +62,7 @@ export function Timeline({ taskId, name, day, onDay, openItemId, onOpen }: Timel
                   aria-current={mark.item_id === openItemId ? 'true' : undefined}
                   aria-label={t(mark.reviewed ? 'timeline.markReviewed' : 'timeline.markNew', {
                     time: formatTime(language, mark.start),
-                    classes: mark.classes.join(', '),
+                    classes: mark.classes.map((id) => names.class(id)).join(', '),
                   })}
                   title={formatTime(language, mark.start)}
                   onClick={() => onOpen(mark.item_id)}
