@@ -33,6 +33,8 @@ import { DEFAULT_HWACCEL } from './config/schema';
 import { DEFAULT_MEDIA_DIR } from './contract/media-folders';
 import { EventBus } from './events/bus';
 import { AlarmReview } from './events/review';
+import { ReviewItems } from './events/review-items';
+import { ReviewItemsRepository } from './events/review-items-repository';
 import { ReviewRepository } from './events/review-repository';
 import { ImageAnalysis } from './images/analysis';
 import type { Engine, EngineOptions } from './index';
@@ -349,6 +351,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   tasks.on('closed', (view) => snapshots.release(view.task_id));
 
   const startedAt = clock.now();
+  const alarmRows = new ReviewRepository(db);
   const system = new SystemMonitor({
     dataDir,
     mediaDirs: sources.dirs,
@@ -373,7 +376,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     optimizations,
     video,
     snapshots,
-    alarms: new AlarmReview(new ReviewRepository(db), clock),
+    alarms: new AlarmReview(alarmRows, clock),
+    review: new ReviewItems(new ReviewItemsRepository(db), alarmRows, tasks, clock),
     previews,
     uploadMemory: uploadMemory(options.uploadMemoryBytes),
     events: { outbox, bus, mqtt, held, delivery, receiver },

@@ -19,6 +19,7 @@ const CONTRACT_MODULES = [
   'engine/cluster/placement-schema.ts',
   'engine/cluster/site-view.ts',
   'engine/events/delivery.ts',
+  'engine/events/review-items-schema.ts',
   'engine/events/review-schema.ts',
   'engine/events/schema.ts',
   'engine/inference/providers.ts',

@@ -43,6 +43,7 @@ import { imageRoutes } from './routes/images';
 import { mediaRoutes } from './routes/media';
 import { optimizationRoutes } from './routes/optimization';
 import { packageRoutes } from './routes/packages';
+import { reviewRoutes } from './routes/review';
 import { systemRoutes } from './routes/system';
 import { taskRoutes } from './routes/tasks';
 import { MAX_PARAM_LENGTH } from './schemas';
@@ -203,6 +204,7 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
     await api.register(optimizationRoutes, { accounts, optimizations: ctx.optimizations, tasks });
     await api.register(eventRoutes, { accounts, events: ctx.events, tasks, cluster: ctx.cluster });
     await api.register(alarmRoutes, { alarms: ctx.alarms });
+    await api.register(reviewRoutes, { review: ctx.review });
     await api.register(systemRoutes, { system: ctx.system });
     await api.register(auditRoutes, { audit: ctx.audit });
     await api.register(clusterRoutes, { cluster: ctx.cluster });

@@ -11,6 +11,7 @@ import type { ClusterNode } from '../cluster/cluster-node';
 import type { ErrorKind } from '../contract/errors';
 import type { EventBus } from '../events/bus';
 import type { AlarmReview } from '../events/review';
+import type { ReviewItems } from '../events/review-items';
 import type { ImageAnalysis } from '../images/analysis';
 import type { WaitingBudget } from '../images/budget';
 import type { PreviewStreams } from '../live/preview';
@@ -43,6 +44,8 @@ export interface ApiContext {
   video: VideoAnalysis;
   /** Stored alarms as an operator reviews them. */
   alarms: AlarmReview;
+  /** Alarms grouped per visit (review items), marked, counted and ignored. */
+  review: ReviewItems;
   /** Small pictures of running video tasks, for a wall of many cameras. */
   snapshots: FrameSnapshots;
   /** Raw previews of sources (4.12). */

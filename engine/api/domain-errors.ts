@@ -5,6 +5,7 @@ import type { RulesErrorKind } from '../cluster/site-rules';
 import type { ErrorKind } from '../contract/errors';
 import { DomainError } from '../domain-error';
 import type { AlarmErrorKind } from '../events/review';
+import type { ReviewErrorKind } from '../events/review-items';
 import type { ImageErrorKind } from '../images/image-error';
 import type { CheckErrorKind } from '../inference/checker';
 import type { LiveErrorKind } from '../live/limits';
@@ -25,6 +26,7 @@ type DomainErrorKind =
   | AuthErrorKind
   | DeliveryErrorKind
   | AlarmErrorKind
+  | ReviewErrorKind
   | OptimizationErrorKind
   | TaskErrorKind
   | LiveErrorKind
@@ -54,6 +56,8 @@ const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'delivery.event_not_found': 'EVENT_NOT_FOUND',
   'alarm.not_found': 'EVENT_NOT_FOUND',
   'alarm.no_image': 'EVENT_NOT_FOUND',
+  'review.not_found': 'REVIEW_ITEM_NOT_FOUND',
+  'review.invalid': 'INVALID_PARAMETER',
   'delivery.no_receiver': 'NO_RECEIVER',
   'delivery.invalid_mqtt_settings': 'INVALID_PARAMETER',
   'optimization.not_found': 'OPTIMIZATION_NOT_FOUND',

@@ -1,5 +1,6 @@
 import type { AlarmFacts } from '../events/alarm-facts';
 import type { DeliveryState } from '../events/delivery';
+import { ReviewItemsRepository } from '../events/review-items-repository';
 import type { Db } from '../store/db';
 
 /**
@@ -13,8 +14,11 @@ import type { Db } from '../store/db';
  */
 export class OutboxRepository {
   private readonly sql;
+  /** The review items the events' alarms are grouped into (written in the same transactions). */
+  readonly items: ReviewItemsRepository;
 
   constructor(private readonly db: Db) {
+    this.items = new ReviewItemsRepository(db);
     this.sql = {
       nextSeq: db.prepare<[string, string, string], { last_seq: number }>(
         `INSERT INTO outbox_tasks (task_id, last_seq, report_url, report_secret) VALUES (?, 1, ?, ?)
@@ -27,7 +31,9 @@ export class OutboxRepository {
          ON CONFLICT (task_id) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq),
            report_url = excluded.report_url, report_secret = excluded.report_secret`,
       ),
-      dropPending: db.prepare<[string]>("DELETE FROM events WHERE task_id = ? AND state = 'pending'"),
+      dropPending: db.prepare<[string], { item_id: string | null }>(
+        "DELETE FROM events WHERE task_id = ? AND state = 'pending' RETURNING item_id",
+      ),
       insert: db.prepare<NewEventRow, { id: number }>(
         `INSERT INTO events (event_id, task_id, seq, kind, app_id, timestamp, body, image_bytes, state,
            next_attempt_at, deadline_at, created_at, rules, classes, max_score)
@@ -110,10 +116,11 @@ export class OutboxRepository {
       countAfter: db.prepare<[number], { n: number }>('SELECT COUNT(*) AS n FROM events WHERE id > ?'),
       maxId: db.prepare<[], { id: number | null }>('SELECT MAX(id) AS id FROM events'),
       droppedCount: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM events WHERE image_dropped = 1'),
-      purgeEvents: db.prepare<{ day: number; week: number; listed: string }>(
+      purgeEvents: db.prepare<{ day: number; week: number; listed: string }, { item_id: string | null }>(
         `DELETE FROM events WHERE state != 'pending' AND (
            created_at <= @week AND (state != 'dead' OR task_id NOT IN (SELECT value FROM json_each(@listed)))
-           OR created_at <= @day AND state != 'dead' AND task_id NOT IN (SELECT value FROM json_each(@listed)))`,
+           OR created_at <= @day AND state != 'dead' AND task_id NOT IN (SELECT value FROM json_each(@listed)))
+         RETURNING item_id`,
       ),
       purgeTasks: db.prepare<{ listed: string }>(
         `DELETE FROM outbox_tasks WHERE task_id NOT IN (SELECT value FROM json_each(@listed))
@@ -139,9 +146,15 @@ export class OutboxRepository {
     this.sql.continueSeq.run(taskId, lastSeq, reportUrl, reportSecret);
   }
 
-  /** Deletes a task's pending events; returns how many. */
+  /** Deletes a task's pending events, and the review items left without an alarm; returns how many events. */
   dropPending(taskId: string): number {
-    return this.sql.dropPending.run(taskId).changes;
+    return this.db.transaction(() => this.forgetItems(this.sql.dropPending.all(taskId)))();
+  }
+
+  /** Deletes the review items of deleted events that have no alarm left; returns how many events. */
+  private forgetItems(deleted: ReadonlyArray<{ item_id: string | null }>): number {
+    this.items.forgetEmpty([...new Set(deleted.flatMap((row) => (row.item_id ? [row.item_id] : [])))]);
+    return deleted.length;
   }
 
   /** Stores an event; returns its storage id. */
@@ -252,14 +265,14 @@ export class OutboxRepository {
 
   /**
    * Deletes settled events: 7 days old (dead ones only once their task has left `listed`), or 24 h old
-   * once their task has left it; then the seq records of tasks gone with no event left. Returns how
-   * many events went.
+   * once their task has left it, and the review items left without an alarm; then the seq records of
+   * tasks gone with no event left. Returns how many events went.
    */
   purge(day: number, week: number, listed: readonly string[]): number {
     const json = JSON.stringify(listed);
     return this.relaxed(() =>
       this.db.transaction(() => {
-        const gone = this.sql.purgeEvents.run({ day, week, listed: json }).changes;
+        const gone = this.forgetItems(this.sql.purgeEvents.all({ day, week, listed: json }));
         this.sql.purgeTasks.run({ listed: json });
         return gone;
       })(),

@@ -4,6 +4,7 @@ import { DomainError } from '../domain-error';
 import { alarmFacts } from '../events/alarm-facts';
 import type { EventBus, StoredEvent } from '../events/bus';
 import type { DeliveryRecord, DeliveryState, EventItem } from '../events/delivery';
+import { AlarmGrouping } from '../events/review-grouping';
 import { type CallbackBody, NewEvent } from '../events/schema';
 import { compileCheck } from '../schema/ajv';
 import type { DeliveryErrorKind } from './delivery-error';
@@ -86,6 +87,8 @@ export class Outbox {
   /** Events refused as invalid, counted for task health and GET /api/system. */
   readonly refused = new RefusedEvents();
   private imageBytes: number;
+  /** Each stored alarm joins or opens its review item in the transaction that stores it. */
+  private readonly grouping: AlarmGrouping;
   /** The site-wide callback URL (default-receiver.ts) for a task without a report_url; "" for none. */
   defaultReportUrl: () => string = () => '';
 
@@ -98,6 +101,7 @@ export class Outbox {
   ) {
     this.options = { ...OUTBOX_DEFAULTS, ...options };
     this.imageBytes = store.imageTotal();
+    this.grouping = new AlarmGrouping(store.items);
   }
 
   /**
@@ -219,6 +223,7 @@ export class Outbox {
       ...alarmFacts(body),
     };
     const id = this.store.insert(row);
+    this.grouping.place(id, body, row);
     this.imageBytes += imageBytes;
     const dropped = this.boundImages(id);
     const delivery = toRecord({

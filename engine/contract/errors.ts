@@ -64,6 +64,7 @@ export const ERRORS = {
     status: 404,
     meaning: 'The optimization has no sample with that sample_id',
   },
+  REVIEW_ITEM_NOT_FOUND: { code: 40410, status: 404, meaning: 'No review item with that item_id' },
   METHOD_NOT_ALLOWED: {
     code: 40501,
     status: 405,

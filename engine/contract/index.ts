@@ -19,6 +19,19 @@ export { AuditEntry, AuditPage } from '../audit/audit-schema';
 export { PASSWORD_POLICY, passwordProblem } from '../auth/password-policy';
 export { SiteView } from '../cluster/site-view';
 export { DeliveryRecord, DeliveryState, EventItem } from '../events/delivery';
+export {
+  IgnoreBody,
+  IgnoreProposal,
+  IgnoreResult,
+  ItemsReviewBody,
+  ReviewCounts,
+  ReviewFilter,
+  ReviewItem,
+  ReviewItemDetail,
+  ReviewItemPage,
+  ReviewItemQuery,
+  Timeline,
+} from '../events/review-items-schema';
 export { AlarmFacets, AlarmPage, AlarmQuery, AlarmView, ReviewBody } from '../events/review-schema';
 export { CallbackBody, ImageResult } from '../events/schema';
 export {

@@ -82,6 +82,16 @@ export class ReviewRepository {
         `UPDATE events SET reviewed_at = @at
          WHERE kind = 'message' AND event_id IN (SELECT value FROM json_each(@ids))`,
       ),
+      // An item is reviewed when its alarms all are (marked one by one through PUT /api/alarms/review).
+      followAlarms: db.prepare<{ ids: string }>(
+        `UPDATE review_items SET reviewed_at = (SELECT CASE WHEN COUNT(e.reviewed_at) = COUNT(*)
+             THEN MAX(e.reviewed_at) END FROM events e WHERE e.item_id = review_items.item_id)
+         WHERE item_id IN (SELECT DISTINCT item_id FROM events
+           WHERE event_id IN (SELECT value FROM json_each(@ids)) AND item_id IS NOT NULL)`,
+      ),
+      ofItem: db.prepare<[string, number], AlarmRow>(
+        `SELECT ${COLUMNS} FROM events WHERE item_id = ? AND kind = 'message' ORDER BY id LIMIT ?`,
+      ),
       tasksAndApps: db.prepare<[], { task_id: string; app_id: string }>(
         "SELECT DISTINCT task_id, app_id FROM events WHERE kind = 'message'",
       ),
@@ -119,9 +129,22 @@ export class ReviewRepository {
     return this.sql.body.get(eventId);
   }
 
-  /** Marks alarms reviewed at `at` (null: not reviewed); how many there were. */
+  /**
+   * Marks alarms reviewed at `at` (null: not reviewed), and their review items with them (reviewed
+   * once all their alarms are); how many alarms there were.
+   */
   setReviewed(eventIds: readonly string[], at: number | null): number {
-    return this.sql.review.run({ ids: JSON.stringify(eventIds), at }).changes;
+    const ids = JSON.stringify(eventIds);
+    return this.db.transaction(() => {
+      const updated = this.sql.review.run({ ids, at }).changes;
+      this.sql.followAlarms.run({ ids });
+      return updated;
+    })();
+  }
+
+  /** The first `limit` alarms of a review item, oldest first. */
+  ofItem(itemId: string, limit: number): AlarmRow[] {
+    return this.sql.ofItem.all(itemId, limit);
   }
 
   tasksAndApps(): Array<{ task_id: string; app_id: string }> {

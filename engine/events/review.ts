@@ -23,7 +23,8 @@ const FACET_ROWS = 5000;
 
 const split = (list: string) => list.split(',').filter((value) => value !== '');
 
-function toView(row: AlarmRow): AlarmView {
+/** A stored alarm as review lists it. */
+export function alarmView(row: AlarmRow): AlarmView {
   return {
     event_id: row.event_id,
     task_id: row.task_id,
@@ -59,7 +60,7 @@ export class AlarmReview {
     const more = rows.length > limit;
     const items = rows.slice(0, limit);
     return {
-      items: items.map(toView),
+      items: items.map(alarmView),
       total: this.store.count(filter as AlarmFilter),
       next_before: more ? (items.at(-1)?.id ?? null) : null,
     };
@@ -131,7 +132,10 @@ export class AlarmReview {
       });
       json = { ...body, data: { ...body.data, rules } };
     }
-    zip.addBuffer(Buffer.from(JSON.stringify({ alarm: toView(row), callback: json }, null, 2)), 'alarm.json');
+    zip.addBuffer(
+      Buffer.from(JSON.stringify({ alarm: alarmView(row), callback: json }, null, 2)),
+      'alarm.json',
+    );
     zip.end();
     const chunks: Buffer[] = [];
     for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);

@@ -260,4 +260,101 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       ALTER TABLE tasks ADD COLUMN rule_overrides TEXT NOT NULL DEFAULT '{}';
     `,
   },
+  {
+    // Review items (issue 35): the alarms of one object's visit, grouped as each is stored
+    // (engine/events/review-grouping.ts), and the item each alarm belongs to. group_key is what a later
+    // alarm joins by: [0, track_id] for a tracked alarm, [1, app_id, rules] for one without a track.
+    // Migration 16 is the clips table (issue 35's clips part); the runner applies whichever is missing.
+    // The backfill groups the alarms stored before as the engine would have: by camera and key, a
+    // visit going on while each next alarm comes within 60 s (REVIEW_GAP_MS) of the one before.
+    version: 17,
+    sql: `
+      CREATE TABLE review_items (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        item_id TEXT NOT NULL UNIQUE,
+        task_id TEXT NOT NULL,
+        track_id TEXT,
+        group_key TEXT NOT NULL,
+        apps TEXT NOT NULL,
+        rules TEXT NOT NULL,
+        classes TEXT NOT NULL,
+        start_at INTEGER NOT NULL,
+        end_at INTEGER NOT NULL,
+        alarm_count INTEGER NOT NULL,
+        peak_score REAL NOT NULL,
+        best_event_id TEXT NOT NULL,
+        first_event_id TEXT NOT NULL,
+        reviewed_at INTEGER
+      );
+      CREATE INDEX review_items_open ON review_items(task_id, group_key, end_at);
+      CREATE INDEX review_items_task ON review_items(task_id, id);
+      CREATE INDEX review_items_start ON review_items(start_at);
+      ALTER TABLE events ADD COLUMN item_id TEXT;
+
+      CREATE TEMP TABLE review_backfill AS
+      WITH alarms AS (
+        SELECT id, event_id, task_id, app_id, rules, timestamp, max_score, reviewed_at, body,
+          CASE WHEN json_type(body, '$.data.image_id') IS NULL
+            THEN NULLIF(json_extract(body, '$.data.rules[0].objects[0].track_id'), '') END AS track_id
+        FROM events WHERE kind = 'message'
+      ), keyed AS (
+        SELECT *, CASE WHEN track_id IS NULL THEN json_array(1, app_id, rules) ELSE json_array(0, track_id) END
+          AS group_key
+        FROM alarms
+      ), marked AS (
+        SELECT *, CASE WHEN timestamp - LAG(timestamp) OVER w <= 60000 THEN 0 ELSE 1 END AS opens
+        FROM keyed WINDOW w AS (PARTITION BY task_id, group_key ORDER BY timestamp, id)
+      )
+      SELECT id, event_id, task_id, app_id, timestamp, max_score, reviewed_at, body, track_id, group_key,
+        SUM(opens) OVER (PARTITION BY task_id, group_key ORDER BY timestamp, id ROWS UNBOUNDED PRECEDING)
+          AS visit
+      FROM marked;
+      CREATE INDEX temp.review_backfill_visit ON review_backfill(task_id, group_key, visit);
+      CREATE TEMP TABLE review_visits AS
+        SELECT task_id, group_key, visit, MIN(id) AS first_id,
+          substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-4' || substr(h, 14, 3) || '-a' || substr(h, 18, 3)
+            || '-' || substr(h, 21, 12) AS item_id
+        FROM (SELECT *, lower(hex(randomblob(16))) AS h FROM review_backfill)
+        GROUP BY task_id, group_key, visit;
+      INSERT INTO review_items (item_id, task_id, track_id, group_key, apps, rules, classes, start_at, end_at,
+        alarm_count, peak_score, best_event_id, first_event_id, reviewed_at)
+      SELECT
+        v.item_id,
+        v.task_id,
+        (SELECT track_id FROM review_backfill b WHERE b.task_id = v.task_id AND b.group_key = v.group_key
+          AND b.visit = v.visit LIMIT 1),
+        v.group_key,
+        (SELECT ',' || group_concat(DISTINCT b.app_id) || ',' FROM review_backfill b
+          WHERE b.task_id = v.task_id AND b.group_key = v.group_key AND b.visit = v.visit),
+        COALESCE((SELECT ',' || group_concat(DISTINCT json_extract(r.value, '$.id')) || ','
+          FROM review_backfill b, json_each(b.body, '$.data.rules') r
+          WHERE b.task_id = v.task_id AND b.group_key = v.group_key AND b.visit = v.visit), ''),
+        COALESCE((SELECT ',' || group_concat(DISTINCT json_extract(r.value, '$.class_id')) || ','
+          FROM review_backfill b, json_each(b.body, '$.data.rules') r
+          WHERE b.task_id = v.task_id AND b.group_key = v.group_key AND b.visit = v.visit), ''),
+        (SELECT MIN(timestamp) FROM review_backfill b
+          WHERE b.task_id = v.task_id AND b.group_key = v.group_key AND b.visit = v.visit),
+        (SELECT MAX(timestamp) FROM review_backfill b
+          WHERE b.task_id = v.task_id AND b.group_key = v.group_key AND b.visit = v.visit),
+        (SELECT COUNT(*) FROM review_backfill b
+          WHERE b.task_id = v.task_id AND b.group_key = v.group_key AND b.visit = v.visit),
+        (SELECT MAX(max_score) FROM review_backfill b
+          WHERE b.task_id = v.task_id AND b.group_key = v.group_key AND b.visit = v.visit),
+        (SELECT event_id FROM review_backfill b
+          WHERE b.task_id = v.task_id AND b.group_key = v.group_key AND b.visit = v.visit
+          ORDER BY max_score DESC, timestamp, id LIMIT 1),
+        (SELECT event_id FROM review_backfill b
+          WHERE b.task_id = v.task_id AND b.group_key = v.group_key AND b.visit = v.visit
+          ORDER BY timestamp, id LIMIT 1),
+        (SELECT CASE WHEN COUNT(reviewed_at) = COUNT(*) THEN MAX(reviewed_at) END FROM review_backfill b
+          WHERE b.task_id = v.task_id AND b.group_key = v.group_key AND b.visit = v.visit)
+      FROM review_visits v ORDER BY v.first_id;
+      UPDATE events SET item_id = (SELECT v.item_id FROM review_backfill b JOIN review_visits v
+          USING (task_id, group_key, visit) WHERE b.id = events.id)
+        WHERE kind = 'message';
+      DROP TABLE review_backfill;
+      DROP TABLE review_visits;
+      CREATE INDEX events_item ON events(item_id) WHERE item_id IS NOT NULL;
+    `,
+  },
 ];
