@@ -24,6 +24,7 @@ import { OutboxRepository } from './callbacks/outbox-repository';
 import { startRetention } from './callbacks/retention';
 import { wireTaskEvents } from './callbacks/task-events';
 import { DeliveryWorker } from './callbacks/worker';
+import { ClipBuffers } from './clips/clip-buffers';
 import { systemClock } from './clock';
 import { ClusterNode } from './cluster/cluster-node';
 import { findNatsServer } from './cluster/nats-binary';
@@ -208,7 +209,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     },
   );
 
+  const clipBuffers = new ClipBuffers(join(dataDir, 'clips', 'buffer'));
   const video = new VideoAnalysis({
+    clipBuffers,
     sources,
     packages,
     sink: held,
@@ -232,8 +235,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
         clock,
         reconnectPolicy: () => reconnectPolicyOf(task().persistent),
         decoder: new DecodePath(decoding),
-        createSource: (url, transport, mode) =>
-          new FrameSource(url, {
+        createSource: (url, transport, mode) => {
+          const { task_id } = task();
+          const source = new FrameSource(url, {
             transport,
             hwaccel: mode.hwaccel,
             ffmpeg,
@@ -242,7 +246,11 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
             maxPixels: maxSourcePixels,
             maxSide: options.analysisSize,
             readRate: options.fileReadRate,
-          }),
+            record: clipBuffers.target(task_id),
+          });
+          clipBuffers.follow(task_id, source.run);
+          return source;
+        },
       }),
   });
   const tasks = new TaskRegistry(
@@ -474,6 +482,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       if (closed) return;
       closed = true;
       await Promise.all([tasks.shutdown(), previews.closeAll()]);
+      clipBuffers.close();
       await siteAccounts?.close();
       await cluster?.close();
       await optimizations.close();
