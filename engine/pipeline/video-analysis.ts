@@ -119,6 +119,11 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     running.live?.setOsd(task.osd);
   }
 
+  /** Whether the task's video is analysed here now. */
+  runs(taskId: string): boolean {
+    return this.running.has(taskId);
+  }
+
   /** The AI videos of a running task (created on first use); undefined when it does not run. */
   live(taskId: string): TaskLive | undefined {
     const running = this.running.get(taskId);
