@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import packageJson from '../package.json';
 import { buildApi, createServer } from './api/app';
 import { advertisedHosts } from './api/host-check';
+import { linkScopeKey } from './api/links';
 import { uploadMemory } from './api/upload-memory';
 import { AuditRepository } from './audit/audit-repository';
 import { AuditTrail } from './audit/audit-trail';
@@ -24,6 +25,10 @@ import { OutboxRepository } from './callbacks/outbox-repository';
 import { startRetention } from './callbacks/retention';
 import { wireTaskEvents } from './callbacks/task-events';
 import { DeliveryWorker } from './callbacks/worker';
+import { AlarmClips, clipLinkScope } from './clips/alarm-clips';
+import { ClipBuffers } from './clips/clip-buffers';
+import { ClipFiles } from './clips/clip-files';
+import { ClipsRepository } from './clips/clips-repository';
 import { systemClock } from './clock';
 import { ClusterNode } from './cluster/cluster-node';
 import { findNatsServer } from './cluster/nats-binary';
@@ -210,7 +215,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     },
   );
 
+  const clipFiles = new ClipFiles(join(dataDir, 'clips'));
+  const clipBuffers = new ClipBuffers(clipFiles.bufferRoot);
   const video = new VideoAnalysis({
+    clipBuffers,
     sources,
     packages,
     sink: held,
@@ -234,8 +242,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
         clock,
         reconnectPolicy: () => reconnectPolicyOf(task().persistent),
         decoder: new DecodePath(decoding),
-        createSource: (url, transport, mode) =>
-          new FrameSource(url, {
+        createSource: (url, transport, mode) => {
+          const { task_id } = task();
+          const source = new FrameSource(url, {
             transport,
             hwaccel: mode.hwaccel,
             ffmpeg,
@@ -244,7 +253,11 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
             maxPixels: maxSourcePixels,
             maxSide: options.analysisSize,
             readRate: options.fileReadRate,
-          }),
+            record: clipBuffers.target(task_id),
+          });
+          clipBuffers.follow(task_id, source.run);
+          return source;
+        },
       }),
   });
   const tasks = new TaskRegistry(
@@ -350,6 +363,21 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const snapshots = new FrameSnapshots(video);
   tasks.on('closed', (view) => snapshots.release(view.task_id));
 
+  const streamTokens = new StreamTokens(clock, undefined, streamKey);
+  const clips = new AlarmClips({
+    files: clipFiles,
+    repository: new ClipsRepository(db),
+    settings,
+    buffers: clipBuffers,
+    ffmpeg,
+    clock,
+    runsVideo: (taskId) => video.runs(taskId),
+    watchAnalysis: (taskId, onFrame) => video.watch(taskId, (frame) => onFrame(frame.timestampMs)),
+    linkToken: (clipId) => streamTokens.issue(linkScopeKey(clipLinkScope(clipId))),
+    onError: (error, what) => log.warn({ err: error }, what),
+  });
+  outbox.clips = clips;
+
   const startedAt = clock.now();
   const alarmRows = new ReviewRepository(db);
   const system = new SystemMonitor({
@@ -364,11 +392,12 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     outbox,
     tasks,
     decoding: () => decoding,
+    clips,
   });
   await buildApi(api, {
     accounts,
     audit: new AuditTrail(new AuditRepository(db), clock, log, options.audit),
-    streamTokens: new StreamTokens(clock, undefined, streamKey),
+    streamTokens,
     packages,
     packageStore: cluster?.packages ?? packages,
     tasks,
@@ -376,8 +405,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     optimizations,
     video,
     snapshots,
-    alarms: new AlarmReview(alarmRows, clock),
-    review: new ReviewItems(new ReviewItemsRepository(db), alarmRows, tasks, clock),
+    alarms: new AlarmReview(alarmRows, clock, clips),
+    review: new ReviewItems(new ReviewItemsRepository(db), alarmRows, tasks, clock, clips),
+    clips,
     previews,
     uploadMemory: uploadMemory(options.uploadMemoryBytes),
     events: { outbox, bus, mqtt, held, delivery, receiver },
@@ -478,6 +508,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       if (closed) return;
       closed = true;
       await Promise.all([tasks.shutdown(), previews.closeAll()]);
+      clipBuffers.close();
+      clips.close();
       await siteAccounts?.close();
       await cluster?.close();
       await optimizations.close();

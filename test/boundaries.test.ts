@@ -16,6 +16,7 @@ const CONTRACT_MODULES = [
   'engine/config/problems.ts',
   'engine/config/schema.ts',
   'engine/auth/password-policy.ts',
+  'engine/clips/clip-schema.ts',
   'engine/cluster/placement-schema.ts',
   'engine/cluster/site-view.ts',
   'engine/events/delivery.ts',

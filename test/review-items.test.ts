@@ -253,14 +253,14 @@ describe('refusals', () => {
     expect(await counts()).toEqual(before);
   });
 
-  it('an unknown item → 40410', async () => {
+  it('an unknown item → 40412', async () => {
     for (const [method, path, json] of [
       ['GET', '/api/review/items/nope', undefined],
       ['POST', '/api/review/items/nope/ignore', { kind: 'class', apply: false }],
     ] as const) {
       const answer = await t.call(method, path, json ? { json } : {});
       expect(answer.status).toBe(404);
-      expect(answer.body).toEqual({ code: 40410, msg: expect.stringContaining('nope') });
+      expect(answer.body).toEqual({ code: 40412, msg: expect.stringContaining('nope') });
     }
   });
 

@@ -37,6 +37,7 @@ import { collectRoutes, openapiOptions } from './openapi';
 import { alarmRoutes } from './routes/alarms';
 import { auditRoutes } from './routes/audit';
 import { authRoutes } from './routes/auth';
+import { clipRoutes } from './routes/clips';
 import { clusterRoutes } from './routes/cluster';
 import { eventRoutes } from './routes/events';
 import { imageRoutes } from './routes/images';
@@ -198,13 +199,20 @@ export async function buildApi(app: Api, ctx: ApiContext): Promise<Api> {
       packageStore: ctx.packageStore,
       tmpDir: ctx.tmpDir,
     });
-    await api.register(taskRoutes, { tasks, snapshots: ctx.snapshots, video, cluster: ctx.cluster });
+    await api.register(taskRoutes, {
+      tasks,
+      snapshots: ctx.snapshots,
+      video,
+      cluster: ctx.cluster,
+      clips: ctx.clips,
+    });
     await api.register(imageRoutes, { images: ctx.images, tasks, uploadMemory: ctx.uploadMemory });
     await api.register(mediaRoutes, { accounts, previews: ctx.previews, streamTokens, tasks, video });
     await api.register(optimizationRoutes, { accounts, optimizations: ctx.optimizations, tasks });
     await api.register(eventRoutes, { accounts, events: ctx.events, tasks, cluster: ctx.cluster });
     await api.register(alarmRoutes, { alarms: ctx.alarms });
     await api.register(reviewRoutes, { review: ctx.review });
+    await api.register(clipRoutes, { clips: ctx.clips, tasks });
     await api.register(systemRoutes, { system: ctx.system });
     await api.register(auditRoutes, { audit: ctx.audit });
     await api.register(clusterRoutes, { cluster: ctx.cluster });

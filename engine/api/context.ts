@@ -6,6 +6,7 @@ import type { HeldEvents } from '../callbacks/held-events';
 import type { MqttPublisher } from '../callbacks/mqtt';
 import type { Outbox } from '../callbacks/outbox';
 import type { DeliveryWorker } from '../callbacks/worker';
+import type { AlarmClips } from '../clips/alarm-clips';
 import type { Clock } from '../clock';
 import type { ClusterNode } from '../cluster/cluster-node';
 import type { ErrorKind } from '../contract/errors';
@@ -46,6 +47,8 @@ export interface ApiContext {
   alarms: AlarmReview;
   /** Alarms grouped per visit (review items), marked, counted and ignored. */
   review: ReviewItems;
+  /** Alarm clips (issue 35). */
+  clips: AlarmClips;
   /** Small pictures of running video tasks, for a wall of many cameras. */
   snapshots: FrameSnapshots;
   /** Raw previews of sources (4.12). */

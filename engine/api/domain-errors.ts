@@ -1,5 +1,6 @@
 import type { AuthErrorKind } from '../auth/accounts';
 import type { DeliveryErrorKind } from '../callbacks/delivery-error';
+import type { ClipErrorKind } from '../clips/clip-settings';
 import type { ClusterErrorKind } from '../cluster/owner-routing';
 import type { RulesErrorKind } from '../cluster/site-rules';
 import type { ErrorKind } from '../contract/errors';
@@ -33,7 +34,8 @@ type DomainErrorKind =
   | SourceErrorKind
   | CheckErrorKind
   | ClusterErrorKind
-  | RulesErrorKind;
+  | RulesErrorKind
+  | ClipErrorKind;
 const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'package.not_found': 'PACKAGE_NOT_FOUND',
   'package.app_not_found': 'APP_NOT_FOUND',
@@ -80,6 +82,9 @@ const DOMAIN_ERRORS: Record<DomainErrorKind, ErrorKind> = {
   'cluster.app_edit_conflict': 'APP_EDIT_CONFLICT',
   'cluster.take_refused': 'TAKE_REFUSED',
   'live.limit': 'VIDEO_LIMIT',
+  'clip.not_found': 'CLIP_NOT_FOUND',
+  'clip.not_ready': 'CLIP_NOT_READY',
+  'clip.invalid_settings': 'INVALID_PARAMETER',
 };
 
 /** The envelope error for a domain error; undefined for anything else. */

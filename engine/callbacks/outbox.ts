@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ClipRef } from '../clips/clip-schema';
 import type { Clock } from '../clock';
 import { DomainError } from '../domain-error';
 import { alarmFacts } from '../events/alarm-facts';
@@ -72,6 +73,15 @@ export interface Backlog {
 
 const checkEvent = compileCheck<NewEvent>(NewEvent, 'event');
 
+/**
+ * What names a clip in a video task's alarm (engine/clips/alarm-clips.ts): attach() writes the clip's
+ * row inside the event's transaction and says what the body carries; stored() runs once it committed.
+ */
+export interface EventClips {
+  attach(body: Extract<CallbackBody, { event: 'message' }>): ClipRef | undefined;
+  stored(body: CallbackBody): void;
+}
+
 /** What the outbox needs to know of tasks: which are still listed (their settled events stay longer). */
 export interface ListedTasks {
   listedTaskIds(): readonly string[];
@@ -91,6 +101,8 @@ export class Outbox {
   private readonly grouping: AlarmGrouping;
   /** The site-wide callback URL (default-receiver.ts) for a task without a report_url; "" for none. */
   defaultReportUrl: () => string = () => '';
+  /** Alarm clips; none until the engine wires them. */
+  clips?: EventClips;
 
   constructor(
     private readonly store: OutboxRepository,
@@ -121,8 +133,13 @@ export class Outbox {
     const stored = this.store.transaction(() => {
       const seq = this.store.nextSeq(target.task_id, target.report_url, target.report_secret ?? '');
       const { data, ...head } = event;
-      return this.insert(target, { ...head, event_id: randomUUID(), seq, data } as CallbackBody);
+      const body = { ...head, event_id: randomUUID(), seq, data } as CallbackBody;
+      // Written before the event is acknowledged, so the stored body names its clip.
+      const clip = body.event === 'message' ? this.clips?.attach(body) : undefined;
+      if (clip && body.event === 'message') body.data = { ...body.data, clip };
+      return this.insert(target, body);
     });
+    this.clips?.stored(stored.body);
     this.bus.emit('event', stored);
     return stored.body;
   }

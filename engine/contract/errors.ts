@@ -64,7 +64,14 @@ export const ERRORS = {
     status: 404,
     meaning: 'The optimization has no sample with that sample_id',
   },
-  REVIEW_ITEM_NOT_FOUND: { code: 40410, status: 404, meaning: 'No review item with that item_id' },
+  CLIP_NOT_FOUND: { code: 40410, status: 404, meaning: 'No clip with that clip_id' },
+  CLIP_NOT_READY: {
+    code: 40411,
+    status: 404,
+    meaning:
+      'The clip has no file: still being cut (reason pending) or none (reason says why, e.g. disk_full, quota)',
+  },
+  REVIEW_ITEM_NOT_FOUND: { code: 40412, status: 404, meaning: 'No review item with that item_id' },
   METHOD_NOT_ALLOWED: {
     code: 40501,
     status: 405,
@@ -135,6 +142,11 @@ export const ERRORS = {
     code: 41502,
     status: 415,
     meaning: 'The image is not a JPEG, PNG, BMP or WebP file (judged by its content)',
+  },
+  RANGE_NOT_SATISFIABLE: {
+    code: 41601,
+    status: 416,
+    meaning: 'The Range asks for bytes the clip does not have (Content-Range says its size)',
   },
   NOT_CHANGE_DETECTION_APP: {
     code: 42201,

@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { ClipUsage } from '../clips/clip-schema';
 
 /**
  * Health as typed figures (extension). The console, tests and other programs read these; the task's
@@ -257,6 +258,7 @@ export const SystemInfo = Type.Object(
         description: 'Where new streams decode (each may fall back on its own)',
       },
     ),
+    clips: ClipUsage,
     uptime_s: Rate('Seconds since the engine started'),
   },
   { additionalProperties: false },

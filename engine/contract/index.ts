@@ -17,6 +17,7 @@ export {
 } from '../api/schemas';
 export { AuditEntry, AuditPage } from '../audit/audit-schema';
 export { PASSWORD_POLICY, passwordProblem } from '../auth/password-policy';
+export { Clip, ClipSettings, ClipUsage } from '../clips/clip-schema';
 export { SiteView } from '../cluster/site-view';
 export { DeliveryRecord, DeliveryState, EventItem } from '../events/delivery';
 export {

@@ -1,5 +1,6 @@
 /** The shapes of review items (issue 35; /api/review/*, docs/api.md E.14a): the alarms of one visit. */
 import { type Static, Type } from '@sinclair/typebox';
+import { Clip } from '../clips/clip-schema';
 import { AppConfigUpdate, RuleOverrides } from '../tasks/schema';
 import { AlarmQuery, AlarmView } from './review-schema';
 
@@ -43,24 +44,6 @@ export const ReviewItemQuery = Type.Object(
 );
 export type ReviewItemQuery = Static<typeof ReviewItemQuery>;
 
-/**
- * A clip as the clips part of issue 35 describes it (/work/brief/clips-api.md); null on every item
- * until that part lands.
- */
-export const ClipRef = Type.Object({
-  clip_id: Type.String(),
-  task_id: Type.String(),
-  event_id: Type.Union([Type.String(), Type.Null()]),
-  state: Type.Union([Type.Literal('pending'), Type.Literal('ready'), Type.Literal('none')]),
-  reason: Type.Union([Type.String(), Type.Null()]),
-  start: Type.Union([Type.Integer(), Type.Null()]),
-  end: Type.Union([Type.Integer(), Type.Null()]),
-  preroll_short: Type.Boolean(),
-  bytes: Type.Integer(),
-  codec: Type.Union([Type.String(), Type.Null()]),
-  url: Type.Union([Type.String(), Type.Null()]),
-});
-
 export const ReviewItem = Type.Object({
   item_id: Type.String(),
   task_id: Type.String(),
@@ -80,7 +63,7 @@ export const ReviewItem = Type.Object({
   best_event_id: Type.String({ description: "The alarm with the peak score: its thumbnail is the item's" }),
   first_event_id: Type.String({ description: "The first alarm: its clip is the item's" }),
   thumbnail_url: AlarmView.properties.thumbnail_url,
-  clip: Type.Union([ClipRef, Type.Null()]),
+  clip: Type.Union([Clip, Type.Null()], { description: "The first alarm's clip; null where it has none" }),
   reviewed_at: Type.Union([Type.Integer(), Type.Null()]),
 });
 export type ReviewItem = Static<typeof ReviewItem>;

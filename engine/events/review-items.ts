@@ -3,12 +3,14 @@
  * marked reviewed together; and "ignore this object here", the task update that stops it firing on
  * its camera, proposed from the item and applied on the operator's word.
  */
+
+import type { Clip } from '../clips/clip-schema';
 import type { Clock } from '../clock';
 import { DomainError } from '../domain-error';
 import { TASK_AREA_LIMITS } from '../tasks/limits';
 import type { AppConfigUpdate, RuleOverrides, TaskView, UpdateTaskBody } from '../tasks/schema';
 import { taskName } from '../tasks/task-name';
-import { alarmView } from './review';
+import { type AlarmClipLookup, alarmView } from './review';
 import type { ListedItemRow, ReviewItemsRepository } from './review-items-repository';
 import {
   type IgnoreBody,
@@ -52,7 +54,7 @@ export interface ReviewTasks {
 
 const split = (list: string) => list.split(',').filter((value) => value !== '');
 
-function itemView(row: ListedItemRow): ReviewItem {
+function itemView(row: ListedItemRow, clip: Clip | null): ReviewItem {
   return {
     item_id: row.item_id,
     task_id: row.task_id,
@@ -77,7 +79,7 @@ function itemView(row: ListedItemRow): ReviewItem {
     first_event_id: row.first_event_id,
     thumbnail_url:
       row.best_has_image === 1 ? `/api/alarms/${encodeURIComponent(row.best_event_id)}/thumbnail` : null,
-    clip: null,
+    clip,
     reviewed_at: row.reviewed_at,
   };
 }
@@ -90,6 +92,8 @@ export class ReviewItems {
     private readonly alarms: ReviewRepository,
     private readonly tasks: ReviewTasks,
     private readonly clock: Clock,
+    /** The clips of alarms (an item's is its first alarm's); none where clips are not recorded. */
+    private readonly clips?: AlarmClipLookup,
   ) {}
 
   page(query: ReviewItemQuery): ReviewItemPage {
@@ -97,18 +101,22 @@ export class ReviewItems {
     const rows = this.items.page(filter, before, limit + 1);
     const more = rows.length > limit;
     const items = rows.slice(0, limit);
+    const clips = this.clips?.ofAlarms(items.map((row) => row.first_event_id));
     return {
-      items: items.map(itemView),
+      items: items.map((row) => itemView(row, clips?.get(row.first_event_id) ?? null)),
       total: this.items.count(filter),
       next_before: more ? (items.at(-1)?.id ?? null) : null,
     };
   }
 
   item(itemId: string): ReviewItemDetail {
+    const row = this.row(itemId);
     const alarms = this.alarms.ofItem(itemId, ITEM_ALARMS_MAX + 1);
+    const listed = alarms.slice(0, ITEM_ALARMS_MAX);
+    const clips = this.clips?.ofAlarms([row.first_event_id, ...listed.map((alarm) => alarm.event_id)]);
     return {
-      ...itemView(this.row(itemId)),
-      alarms: alarms.slice(0, ITEM_ALARMS_MAX).map(alarmView),
+      ...itemView(row, clips?.get(row.first_event_id) ?? null),
+      alarms: listed.map((alarm) => ({ ...alarmView(alarm), clip: clips?.get(alarm.event_id) ?? null })),
       more: alarms.length > ITEM_ALARMS_MAX,
     };
   }

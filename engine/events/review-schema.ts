@@ -1,5 +1,6 @@
 /** The shapes of alarm review (GET /api/alarms and its neighbours, docs/api.md E.14). */
 import { type Static, Type } from '@sinclair/typebox';
+import { Clip } from '../clips/clip-schema';
 import { DeliveryState } from './delivery';
 
 const Id = Type.String({ minLength: 1, maxLength: 128 });
@@ -39,6 +40,9 @@ export const AlarmView = Type.Object({
   }),
   state: DeliveryState,
   attempts: Type.Integer(),
+  clip: Type.Union([Clip, Type.Null()], {
+    description: "Extension: its clip; null when it is not a video task's alarm, or clips were off",
+  }),
 });
 export type AlarmView = Static<typeof AlarmView>;
 

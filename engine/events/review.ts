@@ -6,6 +6,7 @@
 import { LRUCache } from 'lru-cache';
 import sharp from 'sharp';
 import yazl from 'yazl';
+import type { Clip } from '../clips/clip-schema';
 import type { Clock } from '../clock';
 import { DomainError } from '../domain-error';
 import type { AlarmFilter, AlarmRow, ReviewRepository } from './review-repository';
@@ -39,7 +40,13 @@ export function alarmView(row: AlarmRow): AlarmView {
     thumbnail_url: row.has_image === 1 ? `/api/alarms/${encodeURIComponent(row.event_id)}/thumbnail` : null,
     state: row.state,
     attempts: row.attempts,
+    clip: null,
   };
+}
+
+/** The clips alarms name (engine/clips/alarm-clips.ts). */
+export interface AlarmClipLookup {
+  ofAlarms(eventIds: readonly string[]): Map<string, Clip>;
 }
 
 export class AlarmReview {
@@ -52,6 +59,7 @@ export class AlarmReview {
   constructor(
     private readonly store: ReviewRepository,
     private readonly clock: Clock,
+    private readonly clips?: AlarmClipLookup,
   ) {}
 
   page(query: AlarmQuery): AlarmPage {
@@ -59,8 +67,9 @@ export class AlarmReview {
     const rows = this.store.page(filter as AlarmFilter, before, limit + 1);
     const more = rows.length > limit;
     const items = rows.slice(0, limit);
+    const clips = this.clips?.ofAlarms(items.map((row) => row.event_id));
     return {
-      items: items.map(alarmView),
+      items: items.map((row) => ({ ...alarmView(row), clip: clips?.get(row.event_id) ?? null })),
       total: this.store.count(filter as AlarmFilter),
       next_before: more ? (items.at(-1)?.id ?? null) : null,
     };

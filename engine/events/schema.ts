@@ -1,4 +1,5 @@
 import { type Static, type TProperties, Type } from '@sinclair/typebox';
+import { ClipRef } from '../clips/clip-schema';
 import { DirectionCounts } from '../rules/counts';
 
 /**
@@ -109,6 +110,7 @@ export const MessageData = Type.Object(
     rules: Type.Array(FiredRule, { minItems: 1 }),
     image_id: Type.Optional(imageFields.image_id),
     device_id: imageFields.device_id,
+    clip: Type.Optional(ClipRef),
   },
   { additionalProperties: false },
 );

@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { EventEmitter, once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { type SegmentTarget, segmentOutputArgs } from '../clips/segment-output';
 import { boundingScaleFilter, type PixelSize, sourceSizeOf } from './analysis-size';
 import { findFfmpeg } from './ffmpeg';
 import { type PooledFrame, PpmFrameReader } from './frame-reader';
@@ -40,6 +41,8 @@ export interface FrameSourceOptions {
    * than from a stdout pipe. Default: everywhere but Windows.
    */
   readInPlace?: boolean;
+  /** Also copy the source's video into segments there, for clips (segment-output.ts). */
+  record?: SegmentTarget;
 }
 
 export interface SourceInfo {
@@ -220,6 +223,11 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private terminating = false;
   private exited: Promise<void> | null = null;
 
+  /** This ffmpeg's number in the process, which names its recorded segments. */
+  get run(): number {
+    return this.mediaLine;
+  }
+
   constructor(
     readonly source: SourceUrl,
     private readonly options: FrameSourceOptions = {},
@@ -249,6 +257,8 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     ];
     args.push('-vf', filters.join(','));
     args.push('-f', 'image2pipe', '-c:v', 'ppm', '-pix_fmt', 'rgb24', '-');
+    // Last, so that the frames stay output #1 (FRAMES_OUTPUT).
+    if (options.record) args.push(...segmentOutputArgs(options.record, this.run));
     return args;
   }
 

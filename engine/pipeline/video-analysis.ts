@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { ClipBuffers } from '../clips/clip-buffers';
 import type { AnalysisHealth } from '../contract/health';
 import { type LiveDeps, TaskLive } from '../live/task-live';
 import type { PixelSize } from '../media/analysis-size';
@@ -17,6 +18,8 @@ export interface VideoAnalysisDeps extends PipelineDeps {
   openStream(source: SourceUrl, task: () => PipelineTask): StreamWatchdog;
   /** What the AI video of running tasks (4.10) needs; without it no task has one. */
   live?: LiveDeps;
+  /** Running tasks' buffers of their own streams, for clips: a stopped task's goes with it. */
+  clipBuffers?: ClipBuffers;
 }
 
 interface Running {
@@ -116,6 +119,11 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     running.live?.setOsd(task.osd);
   }
 
+  /** Whether the task's video is analysed here now. */
+  runs(taskId: string): boolean {
+    return this.running.has(taskId);
+  }
+
   /** The AI videos of a running task (created on first use); undefined when it does not run. */
   live(taskId: string): TaskLive | undefined {
     const running = this.running.get(taskId);
@@ -130,6 +138,7 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     this.running.delete(taskId);
     running.pipeline.stop();
     await Promise.all([running.live?.closeAll(), running.stream.close()]);
+    this.deps.clipBuffers?.end(taskId);
   }
 
   async stopAll(): Promise<void> {

@@ -261,6 +261,34 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
     `,
   },
   {
+    // Alarm clips (issue 35): one row per clip, and which alarms each clip belongs to (the alarms of
+    // one track within its window share the first one's clip).
+    version: 16,
+    sql: `
+      CREATE TABLE clips (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        clip_id TEXT NOT NULL UNIQUE,
+        task_id TEXT NOT NULL,
+        event_id TEXT,
+        state TEXT NOT NULL,
+        reason TEXT,
+        start_at INTEGER,
+        end_at INTEGER,
+        preroll_short INTEGER NOT NULL DEFAULT 0,
+        bytes INTEGER NOT NULL DEFAULT 0,
+        codec TEXT,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX clips_task ON clips(task_id, id);
+      CREATE INDEX clips_ready ON clips(id) WHERE state = 'ready';
+      CREATE TABLE clip_alarms (
+        event_id TEXT PRIMARY KEY,
+        clip_id TEXT NOT NULL
+      );
+      CREATE INDEX clip_alarms_clip ON clip_alarms(clip_id);
+      `,
+    },
+    {
     // Review items (issue 35): the alarms of one object's visit, grouped as each is stored
     // (engine/events/review-grouping.ts), and the item each alarm belongs to. group_key is what a later
     // alarm joins by: [0, track_id] for a tracked alarm, [1, app_id, rules] for one without a track.

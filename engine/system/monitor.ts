@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism, freemem, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { ClipUsage } from '../clips/clip-schema';
 import { natsServerVersion } from '../cluster/nats-binary';
 import type { SystemInfo } from '../contract/health';
 import type { ModelFigures } from '../inference/pool';
@@ -36,6 +37,7 @@ export interface MonitorDeps {
   };
   /** Where new streams decode. */
   decoding(): ResolvedHwaccel;
+  clips: { usage(): ClipUsage };
 }
 
 /** One answer serves every caller for this long: a console polling it costs nothing more. */
@@ -117,6 +119,7 @@ export class SystemMonitor {
         last_clock_break_at: deps.tasks.clockBreaks.lastAt,
       },
       decoding: deps.decoding(),
+      clips: deps.clips.usage(),
       uptime_s: Math.max(0, (deps.now() - deps.startedAt) / 1000),
     };
   }

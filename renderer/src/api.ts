@@ -12,8 +12,14 @@ import type {
   AppUpdateBody,
   AuditEntry,
   AuditPage,
+  Clip,
+  ClipSettings,
+  ClipUsage,
   DeliveryRecord,
   EventItem,
+  IgnoreBody,
+  IgnoreProposal,
+  IgnoreResult,
   ImageResult,
   OptimizationBody,
   OptimizationView,
@@ -21,6 +27,10 @@ import type {
   PasswordChange,
   PasswordReset,
   Proposal,
+  ReviewItem,
+  ReviewItemDetail,
+  ReviewItemPage,
+  ReviewFilter as ReviewItemQuery,
   SampleJudgement,
   SampleListQuery,
   SamplePage,
@@ -34,6 +44,7 @@ import type {
   TaskMode,
   TaskSummary,
   TaskView,
+  Timeline,
   UpdateTaskBody,
   Verdict,
 } from '../../engine/contract';
@@ -48,12 +59,20 @@ export type {
   AppConfig,
   AuditEntry,
   AuditPage,
+  Clip,
+  ClipSettings,
+  ClipUsage,
   DeliveryRecord,
   EventItem,
+  IgnoreProposal,
   ImageResult,
   OptimizationView,
   Osd,
   Proposal,
+  ReviewItem,
+  ReviewItemDetail,
+  ReviewItemPage,
+  ReviewItemQuery,
   SampleJudgement,
   SamplePage,
   SampleReason,
@@ -62,6 +81,7 @@ export type {
   StartTaskBody,
   SystemInfo,
   TaskMode,
+  Timeline,
   UpdateTaskBody,
   Verdict,
 };
@@ -518,104 +538,8 @@ export async function reviewAlarms(
   return (await transport.request<{ updated: number }>('PUT', '/api/alarms/review', body)).data.updated;
 }
 
-/*
- * Review items and clips (issue 35; /work/brief/clips-api.md). The engine's schemas for these shapes
- * are built beside the console; until they are in engine/contract these interfaces follow that
- * document word for word.
- */
-
-export interface Clip {
-  clip_id: string;
-  task_id: string;
-  event_id: string | null;
-  state: 'pending' | 'ready' | 'none';
-  reason: string | null;
-  start: number | null;
-  end: number | null;
-  preroll_short: boolean;
-  bytes: number;
-  codec: string | null;
-  url: string | null;
-}
-
-export interface ReviewItem {
-  item_id: string;
-  task_id: string;
-  task_name: string | null;
-  track_id: string | null;
-  apps: string[];
-  rules: string[];
-  classes: string[];
-  start: number;
-  end: number;
-  alarm_count: number;
-  peak_score: number;
-  best_event_id: string;
-  first_event_id: string;
-  thumbnail_url: string | null;
-  clip: Clip | null;
-  reviewed_at: number | null;
-}
-
-export interface ReviewItemDetail extends ReviewItem {
-  alarms: AlarmView[];
-  more: boolean;
-}
-
-export interface ReviewItemPage {
-  items: ReviewItem[];
-  total: number;
-  next_before: number | null;
-}
-
-export type ReviewItemQuery = Omit<AlarmQuery, 'rule' | 'before' | 'limit'>;
-
-export interface TimelineMark {
-  item_id: string;
-  start: number;
-  end: number;
-  peak_score: number;
-  classes: string[];
-  reviewed: boolean;
-}
-
-export interface Timeline {
-  items: TimelineMark[];
-  truncated?: boolean;
-}
-
-export type IgnoreKind = 'class' | 'mask';
-
-/** The task update that would ignore an item's object on its camera (or did, once applied). */
-export interface IgnoreProposal {
-  kind: IgnoreKind;
-  task_id: string;
-  apps: string[];
-  /** kind class: the classes dropped on this camera. */
-  classes: string[];
-  /** kind mask: the excluded region, [x, y] in source-frame pixels. */
-  mask: number[][] | null;
-  frame_fraction: number | null;
-  request: { method: 'PUT'; path: string; body: Record<string, unknown> };
-}
-
-export interface ClipSettings {
-  enabled: boolean;
-  pre_s: number;
-  post_s: number;
-  max_post_s: number;
-  quota_bytes: number;
-  retention_days: number;
-}
-
-export interface ClipUsage {
-  count: number;
-  bytes: number;
-  quota_bytes: number;
-  dropped: { quota: number; retention: number; disk_full: number };
-  last_error: string | null;
-  last_error_at: number | null;
-}
+/** What "ignore this object here" drops on the camera: the item's classes, or a mask around it. */
+export type IgnoreKind = IgnoreBody['kind'];
 
 /** Review items, newest first, filtered and paged like the alarms (GET /api/review/items). */
 export async function listReviewItems(
@@ -676,13 +600,12 @@ export async function ignoreItem(
   itemId: string,
   kind: IgnoreKind,
   apply: boolean,
-): Promise<{ proposal: IgnoreProposal; applied: boolean }> {
+): Promise<IgnoreResult> {
   return (
-    await transport.request<{ proposal: IgnoreProposal; applied: boolean }>(
-      'POST',
-      apiPath`/api/review/items/${itemId}/ignore`,
-      { kind, apply },
-    )
+    await transport.request<IgnoreResult>('POST', apiPath`/api/review/items/${itemId}/ignore`, {
+      kind,
+      apply,
+    })
   ).data;
 }
 

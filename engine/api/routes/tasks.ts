@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { AlarmClips } from '../../clips/alarm-clips';
 import type { ClusterNode } from '../../cluster/cluster-node';
 import { heatmapPng } from '../../osd/heatmap';
 import type { FrameSnapshots } from '../../pipeline/frame-snapshots';
@@ -63,6 +64,12 @@ const CloseQuery = Type.Object(
           'Extension: true removes a closed task from the listing and storage now (409 40906 while it runs)',
       }),
     ),
+    clips: Type.Optional(
+      Type.Union([Type.Literal('keep'), Type.Literal('remove')], {
+        description:
+          "Extension: keep (default) leaves the task's clips listed and playable after it is gone; remove deletes them",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -108,7 +115,8 @@ export const taskRoutes: RoutePlugin<{
   snapshots: FrameSnapshots;
   video: Pick<VideoAnalysis, 'counts' | 'heatmap'>;
   cluster?: ClusterNode;
-}> = async (app, { tasks, snapshots, video, cluster }) => {
+  clips: Pick<AlarmClips, 'removeTask'>;
+}> = async (app, { tasks, snapshots, video, cluster, clips }) => {
   const listing = new TaskListing(tasks);
 
   app.post(
@@ -349,12 +357,17 @@ export const taskRoutes: RoutePlugin<{
     },
     async (request) => {
       const taskId = request.params.task_id;
+      const removeClips = () => {
+        if (request.query.clips === 'remove') clips.removeTask(taskId);
+      };
       if (request.query.purge) {
         const task = tasks.purge(taskId);
         listing.forget(taskId);
+        removeClips();
         return ok({ task_id: task.task_id, close_code: task.close_code, purged: true });
       }
       const task = tasks.close(taskId, CLOSE_CODE.byCaller);
+      removeClips();
       return ok({ task_id: task.task_id, close_code: task.close_code });
     },
   );

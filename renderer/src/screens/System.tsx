@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useId } from 'react';
-import type { ClipUsage, SystemInfo } from '../api';
+import type { SystemInfo } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { Sparkline } from '../components/Sparkline';
 import { StateDetail } from '../components/StateDetail';
@@ -68,7 +68,7 @@ export function System() {
           <SiteSection t={t} language={language} />
           <Models info={system.data} samples={samples} t={t} />
           <Cameras samples={samples} t={t} language={language} />
-          <ClipsSection usage={clipUsage(system.data)} t={t} language={language} />
+          <ClipsSection usage={system.data.clips} t={t} language={language} />
           <RecentChanges t={t} language={language} />
           <p className="hint">{t('system.versions', versionParams(system.data.versions))}</p>
         </>
@@ -289,9 +289,4 @@ function Cameras({ samples, t, language }: Omit<PartProps, 'info'>) {
 /** The versions line's parameters: a NATS server this install lacks (null) is not one of them. */
 function versionParams({ nats_server, ...versions }: SystemInfo['versions']): Record<string, string> {
   return nats_server === null ? versions : { ...versions, nats_server };
-}
-
-/** The clip figures, where this engine records clips (an engine without them leaves them out). */
-function clipUsage(info: SystemInfo): ClipUsage | undefined {
-  return (info as SystemInfo & { clips?: ClipUsage }).clips;
 }

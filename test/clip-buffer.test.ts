@@ -1,0 +1,186 @@
+import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cutClip } from '../engine/clips/cut-clip';
+import { SegmentRing } from '../engine/clips/segment-ring';
+import { FrameSource } from '../engine/media/frame-source';
+
+const FFMPEG = process.env.FFMPEG_BIN ?? '/usr/bin/ffmpeg';
+const FFPROBE = FFMPEG.replace(/ffmpeg$/, 'ffprobe');
+const tmp = mkdtempSync(join(tmpdir(), 'vc-clip-buffer-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe('SegmentRing', () => {
+  /** A buffer dir where the test plays ffmpeg: segment files of `bytes` each, listed when "closed". */
+  function fakeRun(name: string) {
+    const dir = join(tmp, name);
+    mkdirSync(dir);
+    let now = 100_000;
+    const ring = new SegmentRing(dir, { keepMs: 5_000, maxBytes: 1_000, now: () => now });
+    const close = (run: number, index: number, start: number, end: number, bytes = 100) => {
+      const file = `${run}-${String(index).padStart(6, '0')}.ts`;
+      writeFileSync(join(dir, file), Buffer.alloc(bytes));
+      appendFileSync(join(dir, `${run}.csv`), `${file},${start.toFixed(6)},${end.toFixed(6)}\n`);
+    };
+    return { dir, ring, close, at: (ms: number) => (now = ms) };
+  }
+
+  it('places each segment by when its line was read and by its duration', () => {
+    const { ring, close, at } = fakeRun('place');
+    ring.follow(1);
+    close(1, 0, 0, 2);
+    at(102_000);
+    ring.poll();
+    close(1, 1, 2, 4.5);
+    at(104_600);
+    ring.poll();
+    expect(ring.between(0, Number.POSITIVE_INFINITY).map(({ startAt, endAt }) => [startAt, endAt])).toEqual([
+      [100_000, 102_000],
+      [102_100, 104_600],
+    ]);
+    // Only the segments that overlap the asked span.
+    expect(ring.between(104_000, 110_000).map((segment) => segment.endAt)).toEqual([104_600]);
+  });
+
+  it('removes segments past the time kept and past the bytes, oldest first, with their files', () => {
+    const { dir, ring, close, at } = fakeRun('bounds');
+    ring.follow(1);
+    for (let i = 0; i < 4; i++) {
+      close(1, i, i, i + 1);
+      at(100_000 + (i + 1) * 1_000);
+      ring.poll();
+    }
+    // keepMs 5 s: at 109 s the segments that ended before 104 s go.
+    at(109_000);
+    ring.poll();
+    expect(ring.between(0, Number.POSITIVE_INFINITY).map((segment) => segment.endAt)).toEqual([104_000]);
+    expect(readdirSync(dir).sort()).toEqual(['1-000003.ts', '1.csv']);
+    // maxBytes 1,000: one large segment pushes the older out.
+    close(1, 4, 4, 5, 950);
+    ring.poll();
+    expect(ring.between(0, Number.POSITIVE_INFINITY).map((segment) => segment.bytes)).toEqual([950]);
+    expect(ring.bytes).toBe(950);
+  });
+
+  it('forgets an ended run with the segment its ffmpeg never listed', () => {
+    const { dir, ring, close, at } = fakeRun('runs');
+    ring.follow(1);
+    close(1, 0, 0, 1);
+    writeFileSync(join(dir, '1-000001.ts'), Buffer.alloc(10)); // killed before it closed this one
+    at(101_000);
+    ring.poll();
+    ring.follow(2);
+    close(2, 0, 0, 1);
+    at(107_000);
+    ring.poll();
+    expect(readdirSync(dir).sort()).toEqual(['2-000000.ts', '2.csv']);
+    ring.dispose();
+    expect(existsSync(dir)).toBe(false);
+  });
+});
+
+/**
+ * The MD5 of each decoded picture, in order. A copy decodes to the very pictures of the source; a
+ * re-encode (lossy) would not. Packet bytes cannot be compared: MPEG-TS carries H.264 with start
+ * codes and repeated parameter sets, MP4 with lengths.
+ */
+function pictureHashes(file: string): string[] {
+  const out = execFileSync(FFMPEG, [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-i',
+    file,
+    '-map',
+    '0:v:0',
+    '-f',
+    'framemd5',
+    '-',
+  ]);
+  return out
+    .toString()
+    .split('\n')
+    .filter((line) => line && !line.startsWith('#'))
+    .map((line) => line.split(',').at(-1)?.trim() ?? '');
+}
+
+function probe(file: string): { codec: string; width: number; duration: number } {
+  const out = JSON.parse(
+    execFileSync(FFPROBE, [
+      ...[
+        '-v',
+        'error',
+        '-select_streams',
+        'v:0',
+        '-show_entries',
+        'stream=codec_name,width:format=duration',
+      ],
+      ...['-of', 'json', file],
+    ]).toString(),
+  ) as { streams: { codec_name: string; width: number }[]; format: { duration: string } };
+  const stream = out.streams[0] as { codec_name: string; width: number };
+  return { codec: stream.codec_name, width: stream.width, duration: Number(out.format.duration) };
+}
+
+describe("a clip from the decoding ffmpeg's own copy of the stream (real ffmpeg)", () => {
+  it("cuts the last seconds as a fast-start MP4 of the source's packets, never re-encoded", async () => {
+    // 12 s of H.264 at 25 fps with a keyframe every second, played live (-re) by the frame source.
+    const source = join(tmp, 'source.mp4');
+    execFileSync(FFMPEG, [
+      ...['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25'],
+      ...['-t', '12', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-y', source],
+    ]);
+    const dir = join(tmp, 'buffer');
+    mkdirSync(dir);
+    const frames = new FrameSource(
+      { kind: 'file', input: source },
+      { ffmpeg: FFMPEG, record: { dir, segmentS: 1 } },
+    );
+    const ring = new SegmentRing(dir, { keepMs: 30_000, maxBytes: 64 * 1024 * 1024 });
+    ring.follow(frames.run);
+    frames.on('frame', (frame) => frame.release());
+    frames.start();
+    try {
+      const until = Date.now() + 60_000;
+      while (ring.between(Date.now() - 5_000, Date.now()).length < 5 && Date.now() < until) {
+        await sleep(250);
+        ring.poll();
+      }
+    } finally {
+      const exited = once(frames, 'exit');
+      frames.stop();
+      await exited;
+    }
+    const now = Date.now();
+    const segments = ring.between(now - 4_000, now);
+    const clip = await cutClip(FFMPEG, segments, join(tmp, 'clip.mp4'));
+    const { codec, width, duration } = probe(clip.file);
+    expect([codec, width]).toEqual(['h264', 640]);
+    // Whole 1 s segments covering the 4 s asked: 4 to 5 of them, as long as the span it says it covers.
+    expect(duration).toBeGreaterThanOrEqual(3.9);
+    expect(duration).toBeLessThanOrEqual(6.1);
+    expect(Math.abs((clip.endAt - clip.startAt) / 1000 - duration)).toBeLessThan(0.6);
+    // Copied: the clip's pictures are a run of the source's (it loops, hence twice over).
+    const pictures = pictureHashes(clip.file).join(',');
+    const looped = [...pictureHashes(source), ...pictureHashes(source)].join(',');
+    expect(pictures.length).toBeGreaterThan(0);
+    expect(looped.includes(pictures)).toBe(true);
+    // Fast start: the index (moov) comes before the media (mdat).
+    const bytes = readFileSync(clip.file);
+    expect(bytes.indexOf('moov')).toBeLessThan(bytes.indexOf('mdat'));
+    ring.dispose();
+  }, 90_000);
+});
