@@ -9,7 +9,14 @@ import {
   measuredFps,
   stepTime,
 } from '../renderer/src/review/clip-time';
-import { dayOf, MIN_MARK_PERCENT, markSpan } from '../renderer/src/review/timeline-day';
+import {
+  dayOf,
+  lanesOf,
+  MARK_LANES,
+  MIN_MARK_PERCENT,
+  markSpan,
+  windowOf,
+} from '../renderer/src/review/timeline-day';
 
 /*
  * The clip player's and the timeline's arithmetic: a frame step is one frame at the clip's rate and
@@ -142,5 +149,24 @@ describe('a camera’s day', () => {
     expect(markSpan({ start: until - 1, end: until + 60_000 }, since, until).left).toBe(
       100 - MIN_MARK_PERCENT,
     );
+  });
+
+  it('is cut into hours and ten minutes on the local clock', () => {
+    const at = new Date(2026, 10, 28, 14, 37, 12).getTime();
+    const hour = windowOf(at, 'hour');
+    expect([new Date(hour.since).getHours(), new Date(hour.since).getMinutes()]).toEqual([14, 0]);
+    expect(hour.until - hour.since).toBe(3_600_000);
+    const ten = windowOf(at, 'tenMinutes');
+    expect([new Date(ten.since).getHours(), new Date(ten.since).getMinutes()]).toEqual([14, 30]);
+    expect(ten.until - ten.since).toBe(600_000);
+    expect(windowOf(at, 'day')).toEqual(dayOf(at));
+  });
+
+  it('stacks overlapping marks on lanes, and the ones past the last lane share it', () => {
+    const mark = (left: number, width = 1) => ({ left, width });
+    expect(lanesOf([mark(0), mark(2), mark(4)])).toEqual([0, 0, 0]);
+    expect(lanesOf([mark(0, 5), mark(1), mark(1.5), mark(2), mark(6)])).toEqual([0, 1, 2, 1, 0]);
+    const crowd = Array.from({ length: MARK_LANES + 2 }, () => mark(10, 5));
+    expect(lanesOf(crowd)).toEqual([0, 1, 2, 3, 3, 3]);
   });
 });

@@ -146,7 +146,8 @@ describe('one item', () => {
       best_event_id: first,
       first_event_id: first,
       thumbnail_url: null,
-      clip: null,
+      // The first alarm's clip (a video task's alarm: clips are on).
+      clip: expect.objectContaining({ event_id: first, task_id: camera }),
       reviewed_at: null,
       alarms: [
         expect.objectContaining({ event_id: first, task_id: camera }),

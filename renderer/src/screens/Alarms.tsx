@@ -51,7 +51,7 @@ export function Alarms() {
   const [selected, setSelected] = useState(0);
   const [checked, setChecked] = useState<ReadonlySet<string>>(new Set());
   const [opened, setOpened] = useState<{ itemId: string; taskId: string } | null>(null);
-  const [day, setDay] = useState<number | null>(null);
+  const [at, setAt] = useState<number | null>(null);
   const [askAll, setAskAll] = useState(false);
   const detail = useRef<HTMLDivElement>(null);
   const feed = useFeed((state) => state.items);
@@ -92,10 +92,12 @@ export function Alarms() {
         event.altKey
       )
         return;
+      // Enter and space on a button or link are that control's own (a timeline mark, a frame step).
+      if ((event.key === 'Enter' || event.key === ' ') && target.closest('button, a')) return;
       const move = (by: number) => {
         setSelected((index) => Math.min(Math.max(0, index + by), Math.max(0, items.length - 1)));
         setOpened(null);
-        setDay(null);
+        setAt(null);
       };
       if (event.key === 'j' || event.key === 'ArrowDown') move(1);
       else if (event.key === 'k' || event.key === 'ArrowUp') move(-1);
@@ -194,7 +196,7 @@ export function Alarms() {
                   onClick={() => {
                     setSelected(index);
                     setOpened(null);
-                    setDay(null);
+                    setAt(null);
                   }}
                 >
                   {item.thumbnail_url ? (
@@ -244,8 +246,9 @@ export function Alarms() {
         <Timeline
           taskId={camera}
           name={(opened === null ? current?.task_name : null) ?? title(camera)}
-          day={day ?? current?.start ?? Date.now()}
-          onDay={setDay}
+          apps={current?.apps ?? []}
+          at={at ?? current?.start ?? Date.now()}
+          onAt={setAt}
           openItemId={openId}
           onOpen={(itemId) => setOpened({ itemId, taskId: camera })}
         />
