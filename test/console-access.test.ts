@@ -64,6 +64,14 @@ const SCREENS: ScreenState[] = [
   { name: 'settings', path: '/settings', shot: true },
   { name: 'account-menu', path: '/tasks', act: (page) => openAccountMenu(page) },
   {
+    name: 'ignore-dialog',
+    path: '/alarms',
+    act: async (page, t) => {
+      await page.getByRole('button', { name: t('items.ignore') }).click();
+      await page.getByRole('dialog').waitFor(POLL);
+    },
+  },
+  {
     name: 'close-confirm',
     path: '/tasks',
     act: async (page, t) => {

@@ -14,6 +14,7 @@ import type {
   Timeline,
 } from '../renderer/src/api';
 import { dayOf, windowOf } from '../renderer/src/review/timeline-day';
+import { blockingViolations } from './helpers/axe';
 import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine';
 import { eventually } from './helpers/eventually';
 import { VIDEO } from './helpers/fixtures';
@@ -86,6 +87,7 @@ describe('review items with clips in Chromium', () => {
     await link.waitFor(POLL);
     const href = (await link.getAttribute('href')) as string;
     expect(new URL(href).pathname).toMatch(/^\/api\/clips\/[^/]+$/);
+    expect(await blockingViolations(page)).toEqual([]);
     const played = await page.evaluate(async (src) => {
       const video = document.createElement('video');
       video.muted = true;
@@ -110,6 +112,7 @@ describe('review items with clips in Chromium', () => {
     await dialog.getByText('Gate would stop reporting person for Person detection.').waitFor(POLL);
     // Shown, not applied.
     expect(await overrides()).toBe(initial);
+    expect(await blockingViolations(page)).toEqual([]);
     await dialog.getByRole('button', { name: 'Apply on Gate' }).click();
     await dialog.getByText(/^Applied\. To undo it/).waitFor(POLL);
     const applied = await overrides();
@@ -204,6 +207,8 @@ describe('review items with clips in Chromium', () => {
       // The first alarm's stored boxes, drawn at its moment of the clip.
       await page.getByRole('button', { name: 'Show in the clip' }).first().click();
       await page.getByText(/^Boxes of the alarm at .* drawn \(\d+ objects?\)\.$/).waitFor(POLL);
+      // The item with its clip, its alarms and its camera's timeline, as axe reads them.
+      expect(await blockingViolations(page)).toEqual([]);
       const download = page.getByRole('link', { name: 'Download clip' });
       expect(new URL((await download.getAttribute('href')) as string).searchParams.get('download')).toBe('1');
       await page.close();
@@ -240,7 +245,7 @@ describe('review items with clips in Chromium', () => {
         .click();
       await page
         .getByRole('status')
-        .filter({ hasText: `${left} items marked reviewed.` })
+        .filter({ hasText: `${left} ${left === 1 ? 'item' : 'items'} marked reviewed.` })
         .waitFor(POLL);
       expect((await items('&reviewed=false')).total).toBe(0);
       await page.close();
@@ -251,6 +256,7 @@ describe('review items with clips in Chromium', () => {
       const page = await open('/system');
       expect(await page.getByLabel('Seconds before an alarm').inputValue()).toBe(String(CLIPS.pre_s));
       await page.getByText(new RegExp(`^${system.clips.count} clips?, `)).waitFor(POLL);
+      expect(await blockingViolations(page)).toEqual([]);
       await page.getByLabel('Keep clips (days)').fill('30');
       await page.getByRole('button', { name: 'Save clip settings' }).click();
       await page.getByText('Clip settings saved.').waitFor(POLL);
