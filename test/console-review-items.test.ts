@@ -190,7 +190,10 @@ describe('review items with clips in Chromium', () => {
       for (let i = 0; i < index; i++) await page.keyboard.press('j');
       const video = page.getByLabel('Clip of Gate');
       await video.waitFor(POLL);
-      expect(await video.getAttribute('poster')).toContain(`/api/alarms/${item.best_event_id}/snapshot`);
+      // The poster is linked once its link token came.
+      await expect
+        .poll(() => video.getAttribute('poster'), POLL)
+        .toContain(`/api/alarms/${item.best_event_id}/snapshot`);
       await page.keyboard.press('Enter');
       await expect
         .poll(() => video.evaluate((element: HTMLVideoElement) => element.currentTime), POLL)
