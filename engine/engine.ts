@@ -377,7 +377,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     video,
     snapshots,
     alarms: new AlarmReview(alarmRows, clock),
-    review: new ReviewItems(new ReviewItemsRepository(db), alarmRows, tasks, clock),
+    review: new ReviewItems(new ReviewItemsRepository(db), alarmRows, tasks, clock, cluster !== undefined),
     previews,
     uploadMemory: uploadMemory(options.uploadMemoryBytes),
     events: { outbox, bus, mqtt, held, delivery, receiver },
