@@ -7,8 +7,12 @@ import { OutboxRepository } from '../engine/callbacks/outbox-repository';
 import { ManualClock } from '../engine/clock';
 import { EventBus } from '../engine/events/bus';
 import { REVIEW_GAP_MS } from '../engine/events/review-grouping';
+import { ReviewItems, type ReviewTasks } from '../engine/events/review-items';
+import { ReviewItemsRepository } from '../engine/events/review-items-repository';
+import { ReviewRepository } from '../engine/events/review-repository';
 import type { NewEvent } from '../engine/events/schema';
 import { type Db, migrate, openDb } from '../engine/store/db';
+import type { TaskView, UpdateTaskBody } from '../engine/tasks/schema';
 import { message } from './helpers/receiver';
 
 /**
@@ -255,5 +259,40 @@ describe('retention', () => {
     expect(outbox.release('cam')).toBe(1);
     expect(pending.event_id).toEqual(expect.any(String));
     expect(items()).toEqual([]);
+  });
+});
+
+describe('cluster mode', () => {
+  it("proposes an ignore but refuses to apply it: the task's owner answers the proposal's request", () => {
+    alarm({ track: '1', at: 0 });
+    // The task as the registry shows it, and the updates asked of it: recorded rather than made, since
+    // what is judged is that none is asked (a site of engines is test/cluster-*.test.ts' part).
+    const updates: UpdateTaskBody[] = [];
+    const tasks: ReviewTasks = {
+      get: () =>
+        ({ task_id: 'cam', app_ids: ['person'], rule_overrides: {}, app_configs: [] }) as unknown as TaskView,
+      update: (_taskId, body) => {
+        updates.push(body);
+        return tasks.get('cam');
+      },
+    };
+    const review = (clusterMode: boolean) =>
+      new ReviewItems(new ReviewItemsRepository(db), new ReviewRepository(db), tasks, clock, clusterMode);
+    const [item] = items();
+    const proposed = review(true).ignore(item?.item_id ?? '', { kind: 'class', apply: false });
+    expect(proposed.proposal.request).toEqual({
+      method: 'PUT',
+      path: '/api/task/cam',
+      body: {
+        rule_overrides: { person: { classes: [{ class_id: '0', threshold: 1, min_pixel: 1_000_000 }] } },
+      },
+    });
+    expect(() => review(true).ignore(item?.item_id ?? '', { kind: 'class', apply: true })).toThrow(
+      /cluster mode.*PUT \/api\/task\/cam/,
+    );
+    expect(updates).toEqual([]);
+    // A single workstation applies it.
+    review(false).ignore(item?.item_id ?? '', { kind: 'class', apply: true });
+    expect(updates).toEqual([proposed.proposal.request.body]);
   });
 });

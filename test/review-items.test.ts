@@ -254,6 +254,18 @@ describe('refusals', () => {
     expect(await counts()).toEqual(before);
   });
 
+  it('the bulk path is no item: another method there is 405, allowing POST', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE']) {
+      const answer = await t.call(method, '/api/review/items/review');
+      expect([method, answer.status, answer.body.code, answer.headers.get('allow')]).toEqual([
+        method,
+        405,
+        40501,
+        'POST',
+      ]);
+    }
+  });
+
   it('an unknown item → 40412', async () => {
     for (const [method, path, json] of [
       ['GET', '/api/review/items/nope', undefined],

@@ -278,7 +278,8 @@ async function checkContentType(request: FastifyRequest): Promise<void> {
   }
 }
 
-type RouteTable = { pattern: RegExp; methods: Set<string> }[];
+/** `exact`: a path without parameters, which the router prefers to a parametric one that matches too. */
+type RouteTable = { pattern: RegExp; exact: boolean; methods: Set<string> }[];
 
 /** Remembers every API route so that a known path with a wrong method answers 405 with Allow, not 404. */
 function registerRouteTable(app: Api): RouteTable {
@@ -288,7 +289,7 @@ function registerRouteTable(app: Api): RouteTable {
     const source = `^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+')}/?$`;
     let entry = routes.find((r) => r.pattern.source === source);
     if (!entry) {
-      entry = { pattern: new RegExp(source), methods: new Set() };
+      entry = { pattern: new RegExp(source), exact: !route.url.includes(':'), methods: new Set() };
       routes.push(entry);
     }
     for (const method of [route.method].flat()) entry.methods.add(method);
@@ -307,7 +308,11 @@ function unknownApiPaths(api: Api, routes: RouteTable): void {
   const answer = async (request: FastifyRequest<{ Params: { '*'?: string } }>, reply: FastifyReply) => {
     const rest = request.params['*'];
     const path = rest === undefined ? '/api' : `/api/${rest}`;
-    const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods]))];
+    const matching = routes.filter((r) => r.pattern.test(path));
+    // A path that is an endpoint of its own (e.g. POST /api/review/items/review) is not also a value
+    // of a sibling's parameter (GET /api/review/items/{item_id}).
+    const exact = matching.filter((r) => r.exact);
+    const allowed = [...new Set((exact.length > 0 ? exact : matching).flatMap((r) => [...r.methods]))];
     // The path has the shape of an endpoint that takes this method: the router refused a parameter.
     if (allowed.includes(request.method))
       return sendError(reply, 'INVALID_PARAMETER', `path: ${pathProblem()}`);

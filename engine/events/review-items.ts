@@ -92,6 +92,11 @@ export class ReviewItems {
     private readonly alarms: ReviewRepository,
     private readonly tasks: ReviewTasks,
     private readonly clock: Clock,
+    /**
+     * Cluster mode: the task may run on another node, whose update this node's registry cannot make;
+     * there the caller sends the proposal's request, which the owner answers (docs/cluster.md).
+     */
+    private readonly clusterMode = false,
     /** The clips of alarms (an item's is its first alarm's); none where clips are not recorded. */
     private readonly clips?: AlarmClipLookup,
   ) {}
@@ -170,6 +175,10 @@ export class ReviewItems {
       );
     const proposal =
       kind === 'class' ? this.classProposal(item, task, apps) : this.maskProposal(item, task, apps);
+    if (apply && this.clusterMode)
+      throw invalid(
+        `apply: in cluster mode send the proposal's request (${proposal.request.method} ${proposal.request.path}), which the task's owner answers`,
+      );
     if (apply) this.tasks.update(task.task_id, proposal.request.body);
     return { proposal, applied: apply };
   }

@@ -15,9 +15,12 @@ import {
   TimelineQuery,
 } from '../../events/review-items-schema';
 import { Envelope, ok } from '../envelope';
+import { ApiError } from '../errors';
 import type { RoutePlugin } from '../route-plugin';
 
 const TASK_CHANGE = ['REVIEW_ITEM_NOT_FOUND', 'TASK_NOT_FOUND', 'TASK_CLOSED'] as const;
+/** The bulk review's path, which the router would otherwise give to one item's GET as its item_id. */
+const BULK = 'review';
 
 /** Review items (extension, issue 35): the alarms of one visit, listed, marked, timed and ignored. */
 export const reviewRoutes: RoutePlugin<{ review: ReviewItems }> = async (app, { review }) => {
@@ -37,7 +40,16 @@ export const reviewRoutes: RoutePlugin<{ review: ReviewItems }> = async (app, { 
   app.get(
     '/api/review/items/:item_id',
     {
-      config: { refusals: ['REVIEW_ITEM_NOT_FOUND'] },
+      config: { refusals: ['REVIEW_ITEM_NOT_FOUND', 'METHOD_NOT_ALLOWED'] },
+      // Once authenticated, before the query is checked: a wrong method is 405 whatever it carries.
+      onRequest: async (request) => {
+        if ((request.params as { item_id?: string }).item_id === BULK)
+          throw new ApiError(
+            'METHOD_NOT_ALLOWED',
+            `${request.method} is not allowed on /api/review/items/${BULK}; allowed: POST`,
+            { allow: 'POST' },
+          );
+      },
       schema: {
         tags: ['events'],
         summary: 'Extension: one review item with its alarms, oldest first',
@@ -49,7 +61,7 @@ export const reviewRoutes: RoutePlugin<{ review: ReviewItems }> = async (app, { 
   );
 
   app.post(
-    '/api/review/items/review',
+    `/api/review/items/${BULK}`,
     {
       schema: {
         tags: ['events'],
