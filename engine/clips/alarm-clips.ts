@@ -380,7 +380,7 @@ export class AlarmClips {
     // Every segment from the pre-roll on: which of them the clip ends with is known when it is cut.
     for (const segment of this.deps.buffers.segments(clip.taskId, clip.from, Number.POSITIVE_INFINITY)) {
       if (clip.pinned.has(segment.file)) continue;
-      const name = `${segment.run}-${basename(segment.file)}`;
+      const name = basename(segment.file);
       try {
         const pinned = this.deps.files.pin(clip.clipId, segment.file, name);
         if (pinned) clip.pinned.set(segment.file, { ...segment, file: pinned });
