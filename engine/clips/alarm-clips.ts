@@ -430,6 +430,7 @@ export class AlarmClips {
       } catch (error) {
         this.fail(
           clip,
+          // Writing the concat list fails with ENOSPC; ffmpeg's own write says so in its words only.
           isDiskFull(error) || /No space left|Disk quota exceeded/i.test(String(error))
             ? 'disk_full'
             : 'cut_failed',
