@@ -516,7 +516,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       closed = true;
       await Promise.all([tasks.shutdown(), previews.closeAll()]);
       clipBuffers.close();
-      clips.close();
+      await clips.close();
       await siteAccounts?.close();
       await cluster?.close();
       await optimizations.close();

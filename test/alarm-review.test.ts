@@ -72,6 +72,8 @@ describe('stored alarms, filtered', () => {
       thumbnail_url: `/api/alarms/${page.items[0]?.event_id}/thumbnail`,
       state: 'no_receiver',
       attempts: 0,
+      // Stored for a task that runs no video here: no clip.
+      clip: null,
     });
   });
 

@@ -119,7 +119,9 @@ export class AlarmClips {
   private staged?: Staged;
   private tick?: NodeJS.Timeout;
   private readonly sweepTimer: TimerHandle;
-  private cuts = 0;
+  /** Cuts under way (at most MAX_CONCURRENT_CUTS). */
+  private readonly cutting = new Set<Promise<void>>();
+  private closed = false;
   private readonly queue: OpenClip[] = [];
   private readonly writes: SpaceWaiter;
   private readonly now: () => number;
@@ -290,10 +292,14 @@ export class AlarmClips {
     };
   }
 
-  close(): void {
+  /** Stops gathering and waits for the cuts under way; their rows stay pending, as after a kill. */
+  async close(): Promise<void> {
+    this.closed = true;
     if (this.tick) clearInterval(this.tick);
     this.tick = undefined;
     this.deps.clock.clearInterval(this.sweepTimer);
+    this.queue.length = 0;
+    await Promise.allSettled([...this.cutting]);
     this.writes.close();
     // Their cut will not happen: the next start marks them none (engine_restarted).
     for (const clip of [...this.open.values()]) this.finish(clip);
@@ -374,7 +380,7 @@ export class AlarmClips {
     // Every segment from the pre-roll on: which of them the clip ends with is known when it is cut.
     for (const segment of this.deps.buffers.segments(clip.taskId, clip.from, Number.POSITIVE_INFINITY)) {
       if (clip.pinned.has(segment.file)) continue;
-      const name = `${segment.run}-${basename(segment.file)}`;
+      const name = basename(segment.file);
       try {
         const pinned = this.deps.files.pin(clip.clipId, segment.file, name);
         if (pinned) clip.pinned.set(segment.file, { ...segment, file: pinned });
@@ -385,14 +391,14 @@ export class AlarmClips {
   }
 
   private drain(): void {
-    while (this.cuts < MAX_CONCURRENT_CUTS) {
+    while (this.cutting.size < MAX_CONCURRENT_CUTS && !this.closed) {
       const clip = this.queue.shift();
       if (!clip) return;
-      this.cuts++;
-      void this.cut(clip).finally(() => {
-        this.cuts--;
+      const cut: Promise<void> = this.cut(clip).finally(() => {
+        this.cutting.delete(cut);
         this.drain();
       });
+      this.cutting.add(cut);
     }
   }
 
@@ -424,6 +430,7 @@ export class AlarmClips {
       } catch (error) {
         this.fail(
           clip,
+          // Writing the concat list fails with ENOSPC; ffmpeg's own write says so in its words only.
           isDiskFull(error) || /No space left|Disk quota exceeded/i.test(String(error))
             ? 'disk_full'
             : 'cut_failed',
@@ -432,6 +439,8 @@ export class AlarmClips {
         );
         return;
       }
+      // The engine stops: the next start finds the row pending and the file unlisted, and removes it.
+      if (this.closed) return;
       if (!this.open.has(clip.clipId)) {
         // Removed while it was cut.
         this.deps.files.remove(clip.taskId, clip.clipId);
@@ -478,8 +487,8 @@ export class AlarmClips {
 
   /**
    * Retention, then the quota: ready clips older than retention_days go, then the oldest until the
-   * rest fit; pending ones never (their cut is on its way). Clips without a file are forgotten after
-   * the retention time too.
+   * rest fit; pending ones never (their cut is on its way). A clip without a file stays listed (its
+   * alarm says why it has none) for twice the retention time, then its row goes too.
    */
   private keepBounds(): void {
     try {
@@ -491,7 +500,7 @@ export class AlarmClips {
         this.deps.files.remove(clip.task_id, clip.clip_id);
         this.dropped.retention++;
       }
-      this.deps.repository.purgeNone(expiredBefore);
+      this.deps.repository.purgeNone(expiredBefore - retention_days * DAY_MS);
       let { bytes } = this.deps.repository.usage();
       while (bytes > quota_bytes) {
         const oldest = this.deps.repository.oldestReady(16);
