@@ -529,15 +529,6 @@ export async function alarmFacets(transport: Transport, signal?: AbortSignal): P
     .data;
 }
 
-export async function reviewAlarms(
-  transport: Transport,
-  eventIds: string[],
-  reviewed: boolean,
-): Promise<number> {
-  const body = { event_ids: eventIds, reviewed };
-  return (await transport.request<{ updated: number }>('PUT', '/api/alarms/review', body)).data.updated;
-}
-
 /** What "ignore this object here" drops on the camera: the item's classes, or a mask around it. */
 export type IgnoreKind = IgnoreBody['kind'];
 

@@ -9,7 +9,7 @@ import { useFeed } from '../feed/store';
 import { useLinkAccess } from '../hooks/useLinkAccess';
 import { useNames } from '../names/useNames';
 import { engineLink, type LinkAccess } from '../optimization/links';
-import { alarmFacetsQuery } from '../queries/alarms';
+import { alarmFacetsQuery, alarmKeys } from '../queries/alarms';
 import { reviewItemsMutation, reviewItemsQuery, reviewKeys } from '../queries/review';
 import { AlarmFilters } from '../review/AlarmFilters';
 import { toQuery, useAlarmFilter } from '../review/filter';
@@ -118,7 +118,7 @@ export function Alarms() {
 
   const showNew = () => {
     void queryClient.resetQueries({ queryKey: reviewKeys.list(query) });
-    void queryClient.invalidateQueries({ queryKey: ['alarms', 'facets'] });
+    void queryClient.invalidateQueries({ queryKey: alarmKeys.facets });
     setSelected(0);
   };
   const time = (ms: number) =>
