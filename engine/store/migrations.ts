@@ -286,9 +286,9 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
         clip_id TEXT NOT NULL
       );
       CREATE INDEX clip_alarms_clip ON clip_alarms(clip_id);
-      `,
-    },
-    {
+    `,
+  },
+  {
     // Review items (issue 35): the alarms of one object's visit, grouped as each is stored
     // (engine/events/review-grouping.ts), and the item each alarm belongs to. group_key is what a later
     // alarm joins by: [0, track_id] for a tracked alarm, [1, app_id, rules] for one without a track.
