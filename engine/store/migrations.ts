@@ -321,7 +321,7 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
 
       CREATE TEMP TABLE review_backfill AS
       WITH alarms AS (
-        SELECT id, event_id, task_id, app_id, rules, timestamp, max_score, reviewed_at, body,
+        SELECT id, event_id, task_id, app_id, rules, timestamp, max_score, reviewed_at,
           CASE WHEN json_type(body, '$.data.image_id') IS NULL
             THEN NULLIF(json_extract(body, '$.data.rules[0].objects[0].track_id'), '') END AS track_id
         FROM events WHERE kind = 'message'
@@ -333,17 +333,19 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
         SELECT *, CASE WHEN timestamp - LAG(timestamp) OVER w <= 60000 THEN 0 ELSE 1 END AS opens
         FROM keyed WINDOW w AS (PARTITION BY task_id, group_key ORDER BY timestamp, id)
       )
-      SELECT id, event_id, task_id, app_id, timestamp, max_score, reviewed_at, body, track_id, group_key,
+      SELECT id, event_id, task_id, app_id, timestamp, max_score, reviewed_at, track_id, group_key,
         SUM(opens) OVER (PARTITION BY task_id, group_key ORDER BY timestamp, id ROWS UNBOUNDED PRECEDING)
           AS visit
       FROM marked;
       CREATE INDEX temp.review_backfill_visit ON review_backfill(task_id, group_key, visit);
+      CREATE INDEX temp.review_backfill_id ON review_backfill(id);
       CREATE TEMP TABLE review_visits AS
         SELECT task_id, group_key, visit, MIN(id) AS first_id,
           substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-4' || substr(h, 14, 3) || '-a' || substr(h, 18, 3)
             || '-' || substr(h, 21, 12) AS item_id
         FROM (SELECT *, lower(hex(randomblob(16))) AS h FROM review_backfill)
         GROUP BY task_id, group_key, visit;
+      CREATE INDEX temp.review_visits_visit ON review_visits(task_id, group_key, visit);
       INSERT INTO review_items (item_id, task_id, track_id, group_key, apps, rules, classes, start_at, end_at,
         alarm_count, peak_score, best_event_id, first_event_id, reviewed_at)
       SELECT
@@ -355,10 +357,10 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
         (SELECT ',' || group_concat(DISTINCT b.app_id) || ',' FROM review_backfill b
           WHERE b.task_id = v.task_id AND b.group_key = v.group_key AND b.visit = v.visit),
         COALESCE((SELECT ',' || group_concat(DISTINCT json_extract(r.value, '$.id')) || ','
-          FROM review_backfill b, json_each(b.body, '$.data.rules') r
+          FROM review_backfill b JOIN events e USING (id), json_each(e.body, '$.data.rules') r
           WHERE b.task_id = v.task_id AND b.group_key = v.group_key AND b.visit = v.visit), ''),
         COALESCE((SELECT ',' || group_concat(DISTINCT json_extract(r.value, '$.class_id')) || ','
-          FROM review_backfill b, json_each(b.body, '$.data.rules') r
+          FROM review_backfill b JOIN events e USING (id), json_each(e.body, '$.data.rules') r
           WHERE b.task_id = v.task_id AND b.group_key = v.group_key AND b.visit = v.visit), ''),
         (SELECT MIN(timestamp) FROM review_backfill b
           WHERE b.task_id = v.task_id AND b.group_key = v.group_key AND b.visit = v.visit),
