@@ -213,8 +213,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     },
   );
 
-  const clipFiles = new ClipFiles(join(dataDir, 'clips'));
-  const clipBuffers = new ClipBuffers(clipFiles.bufferRoot);
+  const clipBuffers = new ClipBuffers(join(dataDir, 'clips', 'buffer'));
   const video = new VideoAnalysis({
     clipBuffers,
     sources,
@@ -363,7 +362,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
 
   const streamTokens = new StreamTokens(clock, undefined, streamKey);
   const clips = new AlarmClips({
-    files: clipFiles,
+    files: new ClipFiles(join(dataDir, 'clips')),
     repository: new ClipsRepository(db),
     settings,
     buffers: clipBuffers,
