@@ -215,8 +215,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     },
   );
 
-  const clipFiles = new ClipFiles(join(dataDir, 'clips'));
-  const clipBuffers = new ClipBuffers(clipFiles.bufferRoot);
+  const clipBuffers = new ClipBuffers(join(dataDir, 'clips', 'buffer'));
   const video = new VideoAnalysis({
     clipBuffers,
     sources,
@@ -365,7 +364,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
 
   const streamTokens = new StreamTokens(clock, undefined, streamKey);
   const clips = new AlarmClips({
-    files: clipFiles,
+    files: new ClipFiles(join(dataDir, 'clips')),
     repository: new ClipsRepository(db),
     settings,
     buffers: clipBuffers,

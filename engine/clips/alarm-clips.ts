@@ -428,6 +428,8 @@ export class AlarmClips {
         this.deps.files.makeTaskDir(clip.taskId);
         cut = await cutClip(this.deps.ffmpeg, segments, file);
       } catch (error) {
+        // Removed while it was cut (its pinned segments went with it): nothing failed.
+        if (!this.open.has(clip.clipId)) return;
         this.fail(
           clip,
           // Writing the concat list fails with ENOSPC; ffmpeg's own write says so in its words only.
