@@ -24,7 +24,7 @@ import { OutboxRepository } from './callbacks/outbox-repository';
 import { startRetention } from './callbacks/retention';
 import { wireTaskEvents } from './callbacks/task-events';
 import { DeliveryWorker } from './callbacks/worker';
-import { ClipBuffers } from './clips/clip-buffers';
+import { CLIP_BUFFER_LIMITS, ClipBuffers } from './clips/clip-buffers';
 import { systemClock } from './clock';
 import { ClusterNode } from './cluster/cluster-node';
 import { findNatsServer } from './cluster/nats-binary';
@@ -209,7 +209,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     },
   );
 
-  const clipBuffers = new ClipBuffers(join(dataDir, 'clips', 'buffer'));
+  const clipBuffers = new ClipBuffers(join(dataDir, 'clips', 'buffer'), CLIP_BUFFER_LIMITS, (taskId) =>
+    video.reopenSource(taskId),
+  );
   const video = new VideoAnalysis({
     clipBuffers,
     sources,
@@ -248,7 +250,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
             readRate: options.fileReadRate,
             record: clipBuffers.target(task_id),
           });
-          clipBuffers.follow(task_id, source.run);
+          clipBuffers.follow(task_id, source.run, source);
           return source;
         },
       }),

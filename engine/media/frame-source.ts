@@ -125,6 +125,13 @@ const PROGRESS_LINE_CHARS = 256;
  * delivers rather than the frames left after the rate filter: a wrapped frame reference, no copy.
  */
 const FRAMES_OUTPUT = /^Output #1,/;
+/**
+ * ffmpeg could not start the recording output (output #2, after the frames): it needs the stream's
+ * size before the first packet, which a quick start may end without (an RTSP camera whose SDP
+ * carries no parameter sets, joined between keyframes). ffmpeg then gives up the whole source.
+ */
+const RECORD_OUTPUT_FAILED =
+  /^(Could not write header for output file #2 |Error initializing output stream 2:)/;
 // Read and thrown away while ffmpeg is being stopped.
 const DISCARD = new Uint8Array(64 * 1024);
 /** Media clocks started in this process: each FrameSource's frames carry the number of its own. */
@@ -214,6 +221,8 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private inputDurationS: number | null = null;
   /** The input's size as ffmpeg described it (its probe of the stream), before any scaling. */
   private describedSize: PixelSize | null = null;
+  private inputCodec: string | null = null;
+  private recordFailure = false;
   private sourceInfo: SourceInfo | null = null;
   /** Frames decoded before the input description was read wait here (only the newest). */
   private heldFrame: SourceFrame | null = null;
@@ -246,7 +255,8 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     // thread decodes H.264 1080p at about 250 fps here, so 4K (four times the pixels) near 60.
     args.push('-threads', String(DECODE_THREADS));
     args.push(...hwaccelArgs(options.hwaccel ?? 'none'));
-    if (source.kind !== 'file') args.push(...QUICK_START_ARGS);
+    // A recording needs the stream's parameters before it starts (segment-output.ts).
+    if (source.kind !== 'file' && !options.record?.fullProbe) args.push(...QUICK_START_ARGS);
     args.push(...sourceInputArgs(source, options));
     args.push('-map', '0:v:0', '-c:v', 'wrapped_avframe', '-f', 'null', '-');
     args.push('-map', '0:v:0', '-an', '-sn', '-dn');
@@ -326,6 +336,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     (child.stderr as Readable).on('data', (chunk: Buffer) => {
       for (const line of this.stderr.push(chunk)) {
         this.refusal ??= sourceRefusal(line);
+        if (this.options.record && RECORD_OUTPUT_FAILED.test(line.trim())) this.recordFailure = true;
         this.readStderrLine(line);
       }
     });
@@ -352,6 +363,16 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   /** Size and rate, once the first frame and ffmpeg's description of the input are in. */
   get info(): SourceInfo | null {
     return this.sourceInfo;
+  }
+
+  /** The input video's codec as ffmpeg names it ('h264', 'mjpeg'), once it described the input. */
+  get codec(): string | null {
+    return this.inputCodec;
+  }
+
+  /** True once ffmpeg could not start its recording output (and with it, gave up the source). */
+  get recordFailed(): boolean {
+    return this.recordFailure;
   }
 
   /** Length of a file source in seconds, from ffmpeg's input description; null for live streams. */
@@ -478,7 +499,8 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     if (fps !== null) {
       this.inputFps = fps;
       this.describedSize = videoStreamSize(line);
-      this.checkDecoder(videoStreamFormat(line)?.codec);
+      this.inputCodec = videoStreamFormat(line)?.codec ?? null;
+      this.checkDecoder(this.inputCodec ?? undefined);
     }
     // The input description ends where ffmpeg starts describing the output.
     else if (/^(Stream mapping:|Output #)/.test(line.trim())) this.inputFps = DEFAULT_FPS;

@@ -188,6 +188,22 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     return this.rates.begin(false, this.playbackPosition());
   }
 
+  /**
+   * Opens the running stream's source again with what its factory makes now (a task's clip
+   * recording turned off), make-before-break like a rate switch; one that refuses a second client is
+   * stopped and opened again (lost for a moment). A stream that is not running takes it when it next
+   * opens an ffmpeg. Joins a reopening under way.
+   */
+  async reopen(): Promise<void> {
+    const source = this.frameSource;
+    if (this.current !== 'running' || !source) return;
+    const rate = this.activeFullRate;
+    await (this.rates.underWay(rate) ?? this.rates.begin(rate, this.playbackPosition()));
+    if (this.frameSource !== source || this.current !== 'running' || this.rates.underWay(!rate)) return;
+    this.loseStream(`reopened after ${this.rates.failure}`);
+    void this.stopSourceThenRetry();
+  }
+
   /** True while the running ffmpeg passes every frame of the source. */
   get fullRate(): boolean {
     return this.activeFullRate;
