@@ -1,9 +1,10 @@
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIP_BUFFER_LIMITS, ClipBuffers } from '../engine/clips/clip-buffers';
+import { type SegmentTarget, segmentNameOf } from '../engine/clips/segment-output';
 import { FrameSource } from '../engine/media/frame-source';
 import { StreamWatchdog } from '../engine/media/stream-watchdog';
 import { isAlive } from './helpers/child';
@@ -29,8 +30,16 @@ function bufferBytes(dir: string): number {
   return bytes;
 }
 
-/** A file task's stream read as the engine reads it, its buffer in ClipBuffers with `maxOpenMs`. */
-async function watch(name: string, file: string, maxOpenMs: number) {
+/**
+ * A file task's stream read as the engine reads it, its buffer in ClipBuffers with `maxOpenMs`;
+ * `spoil` may do something to the buffer before each ffmpeg starts.
+ */
+async function watch(
+  name: string,
+  file: string,
+  maxOpenMs: number,
+  spoil = (_dir: string, _run: number) => {},
+) {
   const taskId = `task-${name}`;
   let watchdog: StreamWatchdog | undefined;
   const buffers = new ClipBuffers(
@@ -39,17 +48,16 @@ async function watch(name: string, file: string, maxOpenMs: number) {
     () => void watchdog?.reopen(),
   );
   const sources: FrameSource[] = [];
+  const targets: (SegmentTarget | undefined)[] = [];
   watchdog = new StreamWatchdog(
     { kind: 'file', input: file },
     {
       createSource: (url, transport, mode) => {
-        const source = new FrameSource(url, {
-          ffmpeg: FFMPEG,
-          transport,
-          seekS: mode.seekS,
-          record: buffers.target(taskId),
-        });
+        const record = buffers.target(taskId);
+        targets.push(record);
+        const source = new FrameSource(url, { ffmpeg: FFMPEG, transport, seekS: mode.seekS, record });
         buffers.follow(taskId, source.run, source);
+        spoil(join(tmp, name, taskId), source.run);
         sources.push(source);
         return source;
       },
@@ -68,7 +76,7 @@ async function watch(name: string, file: string, maxOpenMs: number) {
     await watchdog?.close();
     buffers.close();
   };
-  return { taskId, buffers, watchdog, sources, frames, lost, dir, close };
+  return { taskId, buffers, watchdog, sources, targets, frames, lost, dir, close };
 }
 
 /** Whether a FrameSource's ffmpeg copies the stream into segments. */
@@ -141,6 +149,42 @@ describe('recording turned off, the analysis untouched', () => {
       expect(w.frames.length).toBeGreaterThan(before);
       expect(w.lost).toEqual([]);
       expect(w.watchdog.reconnects).toBe(0);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+});
+
+describe('a recording that cannot start', () => {
+  it('is tried once more, probed fully, then turned off: the analysis starts all the same', async () => {
+    // ffmpeg's first segment file is a link into nowhere: its recording output cannot start, and
+    // ffmpeg would then wait with no frame for anything.
+    const w = await watch('unwritable', numberedVideo(60, 2 * NUMBERED.fps), 20_000, (dir, run) => {
+      mkdirSync(dir, { recursive: true });
+      symlinkSync(join(tmp, 'nowhere', 'segment.ts'), join(dir, segmentNameOf(run, 0)));
+    });
+    try {
+      expect(w.sources.map((source) => source.recordError)).toEqual([
+        expect.stringMatching(/^Could not write header for output file #2 /),
+        expect.stringMatching(/^Could not write header for output file #2 /),
+        null,
+      ]);
+      expect(w.sources.map(records)).toEqual([true, true, false]);
+      expect(w.targets.map((target) => target?.fullProbe)).toEqual([false, true, undefined]);
+      // Probed fully: a network source's ffmpeg without the quick start's half second.
+      const camera = { kind: 'rtsp', input: 'rtsp://127.0.0.1:9/camera' } as const;
+      const args = (fullProbe: boolean) =>
+        new FrameSource(camera, { record: { dir: w.dir, segmentS: 1, fullProbe } }).args();
+      expect(args(false)).toContain('-analyzeduration');
+      expect(args(true)).not.toContain('-analyzeduration');
+      expect(w.buffers.state(w.taskId)).toEqual({
+        clips: 'off',
+        reason: expect.stringMatching(/^the recording could not start: Could not write header/),
+      });
+      const before = w.frames.length;
+      await sleep(1_000);
+      expect(w.frames.length).toBeGreaterThan(before);
+      expect(w.lost).toEqual([]);
     } finally {
       await w.close();
     }

@@ -45,8 +45,8 @@ export interface ClipBufferState {
 export interface RecordingSource {
   /** The input codec, once ffmpeg named it. */
   readonly codec: string | null;
-  /** ffmpeg could not start the recording: it did not know the stream's parameters in time. */
-  readonly recordFailed: boolean;
+  /** Why ffmpeg could not start the recording (the stream's size unknown in time, an unwritable file); null while it could. */
+  readonly recordError: string | null;
 }
 
 interface TaskBuffer {
@@ -55,7 +55,7 @@ interface TaskBuffer {
   /** The task's latest ffmpeg, and whether it writes the buffer. */
   latest: RecordingSource | null;
   latestRecords: boolean;
-  /** Its stream's parameters came too late for a quick start once: probed fully from then on. */
+  /** Its recording failed to start once (its stream's size came too late for a quick start?): probed fully from then on. */
   fullProbe: boolean;
 }
 
@@ -65,7 +65,8 @@ interface TaskBuffer {
  * serves clips of the stream as it runs now. A task whose stream cannot be kept (a codec MPEG-TS
  * does not carry, no keyframes) has its recording turned off until it stops: `reopen` has its
  * source's ffmpeg opened again without the recording, and is asked again at each poll while the
- * task's latest ffmpeg still records.
+ * task's latest ffmpeg still records. A recording that fails to start is tried once more with the
+ * stream probed fully, then turned off: its ffmpeg gives no frame, so the analysis waits on it.
  */
 export class ClipBuffers {
   private readonly tasks = new Map<string, TaskBuffer>();
@@ -88,7 +89,13 @@ export class ClipBuffers {
   target(taskId: string): SegmentTarget | undefined {
     const task = this.task(taskId);
     if (task.state.clips !== 'recording') return undefined;
-    if (task.latest?.recordFailed) task.fullProbe = true;
+    const failed = task.latest?.recordError;
+    // Once more with the stream probed fully; after that, the analysis goes on without recording.
+    if (failed && task.fullProbe) {
+      task.state = { clips: 'off', reason: `the recording could not start: ${failed}` };
+      return undefined;
+    }
+    if (failed) task.fullProbe = true;
     mkdirSync(task.ring.dir, { recursive: true });
     return { dir: task.ring.dir, segmentS: this.limits.segmentS, fullProbe: task.fullProbe };
   }
@@ -130,17 +137,25 @@ export class ClipBuffers {
 
   /** Reads the task's buffer and turns its recording off when its stream cannot be kept. */
   private check(taskId: string, task: TaskBuffer): void {
-    task.ring.poll();
-    if (task.state.clips === 'recording') {
-      const codec = task.latest?.codec ?? null;
-      if (codec !== null && !RECORDABLE_CODECS.has(codec))
-        task.state = { clips: 'off', reason: `clips are kept of H.264 and H.265 streams, not ${codec}` };
-      else {
-        const overgrown = task.ring.overgrown();
-        if (overgrown) task.state = { clips: 'no_keyframes', reason: overgrown };
-      }
+    try {
+      task.ring.poll();
+      if (task.state.clips === 'recording') task.state = this.verdict(task);
+    } catch (error) {
+      // Its files failed it (one removed or replaced under it, one still held open): that task's
+      // recording stops; the other tasks', and the engine, go on.
+      if (task.state.clips === 'recording')
+        task.state = { clips: 'off', reason: `the buffer failed: ${(error as Error).message}` };
     }
     if (task.state.clips !== 'recording' && task.latestRecords) this.reopen(taskId);
+  }
+
+  /** Whether a recording task's stream can be kept: its codec, and its open segment's bounds. */
+  private verdict(task: TaskBuffer): ClipBufferState {
+    const codec = task.latest?.codec ?? null;
+    if (codec !== null && !RECORDABLE_CODECS.has(codec))
+      return { clips: 'off', reason: `clips are kept of H.264 and H.265 streams, not ${codec}` };
+    const overgrown = task.ring.overgrown();
+    return overgrown ? { clips: 'no_keyframes', reason: overgrown } : task.state;
   }
 
   private task(taskId: string): TaskBuffer {

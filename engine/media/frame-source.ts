@@ -128,7 +128,8 @@ const FRAMES_OUTPUT = /^Output #1,/;
 /**
  * ffmpeg could not start the recording output (output #2, after the frames): it needs the stream's
  * size before the first packet, which a quick start may end without (an RTSP camera whose SDP
- * carries no parameter sets, joined between keyframes). ffmpeg then gives up the whole source.
+ * carries no parameter sets, joined between keyframes), and a file it can write. ffmpeg then waits
+ * for ever with no frame on any output.
  */
 const RECORD_OUTPUT_FAILED =
   /^(Could not write header for output file #2 |Error initializing output stream 2:)/;
@@ -222,7 +223,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   /** The input's size as ffmpeg described it (its probe of the stream), before any scaling. */
   private describedSize: PixelSize | null = null;
   private inputCodec: string | null = null;
-  private recordFailure = false;
+  private recordFailure: string | null = null;
   private sourceInfo: SourceInfo | null = null;
   /** Frames decoded before the input description was read wait here (only the newest). */
   private heldFrame: SourceFrame | null = null;
@@ -336,7 +337,11 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     (child.stderr as Readable).on('data', (chunk: Buffer) => {
       for (const line of this.stderr.push(chunk)) {
         this.refusal ??= sourceRefusal(line);
-        if (this.options.record && RECORD_OUTPUT_FAILED.test(line.trim())) this.recordFailure = true;
+        if (this.options.record && !this.recordFailure && RECORD_OUTPUT_FAILED.test(line.trim())) {
+          // ffmpeg then waits with no frame for anything: it is ended, to be opened again.
+          this.recordFailure = line.trim();
+          void this.terminate();
+        }
         this.readStderrLine(line);
       }
     });
@@ -370,8 +375,11 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     return this.inputCodec;
   }
 
-  /** True once ffmpeg could not start its recording output (and with it, gave up the source). */
-  get recordFailed(): boolean {
+  /**
+   * ffmpeg's words when it could not start its recording output; null while it could. ffmpeg then
+   * gives no frame, so it is ended at once.
+   */
+  get recordError(): string | null {
     return this.recordFailure;
   }
 

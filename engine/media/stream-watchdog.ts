@@ -298,8 +298,10 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     source.on('exit', ({ code, stderrTail }) => {
       const reason = source.lastError || `ffmpeg exited with code ${code}`;
       const software = this.decoder.fellBack(stderrTail, source.lastError, hwaccel);
+      // Opened again at once: in software, or with what the factory makes after a failed recording.
+      const again = software || Boolean(source.recordError);
       if (!this.rates.onExit(source, reason) && source === this.frameSource)
-        this.onSourceExit(source, reason, software);
+        this.onSourceExit(source, reason, again);
     });
     return source;
   }
@@ -388,11 +390,14 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       void this.rates.begin(this.wantFullRate, this.playbackPosition());
   }
 
-  /** `software`: it failed on its hardware decode path, and the stream now decodes in software. */
-  private onSourceExit(source: WatchedSource, reason: string, software: boolean): void {
+  /**
+   * `again`: it failed for a reason of the engine's own that the next ffmpeg does not have (its
+   * hardware decode path, and the stream now decodes in software; its clip recording).
+   */
+  private onSourceExit(source: WatchedSource, reason: string, again: boolean): void {
     this.frameSource = null;
-    if (software && this.current === 'connecting') {
-      // Not the source's fault: it is opened again at once, decoded in software.
+    if (again && this.current === 'connecting') {
+      // Not the source's fault: it is opened again at once.
       this.connect();
       return;
     }

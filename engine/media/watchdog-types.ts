@@ -64,6 +64,8 @@ export interface WatchedSource {
   readonly stderrTail: string;
   readonly lastError: string;
   readonly refused: Error | null;
+  /** Why its clip recording could not start (FrameSource.recordError): not the source's fault. */
+  readonly recordError?: string | null;
 }
 
 export type FrameSourceFactory = (
