@@ -176,6 +176,11 @@ function expectClipOfAlarm(name: string, { clip, t, seen, clips }: Recorded): vo
   expect(start).toBeGreaterThanOrEqual(from - GOP_S * 1000 - SLACK_MS);
   expect(end, `${name}: last frame seen ${end - to} ms after t + post`).toBeGreaterThanOrEqual(to - SLACK_MS);
   expect(end).toBeLessThanOrEqual(to + GOP_S * 1000 + SLACK_MS);
+  // And by no whole GOP more than it needs: the next keyframe after its first frame comes after
+  // t - pre, and its last GOP begins before t + post.
+  const gop = GOP_S * NUMBERED.fps;
+  expect(seenAt(seen, first + gop)).toBeGreaterThan(from - SLACK_MS);
+  expect(seenAt(seen, first + Math.floor((last - first) / gop) * gop)).toBeLessThan(to + SLACK_MS);
   // Where the buffer placed it is where the engine saw it.
   expect(Math.abs(clip.startAt - start)).toBeLessThan(SLACK_MS);
   expect(Math.abs(clip.endAt - end)).toBeLessThan(SLACK_MS);
