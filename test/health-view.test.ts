@@ -112,6 +112,8 @@ describe('the dump line, rendered from the health object', () => {
       ai_video: [],
       clock_breaks: 0,
       last_clock_break_at: null,
+      clips: 'off',
+      clips_reason: null,
     });
     expect(
       restingHealth(0, {
