@@ -12,6 +12,7 @@ import { startMotionTask, startTestEngine, type TestEngine, taskView } from './h
 import { eventually } from './helpers/eventually';
 import { VIDEO } from './helpers/fixtures';
 import { frameNumber, NUMBERED, numberedVideo } from './helpers/numbered-video';
+import { SmallDisk } from './helpers/small-disk';
 
 /**
  * A stream that cannot be kept for clips has its recording turned off, and the analysis goes on
@@ -32,18 +33,19 @@ function bufferBytes(dir: string): number {
 
 /**
  * A file task's stream read as the engine reads it, its buffer in ClipBuffers with `maxOpenMs`;
- * `spoil` may do something to the buffer before each ffmpeg starts.
+ * `spoil` may do something to the buffer before each ffmpeg starts; the buffer lies under `root`.
  */
 async function watch(
   name: string,
   file: string,
   maxOpenMs: number,
   spoil = (_dir: string, _run: number) => {},
+  root = tmp,
 ) {
   const taskId = `task-${name}`;
   let watchdog: StreamWatchdog | undefined;
   const buffers = new ClipBuffers(
-    join(tmp, name),
+    join(root, name),
     { ...CLIP_BUFFER_LIMITS, maxOpenMs, pollMs: 100 },
     () => void watchdog?.reopen(),
   );
@@ -57,7 +59,7 @@ async function watch(
         targets.push(record);
         const source = new FrameSource(url, { ffmpeg: FFMPEG, transport, seekS: mode.seekS, record });
         buffers.follow(taskId, source.run, source);
-        spoil(join(tmp, name, taskId), source.run);
+        spoil(join(root, name, taskId), source.run);
         sources.push(source);
         return source;
       },
@@ -71,7 +73,7 @@ async function watch(
   });
   watchdog.on('lost', ({ reason }) => lost.push(reason));
   await watchdog.start(30_000);
-  const dir = join(tmp, name, taskId);
+  const dir = join(root, name, taskId);
   const close = async () => {
     await watchdog?.close();
     buffers.close();
@@ -164,11 +166,11 @@ describe('a recording that cannot start', () => {
       symlinkSync(join(tmp, 'nowhere', 'segment.ts'), join(dir, segmentNameOf(run, 0)));
     });
     try {
-      expect(w.sources.map((source) => source.recordError)).toEqual([
-        expect.stringMatching(/^Could not write header for output file #2 /),
-        expect.stringMatching(/^Could not write header for output file #2 /),
-        null,
-      ]);
+      const startFailed = {
+        atStart: true,
+        message: expect.stringMatching(/^Could not write header for output file #2 /),
+      };
+      expect(w.sources.map((source) => source.recordError)).toEqual([startFailed, startFailed, null]);
       expect(w.sources.map(records)).toEqual([true, true, false]);
       expect(w.targets.map((target) => target?.fullProbe)).toEqual([false, true, undefined]);
       // Probed fully: a network source's ffmpeg without the quick start's half second.
@@ -189,6 +191,43 @@ describe('a recording that cannot start', () => {
       await w.close();
     }
   }, 60_000);
+});
+
+describe('a full disk', () => {
+  const disk = SmallDisk.create(2);
+  afterAll(() => disk.dispose());
+
+  // A disk that really fills needs a tmpfs of its own (root); SQLite's page limit, SmallDisk's
+  // stand-in elsewhere, does not bound files.
+  it.runIf(disk.mode === 'tmpfs')(
+    'turns recording off, not the analysis',
+    async () => {
+      const w = await watch('disk-full', numberedVideo(60, 2 * NUMBERED.fps), 20_000, () => {}, disk.dataDir);
+      try {
+        const state = await eventually(
+          'clips off',
+          () => w.buffers.state(w.taskId).clips !== 'recording' && w.buffers.state(w.taskId),
+          40_000,
+          100,
+        );
+        expect(state).toEqual({
+          clips: 'off',
+          reason: expect.stringMatching(/^the recording failed: .*No space left on device/),
+        });
+        expect(w.sources.at(-1)?.recordError).toBeNull();
+        expect(records(w.sources.at(-1) as FrameSource)).toBe(false);
+        await eventually('the stream to run again', () => w.watchdog.state === 'running', 20_000);
+        const before = w.frames.length;
+        await sleep(1_000);
+        expect(w.frames.length).toBeGreaterThan(before);
+        // ffmpeg ends every output when one cannot be written: the stream was lost once at most.
+        expect(w.lost.length).toBeLessThanOrEqual(1);
+      } finally {
+        await w.close();
+      }
+    },
+    90_000,
+  );
 });
 
 describe("the engine's task health says whether clips are recorded", () => {

@@ -1,5 +1,6 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import type { RecordError } from '../media/frame-source';
 import type { SegmentTarget } from './segment-output';
 import { type Segment, SegmentRing } from './segment-ring';
 
@@ -45,8 +46,11 @@ export interface ClipBufferState {
 export interface RecordingSource {
   /** The input codec, once ffmpeg named it. */
   readonly codec: string | null;
-  /** Why ffmpeg could not start the recording (the stream's size unknown in time, an unwritable file); null while it could. */
-  readonly recordError: string | null;
+  /**
+   * Why ffmpeg's recording failed: at its start (the stream's size unknown in time, a file it
+   * cannot make), or writing (a full disk); null while it works.
+   */
+  readonly recordError: RecordError | null;
 }
 
 interface TaskBuffer {
@@ -90,9 +94,11 @@ export class ClipBuffers {
     const task = this.task(taskId);
     if (task.state.clips !== 'recording') return undefined;
     const failed = task.latest?.recordError;
-    // Once more with the stream probed fully; after that, the analysis goes on without recording.
-    if (failed && task.fullProbe) {
-      task.state = { clips: 'off', reason: `the recording could not start: ${failed}` };
+    // A start is tried once more with the stream probed fully; after that, or a failed write,
+    // the analysis goes on without recording.
+    if (failed && (task.fullProbe || !failed.atStart)) {
+      const what = failed.atStart ? 'could not start' : 'failed';
+      task.state = { clips: 'off', reason: `the recording ${what}: ${failed.message}` };
       return undefined;
     }
     if (failed) task.fullProbe = true;

@@ -45,6 +45,12 @@ export interface FrameSourceOptions {
   record?: SegmentTarget;
 }
 
+/** ffmpeg's recording output failed: when it started (atStart), or writing (a full disk). */
+export interface RecordError {
+  atStart: boolean;
+  message: string;
+}
+
 export interface SourceInfo {
   /** Size of the frames this source emits: the source's, bounded to maxSide a side. */
   width: number;
@@ -133,6 +139,11 @@ const FRAMES_OUTPUT = /^Output #1,/;
  */
 const RECORD_OUTPUT_FAILED =
   /^(Could not write header for output file #2 |Error initializing output stream 2:)/;
+/**
+ * ffmpeg could not write a segment (the data dir's disk is full): it then ends every output, the
+ * frames too. The recording is its only output to a file, so a full disk can only be its.
+ */
+const RECORD_WRITE_FAILED = /No space left on device/;
 // Read and thrown away while ffmpeg is being stopped.
 const DISCARD = new Uint8Array(64 * 1024);
 /** Media clocks started in this process: each FrameSource's frames carry the number of its own. */
@@ -223,7 +234,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   /** The input's size as ffmpeg described it (its probe of the stream), before any scaling. */
   private describedSize: PixelSize | null = null;
   private inputCodec: string | null = null;
-  private recordFailure: string | null = null;
+  private recordFailure: RecordError | null = null;
   private sourceInfo: SourceInfo | null = null;
   /** Frames decoded before the input description was read wait here (only the newest). */
   private heldFrame: SourceFrame | null = null;
@@ -337,11 +348,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     (child.stderr as Readable).on('data', (chunk: Buffer) => {
       for (const line of this.stderr.push(chunk)) {
         this.refusal ??= sourceRefusal(line);
-        if (this.options.record && !this.recordFailure && RECORD_OUTPUT_FAILED.test(line.trim())) {
-          // ffmpeg then waits with no frame for anything: it is ended, to be opened again.
-          this.recordFailure = line.trim();
-          void this.terminate();
-        }
+        if (this.options.record && !this.recordFailure) this.recordFailed(line.trim());
         this.readStderrLine(line);
       }
     });
@@ -375,12 +382,17 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     return this.inputCodec;
   }
 
-  /**
-   * ffmpeg's words when it could not start its recording output; null while it could. ffmpeg then
-   * gives no frame, so it is ended at once.
-   */
-  get recordError(): string | null {
+  /** Why ffmpeg's recording output failed, in its words; null while it works. */
+  get recordError(): RecordError | null {
     return this.recordFailure;
+  }
+
+  private recordFailed(line: string): void {
+    if (RECORD_OUTPUT_FAILED.test(line)) {
+      this.recordFailure = { atStart: true, message: line };
+      // ffmpeg then waits with no frame for anything: it is ended, to be opened again.
+      void this.terminate();
+    } else if (RECORD_WRITE_FAILED.test(line)) this.recordFailure = { atStart: false, message: line };
   }
 
   /** Length of a file source in seconds, from ffmpeg's input description; null for live streams. */
