@@ -45,14 +45,19 @@ describe('SegmentRing', () => {
     at(102_000);
     ring.poll();
     close(1, 1, 2, 4.5);
-    at(104_600);
+    at(104_400);
+    ring.poll();
+    // Read 100 ms late, the next one starts where this one ended: no instant falls between them.
+    close(1, 2, 4.5, 6.5);
+    at(106_500);
     ring.poll();
     expect(ring.between(0, Number.POSITIVE_INFINITY).map(({ startAt, endAt }) => [startAt, endAt])).toEqual([
       [100_000, 102_000],
-      [102_100, 104_600],
+      [101_900, 104_400],
+      [104_400, 106_500],
     ]);
     // Only the segments that overlap the asked span.
-    expect(ring.between(104_000, 110_000).map((segment) => segment.endAt)).toEqual([104_600]);
+    expect(ring.between(104_500, 110_000).map((segment) => segment.endAt)).toEqual([106_500]);
   });
 
   it('removes segments past the time kept and past the bytes, oldest first, with their files', () => {

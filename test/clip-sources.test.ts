@@ -98,7 +98,7 @@ async function recordAlarm(name: string, url: string): Promise<Recorded> {
       .segments(taskId, 0, Number.POSITIVE_INFINITY)
       .map(({ run, startAt, endAt }) => `${run}: ${startAt}-${endAt}`);
     throw new Error(
-      `${(error as Error).message}; ${stream.reconnects} reconnects, segments ${placed.join(', ')}; ffmpeg said: ${latest?.stderrTail.slice(-1000)}`,
+      `${(error as Error).message}; clips ${JSON.stringify(buffers.state(taskId))}, ${stream.reconnects} reconnects, segments ${placed.join(', ')}; ffmpeg said: ${latest?.stderrTail.slice(-1000)}`,
     );
   } finally {
     await stream.close();

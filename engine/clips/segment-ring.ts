@@ -135,7 +135,14 @@ export class SegmentRing {
     } catch {
       return true; // Listed but gone: it still counts, so that the open one is known.
     }
-    this.segments.push({ run, file, startAt: seenAt - durationMs, endAt: seenAt, bytes });
+    // A run's segments follow each other on the stream: one read later than the one before it
+    // (a late poll, a busy engine) starts where that one ended, so that no instant falls between.
+    const previous = this.segments.at(-1);
+    const startAt = Math.min(
+      seenAt - durationMs,
+      previous?.run === run ? previous.endAt : Number.POSITIVE_INFINITY,
+    );
+    this.segments.push({ run, file, startAt, endAt: seenAt, bytes });
     return true;
   }
 
