@@ -65,7 +65,7 @@ export function decodeCost(file: string): number {
 }
 
 /** CPU seconds of this process's waited-for children (cutime + cstime in /proc). */
-function cpuOfChildren(): number {
+export function cpuOfChildren(): number {
   const fields = readFileSync(`/proc/${process.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[13]) + Number(fields[14])) / 100;
 }

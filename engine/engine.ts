@@ -26,7 +26,7 @@ import { startRetention } from './callbacks/retention';
 import { wireTaskEvents } from './callbacks/task-events';
 import { DeliveryWorker } from './callbacks/worker';
 import { AlarmClips, clipLinkScope } from './clips/alarm-clips';
-import { ClipBuffers } from './clips/clip-buffers';
+import { CLIP_BUFFER_LIMITS, ClipBuffers } from './clips/clip-buffers';
 import { ClipFiles } from './clips/clip-files';
 import { ClipsRepository } from './clips/clips-repository';
 import { systemClock } from './clock';
@@ -215,7 +215,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     },
   );
 
-  const clipBuffers = new ClipBuffers(join(dataDir, 'clips', 'buffer'));
+  const clipFiles = new ClipFiles(join(dataDir, 'clips'));
+  const clipBuffers = new ClipBuffers(clipFiles.bufferRoot, CLIP_BUFFER_LIMITS, (taskId) =>
+    video.reopenSource(taskId),
+  );
   const video = new VideoAnalysis({
     clipBuffers,
     sources,
@@ -254,7 +257,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
             readRate: options.fileReadRate,
             record: clipBuffers.target(task_id),
           });
-          clipBuffers.follow(task_id, source.run);
+          clipBuffers.follow(task_id, source.run, source);
           return source;
         },
       }),
@@ -364,7 +367,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
 
   const streamTokens = new StreamTokens(clock, undefined, streamKey);
   const clips = new AlarmClips({
-    files: new ClipFiles(join(dataDir, 'clips')),
+    files: clipFiles,
     repository: new ClipsRepository(db),
     settings,
     buffers: clipBuffers,

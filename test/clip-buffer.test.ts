@@ -29,7 +29,7 @@ describe('SegmentRing', () => {
     const dir = join(tmp, name);
     mkdirSync(dir);
     let now = 100_000;
-    const ring = new SegmentRing(dir, { keepMs: 5_000, maxBytes: 1_000, now: () => now });
+    const ring = new SegmentRing(dir, { keepMs: 5_000, maxBytes: 1_000, maxOpenMs: 3_000, now: () => now });
     const close = (run: number, index: number, start: number, end: number, bytes = 100) => {
       const file = `${run}-${String(index).padStart(6, '0')}.ts`;
       writeFileSync(join(dir, file), Buffer.alloc(bytes));
@@ -45,14 +45,19 @@ describe('SegmentRing', () => {
     at(102_000);
     ring.poll();
     close(1, 1, 2, 4.5);
-    at(104_600);
+    at(104_400);
+    ring.poll();
+    // Read 100 ms late, the next one starts where this one ended: no instant falls between them.
+    close(1, 2, 4.5, 6.5);
+    at(106_500);
     ring.poll();
     expect(ring.between(0, Number.POSITIVE_INFINITY).map(({ startAt, endAt }) => [startAt, endAt])).toEqual([
       [100_000, 102_000],
-      [102_100, 104_600],
+      [101_900, 104_400],
+      [104_400, 106_500],
     ]);
     // Only the segments that overlap the asked span.
-    expect(ring.between(104_000, 110_000).map((segment) => segment.endAt)).toEqual([104_600]);
+    expect(ring.between(104_500, 110_000).map((segment) => segment.endAt)).toEqual([106_500]);
   });
 
   it('removes segments past the time kept and past the bytes, oldest first, with their files', () => {
@@ -73,6 +78,32 @@ describe('SegmentRing', () => {
     ring.poll();
     expect(ring.between(0, Number.POSITIVE_INFINITY).map((segment) => segment.bytes)).toEqual([950]);
     expect(ring.bytes).toBe(950);
+  });
+
+  it('says when the open segment waits for a keyframe too long or grows past the bytes', () => {
+    const { dir, ring, close, at } = fakeRun('open');
+    ring.follow(1);
+    ring.poll();
+    expect(ring.overgrown()).toBeNull(); // nothing written yet
+    writeFileSync(join(dir, '1-000000.ts'), Buffer.alloc(100));
+    expect(ring.overgrown()).toBeNull();
+    at(103_000);
+    expect(ring.overgrown()).toBeNull(); // maxOpenMs 3 s: not past it yet
+    at(103_001);
+    expect(ring.overgrown()).toMatch(/no keyframe for 3 s/);
+    // A keyframe closes it: the next one is timed from when it is first seen.
+    close(1, 0, 0, 3);
+    ring.poll();
+    writeFileSync(join(dir, '1-000001.ts'), Buffer.alloc(100));
+    expect(ring.overgrown()).toBeNull();
+    at(105_000);
+    expect(ring.overgrown()).toBeNull();
+    // maxBytes 1,000: an open segment past it is overgrown however young.
+    appendFileSync(join(dir, '1-000001.ts'), Buffer.alloc(901));
+    expect(ring.overgrown()).toMatch(/no keyframe in 1001 bytes/);
+    // Only the latest run's open segment counts: a new ffmpeg starts afresh.
+    ring.follow(2);
+    expect(ring.overgrown()).toBeNull();
   });
 
   it('forgets an ended run with the segment its ffmpeg never listed', () => {
@@ -149,7 +180,7 @@ describe("a clip from the decoding ffmpeg's own copy of the stream (real ffmpeg)
       { kind: 'file', input: source },
       { ffmpeg: FFMPEG, record: { dir, segmentS: 1 } },
     );
-    const ring = new SegmentRing(dir, { keepMs: 30_000, maxBytes: 64 * 1024 * 1024 });
+    const ring = new SegmentRing(dir, { keepMs: 30_000, maxBytes: 64 * 1024 * 1024, maxOpenMs: 20_000 });
     ring.follow(frames.run);
     frames.on('frame', (frame) => frame.release());
     frames.start();

@@ -50,6 +50,8 @@ const RUNNING: TaskHealth = {
   clock_breaks: 0,
   last_clock_break_at: null,
   stream_lost_since: null,
+  clips: 'recording',
+  clips_reason: null,
 };
 
 describe('the dump line, rendered from the health object', () => {
@@ -110,6 +112,8 @@ describe('the dump line, rendered from the health object', () => {
       ai_video: [],
       clock_breaks: 0,
       last_clock_break_at: null,
+      clips: 'off',
+      clips_reason: null,
     });
     expect(
       restingHealth(0, {

@@ -31,6 +31,8 @@ const RUNNING: TaskHealth = {
   clock_breaks: 0,
   last_clock_break_at: null,
   stream_lost_since: null,
+  clips: 'recording',
+  clips_reason: null,
 };
 const IMAGES: TaskHealth = { ...RUNNING, stream: null, analysed_fps: 0, images: 3 };
 

@@ -32,6 +32,8 @@ const HEALTH: TaskHealth = {
   clock_breaks: 0,
   last_clock_break_at: null,
   stream_lost_since: null,
+  clips: 'recording',
+  clips_reason: null,
 };
 
 function task(taskId: string, closeCode: number, health: TaskHealth): Task {

@@ -34,6 +34,8 @@ const HEALTH: TaskHealth = {
   clock_breaks: 0,
   last_clock_break_at: null,
   stream_lost_since: null,
+  clips: 'recording',
+  clips_reason: null,
 };
 
 const task = (status: Task['status'], closeCode: number, health: Partial<TaskHealth> = {}) =>

@@ -12,10 +12,19 @@ export interface SegmentTarget {
   dir: string;
   /** Seconds a segment lasts at least (it closes at the next keyframe after that). */
   segmentS: number;
+  /**
+   * Probe a network stream fully (ffmpeg's own analyzeduration) instead of quick-start.ts's half
+   * second: the segment muxer cannot start without the stream's size, which a source whose
+   * parameters come only with its keyframes gives later than that.
+   */
+  fullProbe?: boolean;
 }
 
 /** The list ffmpeg appends a line to as each segment of `run` closes: "file,start,end". */
 export const segmentListOf = (dir: string, run: number) => join(dir, `${run}.csv`);
+
+/** The name of the `index`th segment of `run` (from 0), as segmentOutputArgs has ffmpeg write it. */
+export const segmentNameOf = (run: number, index: number) => `${run}-${String(index).padStart(6, '0')}.ts`;
 
 /** ffmpeg output arguments (after its input) that copy the first video stream into segments. */
 export function segmentOutputArgs({ dir, segmentS }: SegmentTarget, run: number): string[] {

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { segmentListOf } from './segment-output';
+import { segmentListOf, segmentNameOf } from './segment-output';
 
 /** A closed segment of a source's own stream, placed on the wall clock. */
 export interface Segment {
@@ -15,8 +15,10 @@ export interface Segment {
 export interface SegmentRingOptions {
   /** Segments that ended longer ago than this are removed. */
   keepMs: number;
-  /** The buffer's bytes at most: past them the oldest segments go first. */
+  /** The buffer's bytes at most: past them the oldest segments go first, and the open one is too big. */
   maxBytes: number;
+  /** The open segment has waited this long for a keyframe to close it at most. */
+  maxOpenMs: number;
   now?: () => number;
 }
 
@@ -33,8 +35,10 @@ const READ_CHUNK = 16 * 1024;
  */
 export class SegmentRing {
   private readonly segments: Segment[] = [];
-  /** Per run: how far its list has been read, and the part of a line not yet ended. */
-  private readonly lists = new Map<number, { offset: number; partial: string }>();
+  /** Per run: how far its list has been read, the part of a line not yet ended, the segments listed. */
+  private readonly lists = new Map<number, RunList>();
+  /** The latest run's segment being written: its number, and when it was first seen. */
+  private open: { run: number; index: number; seenAt: number } | null = null;
   private readonly now: () => number;
 
   constructor(
@@ -46,7 +50,7 @@ export class SegmentRing {
 
   /** Starts reading the list of a new ffmpeg run; the runs before it have ended. */
   follow(run: number): void {
-    this.lists.set(run, { offset: 0, partial: '' });
+    this.lists.set(run, { offset: 0, partial: '', listed: 0 });
   }
 
   /** Reads what the lists gained, then removes what is past the bounds. */
@@ -54,6 +58,30 @@ export class SegmentRing {
     const seenAt = this.now();
     for (const [run, list] of this.lists) this.read(run, list, seenAt);
     this.prune(seenAt);
+  }
+
+  /**
+   * Why the segment being written is past its bounds: its stream has no keyframe (or one so rarely)
+   * that it grows without closing, and its file with it. Null while it is within them.
+   */
+  overgrown(): string | null {
+    const run = this.latestRun();
+    const list = this.lists.get(run);
+    if (!list) return null;
+    const index = list.listed;
+    let bytes: number;
+    try {
+      bytes = statSync(join(this.dir, segmentNameOf(run, index))).size;
+    } catch {
+      return null; // Not begun: no packet since the last one closed (or since ffmpeg started).
+    }
+    const now = this.now();
+    if (this.open?.run !== run || this.open.index !== index) this.open = { run, index, seenAt: now };
+    const { maxBytes, maxOpenMs } = this.options;
+    if (bytes > maxBytes) return `no keyframe in ${bytes} bytes of the stream (the bound is ${maxBytes})`;
+    if (now - this.open.seenAt > maxOpenMs)
+      return `no keyframe for ${Math.round((now - this.open.seenAt) / 1000)} s of the stream (the bound is ${maxOpenMs / 1000} s)`;
+    return null;
   }
 
   /** Closed segments overlapping [from, to], oldest first. */
@@ -73,7 +101,7 @@ export class SegmentRing {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private read(run: number, list: { offset: number; partial: string }, seenAt: number): void {
+  private read(run: number, list: RunList, seenAt: number): void {
     let fd: number;
     try {
       fd = openSync(segmentListOf(this.dir, run), 'r');
@@ -88,25 +116,34 @@ export class SegmentRing {
         list.offset += read;
         const lines = (list.partial + chunk.toString('utf8', 0, read)).split('\n');
         list.partial = lines.pop() ?? '';
-        for (const line of lines) this.add(run, line.trim(), seenAt);
+        for (const line of lines) if (this.add(run, line.trim(), seenAt)) list.listed++;
       }
     } finally {
       closeSync(fd);
     }
   }
 
-  private add(run: number, line: string, seenAt: number): void {
+  /** Keeps the segment a list line names; false for a line that names none. */
+  private add(run: number, line: string, seenAt: number): boolean {
     const match = LIST_LINE.exec(line);
-    if (!match) return;
+    if (!match) return false;
     const file = join(this.dir, match[1] as string);
     const durationMs = (Number(match[3]) - Number(match[2])) * 1000;
     let bytes: number;
     try {
       bytes = statSync(file).size;
     } catch {
-      return;
+      return true; // Listed but gone: it still counts, so that the open one is known.
     }
-    this.segments.push({ run, file, startAt: seenAt - durationMs, endAt: seenAt, bytes });
+    // A run's segments follow each other on the stream: one read later than the one before it
+    // (a late poll, a busy engine) starts where that one ended, so that no instant falls between.
+    const previous = this.segments.at(-1);
+    const startAt = Math.min(
+      seenAt - durationMs,
+      previous?.run === run ? previous.endAt : Number.POSITIVE_INFINITY,
+    );
+    this.segments.push({ run, file, startAt, endAt: seenAt, bytes });
+    return true;
   }
 
   private prune(now: number): void {
@@ -126,7 +163,7 @@ export class SegmentRing {
    * list and any segment it left unlisted (an ffmpeg killed before it could close its last one).
    */
   private forgetEndedRuns(): void {
-    const latest = Math.max(...this.lists.keys());
+    const latest = this.latestRun();
     for (const run of this.lists.keys()) {
       if (run === latest || this.segments.some((segment) => segment.run === run)) continue;
       this.lists.delete(run);
@@ -135,4 +172,15 @@ export class SegmentRing {
           rmSync(join(this.dir, name), { force: true });
     }
   }
+
+  /** The run now writing the buffer: the last one followed. */
+  private latestRun(): number {
+    return Math.max(...this.lists.keys());
+  }
+}
+
+interface RunList {
+  offset: number;
+  partial: string;
+  listed: number;
 }

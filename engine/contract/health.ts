@@ -151,6 +151,15 @@ export const TaskHealth = Type.Object(
           'When the video stream was lost (ms since the epoch), while it is; null while it delivers, and for image and diff tasks and closed tasks',
       }),
     ),
+    clips: Type.Union([Type.Literal('recording'), Type.Literal('off'), Type.Literal('no_keyframes')], {
+      description:
+        "Extension: whether the task keeps its camera's own stream for clips: recording; no_keyframes (its stream has no keyframe, or one so rarely, that no clip could be cut: recording stopped, the analysis goes on); off (clips are off, its codec cannot be kept, or not a running video task)",
+    }),
+    clips_reason: Nullable(
+      Type.String({
+        description: "Extension: why clips is off or no_keyframes for this task's stream; null otherwise",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

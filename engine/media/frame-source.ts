@@ -45,6 +45,12 @@ export interface FrameSourceOptions {
   record?: SegmentTarget;
 }
 
+/** ffmpeg's recording output failed: when it started (atStart), or writing (a full disk). */
+export interface RecordError {
+  atStart: boolean;
+  message: string;
+}
+
 export interface SourceInfo {
   /** Size of the frames this source emits: the source's, bounded to maxSide a side. */
   width: number;
@@ -125,6 +131,19 @@ const PROGRESS_LINE_CHARS = 256;
  * delivers rather than the frames left after the rate filter: a wrapped frame reference, no copy.
  */
 const FRAMES_OUTPUT = /^Output #1,/;
+/**
+ * ffmpeg could not start the recording output (output #2, after the frames): it needs the stream's
+ * size before the first packet, which a quick start may end without (an RTSP camera whose SDP
+ * carries no parameter sets, joined between keyframes), and a file it can write. ffmpeg then waits
+ * for ever with no frame on any output.
+ */
+const RECORD_OUTPUT_FAILED =
+  /^(Could not write header for output file #2 |Error initializing output stream 2:)/;
+/**
+ * ffmpeg could not write a segment (the data dir's disk is full): it then ends every output, the
+ * frames too. The recording is its only output to a file, so a full disk can only be its.
+ */
+const RECORD_WRITE_FAILED = /No space left on device/;
 // Read and thrown away while ffmpeg is being stopped.
 const DISCARD = new Uint8Array(64 * 1024);
 /** Media clocks started in this process: each FrameSource's frames carry the number of its own. */
@@ -214,6 +233,8 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private inputDurationS: number | null = null;
   /** The input's size as ffmpeg described it (its probe of the stream), before any scaling. */
   private describedSize: PixelSize | null = null;
+  private inputCodec: string | null = null;
+  private recordFailure: RecordError | null = null;
   private sourceInfo: SourceInfo | null = null;
   /** Frames decoded before the input description was read wait here (only the newest). */
   private heldFrame: SourceFrame | null = null;
@@ -246,7 +267,8 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     // thread decodes H.264 1080p at about 250 fps here, so 4K (four times the pixels) near 60.
     args.push('-threads', String(DECODE_THREADS));
     args.push(...hwaccelArgs(options.hwaccel ?? 'none'));
-    if (source.kind !== 'file') args.push(...QUICK_START_ARGS);
+    // A recording needs the stream's parameters before it starts (segment-output.ts).
+    if (source.kind !== 'file' && !options.record?.fullProbe) args.push(...QUICK_START_ARGS);
     args.push(...sourceInputArgs(source, options));
     args.push('-map', '0:v:0', '-c:v', 'wrapped_avframe', '-f', 'null', '-');
     args.push('-map', '0:v:0', '-an', '-sn', '-dn');
@@ -326,6 +348,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     (child.stderr as Readable).on('data', (chunk: Buffer) => {
       for (const line of this.stderr.push(chunk)) {
         this.refusal ??= sourceRefusal(line);
+        if (this.options.record && !this.recordFailure) this.recordFailed(line.trim());
         this.readStderrLine(line);
       }
     });
@@ -352,6 +375,24 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   /** Size and rate, once the first frame and ffmpeg's description of the input are in. */
   get info(): SourceInfo | null {
     return this.sourceInfo;
+  }
+
+  /** The input video's codec as ffmpeg names it ('h264', 'mjpeg'), once it described the input. */
+  get codec(): string | null {
+    return this.inputCodec;
+  }
+
+  /** Why ffmpeg's recording output failed, in its words; null while it works. */
+  get recordError(): RecordError | null {
+    return this.recordFailure;
+  }
+
+  private recordFailed(line: string): void {
+    if (RECORD_OUTPUT_FAILED.test(line)) {
+      this.recordFailure = { atStart: true, message: line };
+      // ffmpeg then waits with no frame for anything: it is ended, to be opened again.
+      void this.terminate();
+    } else if (RECORD_WRITE_FAILED.test(line)) this.recordFailure = { atStart: false, message: line };
   }
 
   /** Length of a file source in seconds, from ffmpeg's input description; null for live streams. */
@@ -478,7 +519,8 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
     if (fps !== null) {
       this.inputFps = fps;
       this.describedSize = videoStreamSize(line);
-      this.checkDecoder(videoStreamFormat(line)?.codec);
+      this.inputCodec = videoStreamFormat(line)?.codec ?? null;
+      this.checkDecoder(this.inputCodec ?? undefined);
     }
     // The input description ends where ffmpeg starts describing the output.
     else if (/^(Stream mapping:|Output #)/.test(line.trim())) this.inputFps = DEFAULT_FPS;

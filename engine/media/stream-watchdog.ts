@@ -188,6 +188,22 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     return this.rates.begin(false, this.playbackPosition());
   }
 
+  /**
+   * Opens the running stream's source again with what its factory makes now (a task's clip
+   * recording turned off), make-before-break like a rate switch; one that refuses a second client is
+   * stopped and opened again (lost for a moment). A stream that is not running takes it when it next
+   * opens an ffmpeg. Joins a reopening under way.
+   */
+  async reopen(): Promise<void> {
+    const source = this.frameSource;
+    if (this.current !== 'running' || !source) return;
+    const rate = this.activeFullRate;
+    await (this.rates.underWay(rate) ?? this.rates.begin(rate, this.playbackPosition()));
+    if (this.frameSource !== source || this.current !== 'running' || this.rates.underWay(!rate)) return;
+    this.loseStream(`reopened after ${this.rates.failure}`);
+    void this.stopSourceThenRetry();
+  }
+
   /** True while the running ffmpeg passes every frame of the source. */
   get fullRate(): boolean {
     return this.activeFullRate;
@@ -282,8 +298,10 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
     source.on('exit', ({ code, stderrTail }) => {
       const reason = source.lastError || `ffmpeg exited with code ${code}`;
       const software = this.decoder.fellBack(stderrTail, source.lastError, hwaccel);
+      // Opened again at once: in software, or with what the factory makes after a failed recording.
+      const again = software || Boolean(source.recordError);
       if (!this.rates.onExit(source, reason) && source === this.frameSource)
-        this.onSourceExit(source, reason, software);
+        this.onSourceExit(source, reason, again);
     });
     return source;
   }
@@ -372,11 +390,14 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       void this.rates.begin(this.wantFullRate, this.playbackPosition());
   }
 
-  /** `software`: it failed on its hardware decode path, and the stream now decodes in software. */
-  private onSourceExit(source: WatchedSource, reason: string, software: boolean): void {
+  /**
+   * `again`: it failed for a reason of the engine's own that the next ffmpeg does not have (its
+   * hardware decode path, and the stream now decodes in software; its clip recording).
+   */
+  private onSourceExit(source: WatchedSource, reason: string, again: boolean): void {
     this.frameSource = null;
-    if (software && this.current === 'connecting') {
-      // Not the source's fault: it is opened again at once, decoded in software.
+    if (again && this.current === 'connecting') {
+      // Not the source's fault: it is opened again at once.
       this.connect();
       return;
     }

@@ -2,7 +2,14 @@ import type { Clock } from '../clock';
 import type { Frame } from '../vision/types';
 import type { PixelSize } from './analysis-size';
 import type { FramePool } from './frame-pool';
-import type { RtspTransport, SourceExit, SourceFrame, SourceInfo, SourceProgress } from './frame-source';
+import type {
+  RecordError,
+  RtspTransport,
+  SourceExit,
+  SourceFrame,
+  SourceInfo,
+  SourceProgress,
+} from './frame-source';
 import type { DecodePath, Hwaccel } from './hwaccel';
 import type { ReconnectPolicy } from './reconnect-policy';
 import type { SourceUrl } from './source-url';
@@ -64,6 +71,8 @@ export interface WatchedSource {
   readonly stderrTail: string;
   readonly lastError: string;
   readonly refused: Error | null;
+  /** Why its clip recording failed (FrameSource.recordError): not the source's fault. */
+  readonly recordError?: RecordError | null;
 }
 
 export type FrameSourceFactory = (

@@ -132,6 +132,11 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     return running.live;
   }
 
+  /** Opens a running task's source again (its clip recording was turned off); nothing when it does not run. */
+  reopenSource(taskId: string): void {
+    void this.running.get(taskId)?.stream.reopen();
+  }
+
   async stop(taskId: string): Promise<void> {
     const running = this.running.get(taskId);
     if (!running) return;
@@ -182,6 +187,7 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
       lastClockBreakAt,
     } = pipeline.stats;
     const overload = stream.overload ?? this.deps.overload?.() ?? null;
+    const clips = this.deps.clipBuffers?.state(taskId) ?? { clips: 'off', reason: null };
     return {
       stream: {
         state: stream.state,
@@ -208,6 +214,8 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
       ai_video: running.live?.health() ?? [],
       clock_breaks: clockBreaks,
       last_clock_break_at: lastClockBreakAt,
+      clips: clips.clips,
+      clips_reason: clips.reason,
     };
   }
 }

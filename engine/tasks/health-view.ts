@@ -46,6 +46,8 @@ export function restingHealth(
     ai_video: [],
     clock_breaks: 0,
     last_clock_break_at: null,
+    clips: 'off',
+    clips_reason: null,
   };
 }
 
