@@ -41,7 +41,7 @@ describe('a clip longer than its buffer keeps', () => {
     const files = new ClipFiles(root);
     const bufferDir = join(files.bufferRoot, 'task');
     mkdirSync(bufferDir, { recursive: true });
-    const ring = new SegmentRing(bufferDir, { keepMs: 1500, maxBytes: 64 * 1024 * 1024 });
+    const ring = new SegmentRing(bufferDir, { keepMs: 1500, maxBytes: 64 * 1024 * 1024, maxOpenMs: 20_000 });
     const frames = new FrameSource(
       { kind: 'file', input: source },
       { ffmpeg: FFMPEG, record: { dir: bufferDir, segmentS: 1 } },
