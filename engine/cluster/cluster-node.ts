@@ -894,7 +894,7 @@ export class ClusterNode implements SiteIndex {
 
   private async readMembers(): Promise<void> {
     const members = new Map<string, { card: NodeCard; revision: number }>();
-    for (const { key, value: card, revision } of await entriesOf<NodeCard>(this.site.nodes)) {
+    for (const { key, value: card, revision } of await entriesOf<NodeCard>(this.site.nodeCards)) {
       members.set(key, { card, revision });
       // Only the owner's word counts: a dead node's card still names cameras that run elsewhere now.
       for (const [taskId, demand] of Object.entries(card.demands ?? {}))

@@ -17,11 +17,18 @@ const MAX_CREDIT_MS = 1.5 * BEAT_MS;
  * node's own beats were stored. While the NATS servers elect a new leader (4-9 s, measured) nobody's
  * beat is stored and nobody's lease runs out: an election moves no camera. A frozen node's card stops
  * changing while the others' beats go on, and it is judged silent after LEASE_MS of that.
+ *
+ * Silence is counted up to this node's last read of the key, never beyond: no news is not silence.
+ * After a NATS server died, a node's beats were stored for seconds while its reads of the cards timed
+ * out (listing the keys waits for JetStream's new meta leader); the cards it could not read counted as
+ * unchanged, and its GET /api/cluster showed every other node silent. Once the key is read again, a
+ * revision that did not change in all that writable time is silence indeed.
  */
 export class Liveness {
   private writableMs = 0;
   private lastOwnBeat?: number;
-  private readonly seen = new Map<string, { revision: number; at: number }>();
+  /** Per key: its revision, the writable time it last changed at, and the writable time it was last read at. */
+  private readonly seen = new Map<string, { revision: number; at: number; readAt: number }>();
 
   /** This node's own beat was stored at `now` (wall-clock ms). */
   ownBeat(now: number): void {
@@ -32,13 +39,15 @@ export class Liveness {
   /** A key (a node's card, a lease) was read at this revision. */
   observe(key: string, revision: number): void {
     const last = this.seen.get(key);
-    if (!last || last.revision !== revision) this.seen.set(key, { revision, at: this.writableMs });
+    if (!last || last.revision !== revision)
+      this.seen.set(key, { revision, at: this.writableMs, readAt: this.writableMs });
+    else last.readAt = this.writableMs;
   }
 
-  /** Writable time since the key last changed; 0 for a key never observed. */
+  /** Writable time from the key's last change to its last read; 0 for a key never observed. */
   silentFor(key: string): number {
     const last = this.seen.get(key);
-    return last ? this.writableMs - last.at : 0;
+    return last ? last.readAt - last.at : 0;
   }
 
   forget(key: string): void {

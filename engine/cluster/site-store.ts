@@ -6,6 +6,13 @@ import { CLIENT_TIMING, type ClusterConnection } from './connection';
 export interface SiteStore {
   /** Node cards: one key per node, rewritten each beat; liveness is judged by revision. */
   nodes: KV;
+  /**
+   * The same node cards, read from their stream's leader, never from a follower's copy: a follower
+   * that lags (catching up while a NATS server died or came back, on a loaded machine) answered a
+   * direct read with a card seconds old, and a live node was judged silent and lost its cameras.
+   * Liveness reads the cards here.
+   */
+  nodeCards: KV;
   /** Leases by revision: the placement leader's, under "leader". */
   leases: KV;
   /** Task definitions (the stored task, parsed), one key per task. */
@@ -93,6 +100,7 @@ export async function openSiteStore(conn: ClusterConnection, replicas: number): 
   );
   return {
     nodes: nodes as KV,
+    nodeCards: await conn.kvm.open('vc_nodes', { allow_direct: false }),
     leases: leases as KV,
     tasks: tasks as KV,
     assignments: assignments as KV,
