@@ -2,7 +2,6 @@ import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COST_SMOOTHING_MS } from '../engine/cluster/leader-costs';
 import type { SiteTask } from '../engine/cluster/site-view';
 import type { CallbackBody } from '../engine/events/schema';
 import type { TaskView } from '../engine/tasks/schema';
@@ -41,11 +40,11 @@ const publishers: ChildProcess[] = [];
 const tasks: Array<{ id: string; startedOn: string }> = [];
 
 /**
- * How long no camera may have moved for the site to count as settled: longer than a placement leader
- * takes to settle its costs (COST_SMOOTHING_MS), so that a rebalance onto an engine back from a fault
- * (a leader that took over meanwhile holds it back until then) is not still to come.
+ * How long no camera may have moved for the site to count as settled: longer than the placement
+ * leader smooths its measured costs over (10 s, COST_SMOOTHING_MS in cluster-node.ts), so that a
+ * rebalance onto an engine back from a fault is not still to come.
  */
-const QUIET_MS = COST_SMOOTHING_MS + 2_000;
+const QUIET_MS = 12_000;
 
 /**
  * The site once placement has settled: no move under way, no rebalance, no camera moved for QUIET_MS.
