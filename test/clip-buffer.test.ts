@@ -6,7 +6,6 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
-  readFileSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -17,9 +16,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { cutClip } from '../engine/clips/cut-clip';
 import { SegmentRing } from '../engine/clips/segment-ring';
 import { FrameSource } from '../engine/media/frame-source';
+import { fastStart, pictureHashes, probeClip } from './helpers/clip-probe';
 
 const FFMPEG = process.env.FFMPEG_BIN ?? '/usr/bin/ffmpeg';
-const FFPROBE = FFMPEG.replace(/ffmpeg$/, 'ffprobe');
 const tmp = mkdtempSync(join(tmpdir(), 'vc-clip-buffer-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -123,49 +122,6 @@ describe('SegmentRing', () => {
   });
 });
 
-/**
- * The MD5 of each decoded picture, in order. A copy decodes to the very pictures of the source; a
- * re-encode (lossy) would not. Packet bytes cannot be compared: MPEG-TS carries H.264 with start
- * codes and repeated parameter sets, MP4 with lengths.
- */
-function pictureHashes(file: string): string[] {
-  const out = execFileSync(FFMPEG, [
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-i',
-    file,
-    '-map',
-    '0:v:0',
-    '-f',
-    'framemd5',
-    '-',
-  ]);
-  return out
-    .toString()
-    .split('\n')
-    .filter((line) => line && !line.startsWith('#'))
-    .map((line) => line.split(',').at(-1)?.trim() ?? '');
-}
-
-function probe(file: string): { codec: string; width: number; duration: number } {
-  const out = JSON.parse(
-    execFileSync(FFPROBE, [
-      ...[
-        '-v',
-        'error',
-        '-select_streams',
-        'v:0',
-        '-show_entries',
-        'stream=codec_name,width:format=duration',
-      ],
-      ...['-of', 'json', file],
-    ]).toString(),
-  ) as { streams: { codec_name: string; width: number }[]; format: { duration: string } };
-  const stream = out.streams[0] as { codec_name: string; width: number };
-  return { codec: stream.codec_name, width: stream.width, duration: Number(out.format.duration) };
-}
-
 describe("a clip from the decoding ffmpeg's own copy of the stream (real ffmpeg)", () => {
   it("cuts the last seconds as a fast-start MP4 of the source's packets, never re-encoded", async () => {
     // 12 s of H.264 at 25 fps with a keyframe every second, played live (-re) by the frame source.
@@ -198,8 +154,8 @@ describe("a clip from the decoding ffmpeg's own copy of the stream (real ffmpeg)
     const now = Date.now();
     const segments = ring.between(now - 4_000, now);
     const clip = await cutClip(FFMPEG, segments, join(tmp, 'clip.mp4'));
-    const { codec, width, duration } = probe(clip.file);
-    expect([codec, width]).toEqual(['h264', 640]);
+    const { stream, duration } = probeClip(clip.file);
+    expect([stream.codec_name, stream.width]).toEqual(['h264', 640]);
     // Whole 1 s segments covering the 4 s asked: 4 to 5 of them, as long as the span it says it covers.
     expect(duration).toBeGreaterThanOrEqual(3.9);
     expect(duration).toBeLessThanOrEqual(6.1);
@@ -209,9 +165,7 @@ describe("a clip from the decoding ffmpeg's own copy of the stream (real ffmpeg)
     const looped = [...pictureHashes(source), ...pictureHashes(source)].join(',');
     expect(pictures.length).toBeGreaterThan(0);
     expect(looped.includes(pictures)).toBe(true);
-    // Fast start: the index (moov) comes before the media (mdat).
-    const bytes = readFileSync(clip.file);
-    expect(bytes.indexOf('moov')).toBeLessThan(bytes.indexOf('mdat'));
+    expect(fastStart(clip.file)).toBe(true);
     ring.dispose();
   }, 90_000);
 });

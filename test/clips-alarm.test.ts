@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clip, ClipPage, ClipSettings } from '../engine/clips/clip-schema';
 import type { AlarmPage } from '../engine/events/review-schema';
 import type { CallbackBody } from '../engine/events/schema';
-import { findFfmpeg } from '../engine/media/ffmpeg';
+import { fastStart, probeClip } from './helpers/clip-probe';
 import { startTestEngine, type TestEngine } from './helpers/engine';
 import { eventually } from './helpers/eventually';
 import { Receiver } from './helpers/receiver';
@@ -22,7 +21,6 @@ import { slidingBoxClip } from './helpers/synthetic-clip';
 
 type Message = Extract<CallbackBody, { event: 'message' }>;
 
-const FFPROBE = findFfmpeg().replace(/ffmpeg$/, 'ffprobe');
 const PRE_S = 2;
 const POST_S = 3;
 const MAX_POST_S = 6;
@@ -37,21 +35,6 @@ let dir: string;
 let taskId: string;
 let first: Message;
 let clip: Clip;
-
-function probe(file: string): { codec: string; duration: number; frames: number } {
-  const out = JSON.parse(
-    execFileSync(FFPROBE, [
-      ...['-v', 'error', '-count_frames', '-select_streams', 'v:0'],
-      ...['-show_entries', 'stream=codec_name,nb_read_frames:format=duration', '-of', 'json', file],
-    ]).toString(),
-  ) as { streams: { codec_name: string; nb_read_frames: string }[]; format: { duration: string } };
-  const stream = out.streams[0] as { codec_name: string; nb_read_frames: string };
-  return {
-    codec: stream.codec_name,
-    duration: Number(out.format.duration),
-    frames: Number(stream.nb_read_frames),
-  };
-}
 
 const messages = () =>
   receiver.accepted
@@ -141,11 +124,10 @@ describe('an alarm clip', () => {
     expect(clip).toMatchObject({ state: 'ready', reason: null, preroll_short: false, codec: 'h264' });
     expect(clip.event_id).toBe(first.event_id);
     const file = fileOf(clip);
-    const bytes = readFileSync(file);
-    expect(clip.bytes).toBe(bytes.length);
-    expect(bytes.indexOf('moov')).toBeLessThan(bytes.indexOf('mdat'));
-    const { codec, duration, frames } = probe(file);
-    expect(codec).toBe('h264');
+    expect(clip.bytes).toBe(statSync(file).size);
+    expect(fastStart(file)).toBe(true);
+    const { stream, duration, frames } = probeClip(file);
+    expect(stream.codec_name).toBe('h264');
     expect(frames).toBeGreaterThan(0);
     const start = clip.start as number;
     const end = clip.end as number;
