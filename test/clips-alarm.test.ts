@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -6,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clip, ClipPage, ClipSettings } from '../engine/clips/clip-schema';
 import type { AlarmPage } from '../engine/events/review-schema';
 import type { CallbackBody } from '../engine/events/schema';
+import { findFfmpeg } from '../engine/media/ffmpeg';
 import { fastStart, probeClip } from './helpers/clip-probe';
 import { startTestEngine, type TestEngine } from './helpers/engine';
 import { eventually } from './helpers/eventually';
@@ -276,4 +278,30 @@ describe('an alarm clip', () => {
     const page = (await t.call('GET', `/api/clips?task_id=${taskId}`)).body.data as ClipPage;
     expect(page.total).toBe(0);
   });
+
+  it('names no clip at once for a stream it does not record (a codec MP4 cannot copy), with the reason', async () => {
+    // The same scene as MPEG-4 Part 2 in AVI: analysed as before, never recorded (health says off).
+    const mpeg4 = join(dir, 'slide-mpeg4.avi');
+    execFileSync(findFfmpeg(), ['-v', 'error', '-y', '-i', join(dir, 'slide.mp4'), '-c:v', 'mpeg4', mpeg4]);
+    const started = await t.call('POST', '/api/task', {
+      json: { zapk_id: 'builtin', app_ids: ['motion'], video_url: mpeg4, report_url: receiver.url },
+    });
+    const otherId = (started.body.data as { task_id: string }).task_id;
+    const alarm = await eventually(
+      'an alarm of the MPEG-4 camera',
+      () =>
+        receiver.accepted
+          .map((r) => r.body as CallbackBody)
+          .find((b): b is Message => b.event === 'message' && b.task_id === otherId),
+      60_000,
+    );
+    expect(alarm.data.clip).toEqual({ clip_id: expect.any(String), state: 'none' });
+    expect(await info(alarm.data.clip?.clip_id as string)).toMatchObject({
+      state: 'none',
+      reason: 'not_recording',
+    });
+    const health = (await t.call('GET', `/api/task/${otherId}`)).body.data as { health?: { clips?: string } };
+    expect(health.health?.clips).toBe('off');
+    await t.call('DELETE', `/api/task/${otherId}?purge=true`);
+  }, 90_000);
 });

@@ -57,6 +57,7 @@ describe('a clip longer than its buffer keeps', () => {
       repository: new ClipsRepository(db),
       settings,
       buffers: {
+        state: () => ({ clips: 'recording' as const }),
         segments: (_taskId, from, to) => {
           ring.poll();
           return ring.between(from, to);

@@ -50,6 +50,8 @@ const DEFAULT_PAGE = 50;
 export interface ClipSources {
   /** The task's closed segments overlapping [from, to], oldest first (ClipBuffers). */
   segments(taskId: string, from: number, to: number): Segment[];
+  /** Whether the task's stream is being recorded (not off, not without keyframes). */
+  state(taskId: string): { clips: 'recording' | 'off' | 'no_keyframes' };
 }
 
 export interface AlarmClipsDeps {
@@ -172,6 +174,12 @@ export class AlarmClips {
         event_id: body.event_id,
         created_at: this.deps.clock.now(),
       });
+    // A stream that is not recorded (a codec MP4 cannot copy, no keyframes, a failed recording: the
+    // task's health says which) gives no clip: said at once rather than after a cut with nothing to cut.
+    if (!join && this.deps.buffers.state(body.task_id).clips !== 'recording') {
+      this.deps.repository.markNone(clipId, 'not_recording');
+      return { clip_id: clipId, state: 'none' };
+    }
     this.staged = { eventId: body.event_id, taskId: body.task_id, keys, at: body.timestamp, join, clipId };
     return { clip_id: clipId, state: 'pending' };
   }

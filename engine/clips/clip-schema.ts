@@ -9,6 +9,7 @@ export type ClipState = Static<typeof ClipState>;
 /** Why a clip has no file. */
 export const CLIP_REASONS = [
   'no_buffer',
+  'not_recording',
   'disk_full',
   'quota',
   'cut_failed',
