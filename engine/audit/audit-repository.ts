@@ -1,4 +1,5 @@
 import type { Db } from '../store/db';
+import { SqlWhere } from '../store/sql-where';
 import type { AuditOutcome } from './audit-schema';
 
 /** A row of the `audit` table; `fields` is the body's field names, comma-separated. */
@@ -61,26 +62,18 @@ export class AuditRepository {
 
   /** Up to `limit` entries matching the filter, newest first, below the id `before` when given. */
   page(filter: AuditFilter, before: number | undefined, limit: number): AuditRow[] {
-    // Fixed fragments only; every value is bound as a parameter.
-    const clauses: string[] = [];
-    const params: Record<string, unknown> = { limit };
-    const add = (clause: string, name: string, value: unknown) => {
-      if (value === undefined) return;
-      clauses.push(clause);
-      params[name] = value;
-    };
-    add('username = @username', 'username', filter.username);
-    add('action = @action', 'action', filter.action);
-    add('target = @target', 'target', filter.target);
-    add('outcome = @outcome', 'outcome', filter.outcome);
-    add('at >= @since', 'since', filter.since);
-    add('at < @until', 'until', filter.until);
-    add('id < @before', 'before', before);
-    const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
+    const where = new SqlWhere()
+      .add('username = @username', 'username', filter.username)
+      .add('action = @action', 'action', filter.action)
+      .add('target = @target', 'target', filter.target)
+      .add('outcome = @outcome', 'outcome', filter.outcome)
+      .add('at >= @since', 'since', filter.since)
+      .add('at < @until', 'until', filter.until)
+      .add('id < @before', 'before', before);
     return this.db
       .prepare<Record<string, unknown>, AuditRow>(
-        `SELECT ${COLUMNS} FROM audit ${where} ORDER BY id DESC LIMIT @limit`,
+        `SELECT ${COLUMNS} FROM audit WHERE ${where.sql} ORDER BY id DESC LIMIT @limit`,
       )
-      .all(params);
+      .all({ ...where.params, limit });
   }
 }

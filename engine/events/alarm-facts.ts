@@ -25,5 +25,9 @@ export function alarmFacts(body: CallbackBody): AlarmFacts {
   };
 }
 
-/** A member of a ",a,b," list as the pattern that finds it (LIKE's wildcards in it escaped with \\). */
-export const memberPattern = (value: string) => `%,${value.replace(/[\\%_]/g, (c) => `\\${c}`)},%`;
+/**
+ * A filter's member of a ",a,b," list as the LIKE pattern that finds it (LIKE's wildcards in it
+ * escaped with \\); undefined when the filter leaves it out.
+ */
+export const memberPattern = (value: string | undefined) =>
+  value === undefined ? undefined : `%,${value.replace(/[\\%_]/g, (c) => `\\${c}`)},%`;

@@ -1,4 +1,5 @@
 import type { Db } from '../store/db';
+import { SqlWhere } from '../store/sql-where';
 import type { TaskMode } from '../tasks/schema';
 import { memberPattern } from './alarm-facts';
 import type { ReviewFilter } from './review-items-schema';
@@ -42,24 +43,16 @@ const LISTED = `i.*, t.name AS task_name, t.device_id, t.video_url, t.mode,
     AS best_has_image`;
 const FROM = 'review_items i LEFT JOIN tasks t ON t.task_id = i.task_id';
 
-/** The WHERE clause of a filter: fixed fragments only, values always bound as parameters. */
-function where(filter: ReviewFilter): { sql: string; params: Record<string, unknown> } {
-  const clauses = ['1'];
-  const params: Record<string, unknown> = {};
-  const add = (clause: string, name: string, value: unknown) => {
-    clauses.push(clause);
-    params[name] = value;
-  };
-  if (filter.task_id !== undefined) add('i.task_id = @task_id', 'task_id', filter.task_id);
-  if (filter.app_id !== undefined)
-    add("i.apps LIKE @app_id ESCAPE '\\'", 'app_id', memberPattern(filter.app_id));
-  if (filter.class_id !== undefined)
-    add("i.classes LIKE @class_id ESCAPE '\\'", 'class_id', memberPattern(filter.class_id));
-  if (filter.since !== undefined) add('i.start_at >= @since', 'since', filter.since);
-  if (filter.until !== undefined) add('i.start_at < @until', 'until', filter.until);
-  if (filter.min_score !== undefined) add('i.peak_score >= @min_score', 'min_score', filter.min_score);
-  if (filter.reviewed !== undefined) clauses.push(`i.reviewed_at IS ${filter.reviewed ? 'NOT ' : ''}NULL`);
-  return { sql: clauses.join(' AND '), params };
+/** The WHERE clause of a filter. */
+function where(filter: ReviewFilter): SqlWhere {
+  return new SqlWhere()
+    .add('i.task_id = @task_id', 'task_id', filter.task_id)
+    .add("i.apps LIKE @app_id ESCAPE '\\'", 'app_id', memberPattern(filter.app_id))
+    .add("i.classes LIKE @class_id ESCAPE '\\'", 'class_id', memberPattern(filter.class_id))
+    .add('i.start_at >= @since', 'since', filter.since)
+    .add('i.start_at < @until', 'until', filter.until)
+    .add('i.peak_score >= @min_score', 'min_score', filter.min_score)
+    .isNull('i.reviewed_at', filter.reviewed);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Db } from '../store/db';
+import { SqlWhere } from '../store/sql-where';
 import { memberPattern } from './alarm-facts';
 import type { DeliveryState } from './delivery';
 
@@ -40,28 +41,18 @@ export interface AlarmBody {
 const COLUMNS = `id, event_id, task_id, seq, app_id, timestamp, rules, classes, max_score, reviewed_at,
   (image_dropped = 0 AND image_bytes > 0) AS has_image, state, attempts`;
 
-/** The WHERE clause of a filter: fixed fragments only, values always bound as parameters. */
-function where(
-  filter: AlarmFilter,
-  before: number | undefined,
-): { sql: string; params: Record<string, unknown> } {
-  const clauses = ["kind = 'message'"];
-  const params: Record<string, unknown> = {};
-  const add = (clause: string, name: string, value: unknown) => {
-    clauses.push(clause);
-    params[name] = value;
-  };
-  if (filter.task_id !== undefined) add('task_id = @task_id', 'task_id', filter.task_id);
-  if (filter.app_id !== undefined) add('app_id = @app_id', 'app_id', filter.app_id);
-  if (filter.rule !== undefined) add("rules LIKE @rule ESCAPE '\\'", 'rule', memberPattern(filter.rule));
-  if (filter.class_id !== undefined)
-    add("classes LIKE @class_id ESCAPE '\\'", 'class_id', memberPattern(filter.class_id));
-  if (filter.since !== undefined) add('timestamp >= @since', 'since', filter.since);
-  if (filter.until !== undefined) add('timestamp < @until', 'until', filter.until);
-  if (filter.min_score !== undefined) add('max_score >= @min_score', 'min_score', filter.min_score);
-  if (filter.reviewed !== undefined) clauses.push(`reviewed_at IS ${filter.reviewed ? 'NOT ' : ''}NULL`);
-  if (before !== undefined) add('id < @before', 'before', before);
-  return { sql: clauses.join(' AND '), params };
+/** The WHERE clause of a filter. */
+function where(filter: AlarmFilter, before: number | undefined): SqlWhere {
+  return new SqlWhere("kind = 'message'")
+    .add('task_id = @task_id', 'task_id', filter.task_id)
+    .add('app_id = @app_id', 'app_id', filter.app_id)
+    .add("rules LIKE @rule ESCAPE '\\'", 'rule', memberPattern(filter.rule))
+    .add("classes LIKE @class_id ESCAPE '\\'", 'class_id', memberPattern(filter.class_id))
+    .add('timestamp >= @since', 'since', filter.since)
+    .add('timestamp < @until', 'until', filter.until)
+    .add('max_score >= @min_score', 'min_score', filter.min_score)
+    .isNull('reviewed_at', filter.reviewed)
+    .add('id < @before', 'before', before);
 }
 
 /**
