@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestEngine, type TestEngine, VIDEO } from './helpers/engine';
+import { findFfmpeg } from '../engine/media/ffmpeg';
+import { startTestEngine, type TestEngine } from './helpers/engine';
 import { eventually } from './helpers/eventually';
 import { installExamplePackage } from './helpers/example-package';
+import { WALKER, walkerClip } from './helpers/walker-clip';
 
 /**
  * How far the AI video's boxes are from their objects (issue 34, point 4), with real parts: a clip
@@ -17,11 +19,6 @@ import { installExamplePackage } from './helpers/example-package';
  * green bar, both on the same frame, so no clock has to be matched.
  */
 
-const run = promisify(execFile);
-const FFMPEG = '/usr/bin/ffmpeg';
-const WIDTH = 768;
-const HEIGHT = 576;
-const FPS = 25;
 /** The person's path: left edge x = START + SPEED * t, back at the end, over and over (a seamless loop). */
 const START = 20;
 const SPEED = 100;
@@ -33,8 +30,9 @@ const LEG_S = 6.1;
  * boxes are there.
  */
 const TURN_S = 2.5;
-const TOP = 150;
-const SPRITE = { width: 112, height: 248 };
+const run = promisify(execFile);
+const FFMPEG = findFfmpeg();
+const { width: WIDTH, height: HEIGHT, fps: FPS, top: TOP, sprite: SPRITE } = WALKER;
 const BAR_TOP = TOP + SPRITE.height + 8;
 /**
  * The most a box's centre may be off its person's, in the 95th percentile of the frames of a steady
@@ -55,33 +53,10 @@ let taskId: string;
 
 /** The clip: a person cut from the fixture video, twice its size, walking on grey with its bar. */
 async function makeClip(): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'vc-offset-'));
-  const sprite = join(dir, 'walker.png');
-  await run(FFMPEG, [
-    ...['-v', 'error', '-y', '-ss', '5', '-i', VIDEO, '-frames:v', '1'],
-    ...['-vf', `crop=56:124:664:252,scale=${SPRITE.width}:${SPRITE.height}`, sprite],
-  ]);
   const period = 2 * LEG_S;
   const phase = `mod(t,${period})`;
   const x = `${START}+${SPEED}*if(lt(${phase},${LEG_S}),${phase},${period}-${phase})`;
-  const clip = join(dir, 'walker.mp4');
-  await run(FFMPEG, [
-    ...[
-      '-v',
-      'error',
-      '-y',
-      '-f',
-      'lavfi',
-      '-i',
-      `color=c=0x808080:s=${WIDTH}x${HEIGHT}:r=${FPS}:d=${period}`,
-    ],
-    ...['-loop', '1', '-framerate', String(FPS), '-i', sprite],
-    ...['-f', 'lavfi', '-i', `color=c=0x00ff00:s=${SPRITE.width}x10:r=${FPS}`],
-    '-filter_complex',
-    `[0][1]overlay=x='${x}':y=${TOP}:shortest=1[a];[a][2]overlay=x='${x}':y=${BAR_TOP}:shortest=1`,
-    ...['-c:v', 'libx264', '-preset', 'veryfast', '-g', String(FPS), '-pix_fmt', 'yuv420p', clip],
-  ]);
-  return clip;
+  return walkerClip(mkdtempSync(join(tmpdir(), 'vc-offset-')), x, period, BAR_TOP);
 }
 
 beforeAll(async () => {

@@ -1,17 +1,16 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../engine/clock';
 import type { AlarmPage, ReviewItem, ReviewItemDetail, ReviewItemPage, TaskView } from '../engine/contract';
 import { CallbackBody } from '../engine/events/schema';
 import { compileCheck } from '../engine/schema/ajv';
-import { startTestEngine, type TestEngine, taskView, VIDEO } from './helpers/engine';
+import { startTestEngine, type TestEngine, taskView } from './helpers/engine';
 import { eventually } from './helpers/eventually';
 import { installExamplePackage } from './helpers/example-package';
 import { Receiver } from './helpers/receiver';
+import { WALKER, walkerClip } from './helpers/walker-clip';
 
 /**
  * Review items on a clip with visits counted by hand (issue 35), with real parts: a clip made here
@@ -29,14 +28,8 @@ import { Receiver } from './helpers/receiver';
  * Three visits before the ignore: three items, each of several alarms; none after it.
  */
 
-const run = promisify(execFile);
-const FFMPEG = '/usr/bin/ffmpeg';
-const WIDTH = 768;
-const HEIGHT = 576;
-const FPS = 25;
 const SPEED = 100;
-const SPRITE = { width: 112, height: 248 };
-const TOP = 150;
+const SPRITE = WALKER.sprite;
 const OFF = -400;
 const LENGTH_S = 90;
 /** Visits before the ignore, by hand (above). */
@@ -65,29 +58,7 @@ function path(): string {
 }
 
 async function makeClip(): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'vc-visits-'));
-  const sprite = join(dir, 'walker.png');
-  await run(FFMPEG, [
-    ...['-v', 'error', '-y', '-ss', '5', '-i', VIDEO, '-frames:v', '1'],
-    ...['-vf', `crop=56:124:664:252,scale=${SPRITE.width}:${SPRITE.height}`, sprite],
-  ]);
-  const clip = join(dir, 'visits.mp4');
-  await run(FFMPEG, [
-    ...[
-      '-v',
-      'error',
-      '-y',
-      '-f',
-      'lavfi',
-      '-i',
-      `color=c=0x808080:s=${WIDTH}x${HEIGHT}:r=${FPS}:d=${LENGTH_S}`,
-    ],
-    ...['-loop', '1', '-framerate', String(FPS), '-i', sprite],
-    '-filter_complex',
-    `[0][1]overlay=x='${path()}':y=${TOP}:shortest=1`,
-    ...['-c:v', 'libx264', '-preset', 'veryfast', '-g', String(FPS), '-pix_fmt', 'yuv420p', clip],
-  ]);
-  return clip;
+  return walkerClip(mkdtempSync(join(tmpdir(), 'vc-visits-')), path(), LENGTH_S);
 }
 
 const checkCallback = compileCheck<CallbackBody>(CallbackBody, 'callback');
