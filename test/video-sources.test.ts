@@ -1,7 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, normalize } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,6 +13,7 @@ import { isAlive } from './helpers/child';
 import { eventually } from './helpers/eventually';
 import { accepts } from './helpers/local-server';
 import { encodedFixture, freePort } from './helpers/rtmp-source';
+import { described } from './helpers/rtsp-camera';
 
 /**
  * The source kinds besides RTMP (covered by the pipeline tests), each from a real server: HTTP
@@ -182,19 +183,3 @@ describe('RTSP source', () => {
     expect(frames.every((frame) => !frame.synthetic && meanLevel(frame) > 40)).toBe(true);
   }, 30_000);
 });
-
-/** Whether the RTSP server answers DESCRIBE for the URL with 200 (its publisher has announced it). */
-function described(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  return new Promise((done) => {
-    const socket = connect(Number(port), hostname);
-    socket.setTimeout(2_000, () => socket.destroy());
-    socket.once('connect', () => socket.write(`DESCRIBE ${url} RTSP/1.0\r\nCSeq: 1\r\n\r\n`));
-    socket.once('data', (chunk) => {
-      socket.destroy();
-      done(/^RTSP\/1\.0 200/.test(chunk.toString()));
-    });
-    socket.once('close', () => done(false));
-    socket.once('error', () => done(false));
-  });
-}

@@ -1,5 +1,6 @@
 import type { Db } from '../store/db';
 import { SqlWhere } from '../store/sql-where';
+import { StatementCache } from '../store/statement-cache';
 import type { TaskMode } from '../tasks/schema';
 import { memberPattern } from './alarm-facts';
 import type { ReviewFilter } from './review-items-schema';
@@ -61,10 +62,11 @@ function where(filter: ReviewFilter): SqlWhere {
  * alarms. Statements are prepared once (per filter shape for the filtered ones).
  */
 export class ReviewItemsRepository {
-  private readonly statements = new Map<string, ReturnType<Db['prepare']>>();
   private readonly sql;
+  private readonly prepared: StatementCache;
 
   constructor(private readonly db: Db) {
+    this.prepared = new StatementCache(db);
     this.sql = {
       open: db.prepare<{ task_id: string; group_key: string; from: number; to: number }, ItemRow>(
         `SELECT * FROM review_items
@@ -117,15 +119,6 @@ export class ReviewItemsRepository {
     };
   }
 
-  private prepared(sql: string) {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
-      this.statements.set(sql, statement);
-    }
-    return statement;
-  }
-
   /** The newest item of the camera and key whose alarms reach within [from, to]. */
   open(taskId: string, groupKey: string, from: number, to: number): ItemRow | undefined {
     return this.sql.open.get({ task_id: taskId, group_key: groupKey, from, to });
@@ -148,15 +141,15 @@ export class ReviewItemsRepository {
   page(filter: ReviewFilter, before: number | undefined, limit: number): ListedItemRow[] {
     const { sql, params } = where(filter);
     const older = before === undefined ? '' : ' AND i.id < @before';
-    return this.prepared(
-      `SELECT ${LISTED} FROM ${FROM} WHERE ${sql}${older} ORDER BY i.id DESC LIMIT @limit`,
-    ).all({ ...params, ...(before !== undefined && { before }), limit }) as ListedItemRow[];
+    return this.prepared
+      .get(`SELECT ${LISTED} FROM ${FROM} WHERE ${sql}${older} ORDER BY i.id DESC LIMIT @limit`)
+      .all({ ...params, ...(before !== undefined && { before }), limit }) as ListedItemRow[];
   }
 
   count(filter: ReviewFilter): number {
     const { sql, params } = where(filter);
     return (
-      this.prepared(`SELECT COUNT(*) AS n FROM review_items i WHERE ${sql}`).get(params) as { n: number }
+      this.prepared.get(`SELECT COUNT(*) AS n FROM review_items i WHERE ${sql}`).get(params) as { n: number }
     ).n;
   }
 
@@ -181,10 +174,12 @@ export class ReviewItemsRepository {
   reviewMatching(filter: ReviewFilter, at: number | null, limit: number): number {
     const { sql, params } = where(filter);
     return this.db.transaction(() => {
-      const ids = this.prepared(
-        `SELECT json_group_array(item_id) AS ids FROM
+      const ids = this.prepared
+        .get(
+          `SELECT json_group_array(item_id) AS ids FROM
            (SELECT i.item_id FROM review_items i WHERE ${sql} ORDER BY i.id DESC LIMIT @limit)`,
-      ).get({ ...params, limit }) as { ids: string };
+        )
+        .get({ ...params, limit }) as { ids: string };
       this.sql.reviewAlarms.run({ ids: ids.ids, at });
       return this.sql.reviewItems.run({ ids: ids.ids, at }).changes;
     })();

@@ -1,5 +1,6 @@
 import type { Db } from '../store/db';
 import { SqlWhere } from '../store/sql-where';
+import { StatementCache } from '../store/statement-cache';
 import { memberPattern } from './alarm-facts';
 import type { DeliveryState } from './delivery';
 
@@ -61,10 +62,11 @@ function where(filter: AlarmFilter, before: number | undefined): SqlWhere {
  * arrive), and marked reviewed. Statements are prepared once per filter shape.
  */
 export class ReviewRepository {
-  private readonly statements = new Map<string, ReturnType<Db['prepare']>>();
   private readonly sql;
+  private readonly prepared: StatementCache;
 
   constructor(private readonly db: Db) {
+    this.prepared = new StatementCache(db);
     this.sql = {
       body: db.prepare<[string], AlarmBody & AlarmRow>(
         `SELECT ${COLUMNS}, body, image_dropped FROM events WHERE event_id = ? AND kind = 'message'`,
@@ -92,19 +94,10 @@ export class ReviewRepository {
     };
   }
 
-  private prepared(sql: string) {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
-      this.statements.set(sql, statement);
-    }
-    return statement;
-  }
-
   /** Up to `limit` alarms older than the storage id `before` (newest first when absent). */
   page(filter: AlarmFilter, before: number | undefined, limit: number): AlarmRow[] {
     const { sql, params } = where(filter, before);
-    return this.prepared(`SELECT ${COLUMNS} FROM events WHERE ${sql} ORDER BY id DESC LIMIT @limit`).all({
+    return this.prepared.get(`SELECT ${COLUMNS} FROM events WHERE ${sql} ORDER BY id DESC LIMIT @limit`).all({
       ...params,
       limit,
     }) as AlarmRow[];
@@ -112,7 +105,8 @@ export class ReviewRepository {
 
   count(filter: AlarmFilter): number {
     const { sql, params } = where(filter, undefined);
-    return (this.prepared(`SELECT COUNT(*) AS n FROM events WHERE ${sql}`).get(params) as { n: number }).n;
+    return (this.prepared.get(`SELECT COUNT(*) AS n FROM events WHERE ${sql}`).get(params) as { n: number })
+      .n;
   }
 
   /** One alarm with its body (snapshots included, unless the outbox's bound dropped them). */
