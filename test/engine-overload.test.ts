@@ -39,7 +39,12 @@ async function runningTask(): Promise<string> {
   });
   expect(started.body.code, started.body.msg).toBe(0);
   const taskId = (started.body.data as { task_id: string }).task_id;
-  await eventually('frames analysed', async () => (await view(taskId)).health.frames_analysed >= 10);
+  // And its clip recording dropped (the fixture's MS-MPEG4v3 cannot be kept): that reopens the
+  // source on a second ffmpeg, which the tests below would take for a reconnect.
+  await eventually('frames analysed, recording off', async () => {
+    const { health } = await view(taskId);
+    return health.frames_analysed >= 10 && health.clips === 'off';
+  });
   return taskId;
 }
 
