@@ -8,7 +8,7 @@ import { ManualClock } from '../engine/clock';
 import { EventBus } from '../engine/events/bus';
 import { REVIEW_GAP_MS } from '../engine/events/review-grouping';
 import { ReviewItems, type ReviewTasks } from '../engine/events/review-items';
-import { ReviewItemsRepository } from '../engine/events/review-items-repository';
+import { type ItemRow, ReviewItemsRepository } from '../engine/events/review-items-repository';
 import { ReviewRepository } from '../engine/events/review-repository';
 import type { NewEvent } from '../engine/events/schema';
 import { type Db, migrate, openDb } from '../engine/store/db';
@@ -85,23 +85,7 @@ function alarm({ task = 'cam', app = 'person', track = '', at, score = 0.9, clas
   return outbox.enqueue({ task_id: task, report_url: '' }, event).event_id;
 }
 
-interface ItemRecord {
-  item_id: string;
-  task_id: string;
-  track_id: string | null;
-  apps: string;
-  rules: string;
-  classes: string;
-  start_at: number;
-  end_at: number;
-  alarm_count: number;
-  peak_score: number;
-  best_event_id: string;
-  first_event_id: string;
-  reviewed_at: number | null;
-}
-
-const items = () => db.prepare('SELECT * FROM review_items ORDER BY id').all() as ItemRecord[];
+const items = () => db.prepare('SELECT * FROM review_items ORDER BY id').all() as ItemRow[];
 /** Each item's alarms (event ids, in storage order), items in storage order. */
 const groups = () =>
   (
@@ -227,7 +211,7 @@ describe('migration 17 groups the alarms stored before it', () => {
 
     expect(groups()).toEqual(live.groups);
     const sorted = (list: string) => list.split(',').filter(Boolean).sort();
-    const comparable = (item: ItemRecord) => ({
+    const comparable = (item: ItemRow) => ({
       ...item,
       item_id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
       apps: sorted(item.apps),
