@@ -74,11 +74,13 @@ export class MotionGate {
    * model its regions are cut for.
    */
   decide(frame: Frame, tracks: readonly LiveTrack[], input: InputSize, at: number): GateDecision {
+    // Frames that only teach the background find nothing: so is the frame that completes it, and a scene change.
+    const warming = this.motion.warming;
     const blobs = this.motion.detect(frame);
     const moving = this.moving(tracks, at);
     if (blobs.length > 0 || tracks.length > 0 || this.lastActiveAt === null) this.lastActiveAt = at;
     this.resting = at - this.lastActiveAt >= REST_AFTER_MS;
-    if (this.motion.warming) return this.full('warmup', at);
+    if (warming || this.motion.warming) return this.full('warmup', at);
     if (at - this.lastFullAt >= FULL_REFRESH_MS) return this.full('refresh', at);
     const regions = mergeRegions(
       [...blobs, ...moving.map((track) => track.box)].map((box) => padRegion(box, frame)),
