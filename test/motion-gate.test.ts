@@ -57,7 +57,10 @@ describe('region planning', () => {
     const far = { x1: 300, y1: 300, x2: 310, y2: 310 };
     expect(mergeRegions([far, c, a, b])).toEqual([{ x1: 0, y1: 0, x2: 120, y2: 100 }, far]);
     // Touching edges are not an overlap.
-    expect(mergeRegions([a, { x1: 50, y1: 0, x2: 60, y2: 10 }])).toEqual([a, { x1: 50, y1: 0, x2: 60, y2: 10 }]);
+    expect(mergeRegions([a, { x1: 50, y1: 0, x2: 60, y2: 10 }])).toEqual([
+      a,
+      { x1: 50, y1: 0, x2: 60, y2: 10 },
+    ]);
   });
 
   it('packs small regions at their own scale on input-sized tiles in shelves; a larger one is a tile of its own', () => {
@@ -100,10 +103,8 @@ describe('crops', () => {
     const gray = Array.from({ length: 24 }, (_, i) => pixels.data[i * 3]);
     // prettier-ignore
     expect(gray).toEqual([
-      9, 10, 114, 21, 22, 23,
-      17, 18, 114, 29, 30, 31,
-      114, 114, 114, 37, 38, 39,
-      114, 114, 114, 114, 114, 114,
+      9, 10, 114, 21, 22, 23, 17, 18, 114, 29, 30, 31, 114, 114, 114, 37, 38, 39, 114, 114, 114, 114, 114,
+      114,
     ]);
     const detection = (x1: number, y1: number, x2: number, y2: number): Detection => ({
       x1,
@@ -114,7 +115,10 @@ describe('crops', () => {
       classIndex: 0,
     });
     expect(
-      tileDetectionsInFrame([detection(0, 0, 2, 2), detection(3.5, 0.5, 7, 2.5), detection(0, 3, 2, 4)], tile),
+      tileDetectionsInFrame(
+        [detection(0, 0, 2, 2), detection(3.5, 0.5, 7, 2.5), detection(0, 3, 2, 4)],
+        tile,
+      ),
     ).toEqual([
       detection(1, 1, 3, 3),
       // Reaches past its crop on the canvas: clipped to the crop's region.
@@ -195,6 +199,24 @@ describe('MotionGate', () => {
     expect(decide(gate, null, 6100, many)).toEqual({ kind: 'full', reason: 'busy' });
   });
 
+  it('takes one crop larger than the input (one inference), and the whole frame when regions need two', () => {
+    const gate = new MotionGate();
+    const hd: Frame = { width: 1280, height: 720, data: new Uint8Array(1280 * 720 * 3).fill(128) };
+    for (let i = 0; i < 10; i++) gate.decide(hd, [], INPUT, i * 100);
+    const near = (trackId: string, x: number): LiveTrack => ({
+      trackId,
+      box: { x1: x, y1: 100, x2: x + 300, y2: 500 },
+    });
+    expect(gate.decide(hd, [near('a', 0)], INPUT, 1000)).toEqual({
+      kind: 'regions',
+      regions: [{ x1: 0, y1: 0, x2: 375, y2: 600 }],
+    });
+    expect(gate.decide(hd, [near('a', 0), near('b', 700)], INPUT, 1100)).toEqual({
+      kind: 'full',
+      reason: 'busy',
+    });
+  });
+
   it('counts its decisions and the last 5 s of rates and area for health', () => {
     const gate = new MotionGate();
     gate.record('full', 1, 1, 0);
@@ -228,10 +250,14 @@ describe('ByteTracker with a covered area', () => {
     for (let i = 0; i < 3; i++) tracker.update([person(100 + i)]);
     const elsewhere = (box: Box) => box.x1 > 500;
     for (let i = 0; i < 100; i++) {
-      expect(tracker.update([], elsewhere)).toEqual([{ ...person(102), trackId: '1', hits: 3, confirmed: true }]);
+      expect(tracker.update([], elsewhere)).toEqual([
+        { ...person(102), trackId: '1', hits: 3, confirmed: true },
+      ]);
     }
     // Looked at again (a full frame) and found: the same track.
-    expect(tracker.update([person(103)])).toEqual([{ ...person(103), trackId: '1', hits: 4, confirmed: true }]);
+    expect(tracker.update([person(103)])).toEqual([
+      { ...person(103), trackId: '1', hits: 4, confirmed: true },
+    ]);
   });
 
   it('ages a track inside the covered area (or on a whole frame) as not seen, and drops it', () => {
