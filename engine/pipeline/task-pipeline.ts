@@ -331,8 +331,8 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
    */
   private decide(input: NumberedFrame): GateDecision {
     const detectors = [...this.detectors.values()];
-    const input0 = detectors[0]?.regions?.input;
-    const gated = this.task.motion_gate && input0 !== undefined && detectors.every((d) => d.regions);
+    const cropInput = detectors[0]?.regions?.input;
+    const gated = this.task.motion_gate && cropInput !== undefined && detectors.every((d) => d.regions);
     if (gated && !this.gated) this.gate.restart();
     this.gated = gated;
     if (!gated) return { kind: 'full', reason: 'off' };
@@ -341,7 +341,8 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       for (const { trackId, box } of tracker.liveBoxes())
         tracks.push({ trackId, box: boxInFrame(box, input, input.source) });
     }
-    return this.gate.decide(input, tracks, input0, input.receivedAt);
+    // Tasks run one model as a rule; with several, regions are planned for the first one's input size.
+    return this.gate.decide(input, tracks, cropInput, input.receivedAt);
   }
 
   /**
