@@ -52,6 +52,16 @@ const RUNNING: TaskHealth = {
   stream_lost_since: null,
   clips: 'recording',
   clips_reason: null,
+  gate: {
+    enabled: false,
+    resting: false,
+    rate_fps: 0,
+    frames_skipped: 0,
+    frames_regions: 0,
+    frames_full: 0,
+    detector_runs_per_s: 0,
+    area_fraction: 0,
+  },
 };
 
 describe('the dump line, rendered from the health object', () => {
@@ -69,6 +79,20 @@ describe('the dump line, rendered from the health object', () => {
     expect(renderDump({ ...RUNNING, overloaded: true, overload, ai_video: [] })).toBe(
       `running 5.0 fps analysed (overloaded: ${overload}), source 768x576 at 10.0 fps, 1 reconnects, ` +
         '120 frames analysed, 3 dropped (cores busy), inference 32 ms',
+    );
+  });
+
+  it('says what the motion gate spares the detector when it is on', () => {
+    const gate = {
+      ...RUNNING.gate,
+      enabled: true,
+      resting: true,
+      detector_runs_per_s: 0.4,
+      area_fraction: 0.204,
+    };
+    expect(renderDump({ ...RUNNING, gate, ai_video: [] })).toBe(
+      'running 5.0 fps analysed, source 768x576 at 10.0 fps, 1 reconnects, 120 frames analysed, ' +
+        '3 dropped (cores busy), inference 32 ms, motion gate resting: 0.4 detector runs/s, 20% of the frame',
     );
   });
 
@@ -114,6 +138,16 @@ describe('the dump line, rendered from the health object', () => {
       last_clock_break_at: null,
       clips: 'off',
       clips_reason: null,
+      gate: {
+        enabled: false,
+        resting: false,
+        rate_fps: 0,
+        frames_skipped: 0,
+        frames_regions: 0,
+        frames_full: 0,
+        detector_runs_per_s: 0,
+        area_fraction: 0,
+      },
     });
     expect(
       restingHealth(0, {

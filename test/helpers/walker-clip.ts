@@ -17,15 +17,30 @@ export const WALKER = {
   sprite: { width: 112, height: 248 },
 } as const;
 
+export interface WalkerScene {
+  width: number;
+  height: number;
+  fps: number;
+  top: number;
+  sprite: { width: number; height: number };
+}
+
 /**
  * A person cut from the fixture video, walking on grey (H.264, a keyframe a second) for `seconds`,
  * the person's left edge at `x` (an ffmpeg expression of t, in s); with `barTop`, a 10 px green bar
  * of the person's width moves with it at that height (a mark a test can find in the decoded frames).
  * Written as walker.mp4 in `dir`.
  */
-export async function walkerClip(dir: string, x: string, seconds: number, barTop?: number): Promise<string> {
+export async function walkerClip(
+  dir: string,
+  x: string,
+  seconds: number,
+  barTop?: number,
+  /** Another scene: its size, rate, the person's top edge and size (a small, distant person). */
+  scene: WalkerScene = WALKER,
+): Promise<string> {
   const ffmpeg = findFfmpeg();
-  const { width, height, fps, top, sprite } = WALKER;
+  const { width, height, fps, top, sprite } = scene;
   const person = join(dir, 'walker.png');
   await run(ffmpeg, [
     ...['-v', 'error', '-y', '-ss', '5', '-i', VIDEO, '-frames:v', '1'],
