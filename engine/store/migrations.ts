@@ -387,4 +387,11 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       CREATE INDEX events_item ON events(item_id) WHERE item_id IS NOT NULL;
     `,
   },
+  {
+    // A video task's sub-stream for analysis (issue 36); NULL when it has none.
+    version: 18,
+    sql: `
+      ALTER TABLE tasks ADD COLUMN analysis_url TEXT;
+    `,
+  },
 ];
