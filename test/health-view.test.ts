@@ -52,6 +52,7 @@ const RUNNING: TaskHealth = {
   stream_lost_since: null,
   clips: 'recording',
   clips_reason: null,
+  sub_stream: null,
 };
 
 describe('the dump line, rendered from the health object', () => {
@@ -114,6 +115,7 @@ describe('the dump line, rendered from the health object', () => {
       last_clock_break_at: null,
       clips: 'off',
       clips_reason: null,
+      sub_stream: null,
     });
     expect(
       restingHealth(0, {

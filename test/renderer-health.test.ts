@@ -33,6 +33,7 @@ const RUNNING: TaskHealth = {
   stream_lost_since: null,
   clips: 'recording',
   clips_reason: null,
+  sub_stream: null,
 };
 const IMAGES: TaskHealth = { ...RUNNING, stream: null, analysed_fps: 0, images: 3 };
 

@@ -34,6 +34,7 @@ const HEALTH: TaskHealth = {
   stream_lost_since: null,
   clips: 'recording',
   clips_reason: null,
+  sub_stream: null,
 };
 
 function task(taskId: string, closeCode: number, health: TaskHealth): Task {

@@ -36,6 +36,7 @@ const HEALTH: TaskHealth = {
   stream_lost_since: null,
   clips: 'recording',
   clips_reason: null,
+  sub_stream: null,
 };
 
 const task = (status: Task['status'], closeCode: number, health: Partial<TaskHealth> = {}) =>

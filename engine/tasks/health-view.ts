@@ -48,6 +48,7 @@ export function restingHealth(
     last_clock_break_at: null,
     clips: 'off',
     clips_reason: null,
+    sub_stream: null,
   };
 }
 
