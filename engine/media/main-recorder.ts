@@ -97,19 +97,20 @@ export class MainRecorder extends EventEmitter<MainRecorderEvents> implements Re
    */
   start(timeoutMs: number): Promise<MainStreamInfo> {
     return new Promise((resolve, reject) => {
-      const timer = this.clock.setTimeout(
+      // Real time, as a watchdog's start timeout: the time the stream comes in, not the lifecycle clock.
+      const timer = setTimeout(
         () => fail(`no description of the stream within ${timeoutMs / 1000} s`),
         timeoutMs,
       );
       const fail = (reason: string) => {
         this.off('described', done);
         this.off('ended', fail);
-        this.clock.clearTimeout(timer);
+        clearTimeout(timer);
         void this.close().then(() => reject(this.refusal ?? new Error(reason)));
       };
       const done = (info: MainStreamInfo) => {
         this.off('ended', fail);
-        this.clock.clearTimeout(timer);
+        clearTimeout(timer);
         resolve(info);
       };
       this.once('described', done);
