@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -143,7 +143,7 @@ describe('a camera as a main stream and a sub-stream', () => {
     const [aloneBoxes, dualBoxes] = await eventually(
       'five events of each task',
       () => {
-        const boxes = [boxesOf(alone), boxesOf(dual)];
+        const boxes: [Box[], Box[]] = [boxesOf(alone), boxesOf(dual)];
         return boxes.every((b) => b.length >= 5) && boxes;
       },
       90_000,
