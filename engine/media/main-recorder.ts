@@ -142,6 +142,11 @@ export class MainRecorder extends EventEmitter<MainRecorderEvents> implements Re
     return this.refusal?.message || this.stderr.lastError || this.stderr.lastLine;
   }
 
+  /** The running ffmpeg's process id (benchmarks measure its CPU); undefined between runs. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   /** The running ffmpeg's arguments (for tests: it must decode nothing). */
   args(target: SegmentTarget | undefined): string[] {
     const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info'];
