@@ -246,6 +246,29 @@ describe('a camera as a main stream and a sub-stream', () => {
   }, 180_000);
 });
 
+describe('the AI video of a task with a sub-stream', () => {
+  it('shows the main stream, decoded only while it is watched', async () => {
+    const id = await startTask({ video_url: files.main, analysis_url: files.sub });
+    const opened = await t.call('POST', `/api/task/${id}/ailive`, { json: { app_ids: ['motion'] } });
+    expect(opened.body.code, JSON.stringify(opened.body)).toBe(0);
+    const video = opened.body.data as { stream: string; width: number; height: number };
+    // The main stream's picture, not the sub-stream's 640x360.
+    expect(video).toMatchObject({ width: MAIN.width, height: MAIN.height });
+    expect((await health(id)).sub_stream?.analysing).toBe('main_stream');
+    expect(ffmpegsReading(files.main).filter((line) => line.includes('image2pipe'))).toHaveLength(1);
+
+    await t.call('DELETE', `/api/task/${id}/livestream/${video.stream}`);
+    await eventually(
+      'analysis back on the sub-stream, the main stream copied only',
+      async () =>
+        (await health(id)).sub_stream?.analysing === 'sub_stream' &&
+        ffmpegsReading(files.main).every((line) => !line.includes('image2pipe')),
+      60_000,
+    );
+    await t.call('DELETE', `/api/task/${id}`);
+  }, 120_000);
+});
+
 describe('analysis_url is checked like video_url', () => {
   const count = async () => Number((await t.call('GET', '/api/tasks')).headers.get('x-total-count'));
 
