@@ -216,10 +216,17 @@ describe('a camera as a main stream and a sub-stream', () => {
     expect(fallback.sub_stream?.last_error).toBeTruthy();
     // Analysis goes on, on real frames of the main stream: the task is not lost.
     const before = fallback.frames_analysed;
+    const events = boxesOf(id).length;
     await eventually(
       'frames analysed on the main stream',
       async () => (await health(id)).frames_analysed > before + 10,
     );
+    // And events, in the main stream's pixels: the motion app's next one (it reports every 5 s at most).
+    const during = await eventually(
+      'an event on the main stream',
+      () => boxesOf(id).length > events && boxesOf(id),
+    );
+    expect(Math.abs(bottom(during.slice(events)) - PERSON_BOTTOM)).toBeLessThanOrEqual(EDGE_TOLERANCE * 2);
     const running = await taskView(t, id);
     expect(running.status).toBe('running');
     expect(running.health.stream_lost_since).toBeNull();

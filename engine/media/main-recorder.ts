@@ -173,12 +173,13 @@ export class MainRecorder extends EventEmitter<MainRecorderEvents> implements Re
 
   private run(): void {
     if (this.closed) return;
+    // Asked before the last run's state is cleared: the clip buffer reads its recording's failure.
+    const target = this.options.record?.();
     this.runNumber = newMediaLine();
     this.stderr = new StderrTail();
     this.inputCodec = null;
     this.recordFailure = null;
     this.refusal = null;
-    const target = this.options.record?.();
     const child = spawnOwned(this.options.ffmpeg ?? findFfmpeg(), this.args(target), {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
