@@ -189,6 +189,35 @@ describe('a camera as a main stream and a sub-stream', () => {
     await Promise.all([alone, dual].map((id) => t.call('DELETE', `/api/task/${id}`)));
   }, 180_000);
 
+  it('judges a polygon drawn in main pixels as on the main stream alone', async () => {
+    // The right part of the main picture: the walker's feet enter it only at the far end of its walk
+    // (x up to about 1050 main pixels); in the sub-stream's own pixels (up to about 530) never.
+    const region = {
+      app_id: 'intrusion',
+      polygon: [
+        [800, 0],
+        [1280, 0],
+        [1280, 720],
+        [800, 720],
+      ],
+    };
+    const body = { app_ids: ['intrusion'], app_configs: [region] };
+    const alone = await startTask({ ...body, video_url: files.main });
+    const dual = await startTask({ ...body, video_url: files.main, analysis_url: files.sub });
+    const [aloneBoxes, dualBoxes] = await eventually(
+      'an intrusion of each task',
+      () => {
+        const boxes: [Box[], Box[]] = [boxesOf(alone), boxesOf(dual)];
+        return boxes.every((b) => b.length >= 1) && boxes;
+      },
+      90_000,
+    );
+    // Feet inside the region, in main pixels, as on the main stream alone.
+    for (const box of [...aloneBoxes, ...dualBoxes])
+      expect(box.x).toBeGreaterThanOrEqual(800 - EDGE_TOLERANCE);
+    await Promise.all([alone, dual].map((id) => t.call('DELETE', `/api/task/${id}`)));
+  }, 180_000);
+
   it('says a sub-stream of another aspect, and maps it per axis', async () => {
     const id = await startTask({ video_url: files.main, analysis_url: files.sub43 });
     expect((await health(id)).sub_stream).toMatchObject({ width: 640, height: 480, aspect_mismatch: true });
