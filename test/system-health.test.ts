@@ -84,6 +84,7 @@ describe('health as data', () => {
       // The fixture's MS-MPEG4v3 is no codec a clip can be kept of (its reader was reopened without).
       clips: 'off',
       clips_reason: 'clips are kept of H.264 and H.265 streams, not msmpeg4v3',
+      sub_stream: null,
     });
     expect(shown.health.inference_ms).toBeGreaterThan(0);
     expect(shown.dump).toBe(renderDump(shown.health));
