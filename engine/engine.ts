@@ -54,6 +54,7 @@ import { displayUrl } from './log/scrub';
 import { findFfmpeg } from './media/ffmpeg';
 import { FrameSource } from './media/frame-source';
 import { DecodePath, type ResolvedHwaccel, resolveHwaccel } from './media/hwaccel';
+import { MainRecorder } from './media/main-recorder';
 import { MediaFolders } from './media/media-folders';
 import { probeFirstFrame } from './media/probe';
 import { reconnectPolicyOf } from './media/reconnect-policy';
@@ -239,7 +240,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       pushTimeoutMs: liveLimits.pushTimeoutMs,
       onPushEnded: (server, reason) => log.warn(`the AI video's push to ${server} ${reason}`),
     },
-    openStream: (source, task) =>
+    openStream: (source, task, { record = true } = {}) =>
       new StreamWatchdog(source, {
         clock,
         reconnectPolicy: () => reconnectPolicyOf(task().persistent),
@@ -255,11 +256,21 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
             maxPixels: maxSourcePixels,
             maxSide: options.analysisSize,
             readRate: options.fileReadRate,
-            record: clipBuffers.target(task_id),
+            record: record ? clipBuffers.target(task_id) : undefined,
           });
-          clipBuffers.follow(task_id, source.run, source);
+          if (record) clipBuffers.follow(task_id, source.run, source);
           return source;
         },
+      }),
+    openRecorder: (source, task) =>
+      new MainRecorder(source, {
+        ffmpeg,
+        maxPixels: maxSourcePixels,
+        readRate: options.fileReadRate,
+        clock,
+        reconnectPolicy: () => reconnectPolicyOf(task().persistent),
+        record: () => clipBuffers.target(task().task_id),
+        follow: (run, recorder) => clipBuffers.follow(task().task_id, run, recorder),
       }),
   });
   const tasks = new TaskRegistry(

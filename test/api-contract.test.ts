@@ -526,6 +526,7 @@ describe('4.4 - 4.7 tasks', () => {
     expect(Object.keys(task).sort()).toEqual(
       [
         'analysis_fps',
+        'analysis_url',
         'app_configs',
         'app_ids',
         'business_id',
@@ -557,6 +558,7 @@ describe('4.4 - 4.7 tasks', () => {
       device_id: 'cam-7',
       business_id: 'biz-1',
       video_url: VIDEO,
+      analysis_url: null,
       report_url: body.report_url,
       close_code: 0,
       status: 'running',

@@ -284,6 +284,7 @@ describe('task stream events', () => {
         device_id: 'cam-1',
         business_id: 'yard',
         video_url: 'rtsp://127.0.0.1/cam',
+        analysis_url: null,
         report_url: 'http://127.0.0.1:9/callback',
         osd: {},
         close_code: 0,

@@ -62,6 +62,7 @@ const RUNNING: TaskHealth = {
     detector_runs_per_s: 0,
     area_fraction: 0,
   },
+  sub_stream: null,
 };
 
 describe('the dump line, rendered from the health object', () => {
@@ -148,6 +149,7 @@ describe('the dump line, rendered from the health object', () => {
         detector_runs_per_s: 0,
         area_fraction: 0,
       },
+      sub_stream: null,
     });
     expect(
       restingHealth(0, {

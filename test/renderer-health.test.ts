@@ -43,6 +43,7 @@ const RUNNING: TaskHealth = {
     detector_runs_per_s: 0,
     area_fraction: 0,
   },
+  sub_stream: null,
 };
 const IMAGES: TaskHealth = { ...RUNNING, stream: null, analysed_fps: 0, images: 3 };
 

@@ -44,6 +44,7 @@ const HEALTH: TaskHealth = {
     detector_runs_per_s: 0,
     area_fraction: 0,
   },
+  sub_stream: null,
 };
 
 function task(taskId: string, closeCode: number, health: TaskHealth): Task {

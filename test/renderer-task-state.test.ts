@@ -46,6 +46,7 @@ const HEALTH: TaskHealth = {
     detector_runs_per_s: 0,
     area_fraction: 0,
   },
+  sub_stream: null,
 };
 
 const task = (status: Task['status'], closeCode: number, health: Partial<TaskHealth> = {}) =>

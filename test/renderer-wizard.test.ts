@@ -55,6 +55,7 @@ describe('the wizard’s state', () => {
       step: 'source',
       mode: 'video',
       videoUrl: '',
+      analysisUrl: '',
       name: '',
       zapkId: '',
       appIds: [],
@@ -208,6 +209,7 @@ describe('the body the wizard sends', () => {
     const state = run(
       [
         { type: 'name', name: ' Gate 1 ' },
+        { type: 'analysisUrl', analysisUrl: ' rtsp://cam/1-sub ' },
         { type: 'editor', editor: zoned },
         { type: 'result', field: 'report_url', value: ' https://receiver.example/cb ' },
         { type: 'result', field: 'business_id', value: 'biz' },
@@ -224,6 +226,7 @@ describe('the body the wizard sends', () => {
       app_ids: ['person'],
       video_url: 'rtsp://cam/1',
       persistent: false,
+      analysis_url: 'rtsp://cam/1-sub',
       osd: DEFAULT_OSD,
       app_configs: [
         {
@@ -253,6 +256,7 @@ describe('the body the wizard sends', () => {
     const state = run(
       [
         { type: 'videoUrl', videoUrl: 'rtsp://cam/1' },
+        { type: 'analysisUrl', analysisUrl: 'rtsp://cam/1-sub' },
         { type: 'fps', text: '8' },
         { type: 'mode', mode: 'image' },
         { type: 'package', zapkId: 'coco' },

@@ -95,6 +95,7 @@ describe('health as data', () => {
         detector_runs_per_s: expect.any(Number),
         area_fraction: expect.any(Number),
       },
+      sub_stream: null,
     });
     expect(shown.health.inference_ms).toBeGreaterThan(0);
     // Every frame the gate looked at is analysed, whole or on regions (none skipped).

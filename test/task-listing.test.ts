@@ -205,6 +205,7 @@ describe('the listing', () => {
           'device_id',
           'business_id',
           'video_url',
+          'analysis_url',
           'report_url',
           'osd',
           'close_code',

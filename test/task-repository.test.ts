@@ -35,6 +35,7 @@ const row = (task_id: string, created_at: number, extra: Partial<NewTaskRow> = {
   device_id: '',
   business_id: '',
   video_url: '/v.mp4',
+  analysis_url: null,
   report_url: '',
   osd: '{}',
   app_configs: '[]',

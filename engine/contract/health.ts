@@ -21,6 +21,36 @@ export const StreamState = Type.Union([
 ]);
 export type StreamState = Static<typeof StreamState>;
 
+/**
+ * A running video task's sub-stream (its analysis_url, issue 36): what it delivers and which stream
+ * analysis reads. `stream` above stays the task's stream as analysed, in the main stream's size.
+ */
+export const SubStreamHealth = Type.Object(
+  {
+    state: Type.Union([Type.Literal('running'), Type.Literal('lost')]),
+    width: Nullable(
+      Type.Integer({ minimum: 1, description: "The sub-stream's own width; null before its first frame" }),
+    ),
+    height: Nullable(Type.Integer({ minimum: 1, description: "The sub-stream's own height" })),
+    fps: Nullable(Type.Number({ minimum: 0, description: 'Frames per second it delivers; null while lost' })),
+    aspect_mismatch: Type.Boolean({
+      description:
+        "Its aspect differs from the main stream's by more than 2%: boxes are mapped per axis, so the picture's geometry is stretched",
+    }),
+    analysing: Type.Union([Type.Literal('sub_stream'), Type.Literal('main_stream')], {
+      description:
+        'Which stream analysis reads: main_stream while the sub-stream is lost (the fallback) or an AI video of the task is watched',
+    }),
+    last_error: Nullable(Type.String({ description: "The sub-stream's last error" })),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Extension: the sub-stream of a task with analysis_url; null for tasks without one, image and diff tasks and closed tasks',
+  },
+);
+export type SubStreamHealth = Static<typeof SubStreamHealth>;
+
 /** The engine setting for video decoding: an ffmpeg hwaccel, auto, or none (software). */
 export const HWACCELS = ['auto', 'none', 'vaapi', 'cuda', 'qsv', 'videotoolbox', 'd3d11va'] as const;
 export type HwaccelSetting = (typeof HWACCELS)[number];
@@ -188,6 +218,7 @@ export const TaskHealth = Type.Object(
       }),
     ),
     gate: GateHealth,
+    sub_stream: Nullable(SubStreamHealth),
   },
   { additionalProperties: false },
 );

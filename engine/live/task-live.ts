@@ -1,6 +1,6 @@
 import type { Clock } from '../clock';
 import type { AiVideoHealth } from '../contract/health';
-import type { StreamWatchdog, WatchdogFrame } from '../media/stream-watchdog';
+import type { AnalysisStream, WatchdogFrame } from '../media/stream-watchdog';
 import type { AnalysedFrame, TaskPipeline } from '../pipeline/task-pipeline';
 import type { Osd } from '../tasks/schema';
 import { AiStream } from './ai-stream';
@@ -87,7 +87,7 @@ export class TaskLive {
   };
 
   constructor(
-    private readonly stream: StreamWatchdog,
+    private readonly stream: AnalysisStream,
     private readonly pipeline: TaskPipeline,
     private osd: Required<Osd>,
     private readonly deps: LiveDeps,

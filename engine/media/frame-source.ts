@@ -148,6 +148,11 @@ const RECORD_WRITE_FAILED = /No space left on device/;
 const DISCARD = new Uint8Array(64 * 1024);
 /** Media clocks started in this process: each FrameSource's frames carry the number of its own. */
 let mediaLines = 0;
+/**
+ * A new number of this process's ffmpeg runs: a FrameSource's media clock, and what names a run's
+ * recorded segments (main-recorder.ts takes its own from the same count, so that no two runs share one).
+ */
+export const newMediaLine = (): number => ++mediaLines;
 
 // ffmpeg's closing words on an input that failed ("rtsp://cam/x: Input/output error") restate that
 // the more telling line before them failed ("Failed to resolve hostname cam"): that one stays the error.
@@ -229,7 +234,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private describingOutput = false;
   /** Where mediaAt counts from: the first emitted frame's receivedAt, at the rate then known. */
   private clockAnchor: { index: number; at: number; rate: number } | null = null;
-  private readonly mediaLine = ++mediaLines;
+  private readonly mediaLine = newMediaLine();
   private inputDurationS: number | null = null;
   /** The input's size as ffmpeg described it (its probe of the stream), before any scaling. */
   private describedSize: PixelSize | null = null;

@@ -2,27 +2,48 @@ import type { SourceFailureReason } from '../contract/source-failure';
 import { DomainError } from '../domain-error';
 import { SourceRefusedError, sourceFailure } from './media-folders';
 import { SourceNotVideoError, SourceTooLargeError } from './source-limits';
+import type { SourceField } from './source-url';
 
-/** Why a source named by `video_url` did not open; engine/api/domain-errors.ts maps each to its code. */
+/** Why a source named by `video_url` (or `analysis_url`) did not open; engine/api/domain-errors.ts maps each to its code. */
 export type SourceErrorKind = 'source.too_large' | 'source.unavailable';
 
 /**
  * A source that failed to open (a task's or a preview's), in the domain's words: its frames are over
  * the pixel cap, or it gave no video for the reason sourceFailure may tell. What ffmpeg said stays the
  * cause, for the engine log only; the answer carries the kind of failure (`reason`) alone. `tried`
- * says what was attempted: "opened", "previewed".
+ * says what was attempted: "opened", "previewed"; `field`, which of the task's sources it was.
  */
-export function sourceRefusal(error: unknown, tried: string): DomainError<SourceErrorKind> {
-  const details = { field: 'video_url', reason: failureReason(error) };
+export function sourceRefusal(
+  error: unknown,
+  tried: string,
+  field: SourceField = sourceFieldOf(error),
+): DomainError<SourceErrorKind> {
+  const details = { field, reason: failureReason(error) };
   if (error instanceof SourceTooLargeError)
-    return new DomainError<SourceErrorKind>('source.too_large', `video_url: ${error.message}`, details);
+    return new DomainError<SourceErrorKind>('source.too_large', `${field}: ${error.message}`, details);
   return new DomainError<SourceErrorKind>(
     'source.unavailable',
-    `video_url: the source could not be ${tried}: ${sourceFailure(error)}`,
+    `${field}: the source could not be ${tried}: ${sourceFailure(error)}`,
     details,
     { cause: error },
   );
 }
+
+/**
+ * Errors of a task's sub-stream (analysis_url), marked where it failed: the refusal names that field.
+ * A mark rather than a wrapper, so that the error keeps its type (SourceTooLargeError, ...) for
+ * failureReason.
+ */
+const analysisUrlErrors = new WeakSet<object>();
+
+/** Marks an error as the sub-stream's (analysis_url's); returns it. */
+export function ofAnalysisUrl<E>(error: E): E {
+  if (typeof error === 'object' && error !== null) analysisUrlErrors.add(error);
+  return error;
+}
+
+const sourceFieldOf = (error: unknown): SourceField =>
+  typeof error === 'object' && error !== null && analysisUrlErrors.has(error) ? 'analysis_url' : 'video_url';
 
 /**
  * ffmpeg's words for the failures an operator can act on, first match wins. Authentication and a

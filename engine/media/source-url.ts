@@ -18,28 +18,35 @@ const NETWORK_SCHEMES: Record<string, SourceKind> = {
   'https:': 'http',
 };
 
+/** The task fields that name a source: the main stream, and its sub-stream for analysis (issue 36). */
+export type SourceField = 'video_url' | 'analysis_url';
+
 /**
- * Parses a task's video_url (api-decisions.md: rtsp, rtmp, http(s), file:// or an absolute path).
- * Anything else, such as ffmpeg's own pseudo-protocols (concat:, subfile:, pipe:), is refused.
+ * Parses a task's video_url or analysis_url (api-decisions.md: rtsp, rtmp, http(s), file:// or an
+ * absolute path); errors name `field`. Anything else, such as ffmpeg's own pseudo-protocols
+ * (concat:, subfile:, pipe:), is refused.
  */
-export function parseSourceUrl(videoUrl: string): SourceUrl | { error: string } {
+export function parseSourceUrl(
+  videoUrl: string,
+  field: SourceField = 'video_url',
+): SourceUrl | { error: string } {
   if (isAbsolute(videoUrl) && !videoUrl.includes('\0')) return { kind: 'file', input: videoUrl };
   let url: URL;
   try {
     url = new URL(videoUrl);
   } catch {
     return {
-      error: 'video_url: must be an rtsp://, rtmp://, http(s)://, file:// URL or an absolute file path',
+      error: `${field}: must be an rtsp://, rtmp://, http(s)://, file:// URL or an absolute file path`,
     };
   }
   if (url.protocol === 'file:') {
     if (url.host !== '' && url.host !== 'localhost')
-      return { error: 'video_url: file:// URLs must name a local file' };
+      return { error: `${field}: file:// URLs must name a local file` };
     return { kind: 'file', input: fileURLToPath(url) };
   }
   const kind = NETWORK_SCHEMES[url.protocol];
-  if (!kind) return { error: `video_url: the scheme "${url.protocol.slice(0, -1)}" is not supported` };
-  if (!url.hostname) return { error: 'video_url: the URL has no host' };
+  if (!kind) return { error: `${field}: the scheme "${url.protocol.slice(0, -1)}" is not supported` };
+  if (!url.hostname) return { error: `${field}: the URL has no host` };
   return { kind, input: videoUrl };
 }
 

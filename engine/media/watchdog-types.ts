@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import type { Clock } from '../clock';
 import type { Frame } from '../vision/types';
 import type { PixelSize } from './analysis-size';
@@ -112,4 +113,25 @@ export interface StreamWatchdogOptions {
   framePool?: FramePool;
   /** The stream's decode path. Default: software. */
   decoder?: DecodePath;
+}
+
+/**
+ * What the analysis, the AI video and health use of a task's stream: a StreamWatchdog, or a
+ * DualStream for a task that analyses its sub-stream (dual-stream.ts).
+ */
+export interface AnalysisStream extends EventEmitter<StreamWatchdogEvents> {
+  start(timeoutMs?: number): Promise<SourceInfo>;
+  close(): Promise<void>;
+  setFullRate(on: boolean): Promise<void>;
+  analysisRateChanged(): Promise<void>;
+  reopen(): Promise<void>;
+  readonly info: SourceInfo | null;
+  readonly fps: number;
+  readonly state: WatchdogState;
+  readonly reconnects: number;
+  readonly lastError: string;
+  readonly fullRate: boolean;
+  readonly rateSwitchFailure: string;
+  readonly decoder: DecodePath;
+  readonly overload: string | null;
 }

@@ -3,7 +3,7 @@ import type { GateHealth } from '../contract/health';
 import { messageEvent } from '../events/message';
 import type { NewEvent } from '../events/schema';
 import { frameTime } from '../live/box-motion';
-import type { StreamWatchdog, WatchdogFrame } from '../media/stream-watchdog';
+import type { AnalysisStream, WatchdogFrame } from '../media/stream-watchdog';
 import { areaZones, type OverlayZone } from '../osd/overlay';
 import { appSnapshot } from '../osd/snapshot';
 import type { InstalledApp, PackageRegistry } from '../packages/registry';
@@ -187,7 +187,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
 
   constructor(
     task: PipelineTask,
-    private readonly stream: StreamWatchdog,
+    private readonly stream: AnalysisStream,
     private readonly deps: PipelineDeps,
   ) {
     super();

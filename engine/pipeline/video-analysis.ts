@@ -3,9 +3,13 @@ import type { ClipBuffers } from '../clips/clip-buffers';
 import type { AnalysisHealth } from '../contract/health';
 import { type LiveDeps, TaskLive } from '../live/task-live';
 import type { PixelSize } from '../media/analysis-size';
+import { DualStream } from '../media/dual-stream';
+import type { MainRecorder } from '../media/main-recorder';
 import type { MediaFolders } from '../media/media-folders';
+import { reconnectPolicyOf } from '../media/reconnect-policy';
+import { ofAnalysisUrl } from '../media/source-refusal';
 import type { SourceUrl } from '../media/source-url';
-import type { StreamWatchdog } from '../media/stream-watchdog';
+import type { AnalysisStream, StreamWatchdog } from '../media/stream-watchdog';
 import type { AppCounts } from '../rules/counts';
 import { HeatGrid } from './heat-grid';
 import { type AnalysedFrame, type PipelineDeps, type PipelineTask, TaskPipeline } from './task-pipeline';
@@ -13,9 +17,14 @@ import { type AnalysedFrame, type PipelineDeps, type PipelineTask, TaskPipeline 
 export interface VideoAnalysisDeps extends PipelineDeps {
   /** Where file sources may come from: a task's file outside them is refused before anything runs. */
   sources: MediaFolders;
-  /** Opens a task's source; `analysisFps` says the task's rate whenever an ffmpeg is made. */
-  /** A watchdog for the task's source; `task` is the task as last updated, whenever the stream reads it. */
-  openStream(source: SourceUrl, task: () => PipelineTask): StreamWatchdog;
+  /**
+   * A watchdog for the task's source; `task` is the task as last updated, whenever the stream reads
+   * it. `record`: whether its ffmpeg also copies the stream for clips (not a sub-stream's, not the
+   * main stream decoded beside the copy that records it). Default true.
+   */
+  openStream(source: SourceUrl, task: () => PipelineTask, options?: { record?: boolean }): StreamWatchdog;
+  /** The copy-only reader of a task's main stream, for clips, when it analyses a sub-stream (issue 36). */
+  openRecorder?(source: SourceUrl, task: () => PipelineTask): MainRecorder;
   /** What the AI video of running tasks (4.10) needs; without it no task has one. */
   live?: LiveDeps;
   /** Running tasks' buffers of their own streams, for clips: a stopped task's goes with it. */
@@ -23,7 +32,9 @@ export interface VideoAnalysisDeps extends PipelineDeps {
 }
 
 interface Running {
-  stream: StreamWatchdog;
+  stream: AnalysisStream;
+  /** Set when the task analyses a sub-stream: the same object as stream. */
+  dual: DualStream | null;
   pipeline: TaskPipeline;
   task: PipelineTask;
   /** The task's AI videos, from the first request for one. */
@@ -75,11 +86,19 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     source: SourceUrl,
     timeoutMs: number,
     signal?: AbortSignal,
+    analysis?: SourceUrl,
   ): Promise<PixelSize> {
     const readable = await this.deps.sources.resolve(source);
+    const analysed = analysis
+      ? await this.deps.sources.resolve(analysis).catch((error: unknown) => {
+          throw ofAnalysisUrl(error);
+        })
+      : undefined;
     await this.stop(task.task_id);
     // The task as last updated (its rate, its reconnect policy), whenever the stream reads it.
-    const stream = this.deps.openStream(readable, () => this.running.get(task.task_id)?.task ?? task);
+    const current = () => this.running.get(task.task_id)?.task ?? task;
+    const dual = analysed ? this.openDual(readable, analysed, current) : null;
+    const stream: AnalysisStream = dual ?? this.deps.openStream(readable, current);
     const pipeline = new TaskPipeline(task, stream, this.deps);
     const heat = new HeatGrid();
     pipeline.on('failed', (reason) => this.emit('analysis_error', task.task_id, reason));
@@ -98,7 +117,7 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
       if (signal?.aborted) throw new Error('the task was closed while its source was opening');
       stream.on('lost', ({ reason }) => this.emit('lost', task.task_id, reason));
       stream.on('restored', (restored) => this.emit('restored', task.task_id, restored.source));
-      this.running.set(task.task_id, { stream, pipeline, task, live: null, heat });
+      this.running.set(task.task_id, { stream, dual, pipeline, task, live: null, heat });
       return info.source;
     } catch (error) {
       pipeline.stop();
@@ -107,6 +126,18 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /** A task's sub-stream for analysis, its main stream copied for clips and decoded only as a fallback. */
+  private openDual(main: SourceUrl, sub: SourceUrl, task: () => PipelineTask): DualStream {
+    const { openRecorder } = this.deps;
+    if (!openRecorder) throw new Error('this engine reads no sub-streams');
+    return new DualStream({
+      sub: this.deps.openStream(sub, task, { record: false }),
+      recorder: openRecorder(main, task),
+      openMain: () => this.deps.openStream(main, task, { record: false }),
+      reconnectPolicy: () => reconnectPolicyOf(task().persistent),
+    });
   }
 
   update(task: PipelineTask): void {
@@ -217,6 +248,7 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
       clips: clips.clips,
       clips_reason: clips.reason,
       gate: pipeline.gateHealth(),
+      sub_stream: running.dual?.subStreamHealth() ?? null,
     };
   }
 }

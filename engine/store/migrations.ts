@@ -388,11 +388,17 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
     `,
   },
   {
-    // The motion gate (issue 36): on by default, for tasks stored before it too. Take the next free
-    // number on merge if another part of issue 36 took this one.
+    // The motion gate (issue 36): on by default, for tasks stored before it too.
     version: 18,
     sql: `
       ALTER TABLE tasks ADD COLUMN motion_gate INTEGER NOT NULL DEFAULT 1;
+    `,
+  },
+  {
+    // A video task's sub-stream for analysis (issue 36); NULL when it has none.
+    version: 19,
+    sql: `
+      ALTER TABLE tasks ADD COLUMN analysis_url TEXT;
     `,
   },
 ];

@@ -58,6 +58,7 @@ export function restingHealth(
       detector_runs_per_s: 0,
       area_fraction: 0,
     },
+    sub_stream: null,
   };
 }
 

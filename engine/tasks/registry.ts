@@ -52,7 +52,14 @@ import {
 /** Runs the analysis of video tasks; the registry decides when, the runner does the work. */
 export interface VideoRunner {
   /** Resolves once the source's first frame is decoded and analysis runs; rejects leaving nothing running. */
-  start(task: PipelineTask, source: SourceUrl, timeoutMs: number, signal?: AbortSignal): Promise<FrameSize>;
+  /** `analysis`: the task's sub-stream, analysed instead of `source` (issue 36). */
+  start(
+    task: PipelineTask,
+    source: SourceUrl,
+    timeoutMs: number,
+    signal?: AbortSignal,
+    analysis?: SourceUrl,
+  ): Promise<FrameSize>;
   update(task: PipelineTask): void;
   stop(taskId: string): Promise<void>;
   /** Live health of a running task, or undefined when it is not running. */
@@ -289,6 +296,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       device_id: body.device_id ?? '',
       business_id: body.business_id ?? '',
       video_url: body.video_url ?? '',
+      analysis_url: body.analysis_url ?? null,
       report_url: reportUrl,
       osd: JSON.stringify(osd),
       app_configs: JSON.stringify(appConfigs),
@@ -317,6 +325,9 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
         throw taskError('task.invalid', 'body.video_url: is required for a video task', 'video_url');
       const parsed = parseSourceUrl(body.video_url);
       if ('error' in parsed) throw taskError('task.invalid', `body.${parsed.error}`, 'video_url');
+      const analysis = body.analysis_url ? parseSourceUrl(body.analysis_url, 'analysis_url') : undefined;
+      if (analysis && 'error' in analysis)
+        throw taskError('task.invalid', `body.${analysis.error}`, 'analysis_url');
       try {
         // Polygons are drawn on the source as it is now: whatever size it has from here on, they follow.
         source = await this.video.start(
@@ -324,6 +335,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
           parsed,
           TASK_LIMITS.pullTimeoutMs,
           signal,
+          analysis,
         );
       } catch (error) {
         throw sourceRefusal(error, 'opened');
@@ -338,12 +350,10 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
         await this.video.stop(row.task_id);
         throw error;
       }
-    } else if (body.video_url) {
-      throw taskError(
-        'task.invalid',
-        `body.video_url: is only for video tasks, not ${mode} tasks`,
-        'video_url',
-      );
+    } else {
+      for (const field of ['video_url', 'analysis_url'] as const)
+        if (body[field])
+          throw taskError('task.invalid', `body.${field}: is only for video tasks, not ${mode} tasks`, field);
     }
 
     const runtime = this.newRuntime(row.task_id);
@@ -581,12 +591,15 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const row = this.row(taskId);
     const parsed = parseSourceUrl(row.video_url);
     if ('error' in parsed) return this.streamLost(taskId, parsed.error);
+    const analysis = row.analysis_url ? parseSourceUrl(row.analysis_url, 'analysis_url') : undefined;
+    if (analysis && 'error' in analysis) return this.streamLost(taskId, analysis.error);
     try {
       const source = await this.video.start(
         pipelineTask(row, this.engineFps),
         parsed,
         TASK_LIMITS.pullTimeoutMs,
         runtime.opening.signal,
+        analysis,
       );
       if (this.runtimes.get(taskId) === runtime) this.streamRestored(taskId, source);
     } catch (error) {

@@ -192,6 +192,14 @@ export const StartTaskBody = Type.Object(
         description: 'rtsp://, rtmp://, http(s)://, file:// or an absolute path',
       }),
     ),
+    analysis_url: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description:
+          "Extension, video tasks: the camera's lower-resolution sub-stream, decoded and analysed instead of video_url (same schemes and checks); video_url stays the main stream that clips, the AI video and every coordinate are of",
+      }),
+    ),
     osd: Type.Optional(Osd),
     app_configs: Type.Optional(AppConfigs),
     rule_overrides: Type.Optional(RuleOverrides),
@@ -272,6 +280,9 @@ export const TaskView = Type.Object({
   device_id: Type.String(),
   business_id: Type.String(),
   video_url: Type.String(),
+  analysis_url: Type.Union([Type.String(), Type.Null()], {
+    description: 'Extension: the sub-stream analysed instead of video_url; null when the task has none',
+  }),
   report_url: Type.String(),
   osd: Osd,
   close_code: Type.Integer({

@@ -14,6 +14,8 @@ export interface TaskRow {
   device_id: string;
   business_id: string;
   video_url: string;
+  /** The sub-stream analysed instead of video_url (issue 36); null when none. */
+  analysis_url: string | null;
   report_url: string;
   osd: string;
   app_configs: string;
@@ -60,8 +62,8 @@ export interface TaskPageQuery extends TaskFilter {
 }
 
 /** The columns of a listed row without its areas. */
-const LISTED_COLUMNS = `task_id, name, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url, osd,
-  status, close_code, dump, created_at, updated_at, closed_at, last_image_at, polygon_width, polygon_height,
+const LISTED_COLUMNS = `task_id, name, mode, zapk_id, app_ids, device_id, business_id, video_url, analysis_url, report_url,
+  osd, status, close_code, dump, created_at, updated_at, closed_at, last_image_at, polygon_width, polygon_height,
   unclean_resumes, analysis_fps, priority, persistent, motion_gate, gpu, rule_overrides`;
 const FILTER = `(@closed IS NULL OR (status = 'closed') = @closed) AND (@mode IS NULL OR mode = @mode)`;
 type FilterParams = { closed: number | null; mode: TaskMode | null };
@@ -95,11 +97,11 @@ export class TaskRepository implements TaskStore {
   constructor(db: Db) {
     this.sql = {
       insert: db.prepare<NewTaskRow>(
-        `INSERT INTO tasks (task_id, name, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url,
+        `INSERT INTO tasks (task_id, name, mode, zapk_id, app_ids, device_id, business_id, video_url, analysis_url, report_url,
            osd, app_configs, status, close_code, dump, created_at, updated_at, closed_at, last_image_at,
            report_secret, polygon_width, polygon_height, analysis_fps, priority, persistent, motion_gate, gpu,
            rule_overrides)
-         VALUES (@task_id, @name, @mode, @zapk_id, @app_ids, @device_id, @business_id, @video_url, @report_url,
+         VALUES (@task_id, @name, @mode, @zapk_id, @app_ids, @device_id, @business_id, @video_url, @analysis_url, @report_url,
            @osd, @app_configs, @status, @close_code, @dump, @created_at, @updated_at, @closed_at, @last_image_at,
            @report_secret, @polygon_width, @polygon_height, @analysis_fps, @priority, @persistent, @motion_gate, @gpu,
            @rule_overrides)`,

@@ -23,6 +23,11 @@ export const en = {
   'wait.stop': 'Stop waiting',
   'wizard.previewLabel': 'Raw preview of the source',
   'wizard.previewSize': 'Source frame {width} × {height}',
+  'wizard.analysisUrl': 'Sub-stream URL (optional)',
+  'wizard.analysisUrlHint':
+    'The same camera’s lower-resolution stream (e.g. 640 × 360). The engine analyses it instead of the source above and decodes far less; regions, boxes, events, clips and the AI video stay those of the source above.',
+  'wizard.subPreviewLabel': 'Raw preview of the sub-stream',
+  'wizard.subPreviewSize': 'Sub-stream frame {width} × {height}',
   'wizard.apps': 'Applications',
   'wizard.package': 'Package',
   'wizard.choosePackage': 'Choose a package…',
@@ -67,6 +72,11 @@ export const zhCN: Translation<typeof en> = {
   'wait.stop': '停止等待',
   'wizard.previewLabel': '视频源原始预览',
   'wizard.previewSize': '源画面 {width} × {height}',
+  'wizard.analysisUrl': '子码流地址（可选）',
+  'wizard.analysisUrlHint':
+    '同一摄像头的低分辨率码流（如 640 × 360）。引擎分析它而不是上面的视频源，解码开销小得多；区域、目标框、事件、片段和 AI 视频仍以上面的视频源为准。',
+  'wizard.subPreviewLabel': '子码流原始预览',
+  'wizard.subPreviewSize': '子码流画面 {width} × {height}',
   'wizard.apps': '应用',
   'wizard.package': '应用包',
   'wizard.choosePackage': '选择应用包…',

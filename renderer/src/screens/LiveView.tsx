@@ -308,6 +308,7 @@ function LiveTask({ taskId, listed }: { taskId: string; listed: TaskSummary | un
         <StatusBadge task={data} />
         {node && <span className="live-node">{node}</span>}
         <span>{data.video_url}</span>
+        {data.analysis_url && <span>{t('live.subStream', { url: data.analysis_url })}</span>}
         {source && <span>{t('live.sourceSize', { width: source.width, height: source.height })}</span>}
         {data.health.stream && <span>{analysedText(t, language, data.health)}</span>}
         {running && (

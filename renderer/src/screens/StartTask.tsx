@@ -37,6 +37,7 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
   const queryClient = useQueryClient();
   const [state, dispatch] = useReducer(wizardReducer, undefined, initialWizard);
   const preview = usePreview(transport);
+  const subPreview = usePreview(transport);
 
   const packages = useQuery(packagesQuery(transport));
   const pkg = packages.data?.find((candidate) => candidate.zapk_id === state.zapkId);
@@ -53,8 +54,9 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
     ...startTaskMutation(transport, queryClient, waiting.begin),
     onSuccess: (taskId) => onStarted(taskId, state.mode),
     onError: (error) => {
-      // One refusal at a time: the start's replaces the preview's.
+      // One refusal at a time: the start's replaces the previews'.
       preview.open.reset();
+      subPreview.open.reset();
       const path = error instanceof ApiError ? formPathOf(error, body, state.editor) : null;
       if (path === null || !(error instanceof ApiError)) return;
       const key = isSourceRefusal(error) ? refusalOf(error).message : undefined;
@@ -94,9 +96,8 @@ export function StartTask({ onClose, onStarted }: StartTaskProps) {
           <SourceStep
             {...stepProps}
             preview={preview}
-            startRefusal={
-              isSourceRefusal(start.error) && 'video_url' in state.serverErrors ? start.error : null
-            }
+            subPreview={subPreview}
+            startRefusal={isSourceRefusal(start.error) ? start.error : null}
             onPreview={() => {
               // One refusal at a time: a new preview's replaces the start's.
               start.reset();

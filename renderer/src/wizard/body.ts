@@ -26,11 +26,13 @@ export function startBody(state: WizardState, stageApps: readonly StageApp[]): B
   const analysisFps = mode === 'video' ? analysisFpsOf(state.fpsText).value : undefined;
   const reportUrl = results.report_url.trim();
   const name = state.name.trim();
+  const analysisUrl = mode === 'video' ? state.analysisUrl.trim() : '';
   return {
     mode,
     zapk_id: state.zapkId,
     app_ids: state.appIds,
     ...(mode === 'video' ? { video_url: state.videoUrl.trim(), persistent: state.persistent } : {}),
+    ...(analysisUrl ? { analysis_url: analysisUrl } : {}),
     osd: state.osd,
     ...(appConfigs.length > 0 ? { app_configs: appConfigs } : {}),
     ...(reportUrl ? { report_url: reportUrl } : {}),

@@ -16,7 +16,8 @@ export type Step = (typeof STEPS)[number];
 
 /** Which step shows a field: where a problem is reported and where the wizard goes back to. */
 export function stepOf(path: string): Step {
-  if (path === 'mode' || path === 'name' || path.startsWith('video_url')) return 'source';
+  if (path === 'mode' || path === 'name' || path.startsWith('video_url') || path.startsWith('analysis_url'))
+    return 'source';
   if (path.startsWith('zapk_id') || path.startsWith('app_ids')) return 'apps';
   if (path.startsWith('app_configs') || path.startsWith('polygon') || path.startsWith('area.'))
     return 'regions';
@@ -30,6 +31,8 @@ export interface WizardState {
   step: Step;
   mode: TaskMode;
   videoUrl: string;
+  /** The camera's sub-stream for analysis (analysis_url), optional: '' for none. */
+  analysisUrl: string;
   name: string;
   zapkId: string;
   appIds: string[];
@@ -52,6 +55,7 @@ export function initialWizard(): WizardState {
     step: 'source',
     mode: 'video',
     videoUrl: '',
+    analysisUrl: '',
     name: '',
     zapkId: '',
     appIds: [],
@@ -70,6 +74,7 @@ export type WizardAction =
   | { type: 'mode'; mode: TaskMode }
   | { type: 'name'; name: string }
   | { type: 'videoUrl'; videoUrl: string }
+  | { type: 'analysisUrl'; analysisUrl: string }
   /** Another package: its apps are chosen afresh. */
   | { type: 'package'; zapkId: string }
   | { type: 'apps'; appIds: string[] }
@@ -117,6 +122,8 @@ export function wizardReducer(state: WizardState, action: WizardAction): WizardS
       return { ...state, name: action.name, serverErrors: {} };
     case 'videoUrl':
       return { ...state, videoUrl: action.videoUrl, serverErrors: {} };
+    case 'analysisUrl':
+      return { ...state, analysisUrl: action.analysisUrl, serverErrors: {} };
     case 'package':
       return { ...state, zapkId: action.zapkId, appIds: [] };
     case 'apps':

@@ -1,0 +1,254 @@
+import type { ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import type { Readable } from 'node:stream';
+import type { RecordingSource } from '../clips/clip-buffers';
+import { type SegmentTarget, segmentOutputArgs } from '../clips/segment-output';
+import { type Clock, systemClock, type TimerHandle } from '../clock';
+import type { PixelSize } from './analysis-size';
+import { findFfmpeg } from './ffmpeg';
+import {
+  DEFAULT_FPS,
+  newMediaLine,
+  type RecordError,
+  StderrTail,
+  sourceInputArgs,
+  videoStreamFormat,
+  videoStreamFps,
+  videoStreamSize,
+} from './frame-source';
+import { spawnOwned } from './owned-child';
+import { QUICK_START_ARGS } from './quick-start';
+import { ReconnectBackoff, type ReconnectPolicy } from './reconnect-policy';
+import { sourceRefusal } from './source-limits';
+import type { SourceUrl } from './source-url';
+
+export interface MainRecorderOptions {
+  ffmpeg?: string;
+  /** Frames of more pixels are refused (the same cap as a decoded source's). */
+  maxPixels?: number;
+  /** Files only: play at this multiple of real time, as the analysed source does. */
+  readRate?: number;
+  /** Where each run copies the stream for clips (ClipBuffers.target); undefined while recording is off. */
+  record?: () => SegmentTarget | undefined;
+  /** Each run, once started, is the task's recording (ClipBuffers.follow). */
+  follow?: (run: number, source: RecordingSource) => void;
+  /** Waits between runs after one ended on its own. */
+  reconnectPolicy?: () => ReconnectPolicy;
+  clock?: Clock;
+  stopGraceMs?: number;
+}
+
+export interface MainStreamInfo {
+  /** The main stream's own size: where every coordinate of the task lies. */
+  source: PixelSize;
+  fps: number;
+}
+
+export interface MainRecorderEvents {
+  /** A run described the stream (each run, the first included). */
+  described: [MainStreamInfo];
+  /** A run ended on its own (the stream dropped): the next starts after the backoff. */
+  ended: [reason: string];
+}
+
+/**
+ * ffmpeg's recording output could not start (it is output #0 here, there being no frames output),
+ * or could not write (a full disk): as frame-source.ts reads them for its output #2.
+ */
+const RECORD_OUTPUT_FAILED =
+  /^(Could not write header for output file #0 |Error initializing output stream 0:)/;
+const RECORD_WRITE_FAILED = /No space left on device/;
+const DEFAULT_STOP_GRACE_MS = 1_000;
+
+/**
+ * The main stream of a task that analyses its sub-stream (issue 36): one ffmpeg that reads the main
+ * stream and copies its packets into the task's clip segments without decoding a frame (or, while
+ * clip recording is off, copies them to nowhere, which still says the stream's size and that it
+ * flows). It tells the main stream's size (its coordinates are the task's) and is run again, after
+ * the reconnect backoff, whenever it ends on its own.
+ */
+export class MainRecorder extends EventEmitter<MainRecorderEvents> implements RecordingSource {
+  private child: ChildProcess | null = null;
+  private stderr = new StderrTail();
+  private described: MainStreamInfo | null = null;
+  private inputCodec: string | null = null;
+  private recordFailure: RecordError | null = null;
+  private refusal: Error | null = null;
+  private runNumber = 0;
+  private exited: Promise<void> = Promise.resolve();
+  private closed = false;
+  private timer: TimerHandle | null = null;
+  private readonly backoff: ReconnectBackoff;
+  private readonly clock: Clock;
+  private running = false;
+
+  constructor(
+    readonly source: SourceUrl,
+    private readonly options: MainRecorderOptions = {},
+  ) {
+    super();
+    this.clock = options.clock ?? systemClock;
+    this.backoff = new ReconnectBackoff(options.reconnectPolicy);
+  }
+
+  /**
+   * Starts the first run; resolves with the stream's size once ffmpeg described it, rejects with
+   * ffmpeg's error when it ended first or nothing came within the timeout (nothing runs then).
+   */
+  start(timeoutMs: number): Promise<MainStreamInfo> {
+    return new Promise((resolve, reject) => {
+      // Real time, as a watchdog's start timeout: the time the stream comes in, not the lifecycle clock.
+      const timer = setTimeout(
+        () => fail(`no description of the stream within ${timeoutMs / 1000} s`),
+        timeoutMs,
+      );
+      const fail = (reason: string) => {
+        this.off('described', done);
+        this.off('ended', fail);
+        clearTimeout(timer);
+        void this.close().then(() => reject(this.refusal ?? new Error(reason)));
+      };
+      const done = (info: MainStreamInfo) => {
+        this.off('ended', fail);
+        clearTimeout(timer);
+        resolve(info);
+      };
+      this.once('described', done);
+      this.once('ended', fail);
+      this.run();
+    });
+  }
+
+  /** The stream's size and rate as the latest run described them; null before. */
+  get info(): MainStreamInfo | null {
+    return this.described;
+  }
+
+  /** Whether a run is going now (not between runs after the stream dropped). */
+  get up(): boolean {
+    return this.running;
+  }
+
+  get codec(): string | null {
+    return this.inputCodec;
+  }
+
+  get recordError(): RecordError | null {
+    return this.recordFailure;
+  }
+
+  /** Why the last run ended; '' until one did. */
+  get lastError(): string {
+    return this.refusal?.message || this.stderr.lastError || this.stderr.lastLine;
+  }
+
+  /** The running ffmpeg's process id (benchmarks measure its CPU); undefined between runs. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** The running ffmpeg's arguments (for tests: it must decode nothing). */
+  args(target: SegmentTarget | undefined): string[] {
+    const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info'];
+    if (this.source.kind !== 'file' && !target?.fullProbe) args.push(...QUICK_START_ARGS);
+    args.push(...sourceInputArgs(this.source, this.options));
+    if (target) args.push(...segmentOutputArgs(target, this.runNumber));
+    else args.push('-map', '0:v:0', '-c:v', 'copy', '-an', '-sn', '-dn', '-f', 'null', '-');
+    return args;
+  }
+
+  /** Runs ffmpeg again at once with what record() says now (clip recording turned off). */
+  async reopen(): Promise<void> {
+    if (this.closed) return;
+    this.clearTimer();
+    await this.stopChild();
+    if (!this.closed) this.run();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.clearTimer();
+    await this.stopChild();
+  }
+
+  private run(): void {
+    if (this.closed) return;
+    // Asked before the last run's state is cleared: the clip buffer reads its recording's failure.
+    const target = this.options.record?.();
+    this.runNumber = newMediaLine();
+    this.stderr = new StderrTail();
+    this.inputCodec = null;
+    this.recordFailure = null;
+    this.refusal = null;
+    const child = spawnOwned(this.options.ffmpeg ?? findFfmpeg(), this.args(target), {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    this.child = child;
+    this.running = true;
+    this.options.follow?.(this.runNumber, this);
+    child.on('error', (error) => this.stderr.addLine(error.message, 'error'));
+    (child.stderr as Readable).on('data', (chunk: Buffer) => {
+      for (const line of this.stderr.push(chunk)) this.readLine(line, Boolean(target));
+    });
+    this.exited = new Promise((resolve) =>
+      child.on('close', () => {
+        this.stderr.end();
+        if (this.child === child) this.onExit();
+        resolve();
+      }),
+    );
+  }
+
+  private readLine(line: string, recording: boolean): void {
+    this.refusal ??= sourceRefusal(line);
+    if (recording && !this.recordFailure) {
+      if (RECORD_OUTPUT_FAILED.test(line.trim())) {
+        this.recordFailure = { atStart: true, message: line.trim() };
+        // ffmpeg waits for ever then: it is ended, and run again without or with a full probe.
+        void this.reopen();
+      } else if (RECORD_WRITE_FAILED.test(line))
+        this.recordFailure = { atStart: false, message: line.trim() };
+    }
+    if (this.inputCodec !== null) return;
+    const fps = videoStreamFps(line);
+    const size = fps === null ? null : videoStreamSize(line);
+    if (fps === null || !size) return;
+    this.inputCodec = videoStreamFormat(line)?.codec ?? '';
+    this.described = { source: size, fps: fps || DEFAULT_FPS };
+    this.backoff.reset();
+    this.emit('described', this.described);
+  }
+
+  private onExit(): void {
+    this.child = null;
+    this.running = false;
+    if (this.closed) return;
+    this.emit('ended', this.lastError || 'the main stream ended');
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = null;
+      this.run();
+    }, this.backoff.next());
+  }
+
+  private async stopChild(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    this.running = false;
+    if (!child) return this.exited;
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const killer = setTimeout(
+        () => child.kill('SIGKILL'),
+        this.options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS,
+      );
+      await this.exited;
+      clearTimeout(killer);
+    }
+    await this.exited;
+  }
+
+  private clearTimer(): void {
+    if (this.timer) this.clock.clearTimeout(this.timer);
+    this.timer = null;
+  }
+}
