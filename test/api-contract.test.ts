@@ -539,6 +539,7 @@ describe('4.4 - 4.7 tasks', () => {
         'name',
         'osd',
         'persistent',
+        'motion_gate',
         'priority',
         'gpu',
         'report_url',

@@ -168,6 +168,17 @@ describe('video tasks', () => {
     ).rejects.toMatchObject({ kind: 'task.invalid', details: { field: 'persistent' } });
   });
 
+  it('refuses motion_gate for image and diff tasks, at start and in an update', async () => {
+    await expect(
+      tasks.start({ mode: 'image', zapk_id: 'builtin', app_ids: ['motion'], motion_gate: true }),
+    ).rejects.toMatchObject({ kind: 'task.invalid', details: { field: 'motion_gate' } });
+    const image = await tasks.start({ mode: 'image', zapk_id: 'builtin', app_ids: ['motion'] });
+    expect(image.motion_gate).toBe(false);
+    expect(() => tasks.update(image.task_id, { motion_gate: false })).toThrow(
+      expect.objectContaining({ kind: 'task.invalid', details: { field: 'motion_gate' } }),
+    );
+  });
+
   it('starting on a source with no video fails fast and records nothing', async () => {
     await expect(
       tasks.start({ zapk_id: 'builtin', app_ids: ['motion'], video_url: '/dev/null' }),

@@ -214,6 +214,7 @@ describe('the listing', () => {
           'priority',
           'gpu',
           'persistent',
+          'motion_gate',
           'rule_overrides',
           'health',
           'status',

@@ -17,16 +17,31 @@ export const WALKER = {
   sprite: { width: 112, height: 248 },
 } as const;
 
+export interface WalkerScene {
+  width: number;
+  height: number;
+  fps: number;
+  top: number;
+  sprite: { width: number; height: number };
+}
+
 /**
  * A person cut from the fixture video, walking on grey (H.264, a keyframe a second) for `seconds`,
  * the person's left edge at `x` (an ffmpeg expression of t, in s); with `barTop`, a 10 px green bar
  * of the person's width moves with it at that height (a mark a test can find in the decoded frames).
  * Written as walker.mp4 in `dir`.
  */
-export async function walkerClip(dir: string, x: string, seconds: number, barTop?: number): Promise<string> {
+export async function walkerClip(
+  dir: string,
+  x: string,
+  seconds: number,
+  barTop?: number,
+  /** Another scene: its size, rate, the person's top edge and size (a small, distant person). */
+  scene: WalkerScene = WALKER,
+): Promise<string> {
   const ffmpeg = findFfmpeg();
-  const { width, height, fps, top, sprite } = WALKER;
-  const person = await walkerSprite(join(dir, 'walker.png'), sprite.height);
+  const { width, height, fps, top, sprite } = scene;
+  const person = await walkerSprite(join(dir, 'walker.png'), sprite.height, sprite.width);
   const walk = `[0][1]overlay=x='${x}':y=${top}:shortest=1`;
   const clip = join(dir, 'walker.mp4');
   await run(ffmpeg, [
@@ -53,12 +68,12 @@ export async function walkerClip(dir: string, x: string, seconds: number, barTop
 
 /**
  * The person of walkerClip(), cut from the fixture video (56x124 px at 5 s) and scaled to `height`
- * px (its width in proportion), as a PNG at `file`.
+ * px (`width` px; by default in proportion), as a PNG at `file`.
  */
-export async function walkerSprite(file: string, height: number): Promise<string> {
+export async function walkerSprite(file: string, height: number, width = -2): Promise<string> {
   await run(findFfmpeg(), [
     ...['-v', 'error', '-y', '-ss', '5', '-i', VIDEO, '-frames:v', '1'],
-    ...['-vf', `crop=56:124:664:252,scale=-2:${height}`, file],
+    ...['-vf', `crop=56:124:664:252,scale=${width}:${height}`, file],
   ]);
   return file;
 }
