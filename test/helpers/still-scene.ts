@@ -15,7 +15,7 @@ import { walkerSprite } from './walker-clip';
 
 const run = promisify(execFile);
 
-export const STILL_SCENE = { width: 1280, height: 720, fps: 10, seconds: 40 } as const;
+export const STILL_SCENE = { width: 1280, height: 720, fps: 10, seconds: 50 } as const;
 
 /** A box in the scene's pixels, left/top edge and size. */
 export interface SceneBox {
@@ -43,22 +43,27 @@ export interface SceneObject {
   stopX?: number;
 }
 
-/** The scene's objects, in drawing order: what the clip shows and what the test takes as the truth. */
+/**
+ * The scene's objects, in drawing order: what the clip shows and what the test takes as the truth.
+ * Someone crosses near the camera, then nothing happens for 23 s (the gate rests 10 s after the last
+ * track is gone), then someone crosses far off while a bicycle is left and another person comes to stand.
+ */
 export const SCENE_OBJECTS: readonly SceneObject[] = [
-  // A bicycle that appears at 1.5 s and stays: a left object (the near walker passes above it, not near).
-  { name: 'bicycle', classId: '1', w: 260, h: 280, top: 420, start: 1.5, end: Infinity, x0: 40, speed: 0 },
   // Someone crossing the whole view near the camera (180 px tall), left to right at 100 px/s.
-  { name: 'near walker', classId: '0', w: 82, h: 180, top: 230, start: 7, end: 22, x0: -82, speed: 100 },
-  // Someone far off (60 px tall) crossing right to left at 90 px/s.
-  { name: 'far walker', classId: '0', w: 32, h: 70, top: 150, start: 22, end: 37, x0: 1280, speed: -90 },
-  // Someone who walks in from the right at 26 s and stands at x 950 to the end: loitering.
+  { name: 'near walker', classId: '0', w: 82, h: 180, top: 230, start: 0, end: 14, x0: -82, speed: 100 },
+  // Someone far off (70 px tall) crossing right to left at 90 px/s: too small for the whole frame
+  // at the model's input size.
+  { name: 'far walker', classId: '0', w: 32, h: 70, top: 150, start: 36, end: 51, x0: 1280, speed: -90 },
+  // A bicycle that appears at 37 s and stays, nobody near: a left object.
+  { name: 'bicycle', classId: '1', w: 260, h: 280, top: 420, start: 37, end: Infinity, x0: 40, speed: 0 },
+  // Someone who walks in from the right at 40 s and stands at x 950 to the end: loitering.
   {
     name: 'loiterer',
     classId: '0',
     w: 90,
     h: 200,
     top: 350,
-    start: 26,
+    start: 40,
     end: Infinity,
     x0: 1280,
     speed: -120,
