@@ -26,7 +26,7 @@ import {
  * line, loitering and a left object. The gate-on task's events are matched against the reference's
  * by rule, time and place; where the clip has a ground truth (the still scene) all three are also
  * matched against it. The twin measures what differs between two runs without any gate (frames
- * dropped for CPU on a loaded machine): the bounds give that noise back, and no more (floor()).
+ * dropped for CPU on a loaded machine): the bounds allow for it within two standard errors (floor()).
  */
 
 const ANALYSIS_FPS = 5;
@@ -369,11 +369,14 @@ function table(all: Row[], runs: Played[]): string {
 }
 
 /**
- * The least a gate-on figure may be: MIN_RECALL less twice the noise the twin measured (1 - its
- * figure). The gate-on task and the twin each differ from the reference by that noise (frames
- * dropped for CPU, callbacks' times), so on a quiet machine (twin 1) this is MIN_RECALL itself.
+ * The least a gate-on share (recall or precision over `n` events) may be, given the twin's: what
+ * the issue allows the gate (1 - MIN_RECALL) below the twin, less two standard errors of the
+ * difference of two such shares (both differ from the reference by the same noise: frames dropped
+ * for CPU, callbacks' times). Never above MIN_RECALL, which it is when the twin matched everything
+ * (a quiet machine).
  */
-const floor = (twin: number) => MIN_RECALL - 2 * (1 - twin);
+const floor = (twin: number, n: number) =>
+  Math.min(MIN_RECALL, twin - (1 - MIN_RECALL) - 2 * Math.sqrt((2 * twin * (1 - twin)) / n));
 
 describe('the motion gate holds accuracy (issue 36)', () => {
   it('on every clip, gate-on events match the full-frame ones: recall >= 0.98, precision not lower, no more track ids per walk', async () => {
@@ -402,18 +405,27 @@ describe('the motion gate holds accuracy (issue 36)', () => {
       twinRecall: sum(events, (r) => r.twin.matched) / sum(events, (r) => r.reference),
       twinPrecision: sum(untrue, (r) => r.twin.matched) / sum(untrue, (r) => r.twin.events),
     };
+    const least = {
+      recall: floor(
+        overall.twinRecall,
+        sum(events, (r) => r.reference),
+      ),
+      precision: floor(
+        overall.twinPrecision,
+        sum(untrue, (r) => r.gated),
+      ),
+    };
+    const kinds = [...new Set(events.map((r) => r.rule))].join(', ');
     console.log(
-      `${table(all, runs)}\nall alarms (${events
-        .map((r) => r.rule)
-        .filter((r, i, a) => a.indexOf(r) === i)
-        .join(', ')}): ` +
-        `${sum(events, (r) => r.reference)} reference, ${sum(events, (r) => r.gated)} gate-on, ${sum(events, (r) => r.matched)} matched: ` +
-        `recall ${fixed(overall.recall)}, precision (clips without a truth) ${fixed(overall.precision)}; ` +
-        `twin recall ${fixed(overall.twinRecall)}, precision ${fixed(overall.twinPrecision)}`,
+      `${table(all, runs)}\nall alarms (${kinds}): ${sum(events, (r) => r.reference)} reference, ` +
+        `${sum(events, (r) => r.gated)} gate-on, ${sum(events, (r) => r.matched)} matched: ` +
+        `recall ${fixed(overall.recall)} (least ${fixed(least.recall)}), precision of the clips without a truth ` +
+        `${fixed(overall.precision)} (least ${fixed(least.precision)}); twin recall ${fixed(overall.twinRecall)}, ` +
+        `precision ${fixed(overall.twinPrecision)}`,
     );
     // The alarms of every clip and rule kind together: a single alarm of one kind is a few percent of it.
-    expect(overall.recall, 'recall of all alarms').toBeGreaterThanOrEqual(floor(overall.twinRecall));
-    expect(overall.precision, 'precision of all alarms').toBeGreaterThanOrEqual(floor(overall.twinPrecision));
+    expect(overall.recall, 'recall of all alarms').toBeGreaterThanOrEqual(least.recall);
+    expect(overall.precision, 'precision of all alarms').toBeGreaterThanOrEqual(least.precision);
     for (const row of all) {
       const at = `${row.clip} ${row.rule}`;
       if (row.ids && row.twinIds !== null) {
