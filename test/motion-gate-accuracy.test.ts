@@ -379,7 +379,7 @@ const floor = (twin: number, n: number) =>
   Math.min(MIN_RECALL, twin - (1 - MIN_RECALL) - 2 * Math.sqrt((2 * twin * (1 - twin)) / n));
 
 describe('the motion gate holds accuracy (issue 36)', () => {
-  it('on every clip, gate-on events match the full-frame ones: recall >= 0.98, precision not lower, no more track ids per walk', async () => {
+  it('on every clip, gate-on alarms match the full-frame ones: recall and precision >= 0.98 (less the run-to-run noise), no true alarm lost, no more track ids', async () => {
     const clips = [fixtureClip(), await stillClip(dir)];
     // Each clip's tasks run at once (the same frames at the same load), the clips one after another
     // (fewer frames dropped for lack of CPU, which differ between tasks and blur what the gate did).
