@@ -82,6 +82,20 @@ describe('the dump line, rendered from the health object', () => {
     );
   });
 
+  it('says what the motion gate spares the detector when it is on', () => {
+    const gate = {
+      ...RUNNING.gate,
+      enabled: true,
+      resting: true,
+      detector_runs_per_s: 0.4,
+      area_fraction: 0.204,
+    };
+    expect(renderDump({ ...RUNNING, gate, ai_video: [] })).toBe(
+      'running 5.0 fps analysed, source 768x576 at 10.0 fps, 1 reconnects, 120 frames analysed, ' +
+        '3 dropped (cores busy), inference 32 ms, motion gate resting: 0.4 detector runs/s, 20% of the frame',
+    );
+  });
+
   it('says how an outage goes, with analysis errors and the rate the AI video fell back to', () => {
     const lost: TaskHealth = {
       ...RUNNING,

@@ -14,8 +14,8 @@ import { WALKER, walkerClip } from './helpers/walker-clip';
  * package's yolox_nano in onnxruntime, each clip analysed by two tasks side by side, one with
  * motion_gate (the default) and one without.
  *
- * Still clip (768x576, WALKER's person): nothing for 20 s, then the person walks across at 100 px/s
- * (gone at 28.8 s), then nothing again. The gated task rests (health.gate: resting, frames skipped)
+ * Still clip (768x576, WALKER's person): nothing for 26 s, then the person walks across at 100 px/s
+ * (gone at 34.8 s), then nothing again. The gated task rests (health.gate: resting, frames skipped)
  * before the walk, detects on regions during it, and counts the one crossing of a vertical line as
  * the ungated task does.
  *
@@ -25,7 +25,7 @@ import { WALKER, walkerClip } from './helpers/walker-clip';
  */
 
 const FPS = 4;
-const STILL = { enter: 20, speed: 100, length: 60 };
+const STILL = { enter: 26, speed: 100, length: 60 };
 const STILL_GONE_S = STILL.enter + (WALKER.width + WALKER.sprite.width) / STILL.speed;
 const DISTANT = {
   width: 1280,

@@ -84,8 +84,22 @@ describe('health as data', () => {
       // The fixture's MS-MPEG4v3 is no codec a clip can be kept of (its reader was reopened without).
       clips: 'off',
       clips_reason: 'clips are kept of H.264 and H.265 streams, not msmpeg4v3',
+      // On by default; the fixture's walkers keep it from resting.
+      gate: {
+        enabled: true,
+        resting: false,
+        rate_fps: expect.any(Number),
+        frames_skipped: 0,
+        frames_regions: expect.any(Number),
+        frames_full: expect.any(Number),
+        detector_runs_per_s: expect.any(Number),
+        area_fraction: expect.any(Number),
+      },
     });
     expect(shown.health.inference_ms).toBeGreaterThan(0);
+    // Every frame the gate looked at is analysed, whole or on regions (none skipped).
+    const { gate } = shown.health;
+    expect(gate.frames_full + gate.frames_regions).toBeGreaterThanOrEqual(5);
     expect(shown.dump).toBe(renderDump(shown.health));
 
     await eventually(

@@ -80,12 +80,17 @@ export function renderDump(health: TaskHealth): string {
     );
   }
   const overloaded = health.overload ? ` (overloaded: ${health.overload})` : '';
+  const { gate } = health;
+  const gated = gate.enabled
+    ? `, motion gate ${gate.resting ? 'resting' : 'on'}: ${gate.detector_runs_per_s.toFixed(1)} detector runs/s, ` +
+      `${Math.round(gate.area_fraction * 100)}% of the frame`
+    : '';
   return (
     `running ${health.analysed_fps.toFixed(1)} fps analysed${overloaded}, ` +
     `source ${stream.width}x${stream.height} at ${stream.fps.toFixed(1)} fps, ` +
     `${stream.reconnects} reconnects, ${health.frames_analysed} frames analysed, ` +
     `${health.frames_dropped} dropped (cores busy), inference ${(health.inference_ms ?? 0).toFixed(0)} ms` +
-    `${errors}${video}`
+    `${gated}${errors}${video}`
   );
 }
 
