@@ -20,9 +20,14 @@ export const FIXTURE_MODEL: OnnxModelRef = {
 };
 
 /** Builds the example .zapk and installs it through POST /api/zapk; resolves to the HTTP status. */
-export async function installExamplePackage(t: TestEngine): Promise<number> {
+export function installExamplePackage(t: TestEngine): Promise<number> {
+  return installPackage(t, EXAMPLE_MANIFEST);
+}
+
+/** Builds the .zapk of the manifest at `manifestPath` and installs it through POST /api/zapk; resolves to the HTTP status. */
+export async function installPackage(t: TestEngine, manifestPath: string): Promise<number> {
   const zapk = join(mkdtempSync(join(tmpdir(), 'vc-example-')), 'example.zapk');
-  await buildZapk(EXAMPLE_MANIFEST, zapk);
+  await buildZapk(manifestPath, zapk);
   const form = new FormData();
   form.append('file', new Blob([readFileSync(zapk)]), 'example.zapk');
   return (await t.call('POST', '/api/zapk', { raw: { type: '', body: form } })).status;

@@ -41,11 +41,7 @@ export async function walkerClip(
 ): Promise<string> {
   const ffmpeg = findFfmpeg();
   const { width, height, fps, top, sprite } = scene;
-  const person = join(dir, 'walker.png');
-  await run(ffmpeg, [
-    ...['-v', 'error', '-y', '-ss', '5', '-i', VIDEO, '-frames:v', '1'],
-    ...['-vf', `crop=56:124:664:252,scale=${sprite.width}:${sprite.height}`, person],
-  ]);
+  const person = await walkerSprite(join(dir, 'walker.png'), sprite.height, sprite.width);
   const walk = `[0][1]overlay=x='${x}':y=${top}:shortest=1`;
   const clip = join(dir, 'walker.mp4');
   await run(ffmpeg, [
@@ -68,4 +64,16 @@ export async function walkerClip(
     ...['-c:v', 'libx264', '-preset', 'veryfast', '-g', String(fps), '-pix_fmt', 'yuv420p', clip],
   ]);
   return clip;
+}
+
+/**
+ * The person of walkerClip(), cut from the fixture video (56x124 px at 5 s) and scaled to `height`
+ * px (`width` px; by default in proportion), as a PNG at `file`.
+ */
+export async function walkerSprite(file: string, height: number, width = -2): Promise<string> {
+  await run(findFfmpeg(), [
+    ...['-v', 'error', '-y', '-ss', '5', '-i', VIDEO, '-frames:v', '1'],
+    ...['-vf', `crop=56:124:664:252,scale=${width}:${height}`, file],
+  ]);
+  return file;
 }
