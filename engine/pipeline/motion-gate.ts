@@ -53,7 +53,8 @@ interface Looked {
 /**
  * The motion stage of one video task: a weight-free motion detector on every frame it is shown, then
  * a decision of what the object detector sees (after Frigate's motion regions and DeepStream's
- * inference intervals). Times are ms on one monotonic clock, passed in so tests can drive them.
+ * inference intervals). Times are passed in, so tests can drive them: decide() takes the frame's
+ * time on the task's rule clock (the media's, rule-clock.ts), record() and health() real time.
  */
 export class MotionGate {
   private readonly motion = new MotionDetector();

@@ -128,6 +128,8 @@ interface Detected {
   frame: Frame;
   /** Per model key, in source pixels; empty for a black fill frame. */
   detections: Map<string, Detection[]>;
+  /** The frame's time on the rule clock, which the rules and the motion gate measure by. */
+  mediaMs: number;
   /**
    * What the motion gate decided for the frame: skip (nothing runs on it), the regions the detector
    * looked at (in the frame's pixels), or null: the whole frame (a black fill frame too).
@@ -289,13 +291,16 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     this.refresh(input.source);
     const detections = new Map<string, Detection[]>();
     let frame: Frame = input;
+    // Frames start in their order, as the rule clock needs; the gate times its refresh and rest by it
+    // too, so a file played slower or faster than real time is gated as its media runs.
+    const mediaMs = this.ruleClock.at(input);
     // Black fill frames age the tracks without running a model on them.
-    if (input.synthetic) return { task, frame, detections, gate: null };
-    const decision = this.decide(input);
+    if (input.synthetic) return { task, frame, detections, mediaMs, gate: null };
+    const decision = this.decide(input, mediaMs);
     const frameArea = input.width * input.height;
     if (decision.kind === 'skip') {
       this.gate.record('skip', 0, 0, input.receivedAt);
-      return { task, frame, detections, gate: decision };
+      return { task, frame, detections, mediaMs, gate: decision };
     }
     let runs = 0;
     for (const [key, detector] of this.detectors) {
@@ -322,14 +327,14 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
         ? Math.min(1, decision.regions.reduce((sum, r) => sum + area(r), 0) / frameArea)
         : 1;
     this.gate.record(decision.kind, runs, seen, input.receivedAt);
-    return { task, frame, detections, gate: decision.kind === 'regions' ? decision : null };
+    return { task, frame, detections, mediaMs, gate: decision.kind === 'regions' ? decision : null };
   }
 
   /**
    * The motion gate's decision for the frame, when the task has it on and every model of it can run
    * on crops (a weight-free motion model cannot); else the whole frame, as without the gate.
    */
-  private decide(input: NumberedFrame): GateDecision {
+  private decide(input: NumberedFrame, mediaMs: number): GateDecision {
     const detectors = [...this.detectors.values()];
     const cropInput = detectors[0]?.regions?.input;
     const gated = this.task.motion_gate && cropInput !== undefined && detectors.every((d) => d.regions);
@@ -342,7 +347,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
         tracks.push({ trackId, box: boxInFrame(box, input, input.source) });
     }
     // Tasks run one model as a rule; with several, regions are planned for the first one's input size.
-    return this.gate.decide(input, tracks, cropInput, input.receivedAt);
+    return this.gate.decide(input, tracks, cropInput, mediaMs);
   }
 
   /**
@@ -365,12 +370,14 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   }
 
   /** True when snapshots of the frame are being drawn: the publishing chain releases it then. */
-  private async judge(input: NumberedFrame, { task, frame, detections, gate }: Detected): Promise<boolean> {
+  private async judge(
+    input: NumberedFrame,
+    { task, frame, detections, mediaMs, gate }: Detected,
+  ): Promise<boolean> {
     if (this.stopped) return false;
     if (gate?.kind === 'skip') {
       // Looked at by the motion stage, so counted; nothing to track or judge, and nothing new to draw:
       // the AI video and heat grid keep the last analysed frame, which held no object (the task rests).
-      this.ruleClock.at(input);
       this.countAnalysed();
       return false;
     }
@@ -388,7 +395,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     }
 
     const info = { id: input.frameId, timestampMs: timestamp, width: size.width, height: size.height };
-    const ruleInfo = { ...info, mediaMs: this.ruleClock.at(input) };
+    const ruleInfo = { ...info, mediaMs };
     if (this.ruleClock.breaks !== this.stats.clockBreaks) {
       this.stats.clockBreaks = this.ruleClock.breaks;
       this.stats.lastClockBreakAt = timestamp;
