@@ -26,11 +26,7 @@ export const WALKER = {
 export async function walkerClip(dir: string, x: string, seconds: number, barTop?: number): Promise<string> {
   const ffmpeg = findFfmpeg();
   const { width, height, fps, top, sprite } = WALKER;
-  const person = join(dir, 'walker.png');
-  await run(ffmpeg, [
-    ...['-v', 'error', '-y', '-ss', '5', '-i', VIDEO, '-frames:v', '1'],
-    ...['-vf', `crop=56:124:664:252,scale=${sprite.width}:${sprite.height}`, person],
-  ]);
+  const person = await personSprite(dir, sprite);
   const walk = `[0][1]overlay=x='${x}':y=${top}:shortest=1`;
   const clip = join(dir, 'walker.mp4');
   await run(ffmpeg, [
@@ -53,4 +49,14 @@ export async function walkerClip(dir: string, x: string, seconds: number, barTop
     ...['-c:v', 'libx264', '-preset', 'veryfast', '-g', String(fps), '-pix_fmt', 'yuv420p', clip],
   ]);
   return clip;
+}
+
+/** The fixture video's walking person (56x124 px at 5 s) cut out and scaled to `size`, as walker.png in `dir`. */
+export async function personSprite(dir: string, size: { width: number; height: number }): Promise<string> {
+  const person = join(dir, 'walker.png');
+  await run(findFfmpeg(), [
+    ...['-v', 'error', '-y', '-ss', '5', '-i', VIDEO, '-frames:v', '1'],
+    ...['-vf', `crop=56:124:664:252,scale=${size.width}:${size.height}`, person],
+  ]);
+  return person;
 }
