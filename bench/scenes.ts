@@ -66,8 +66,7 @@ async function stillCamera(): Promise<string> {
 /** The camera's pictures at 640x360: what the camera's second encoder would send. */
 function subStreamOf(main: string): string {
   const file = main.replace(/\.flv$/, `-${SUB_STREAM.width}x${SUB_STREAM.height}.flv`);
-  if (!existsSync(file))
-    encode(file, ['-i', main, '-vf', `scale=${SUB_STREAM.width}:${SUB_STREAM.height}`]);
+  if (!existsSync(file)) encode(file, ['-i', main, '-vf', `scale=${SUB_STREAM.width}:${SUB_STREAM.height}`]);
   return file;
 }
 

@@ -192,27 +192,27 @@ async function scenario(
 
 /**
  * Starts each camera with a person task of the example package on it (`task` adds to the start
- * body), runs `measure` with the task ids, then closes the tasks and the cameras. The tasks are
- * closed (and checked) before their cameras go: a task left behind would fill black frames through
- * the next scenario while it waits out its reconnects.
+ * body, the same for each camera or a camera's own), runs `measure` with the task ids, then closes
+ * the tasks and the cameras. The tasks are closed (and checked) before their cameras go: a task left
+ * behind would fill black frames through the next scenario while it waits out its reconnects.
  */
 export async function withPersonTasks<T>(
   engine: EngineUnderTest,
   cameras: RtmpSource[],
-  task: Record<string, unknown>,
+  task: Record<string, unknown> | ((camera: number) => Record<string, unknown>),
   measure: (taskIds: string[]) => Promise<T>,
 ): Promise<T> {
   const api = <R>(method: string, path: string, body?: unknown) =>
     callApi<R>(engine.url, engine.token, method, path, body);
   const taskIds: string[] = [];
   try {
-    for (const camera of cameras) {
+    for (const [i, camera] of cameras.entries()) {
       camera.start();
       const started = await api<{ task_id: string }>('POST', '/api/task', {
         zapk_id: 'coco-yolox-nano',
         app_ids: ['person'],
         video_url: camera.url,
-        ...task,
+        ...(typeof task === 'function' ? task(i) : task),
       });
       taskIds.push(started.task_id);
     }
