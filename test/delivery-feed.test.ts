@@ -276,6 +276,7 @@ describe('task stream events', () => {
         analysis_fps: 10,
         priority: 50,
         persistent: true,
+        motion_gate: true,
         gpu: 'none',
         rule_overrides: {},
         zapk_id: 'builtin',

@@ -52,6 +52,16 @@ const RUNNING: TaskHealth = {
   stream_lost_since: null,
   clips: 'recording',
   clips_reason: null,
+  gate: {
+    enabled: false,
+    resting: false,
+    rate_fps: 0,
+    frames_skipped: 0,
+    frames_regions: 0,
+    frames_full: 0,
+    detector_runs_per_s: 0,
+    area_fraction: 0,
+  },
 };
 
 describe('the dump line, rendered from the health object', () => {
@@ -114,6 +124,16 @@ describe('the dump line, rendered from the health object', () => {
       last_clock_break_at: null,
       clips: 'off',
       clips_reason: null,
+      gate: {
+        enabled: false,
+        resting: false,
+        rate_fps: 0,
+        frames_skipped: 0,
+        frames_regions: 0,
+        frames_full: 0,
+        detector_runs_per_s: 0,
+        area_fraction: 0,
+      },
     });
     expect(
       restingHealth(0, {

@@ -34,6 +34,16 @@ const HEALTH: TaskHealth = {
   stream_lost_since: null,
   clips: 'recording',
   clips_reason: null,
+  gate: {
+    enabled: false,
+    resting: false,
+    rate_fps: 0,
+    frames_skipped: 0,
+    frames_regions: 0,
+    frames_full: 0,
+    detector_runs_per_s: 0,
+    area_fraction: 0,
+  },
 };
 
 function task(taskId: string, closeCode: number, health: TaskHealth): Task {

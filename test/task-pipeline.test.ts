@@ -160,6 +160,7 @@ function taskOf(appIds: string[], extra: Partial<PipelineTask> = {}): PipelineTa
     polygon_frame: null,
     analysis_fps: 10,
     persistent: false,
+    motion_gate: true,
     ...extra,
   };
 }

@@ -82,6 +82,33 @@ export type AiVideoHealth = Static<typeof AiVideoHealth>;
  * A task's health. For a video task every figure is live while it runs; for image and diff tasks and
  * closed tasks `stream` is null and the counters are what was stored.
  */
+/** The motion gate of a video task (issue 36): what its detector was spared. */
+export const GateHealth = Type.Object(
+  {
+    enabled: Type.Boolean({
+      description:
+        'motion_gate as the analysis runs it (false while the task does not run, and for tasks whose models cannot run on regions)',
+    }),
+    resting: Type.Boolean({
+      description: 'Nothing moved and no track lived for 10 s: frames without motion are skipped whole',
+    }),
+    rate_fps: Rate('Frames per second that reached the detector or the tracker (last 5 s)'),
+    frames_skipped: Count('Frames the gate passed over whole (resting: no motion, no track, no refresh due)'),
+    frames_regions: Count('Frames detected on regions around motion and live tracks only'),
+    frames_full: Count(
+      'Frames detected in full (gate off, the 2 s refresh, motion warming up, too much motion)',
+    ),
+    detector_runs_per_s: Rate('Model inferences per second, tiles and full frames (last 5 s)'),
+    area_fraction: Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description: "Mean share of the frame's area the detector saw per frame looked at (last 5 s)",
+    }),
+  },
+  { additionalProperties: false },
+);
+export type GateHealth = Static<typeof GateHealth>;
+
 export const TaskHealth = Type.Object(
   {
     stream: Type.Union([
@@ -160,6 +187,7 @@ export const TaskHealth = Type.Object(
         description: "Extension: why clips is off or no_keyframes for this task's stream; null otherwise",
       }),
     ),
+    gate: GateHealth,
   },
   { additionalProperties: false },
 );

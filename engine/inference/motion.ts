@@ -80,6 +80,11 @@ export class MotionDetector {
     if (!(this.options.warmupFrames >= 1)) throw new RangeError('warmupFrames must be at least 1');
   }
 
+  /** True while the background is being learned (after a start, reset, size or scene change): detect() finds nothing then. */
+  get warming(): boolean {
+    return this.framesLearned < this.options.warmupFrames;
+  }
+
   /** Forgets the background; the next frames warm up again. */
   reset(): void {
     this.framesLearned = 0;

@@ -1,3 +1,4 @@
+import type { InputSize } from '../inference/decode';
 import { isOnnxFamily } from '../inference/families';
 import { MotionDetector } from '../inference/motion';
 import type { InferencePool } from '../inference/pool';
@@ -7,6 +8,11 @@ import type { Detection, Frame } from '../vision/types';
 /** One model as a task runs it. detect() resolves with the frame to draw on (the one it was given). */
 export interface TaskDetector {
   readonly key: string;
+  /**
+   * Set when the model can run on crops of the frame (motion-gate.ts): its input size, which crops are
+   * cut at, and its NMS, which merges boxes of one object cut by neighbouring crops. Unset: whole frames only.
+   */
+  readonly regions?: { input: InputSize; nmsIou: number; classAgnostic: boolean };
   detect(frame: Frame): Promise<{ detections: Detection[]; frame: Frame; inferenceMs: number }>;
 }
 
@@ -17,6 +23,9 @@ export function createDetector(model: InstalledModel, pool: InferencePool): Task
     if (!file) throw new Error(`model ${key} has no weights file`);
     return {
       key,
+      ...(spec.input && {
+        regions: { input: spec.input, nmsIou: spec.nms_iou, classAgnostic: spec.class_agnostic_nms },
+      }),
       async detect(frame) {
         const result = await pool.detect({ key, name, classes, file, spec }, frame);
         return { detections: result.detections, frame: result.frame, inferenceMs: result.timing.inferenceMs };

@@ -1,4 +1,4 @@
-import type { Detection, FrameSize } from '../vision/types';
+import type { Box, Detection, FrameSize } from '../vision/types';
 
 /**
  * A model's detections on a frame that ffmpeg scaled down from its source (media/analysis-size.ts),
@@ -21,4 +21,11 @@ export function detectionsInSource(
     y2: detection.y2 * sy,
     ...(detection.area === undefined ? {} : { area: detection.area * sx * sy }),
   }));
+}
+
+/** The other way, for the motion gate: a track's box (source pixels) on the analysed frame. */
+export function boxInFrame(box: Box, frame: FrameSize, source: FrameSize): Box {
+  const sx = frame.width / source.width;
+  const sy = frame.height / source.height;
+  return { x1: box.x1 * sx, y1: box.y1 * sy, x2: box.x2 * sx, y2: box.y2 * sy };
 }

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { GateHealth } from '../contract/health';
 import { messageEvent } from '../events/message';
 import type { NewEvent } from '../events/schema';
 import { frameTime } from '../live/box-motion';
@@ -12,11 +13,14 @@ import { layRule } from '../rules/override';
 import type { FrameInfo, ShownObject } from '../rules/rule-kind';
 import type { AppAreas, AppConfig, Osd, RuleOverrides } from '../tasks/schema';
 import { ByteTracker } from '../tracking/byte-tracker';
-import type { Detection, Frame, FrameSize, TrackedObject } from '../vision/types';
+import type { Box, Detection, Frame, FrameSize, TrackedObject } from '../vision/types';
 import { AppRuntime } from './app-runtime';
 import type { TaskDetector } from './detectors';
+import { type GateDecision, type LiveTrack, MotionGate } from './motion-gate';
+import { detectTiles } from './region-crops';
+import { area, planTiles } from './region-plan';
 import { RuleClock } from './rule-clock';
-import { detectionsInSource } from './source-space';
+import { boxInFrame, detectionsInSource } from './source-space';
 
 /** Where an event goes: the outbox stores it durably before anything else sees it. */
 export interface DeliveryTarget {
@@ -50,6 +54,8 @@ export interface PipelineTask {
   analysis_fps: number;
   /** A lost stream is retried every few seconds for as long as the task exists (reconnect-policy.ts). */
   persistent: boolean;
+  /** The detector runs on regions around motion and live tracks, and frames with nothing in them rest (motion-gate.ts). */
+  motion_gate: boolean;
 }
 
 export interface PipelineDeps {
@@ -122,6 +128,11 @@ interface Detected {
   frame: Frame;
   /** Per model key, in source pixels; empty for a black fill frame. */
   detections: Map<string, Detection[]>;
+  /**
+   * What the motion gate decided for the frame: skip (nothing runs on it), the regions the detector
+   * looked at (in the frame's pixels), or null: the whole frame (a black fill frame too).
+   */
+  gate: { kind: 'skip' } | { kind: 'regions'; regions: Box[] } | null;
 }
 
 const RATE_WINDOW_MS = 5_000;
@@ -143,6 +154,9 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   private readonly detectors = new Map<string, TaskDetector>();
   private readonly trackers = new Map<string, { floor: number; tracker: ByteTracker }>();
   private nextTrackId = 1;
+  private readonly gate = new MotionGate();
+  /** Whether the last frame was gated: the gate's motion model starts over when it is turned back on. */
+  private gated = false;
   private size: FrameSize | null = null;
   private inAnalysis = 0;
   /** The chain that tracks, judges and reports analysed frames one after another. */
@@ -191,6 +205,11 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     this.stopped = true;
     this.waiting?.release?.();
     this.waiting = null;
+  }
+
+  /** The motion gate's figures: its decisions and what they spared the detector. */
+  gateHealth(at = performance.now()): GateHealth {
+    return this.gate.health(this.gated, at);
   }
 
   /** Frames analysed per second over the last few seconds. */
@@ -271,14 +290,58 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     const detections = new Map<string, Detection[]>();
     let frame: Frame = input;
     // Black fill frames age the tracks without running a model on them.
-    if (input.synthetic) return { task, frame, detections };
+    if (input.synthetic) return { task, frame, detections, gate: null };
+    const decision = this.decide(input);
+    const frameArea = input.width * input.height;
+    if (decision.kind === 'skip') {
+      this.gate.record('skip', 0, 0, input.receivedAt);
+      return { task, frame, detections, gate: decision };
+    }
+    let runs = 0;
     for (const [key, detector] of this.detectors) {
+      if (decision.kind === 'regions' && detector.regions) {
+        const tiles = planTiles(decision.regions, detector.regions.input);
+        if (tiles.length === 0) {
+          detections.set(key, []);
+          continue;
+        }
+        const result = await detectTiles(detector, input, tiles);
+        runs += tiles.length;
+        this.stats.inferenceMs = result.inferenceMs;
+        detections.set(key, detectionsInSource(result.detections, input, input.source));
+        continue;
+      }
       const result = await detector.detect(frame);
       frame = result.frame;
+      runs += 1;
       this.stats.inferenceMs = result.inferenceMs;
       detections.set(key, detectionsInSource(result.detections, frame, input.source));
     }
-    return { task, frame, detections };
+    const seen =
+      decision.kind === 'regions'
+        ? Math.min(1, decision.regions.reduce((sum, r) => sum + area(r), 0) / frameArea)
+        : 1;
+    this.gate.record(decision.kind, runs, seen, input.receivedAt);
+    return { task, frame, detections, gate: decision.kind === 'regions' ? decision : null };
+  }
+
+  /**
+   * The motion gate's decision for the frame, when the task has it on and every model of it can run
+   * on crops (a weight-free motion model cannot); else the whole frame, as without the gate.
+   */
+  private decide(input: NumberedFrame): GateDecision {
+    const detectors = [...this.detectors.values()];
+    const input0 = detectors[0]?.regions?.input;
+    const gated = this.task.motion_gate && input0 !== undefined && detectors.every((d) => d.regions);
+    if (gated && !this.gated) this.gate.restart();
+    this.gated = gated;
+    if (!gated) return { kind: 'full', reason: 'off' };
+    const tracks: LiveTrack[] = [];
+    for (const { tracker } of this.trackers.values()) {
+      for (const { trackId, box } of tracker.liveBoxes())
+        tracks.push({ trackId, box: boxInFrame(box, input, input.source) });
+    }
+    return this.gate.decide(input, tracks, input0, input.receivedAt);
   }
 
   /**
@@ -301,9 +364,17 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   }
 
   /** True when snapshots of the frame are being drawn: the publishing chain releases it then. */
-  private async judge(input: NumberedFrame, { task, frame, detections }: Detected): Promise<boolean> {
+  private async judge(input: NumberedFrame, { task, frame, detections, gate }: Detected): Promise<boolean> {
     if (this.stopped) return false;
+    if (gate?.kind === 'skip') {
+      // Looked at by the motion stage, so counted; nothing to track or judge, and nothing new to draw:
+      // the AI video and heat grid keep the last analysed frame, which held no object (the task rests).
+      this.ruleClock.at(input);
+      this.countAnalysed();
+      return false;
+    }
     const size = input.source;
+    const covered = gate ? this.coveredBy(gate.regions, input) : undefined;
     // The event's time is when its frame left ffmpeg, not when analysis got round to it; rules time
     // frames by the rule clock (rule-clock.ts), which never goes back.
     const timestamp = Math.round(this.deps.now() - (performance.now() - input.receivedAt));
@@ -312,7 +383,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       const found = detections.get(key);
       // A model added after this frame started has nothing of it to track.
       if (!found && !input.synthetic) continue;
-      models.set(key, { detections: found ?? [], tracked: this.tracker(key).update(found ?? []) });
+      models.set(key, { detections: found ?? [], tracked: this.tracker(key).update(found ?? [], covered) });
     }
 
     const info = { id: input.frameId, timestampMs: timestamp, width: size.width, height: size.height };
@@ -343,9 +414,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       });
       if (result.firings.length > 0) fired.push({ runtime, result });
     }
-    this.stats.analysed += 1;
-    this.stats.analysedAt.push(performance.now());
-    if (this.stats.analysedAt.length > 256) this.stats.analysedAt.splice(0, 128);
+    this.countAnalysed();
     this.emit('analysed', {
       frameId: input.frameId,
       timestampMs: timestamp,
@@ -375,6 +444,22 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       });
     if (this.pendingPublishes > 2) await this.publishing;
     return true;
+  }
+
+  private countAnalysed(): void {
+    this.stats.analysed += 1;
+    this.stats.analysedAt.push(performance.now());
+    if (this.stats.analysedAt.length > 256) this.stats.analysedAt.splice(0, 128);
+  }
+
+  /** Whether a track's box (source pixels) had its centre on a region the detector looked at. */
+  private coveredBy(regions: readonly Box[], frame: NumberedFrame): (box: Box) => boolean {
+    return (box) => {
+      const { x1, y1, x2, y2 } = boxInFrame(box, frame, frame.source);
+      const cx = (x1 + x2) / 2;
+      const cy = (y1 + y2) / 2;
+      return regions.some((r) => cx >= r.x1 && cx < r.x2 && cy >= r.y1 && cy < r.y2);
+    };
   }
 
   /** One event per app that fired, each with its own annotated snapshot, into the outbox. */

@@ -216,6 +216,7 @@ export class VideoAnalysis extends EventEmitter<VideoAnalysisEvents> {
       last_clock_break_at: lastClockBreakAt,
       clips: clips.clips,
       clips_reason: clips.reason,
+      gate: pipeline.gateHealth(),
     };
   }
 }

@@ -48,6 +48,16 @@ export function restingHealth(
     last_clock_break_at: null,
     clips: 'off',
     clips_reason: null,
+    gate: {
+      enabled: false,
+      resting: false,
+      rate_fps: 0,
+      frames_skipped: 0,
+      frames_regions: 0,
+      frames_full: 0,
+      detector_runs_per_s: 0,
+      area_fraction: 0,
+    },
   };
 }
 

@@ -196,6 +196,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       ...stored,
       priority: stored.priority ?? null,
       persistent: stored.persistent ?? 0,
+      motion_gate: stored.motion_gate ?? 1,
       gpu: stored.gpu ?? null,
       rule_overrides: stored.rule_overrides ?? '{}',
       status: 'starting',
@@ -272,7 +273,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const appConfigs = checkAppConfigs(body.app_configs ?? [], apps);
     checkTaskAreas(appConfigs);
     const reportUrl = checkReportUrl(body.report_url ?? '');
-    for (const field of ['analysis_fps', 'persistent', 'rule_overrides'] as const)
+    for (const field of ['analysis_fps', 'persistent', 'motion_gate', 'rule_overrides'] as const)
       if (mode !== 'video' && body[field] !== undefined)
         throw taskError('task.invalid', `body.${field}: is only for video tasks, not ${mode} tasks`, field);
     const ruleOverrides = checkRuleOverrides({}, body.rule_overrides ?? {}, apps);
@@ -305,6 +306,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       analysis_fps: body.analysis_fps ?? null,
       priority: body.priority ?? null,
       persistent: body.persistent ? 1 : 0,
+      motion_gate: body.motion_gate === false ? 0 : 1,
       gpu: body.gpu ?? null,
       rule_overrides: JSON.stringify(ruleOverrides),
     };
@@ -406,7 +408,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   /** 4.7 plus app_configs: applied to the running task without restarting it. */
   update(taskId: string, body: UpdateTaskBody): TaskView {
     const row = this.liveRow(taskId);
-    for (const field of ['analysis_fps', 'rule_overrides'] as const)
+    for (const field of ['analysis_fps', 'motion_gate', 'rule_overrides'] as const)
       if (row.mode !== 'video' && body[field] !== undefined)
         throw taskError(
           'task.invalid',
@@ -440,6 +442,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       analysis_fps: body.analysis_fps === undefined ? row.analysis_fps : body.analysis_fps,
       priority: body.priority ?? row.priority,
       persistent: body.persistent === undefined ? row.persistent : Number(body.persistent),
+      motion_gate: body.motion_gate === undefined ? row.motion_gate : Number(body.motion_gate),
       gpu: body.gpu ?? row.gpu,
       app_ids: JSON.stringify(appIds),
       app_configs: JSON.stringify([...configs.values()]),

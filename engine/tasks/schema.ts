@@ -35,6 +35,11 @@ export const Persistent = Type.Boolean({
     "Extension, video tasks: true keeps retrying a lost stream for as long as the task exists (every few seconds) instead of closing the task with close_code 2 after 5 min; default false, the contract's behaviour",
 });
 
+export const MotionGate = Type.Boolean({
+  description:
+    'Extension, video tasks: true (default) runs the detector only on regions around motion and live tracks, on the whole frame every 2 s, and skips frames with nothing in them once nothing has moved for 10 s; false detects every analysed frame whole. An update takes effect from the next frame',
+});
+
 /** Where a site may run the camera (extension; cluster mode): on a node with a GPU provider in use. */
 export const Gpu = oneOf(TASK_GPU, {
   description: `Extension: in a cluster, required runs only on a node whose models run on a GPU, preferred on one when it has room; ${TASK_GPU_DEFAULT} unless given. A single workstation runs it on the provider it has (GET /api/system says which)`,
@@ -169,6 +174,7 @@ export const StartTaskBody = Type.Object(
     analysis_fps: Type.Optional(AnalysisFps),
     priority: Type.Optional(Priority),
     persistent: Type.Optional(Persistent),
+    motion_gate: Type.Optional(MotionGate),
     gpu: Type.Optional(Gpu),
     zapk_id: Id('Application package id'),
     app_ids: AppIds,
@@ -213,6 +219,7 @@ export const UpdateTaskBody = Type.Object(
     ),
     priority: Type.Optional(Priority),
     persistent: Type.Optional(Persistent),
+    motion_gate: Type.Optional(MotionGate),
     gpu: Type.Optional(Gpu),
     app_ids: Type.Optional(AppIds),
     osd: Type.Optional(OsdUpdate),
@@ -252,6 +259,10 @@ export const TaskView = Type.Object({
   persistent: Type.Boolean({
     description:
       'Extension: whether a lost stream is retried for as long as the task exists (never close_code 2); false for image and diff tasks',
+  }),
+  motion_gate: Type.Boolean({
+    description:
+      'Extension: whether the detector runs on regions around motion and live tracks (true, the default for video tasks) or on every analysed frame whole; false for image and diff tasks',
   }),
   gpu: oneOf(TASK_GPU, {
     description: `Extension: its GPU constraint in a cluster (required, preferred or none); ${TASK_GPU_DEFAULT} unless given`,

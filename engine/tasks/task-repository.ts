@@ -34,6 +34,8 @@ export interface TaskRow {
   priority: number | null;
   /** 1: a lost stream is retried for as long as the task exists, never closed for it (0 or 1, SQLite's boolean). */
   persistent: number;
+  /** 1: the motion gate is on (the default), 0: every analysed frame is detected whole. */
+  motion_gate: number;
   /** The GPU constraint the caller gave (cluster placement); null: none. */
   gpu: TaskGpu | null;
   /** Per app_id, this camera's overrides of the app's rule (RuleOverrides as JSON text); '{}' when none. */
@@ -60,7 +62,7 @@ export interface TaskPageQuery extends TaskFilter {
 /** The columns of a listed row without its areas. */
 const LISTED_COLUMNS = `task_id, name, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url, osd,
   status, close_code, dump, created_at, updated_at, closed_at, last_image_at, polygon_width, polygon_height,
-  unclean_resumes, analysis_fps, priority, persistent, gpu, rule_overrides`;
+  unclean_resumes, analysis_fps, priority, persistent, motion_gate, gpu, rule_overrides`;
 const FILTER = `(@closed IS NULL OR (status = 'closed') = @closed) AND (@mode IS NULL OR mode = @mode)`;
 type FilterParams = { closed: number | null; mode: TaskMode | null };
 type PageParams = FilterParams & { limit: number; offset: number };
@@ -72,6 +74,7 @@ export interface TaskChange {
   analysis_fps: number | null;
   priority: number | null;
   persistent: number;
+  motion_gate: number;
   gpu: TaskGpu | null;
   app_ids: string;
   app_configs: string;
@@ -94,10 +97,11 @@ export class TaskRepository implements TaskStore {
       insert: db.prepare<NewTaskRow>(
         `INSERT INTO tasks (task_id, name, mode, zapk_id, app_ids, device_id, business_id, video_url, report_url,
            osd, app_configs, status, close_code, dump, created_at, updated_at, closed_at, last_image_at,
-           report_secret, polygon_width, polygon_height, analysis_fps, priority, persistent, gpu, rule_overrides)
+           report_secret, polygon_width, polygon_height, analysis_fps, priority, persistent, motion_gate, gpu,
+           rule_overrides)
          VALUES (@task_id, @name, @mode, @zapk_id, @app_ids, @device_id, @business_id, @video_url, @report_url,
            @osd, @app_configs, @status, @close_code, @dump, @created_at, @updated_at, @closed_at, @last_image_at,
-           @report_secret, @polygon_width, @polygon_height, @analysis_fps, @priority, @persistent, @gpu,
+           @report_secret, @polygon_width, @polygon_height, @analysis_fps, @priority, @persistent, @motion_gate, @gpu,
            @rule_overrides)`,
       ),
       find: db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE task_id = ?'),
@@ -118,7 +122,7 @@ export class TaskRepository implements TaskStore {
         'SELECT report_secret FROM tasks WHERE task_id = ?',
       ),
       change: db.prepare<TaskChange>(
-        `UPDATE tasks SET name = @name, analysis_fps = @analysis_fps, priority = @priority, persistent = @persistent, gpu = @gpu, app_ids = @app_ids, app_configs = @app_configs, rule_overrides = @rule_overrides, osd = @osd,
+        `UPDATE tasks SET name = @name, analysis_fps = @analysis_fps, priority = @priority, persistent = @persistent, motion_gate = @motion_gate, gpu = @gpu, app_ids = @app_ids, app_configs = @app_configs, rule_overrides = @rule_overrides, osd = @osd,
            polygon_width = @polygon_width, polygon_height = @polygon_height, updated_at = @updated_at
          WHERE task_id = @task_id`,
       ),

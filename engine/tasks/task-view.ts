@@ -34,8 +34,12 @@ export function pipelineTask(row: TaskRow, engineFps: number): PipelineTask {
     polygon_frame: polygonFrameOf(row),
     analysis_fps: analysisFpsOf(row, engineFps),
     persistent: row.persistent === 1,
+    motion_gate: gateOf(row),
   };
 }
+
+/** Whether the motion gate is on: a row shared by an engine before it (cluster mode) has it on, the default. */
+export const gateOf = (row: Partial<Pick<TaskRow, 'motion_gate'>>): boolean => row.motion_gate !== 0;
 
 /** The frame size a task's polygons were drawn on, when known. */
 export function polygonFrameOf(row: TaskRow): FrameSize | null {
@@ -53,6 +57,7 @@ export function summaryOf(row: ListedRow, engineFps: number): Omit<TaskSummary, 
     analysis_fps: row.mode === 'video' ? analysisFpsOf(row, engineFps) : null,
     priority: row.priority ?? TASK_PRIORITY.default,
     persistent: row.persistent === 1,
+    motion_gate: row.mode === 'video' && gateOf(row),
     gpu: row.gpu ?? TASK_GPU_DEFAULT,
     zapk_id: row.zapk_id,
     app_ids: JSON.parse(row.app_ids) as string[],
@@ -92,7 +97,7 @@ export function startBodyOf(row: TaskRow): StartTaskBody {
     ...(video && row.analysis_fps !== null && { analysis_fps: row.analysis_fps }),
     ...(row.priority !== null && { priority: row.priority }),
     ...(row.gpu !== null && { gpu: row.gpu }),
-    ...(video && { persistent: row.persistent === 1, video_url: row.video_url }),
+    ...(video && { persistent: row.persistent === 1, motion_gate: gateOf(row), video_url: row.video_url }),
     zapk_id: row.zapk_id,
     app_ids: JSON.parse(row.app_ids) as string[],
     device_id: row.device_id,

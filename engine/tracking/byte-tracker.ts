@@ -42,6 +42,8 @@ class Track {
   state: TrackState = 'tentative';
   hits = 1;
   framesLost = 0;
+  /** The detection it was last matched to (a carried track is reported at it). */
+  last: Detection;
   matchedThisFrame = true;
   confirmed: boolean;
 
@@ -52,11 +54,13 @@ class Track {
     confirmHits: number,
   ) {
     this.filter = new KalmanBoxFilter(detection);
+    this.last = detection;
     this.confirmed = confirmHits <= 1;
   }
 
   hit(detection: Detection, confirmHits: number): void {
     this.filter.update(detection);
+    this.last = detection;
     this.state = 'tracked';
     this.hits++;
     this.framesLost = 0;
@@ -88,10 +92,25 @@ export class ByteTracker {
     this.tracks = [];
   }
 
-  /** Consumes one analysed frame; returns its detections that belong to a track, in input order. */
-  update(detections: readonly Detection[]): TrackedObject[] {
+  /** The tracks held now, each at the box it was last matched to. */
+  liveBoxes(): Array<{ trackId: string; box: Box }> {
+    return this.tracks.map((track) => ({ trackId: track.id, box: track.last }));
+  }
+
+  /**
+   * Consumes one analysed frame; returns its detections that belong to a track, in input order.
+   * With `covered` (a frame detected on regions only), a followed track whose last box the detector
+   * did not look at this frame is carried: not predicted, not aged, and reported after the frame's
+   * own at its last box, as DeepStream carries tracks between inference intervals. Without it the
+   * whole frame was looked at.
+   */
+  update(detections: readonly Detection[], covered?: (box: Box) => boolean): TrackedObject[] {
     const o = this.options;
-    for (const track of this.tracks) {
+    const carried = covered
+      ? this.tracks.filter((track) => track.state === 'tracked' && !covered(track.last))
+      : [];
+    const looked = carried.length > 0 ? this.tracks.filter((track) => !carried.includes(track)) : this.tracks;
+    for (const track of looked) {
       track.filter.predict(track.state === 'lost');
       track.filter.toBox(track.predicted);
       track.matchedThisFrame = false;
@@ -108,8 +127,8 @@ export class ByteTracker {
     }
 
     const trackOf: (Track | undefined)[] = new Array(detections.length);
-    const established = this.tracks.filter((t) => t.state !== 'tentative');
-    const tentative = this.tracks.filter((t) => t.state === 'tentative');
+    const established = looked.filter((t) => t.state !== 'tentative');
+    const tentative = looked.filter((t) => t.state === 'tentative');
     // Lost tracks join the first pass so that a reappearing object gets its old id back.
     const highLeft = this.associate(established, high, detections, o.matchIou, trackOf);
     // Low scores are mostly occluded objects: they may only continue tracks followed until the last frame.
@@ -117,8 +136,8 @@ export class ByteTracker {
     this.associate(stillFollowed, low, detections, o.lowMatchIou, trackOf);
     const unclaimed = this.associate(tentative, highLeft, detections, o.tentativeMatchIou, trackOf);
 
-    const kept: Track[] = [];
-    for (const track of this.tracks) {
+    const kept: Track[] = [...carried];
+    for (const track of looked) {
       if (!track.matchedThisFrame) {
         // A single sighting that did not recur is taken for a false positive.
         if (track.state === 'tentative') continue;
@@ -149,6 +168,20 @@ export class ByteTracker {
         y2: d.y2,
         score: d.score,
         classIndex: d.classIndex,
+        trackId: track.id,
+        hits: track.hits,
+        confirmed: track.confirmed,
+      });
+    }
+    for (const track of carried) {
+      const { x1, y1, x2, y2, score, classIndex } = track.last;
+      result.push({
+        x1,
+        y1,
+        x2,
+        y2,
+        score,
+        classIndex,
         trackId: track.id,
         hits: track.hits,
         confirmed: track.confirmed,

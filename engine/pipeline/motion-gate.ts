@@ -1,0 +1,148 @@
+import type { GateHealth } from '../contract/health';
+import type { InputSize } from '../inference/decode';
+import { MotionDetector } from '../inference/motion';
+import type { Box, Frame } from '../vision/types';
+import { MAX_REGION_TILES, MAX_REGIONS, mergeRegions, padRegion, planTiles } from './region-plan';
+
+/**
+ * Whole frames are detected at least this often with the gate on, so what stands still (a parked
+ * car, a left bag, a person who stopped) is still seen and stationary rules keep their objects.
+ */
+export const FULL_REFRESH_MS = 2_000;
+/** Nothing moved and no track lived for this long: the task rests, and frames without motion are skipped whole. */
+export const REST_AFTER_MS = 10_000;
+/** A track whose box stayed put this long is stationary: re-checked at the full refresh, not on every frame. */
+export const STATIONARY_AFTER_MS = 5_000;
+/** "Stayed put": its centre moved no more than this share of its box's size from where it settled. */
+export const STATIONARY_SHIFT_SHARE = 0.2;
+/** The window of the health's rates and mean area. */
+const WINDOW_MS = 5_000;
+
+/** Why a frame is detected whole: the gate is off, its motion model warms up, the refresh is due, or regions would cost more. */
+export type FullReason = 'off' | 'warmup' | 'refresh' | 'busy';
+
+/**
+ * What the detector does with a frame: nothing at all (skip: no detector, tracker or rules), whole
+ * (full), or only on regions (possibly none: the tracker and rules still run, on what is carried).
+ */
+export type GateDecision =
+  | { kind: 'skip' }
+  | { kind: 'full'; reason: FullReason }
+  | { kind: 'regions'; regions: Box[] };
+
+/** A track the tracker holds, in the analysed frame's pixels. */
+export interface LiveTrack {
+  trackId: string;
+  box: Box;
+}
+
+interface Anchor {
+  cx: number;
+  cy: number;
+  since: number;
+}
+
+interface Looked {
+  at: number;
+  /** The frame reached the detector or the tracker. */
+  reached: boolean;
+  runs: number;
+  area: number;
+}
+
+/**
+ * The motion stage of one video task: a weight-free motion detector on every frame it is shown, then
+ * a decision of what the object detector sees (after Frigate's motion regions and DeepStream's
+ * inference intervals). Times are ms on one monotonic clock, passed in so tests can drive them.
+ */
+export class MotionGate {
+  private readonly motion = new MotionDetector();
+  private lastFullAt = Number.NEGATIVE_INFINITY;
+  private lastActiveAt: number | null = null;
+  private readonly anchors = new Map<string, Anchor>();
+  private readonly looked: Looked[] = [];
+  private resting = false;
+  readonly counts = { skipped: 0, regions: 0, full: 0 };
+
+  /** The gate was turned back on: its motion model learns the background afresh (full frames meanwhile). */
+  restart(): void {
+    this.motion.reset();
+  }
+
+  /**
+   * The decision for the frame at `at`, given the tracks the tracker holds and the input size of the
+   * model its regions are cut for.
+   */
+  decide(frame: Frame, tracks: readonly LiveTrack[], input: InputSize, at: number): GateDecision {
+    // Frames that only teach the background find nothing: so is the frame that completes it, and a scene change.
+    const warming = this.motion.warming;
+    const blobs = this.motion.detect(frame);
+    const moving = this.moving(tracks, at);
+    if (blobs.length > 0 || tracks.length > 0 || this.lastActiveAt === null) this.lastActiveAt = at;
+    this.resting = at - this.lastActiveAt >= REST_AFTER_MS;
+    if (warming || this.motion.warming) return this.full('warmup', at);
+    if (at - this.lastFullAt >= FULL_REFRESH_MS) return this.full('refresh', at);
+    const regions = mergeRegions(
+      [...blobs, ...moving.map((track) => track.box)].map((box) => padRegion(box, frame)),
+    );
+    if (regions.length === 0 && this.resting) return { kind: 'skip' };
+    if (regions.length > MAX_REGIONS || planTiles(regions, input).length > MAX_REGION_TILES)
+      return this.full('busy', at);
+    return { kind: 'regions', regions };
+  }
+
+  /** Counts a frame as the pipeline handled it: the model inferences it took and the share of the frame they saw. */
+  record(kind: GateDecision['kind'], runs: number, area: number, at: number): void {
+    if (kind === 'skip') this.counts.skipped += 1;
+    else if (kind === 'regions') this.counts.regions += 1;
+    else this.counts.full += 1;
+    this.looked.push({ at, reached: kind !== 'skip', runs, area });
+    while ((this.looked[0]?.at ?? at) < at - WINDOW_MS) this.looked.shift();
+  }
+
+  /** The gate's figures for health; `enabled` is the pipeline's to say. */
+  health(enabled: boolean, now: number): GateHealth {
+    const recent = this.looked.filter((frame) => now - frame.at <= WINDOW_MS);
+    const seconds = WINDOW_MS / 1000;
+    const sum = (pick: (frame: Looked) => number) => recent.reduce((total, frame) => total + pick(frame), 0);
+    return {
+      enabled,
+      resting: enabled && this.resting,
+      rate_fps: sum((frame) => (frame.reached ? 1 : 0)) / seconds,
+      frames_skipped: this.counts.skipped,
+      frames_regions: this.counts.regions,
+      frames_full: this.counts.full,
+      detector_runs_per_s: sum((frame) => frame.runs) / seconds,
+      area_fraction: recent.length > 0 ? sum((frame) => frame.area) / recent.length : 0,
+    };
+  }
+
+  private full(reason: FullReason, at: number): GateDecision {
+    this.lastFullAt = at;
+    return { kind: 'full', reason };
+  }
+
+  /** The tracks that moved within STATIONARY_AFTER_MS; forgets tracks the tracker no longer holds. */
+  private moving(tracks: readonly LiveTrack[], at: number): LiveTrack[] {
+    const held = new Set<string>();
+    const moving: LiveTrack[] = [];
+    for (const track of tracks) {
+      held.add(track.trackId);
+      const { x1, y1, x2, y2 } = track.box;
+      const cx = (x1 + x2) / 2;
+      const cy = (y1 + y2) / 2;
+      let anchor = this.anchors.get(track.trackId);
+      const shifted =
+        !anchor ||
+        Math.abs(cx - anchor.cx) > STATIONARY_SHIFT_SHARE * (x2 - x1) ||
+        Math.abs(cy - anchor.cy) > STATIONARY_SHIFT_SHARE * (y2 - y1);
+      if (!anchor || shifted) {
+        anchor = { cx, cy, since: at };
+        this.anchors.set(track.trackId, anchor);
+      }
+      if (at - anchor.since < STATIONARY_AFTER_MS) moving.push(track);
+    }
+    for (const trackId of this.anchors.keys()) if (!held.has(trackId)) this.anchors.delete(trackId);
+    return moving;
+  }
+}

@@ -1,0 +1,279 @@
+import { describe, expect, it } from 'vitest';
+import { MotionDetector } from '../engine/inference/motion';
+import {
+  FULL_REFRESH_MS,
+  type GateDecision,
+  type LiveTrack,
+  MotionGate,
+  REST_AFTER_MS,
+  STATIONARY_AFTER_MS,
+} from '../engine/pipeline/motion-gate';
+import { tileDetectionsInFrame, tileFrame } from '../engine/pipeline/region-crops';
+import { MAX_REGIONS, mergeRegions, padRegion, planTiles, TILE_GAP_PX } from '../engine/pipeline/region-plan';
+import { ByteTracker } from '../engine/tracking/byte-tracker';
+import type { Box, Detection, Frame } from '../engine/vision/types';
+
+/**
+ * The motion gate's pure parts, each decision and plan compared as a whole value: region padding,
+ * merging and tiling, crops and the way back to frame pixels, the gate's decisions over a scripted
+ * scene (real MotionDetector on drawn frames, times passed in), and the tracker carrying what the
+ * detector did not look at.
+ */
+
+const INPUT = { width: 416, height: 416 };
+const W = 320;
+const H = 240;
+
+/** A grey frame with a dark 30x40 square at x (none when x is null). */
+function scene(x: number | null): Frame {
+  const data = new Uint8Array(W * H * 3).fill(128);
+  if (x !== null) {
+    for (let row = 100; row < 140; row++) data.fill(20, (row * W + x) * 3, (row * W + x + 30) * 3);
+  }
+  return { width: W, height: H, data };
+}
+
+describe('region planning', () => {
+  it('pads a region by a quarter of its size, at least 2% of the frame width, inside the frame', () => {
+    expect(padRegion({ x1: 100, y1: 100, x2: 140, y2: 180 }, { width: 1280, height: 720 })).toEqual({
+      x1: 74,
+      y1: 74,
+      x2: 166,
+      y2: 206,
+    });
+    expect(padRegion({ x1: 0, y1: 600, x2: 400, y2: 720 }, { width: 1280, height: 720 })).toEqual({
+      x1: 0,
+      y1: 570,
+      x2: 500,
+      y2: 720,
+    });
+  });
+
+  it('merges overlapping regions until none overlap, a join reaching a third, largest first', () => {
+    const a = { x1: 0, y1: 0, x2: 50, y2: 50 };
+    const b = { x1: 40, y1: 40, x2: 100, y2: 100 };
+    // Overlaps the union of a and b only.
+    const c = { x1: 90, y1: 0, x2: 120, y2: 30 };
+    const far = { x1: 300, y1: 300, x2: 310, y2: 310 };
+    expect(mergeRegions([far, c, a, b])).toEqual([{ x1: 0, y1: 0, x2: 120, y2: 100 }, far]);
+    // Touching edges are not an overlap.
+    expect(mergeRegions([a, { x1: 50, y1: 0, x2: 60, y2: 10 }])).toEqual([
+      a,
+      { x1: 50, y1: 0, x2: 60, y2: 10 },
+    ]);
+  });
+
+  it('packs small regions at their own scale on input-sized tiles in shelves; a larger one is a tile of its own', () => {
+    const tall = { x1: 10, y1: 10, x2: 110, y2: 210 };
+    const wide = { x1: 500, y1: 0, x2: 800, y2: 100 };
+    const small = { x1: 900, y1: 500, x2: 950, y2: 580 };
+    const big = { x1: 0, y1: 300, x2: 500, y2: 600 };
+    expect(planTiles([big, wide, small, tall], INPUT)).toEqual([
+      { width: 500, height: 300, placements: [{ region: big, x: 0, y: 0 }] },
+      {
+        width: 416,
+        height: 416,
+        placements: [
+          { region: tall, x: 0, y: 0 },
+          { region: wide, x: 100 + TILE_GAP_PX, y: 0 },
+          // No room beside them: the next shelf, below the tallest.
+          { region: small, x: 0, y: 200 + TILE_GAP_PX },
+        ],
+      },
+    ]);
+    // A shelf that does not fit below opens a second canvas.
+    const tower = { x1: 0, y1: 0, x2: 300, y2: 400 };
+    expect(planTiles([tower, tower], INPUT).map((tile) => tile.placements.length)).toEqual([1, 1]);
+  });
+});
+
+describe('crops', () => {
+  it('copies each region row by row onto the grey canvas and maps boxes back to frame pixels, clipped to their crop', () => {
+    const frame: Frame = { width: 8, height: 6, data: new Uint8Array(8 * 6 * 3) };
+    for (let i = 0; i < 8 * 6; i++) frame.data.fill(i, i * 3, i * 3 + 3);
+    const tile = {
+      width: 6,
+      height: 4,
+      placements: [
+        { region: { x1: 1, y1: 1, x2: 3, y2: 3 }, x: 0, y: 0 },
+        { region: { x1: 5, y1: 2, x2: 8, y2: 5 }, x: 3, y: 0 },
+      ],
+    };
+    const pixels = tileFrame(frame, tile);
+    const gray = Array.from({ length: 24 }, (_, i) => pixels.data[i * 3]);
+    // prettier-ignore
+    expect(gray).toEqual([
+      9, 10, 114, 21, 22, 23, 17, 18, 114, 29, 30, 31, 114, 114, 114, 37, 38, 39, 114, 114, 114, 114, 114,
+      114,
+    ]);
+    const detection = (x1: number, y1: number, x2: number, y2: number): Detection => ({
+      x1,
+      y1,
+      x2,
+      y2,
+      score: 0.9,
+      classIndex: 0,
+    });
+    expect(
+      tileDetectionsInFrame(
+        [detection(0, 0, 2, 2), detection(3.5, 0.5, 7, 2.5), detection(0, 3, 2, 4)],
+        tile,
+      ),
+    ).toEqual([
+      detection(1, 1, 3, 3),
+      // Reaches past its crop on the canvas: clipped to the crop's region.
+      detection(5.5, 2.5, 8, 4.5),
+      // The third lies on grey between crops: dropped.
+    ]);
+  });
+});
+
+describe('MotionGate', () => {
+  const decide = (gate: MotionGate, x: number | null, at: number, tracks: LiveTrack[] = []) =>
+    gate.decide(scene(x), tracks, INPUT, at);
+
+  it('detects whole frames while motion warms up and at each refresh, regions on motion, and rests once nothing happens', () => {
+    const gate = new MotionGate();
+    const twin = new MotionDetector();
+    const decisions: GateDecision[] = [];
+    // 10 fps: 10 warm-up frames, still frames, a square moving for 1 s, then still for over REST_AFTER_MS.
+    const xs: Array<number | null> = [];
+    for (let i = 0; i < 30; i++) xs.push(null);
+    for (let i = 0; i < 10; i++) xs.push(40 + 20 * i);
+    for (let i = 0; i < 150; i++) xs.push(null);
+    const expected: GateDecision[] = [];
+    let lastFull = Number.NEGATIVE_INFINITY;
+    let lastActive = 0;
+    xs.forEach((x, i) => {
+      const at = i * 100;
+      decisions.push(decide(gate, x, at));
+      const blobs = twin.detect(scene(x));
+      if (blobs.length > 0) lastActive = at;
+      if (i < 10) {
+        expected.push({ kind: 'full', reason: 'warmup' });
+        lastFull = at;
+      } else if (at - lastFull >= FULL_REFRESH_MS) {
+        expected.push({ kind: 'full', reason: 'refresh' });
+        lastFull = at;
+      } else if (blobs.length > 0) {
+        expected.push({ kind: 'regions', regions: mergeRegions(blobs.map((b) => padRegion(b, scene(x)))) });
+      } else if (at - lastActive >= REST_AFTER_MS) {
+        expected.push({ kind: 'skip' });
+      } else {
+        expected.push({ kind: 'regions', regions: [] });
+      }
+    });
+    expect(decisions).toEqual(expected);
+    // The script holds every kind: the moving square gave regions, the quiet end skipped frames.
+    const kinds = decisions.map((d) => d.kind);
+    expect(kinds.slice(30, 40).filter((k) => k === 'regions').length).toBeGreaterThanOrEqual(8);
+    expect(kinds.slice(-40).filter((k) => k === 'skip').length).toBeGreaterThanOrEqual(30);
+    expect(kinds.slice(-40)).toContain('full');
+  });
+
+  it('looks around moving tracks, leaves stationary ones to the refresh, and goes whole when regions would cost more', () => {
+    const gate = new MotionGate();
+    for (let i = 0; i < 10; i++) decide(gate, null, i * 100);
+    const walker = (x: number): LiveTrack => ({ trackId: '1', box: { x1: x, y1: 50, x2: x + 20, y2: 110 } });
+    // Moving: its padded box is the region.
+    expect(decide(gate, null, 1000, [walker(10)])).toEqual({
+      kind: 'regions',
+      regions: [padRegion(walker(10).box, scene(null))],
+    });
+    // It stops and stands: a region while it may still move, none once it stood STATIONARY_AFTER_MS.
+    const times = [1100, 1500, 1000 + STATIONARY_AFTER_MS - 100, 1000 + STATIONARY_AFTER_MS];
+    const stood = times.map((at) => {
+      const decision = decide(gate, null, at, [walker(12)]);
+      return decision.kind === 'regions' ? decision.regions.length : decision;
+    });
+    // 2900 and 4900 were full refreshes (2 s apart); 6000 leaves the stationary track out.
+    expect(stood).toEqual([1, 1, { kind: 'full', reason: 'refresh' }, 0]);
+    // Never resting while a track lives.
+    expect(gate.health(true, 6000).resting).toBe(false);
+
+    // More separate regions than MAX_REGIONS, or two that need a tile each: the whole frame.
+    const many = Array.from({ length: MAX_REGIONS + 1 }, (_, i) => ({
+      trackId: `m${i}`,
+      box: { x1: 2 + 35 * i, y1: 5, x2: 8 + 35 * i, y2: 15 },
+    }));
+    expect(decide(gate, null, 6100, many)).toEqual({ kind: 'full', reason: 'busy' });
+  });
+
+  it('takes one crop larger than the input (one inference), and the whole frame when regions need two', () => {
+    const gate = new MotionGate();
+    const hd: Frame = { width: 1280, height: 720, data: new Uint8Array(1280 * 720 * 3).fill(128) };
+    for (let i = 0; i < 10; i++) gate.decide(hd, [], INPUT, i * 100);
+    const near = (trackId: string, x: number): LiveTrack => ({
+      trackId,
+      box: { x1: x, y1: 100, x2: x + 300, y2: 500 },
+    });
+    expect(gate.decide(hd, [near('a', 0)], INPUT, 1000)).toEqual({
+      kind: 'regions',
+      regions: [{ x1: 0, y1: 0, x2: 375, y2: 600 }],
+    });
+    expect(gate.decide(hd, [near('a', 0), near('b', 700)], INPUT, 1100)).toEqual({
+      kind: 'full',
+      reason: 'busy',
+    });
+  });
+
+  it('counts its decisions and the last 5 s of rates and area for health', () => {
+    const gate = new MotionGate();
+    gate.record('full', 1, 1, 0);
+    gate.record('regions', 1, 0.25, 2000);
+    gate.record('regions', 0, 0, 3000);
+    gate.record('skip', 0, 0, 4000);
+    gate.record('skip', 0, 0, 6500);
+    // At 6500 the full frame at 0 left the 5 s window; the counts keep it.
+    expect(gate.health(true, 6500)).toEqual({
+      enabled: true,
+      resting: false,
+      rate_fps: 2 / 5,
+      frames_skipped: 2,
+      frames_regions: 2,
+      frames_full: 1,
+      detector_runs_per_s: 1 / 5,
+      area_fraction: 0.25 / 4,
+    });
+  });
+});
+
+describe('ByteTracker with a covered area', () => {
+  const person = (x: number): Detection => ({ x1: x, y1: 0, x2: x + 20, y2: 50, score: 0.9, classIndex: 0 });
+  const ids = () => {
+    let next = 1;
+    return () => String(next++);
+  };
+
+  it('carries a followed track outside the covered area at its last box, unaged, for as long as it is not looked at', () => {
+    const tracker = new ByteTracker({}, ids());
+    for (let i = 0; i < 3; i++) tracker.update([person(100 + i)]);
+    const elsewhere = (box: Box) => box.x1 > 500;
+    for (let i = 0; i < 100; i++) {
+      expect(tracker.update([], elsewhere)).toEqual([
+        { ...person(102), trackId: '1', hits: 3, confirmed: true },
+      ]);
+    }
+    // Looked at again (a full frame) and found: the same track.
+    expect(tracker.update([person(103)])).toEqual([
+      { ...person(103), trackId: '1', hits: 4, confirmed: true },
+    ]);
+  });
+
+  it('ages a track inside the covered area (or on a whole frame) as not seen, and drops it', () => {
+    const covered = new ByteTracker({ maxLostFrames: 5 }, ids());
+    const whole = new ByteTracker({ maxLostFrames: 5 }, ids());
+    for (let i = 0; i < 3; i++) {
+      covered.update([person(100 + i)]);
+      whole.update([person(100 + i)]);
+    }
+    for (let i = 0; i < 5; i++) {
+      expect(covered.update([], () => true)).toEqual([]);
+      expect(whole.update([])).toEqual([]);
+    }
+    expect([covered.activeTracks, whole.activeTracks]).toEqual([1, 1]);
+    covered.update([], () => true);
+    whole.update([]);
+    expect([covered.activeTracks, whole.activeTracks]).toEqual([0, 0]);
+  });
+});
