@@ -324,9 +324,9 @@ export async function benchCapacity(): Promise<{
         .filter((row) => row.held === 'yes')
         .reduce<Row | undefined>((most, row) => (most && most.cameras > row.cameras ? most : row), undefined);
       const held = best?.cameras ?? 0;
-      const perCamera = best
-        ? best['bound % / camera'] / 100
-        : cameraCores(busyDecode, RATE, bound.inference);
+      // The bound of the most cameras held, else of the fewest tried.
+      const boundRow = best ?? measured.reduce((least, row) => (least.cameras < row.cameras ? least : row));
+      const perCamera = boundRow['bound % / camera'] / 100;
       const goal = name === 'busy-gated' ? heldOf('busy-full') : setup.goal;
       summary.push({
         setup: name,
