@@ -22,6 +22,15 @@ const CROSSING_S = 6;
 const CROSSING_AT_S = 2;
 /** The person at three times the fixture's size: about a third of the 1080 lines, as near a camera. */
 const PERSON = { width: 168, height: 372, top: 500 } as const;
+/** How fast the person crosses, source pixels a second. */
+const SPEED = (1920 + PERSON.width) / CROSSING_S;
+
+/**
+ * Seconds since the person's picture began to enter the still scene (its left edge) when a box of
+ * the person reaches `right` (source pixels): the media time from the first motion to that frame,
+ * plus the constant margin of background the cut carries on its right.
+ */
+export const sinceEntryS = (right: number) => right / SPEED;
 export const SUB_STREAM = { width: 640, height: 360 } as const;
 
 const ffmpeg = findFfmpeg();
@@ -50,8 +59,7 @@ async function stillCamera(): Promise<string> {
       ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=0x6f7868:s=1920x1080,noise=alls=70:allf=u'],
       ...['-vf', 'gblur=sigma=1.5', '-frames:v', '1', background],
     ]);
-    const speed = (1920 + PERSON.width) / CROSSING_S;
-    const x = `if(between(t,${CROSSING_AT_S},${CROSSING_AT_S + CROSSING_S}),-${PERSON.width}+(t-${CROSSING_AT_S})*${speed.toFixed(1)},-${2 * PERSON.width})`;
+    const x = `if(between(t,${CROSSING_AT_S},${CROSSING_AT_S + CROSSING_S}),-${PERSON.width}+(t-${CROSSING_AT_S})*${SPEED},-${2 * PERSON.width})`;
     encode(file, [
       ...['-loop', '1', '-framerate', '25', '-t', String(STILL_PERIOD_S), '-i', background],
       ...['-loop', '1', '-framerate', '25', '-i', person],
