@@ -3,9 +3,10 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MotionDetector } from '../engine/inference/motion';
 import { boundingScaleFilter, MAX_FRAME_SIDE } from '../engine/media/analysis-size';
-import { FrameSource } from '../engine/media/frame-source';
+import { FrameSource, sourceInputArgs } from '../engine/media/frame-source';
 import { buildZapk } from '../engine/packages/zapk';
 import { cpuSeconds } from '../engine/system/process-stats';
+import type { Frame } from '../engine/vision/types';
 import { RtmpSource } from '../test/helpers/rtmp-source';
 import { measure, SETUPS, type SetupName } from './capacity';
 import { LIVE_WARMUP_S, liveDecodeCost } from './live-decoders';
@@ -21,7 +22,8 @@ import { type EngineUnderTest, EXAMPLE, engineWith, rawParallel } from './video'
  *   less the decode; bound: one swscale pass straight to RGB at the cheapest interpolation;
  * - pipe: the engine's own FrameSource (PPM frames over a socket, its progress output) less the
  *   former, plus this process's reading of the frames; bound: copying the frame bytes once;
- * - motion: the engine's MotionDetector on each frame read (timed in this process);
+ * - motion: the engine's MotionDetector on a camera's frames at RATE (CPU of this process, frames
+ *   kept and run through it alone);
  * - detector: the engine's inference hosts, per camera, in an engine running the setup; bound: its
  *   inferences a second (health.gate) at the single-thread cost of one;
  * - engine rest: the engine's own process less the reading and motion above (tracking, rules, gate,
@@ -48,26 +50,27 @@ interface Variant {
   filter?: string;
 }
 
-const toRgb =
-  ({ input = [], threads = '1', filter = ENGINE_CHAIN }: Variant) =>
-  (url: string) => [
-    ...['-threads', threads, ...input, '-i', url],
-    ...['-vf', filter, '-c:v', 'rawvideo', '-pix_fmt', 'rgb24', '-f', 'null', '-'],
-  ];
-const toNothing =
-  ({ input = [], threads = '1' }: Variant) =>
-  (url: string) => ['-threads', threads, ...input, '-i', url, '-f', 'null', '-'];
+/** ffmpeg reading the camera as the engine's FrameSource reads it (live FLV, timeouts, whitelist). */
+const reading = ({ input = [], threads = '1' }: Variant, url: string) => [
+  ...['-threads', threads, ...input],
+  ...sourceInputArgs({ kind: 'rtmp', input: url }),
+];
+const toRgb = (variant: Variant) => (url: string) => [
+  ...reading(variant, url),
+  ...['-vf', variant.filter ?? ENGINE_CHAIN, '-c:v', 'rawvideo', '-pix_fmt', 'rgb24', '-f', 'null', '-'],
+];
+const toNothing = (variant: Variant) => (url: string) => [...reading(variant, url), '-f', 'null', '-'];
 
 const CUTS: Record<string, Variant> = {
   'engine chain (today)': {},
-  '-skip_frame nonref': { input: ['-skip_frame', 'nonref'] },
+  '-skip_frame noref': { input: ['-skip_frame', 'noref'] },
   '-flags2 fast': { input: ['-flags2', 'fast'] },
   'decoder threads auto': { threads: '0' },
   'one scale pass to rgb24': { filter: ONE_PASS },
 };
 
 interface Read {
-  /** Cores per camera: the FrameSource's ffmpeg, this process reading (motion excluded), motion. */
+  /** Cores per camera: the FrameSource's ffmpeg, this process reading, motion at RATE. */
   ffmpeg: number;
   read: number;
   motion: number;
@@ -75,7 +78,13 @@ interface Read {
   bytes: number;
 }
 
-/** N cameras of the file read by the engine's FrameSource, each frame through a MotionDetector. */
+/** Frames kept from the first camera, for motion's cost: 10 s of them at RATE. */
+const MOTION_FRAMES = 10 * RATE;
+
+/**
+ * N cameras of the file read by the engine's FrameSource; the first camera's frames are kept and
+ * then run through a MotionDetector on their own, timed by this process's CPU.
+ */
 async function readFrames(file: string, cameras: number): Promise<Read> {
   const servers = await Promise.all(
     Array.from({ length: cameras }, (_, i) => RtmpSource.serving(`camera-cost-${i}`, file)),
@@ -85,15 +94,14 @@ async function readFrames(file: string, cameras: number): Promise<Read> {
   const sources = servers.map(
     (server) => new FrameSource({ kind: 'rtmp', input: server.url }, { outputFps: RATE }),
   );
-  let motionMs = 0;
   let bytes = 0;
-  sources.forEach((source) => {
-    const motion = new MotionDetector();
+  const kept: Frame[] = [];
+  let keeping = false;
+  sources.forEach((source, i) => {
     source.on('frame', (frame) => {
-      const started = performance.now();
-      motion.detect(frame);
-      motionMs += performance.now() - started;
       bytes += frame.data.byteLength;
+      if (i === 0 && keeping && kept.length < MOTION_FRAMES)
+        kept.push({ ...frame, data: frame.data.slice() });
       frame.release();
     });
     source.start();
@@ -105,22 +113,20 @@ async function readFrames(file: string, cameras: number): Promise<Read> {
       const usage = process.cpuUsage();
       return (usage.user + usage.system) / 1e6;
     };
-    const [ffmpegBefore, ownBefore, motionBefore, bytesBefore, startedAt] = [
-      ffmpeg(),
-      own(),
-      motionMs,
-      bytes,
-      Date.now(),
-    ];
+    const [ffmpegBefore, ownBefore, bytesBefore, startedAt] = [ffmpeg(), own(), bytes, Date.now()];
     await sleep(WINDOW_S);
     const seconds = (Date.now() - startedAt) / 1000;
-    const motion = (motionMs - motionBefore) / 1000 / seconds / cameras;
-    return {
+    const read = {
       ffmpeg: (ffmpeg() - ffmpegBefore) / seconds / cameras,
-      read: (own() - ownBefore) / seconds / cameras - motion,
-      motion,
+      read: (own() - ownBefore) / seconds / cameras,
       bytes: (bytes - bytesBefore) / seconds / cameras,
     };
+    keeping = true;
+    while (kept.length < MOTION_FRAMES) await sleep(1);
+    const motion = new MotionDetector();
+    const motionBefore = own();
+    for (const frame of kept) motion.detect(frame);
+    return { ...read, motion: ((own() - motionBefore) / kept.length) * RATE };
   } finally {
     await Promise.all(sources.map((source) => source.stop()));
     await Promise.all(servers.map((server) => server.kill()));
@@ -158,23 +164,24 @@ export async function benchCameraCost(): Promise<{ parts: Part[]; cuts: Part[] }
       const m = await measure(engine, name, cores);
       const { decode, rgb, onePass, read } = stages;
       const engineRest = m.engineCpu / cores - read.read - read.motion;
-      const measured = (cores: number, bound: number) => `${percent(cores)} (${percent(bound)})`;
-      columns[name] = {
-        decode: measured(decode, decode),
-        'scale + rgb': measured(rgb - decode, onePass - decode),
-        'pipe (ffmpeg side)': measured(read.ffmpeg - rgb, 0),
-        'read (engine side)': measured(read.read, read.bytes / COPY_BYTES_PER_S),
-        motion: measured(read.motion, 0),
-        detector: measured(m.hostsCpu / cores, m.detectorRuns * inference),
-        'engine rest': measured(engineRest, 0),
-        'sum of parts': measured(read.ffmpeg + read.read + read.motion + m.hostsCpu / cores + engineRest, 0),
-        'engine measured (its ffmpeg + own + hosts)': measured(
-          (m.engineCpu + m.hostsCpu + m.ffmpegCpu) / cores,
-          0,
-        ),
-        "engine's ffmpeg": measured(m.ffmpegCpu / cores, decode),
-        'inferences / s': `${round(m.detectorRuns, 2)}`,
+      const parts: Record<string, [number, number]> = {
+        decode: [decode, decode],
+        'scale + rgb': [rgb - decode, onePass - decode],
+        'pipe (ffmpeg side)': [read.ffmpeg - rgb, 0],
+        'read (engine side)': [read.read, read.bytes / COPY_BYTES_PER_S],
+        motion: [read.motion, 0],
+        detector: [m.hostsCpu / cores, m.detectorRuns * inference],
+        'engine rest': [engineRest, 0],
       };
+      const sum = (k: 0 | 1) => Object.values(parts).reduce((total, part) => total + part[k], 0);
+      parts['sum of parts'] = [sum(0), sum(1)];
+      // The engine itself, measured whole: its ffmpeg (bound: decoding alone), its process and hosts.
+      parts['engine, whole'] = [(m.engineCpu + m.hostsCpu + m.ffmpegCpu) / cores, sum(1)];
+      parts["engine's ffmpeg"] = [m.ffmpegCpu / cores, decode];
+      columns[name] = Object.fromEntries(
+        Object.entries(parts).map(([part, [cost, bound]]) => [part, `${percent(cost)} (${percent(bound)})`]),
+      );
+      columns[name]['inferences / s'] = `${round(m.detectorRuns, 2)}`;
       console.log(JSON.stringify({ setup: name, ...columns[name] }));
     }
   } finally {

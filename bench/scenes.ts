@@ -15,15 +15,17 @@ import { camera1080p } from './decode';
  */
 
 export type Scene = 'busy' | 'still';
+export const SCENE_SIZE = { width: 1920, height: 1080 } as const;
 /** Seconds between the still scene's crossings: the clip's length, played in a loop. */
 export const STILL_PERIOD_S = 25;
 /** Seconds a crossing takes, from off the left edge to off the right one. */
 const CROSSING_S = 6;
-const CROSSING_AT_S = 2;
+/** When, in each period, the person begins to enter (its picture's right edge at x = 0). */
+export const CROSSING_AT_S = 2;
 /** The person at three times the fixture's size: about a third of the 1080 lines, as near a camera. */
 const PERSON = { width: 168, height: 372, top: 500 } as const;
 /** How fast the person crosses, source pixels a second. */
-const SPEED = (1920 + PERSON.width) / CROSSING_S;
+const SPEED = (SCENE_SIZE.width + PERSON.width) / CROSSING_S;
 
 /**
  * Seconds since the person's picture began to enter the still scene (its left edge) when a box of
@@ -56,7 +58,15 @@ async function stillCamera(): Promise<string> {
     // real wall or car park, and that does not change from frame to frame.
     const background = join(work, 'background.png');
     execFileSync(ffmpeg, [
-      ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=0x6f7868:s=1920x1080,noise=alls=70:allf=u'],
+      ...[
+        '-v',
+        'error',
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        `color=c=0x6f7868:s=${SCENE_SIZE.width}x${SCENE_SIZE.height},noise=alls=70:allf=u`,
+      ],
       ...['-vf', 'gblur=sigma=1.5', '-frames:v', '1', background],
     ]);
     const x = `if(between(t,${CROSSING_AT_S},${CROSSING_AT_S + CROSSING_S}),-${PERSON.width}+(t-${CROSSING_AT_S})*${SPEED},-${2 * PERSON.width})`;
