@@ -8,6 +8,7 @@ import { RtmpSource } from '../test/helpers/rtmp-source';
 import { contendedBound } from './contended-bound';
 import { decodeCost } from './decode';
 import { liveDecodeCost } from './live-decoders';
+import { RelayedCamera } from './relayed-camera';
 import { type Scene, sceneCamera } from './scenes';
 import { type EngineUnderTest, engineWith, rawParallel, withPersonTasks } from './video';
 
@@ -121,14 +122,16 @@ export async function measure(engine: EngineUnderTest, name: SetupName, cameras:
   const setup: Setup = SETUPS[name];
   const api = <T>(method: string, path: string, body?: unknown) =>
     callApi<T>(engine.url, engine.token, method, path, body);
-  const serve = (file: string, kind: string) =>
+  const serve = (file: string, kind: string, server: typeof RtmpSource | typeof RelayedCamera) =>
     Promise.all(
       Array.from({ length: cameras }, (_, i) =>
-        RtmpSource.serving(`capacity-${name}-${cameras}-${i}-${kind}`, file),
+        server.serving(`capacity-${name}-${cameras}-${i}-${kind}`, file),
       ),
     );
-  const sources = await serve(await sceneCamera(setup.scene), 'main');
-  const subs = setup.sub ? await serve(await sceneCamera(setup.scene, true), 'sub') : [];
+  // A task with a sub-stream opens its main stream more than once: that needs a camera serving many.
+  const main = await sceneCamera(setup.scene);
+  const sources = await serve(main, 'main', setup.sub ? RelayedCamera : RtmpSource);
+  const subs = setup.sub ? await serve(await sceneCamera(setup.scene, true), 'sub', RtmpSource) : [];
   for (const sub of subs) sub.start();
   try {
     const task = (i: number) => ({
@@ -205,7 +208,9 @@ async function run(engine: EngineUnderTest, name: SetupName, cameras: number, bo
   if (setup.sub && m.onSubStream < cameras)
     console.error(`${name}: ${cameras - m.onSubStream} of ${cameras} cameras not on their sub-stream`);
   const total = m.engineCpu + m.hostsCpu + m.ffmpegCpu;
-  const boundCpu = cameraCores(await decodeOf(bound, setup), m.detectorRuns, bound.inference);
+  // Without the gate every analysed frame asks for an inference, dropped or not.
+  const asked = setup.gate ? m.detectorRuns : RATE;
+  const boundCpu = cameraCores(await decodeOf(bound, setup), asked, bound.inference);
   const row: Row = {
     setup: name,
     cameras,

@@ -201,7 +201,7 @@ async function scenario(
  */
 export async function withPersonTasks<T>(
   engine: EngineUnderTest,
-  cameras: RtmpSource[],
+  cameras: LiveCamera[],
   task: Record<string, unknown> | ((camera: number) => Record<string, unknown>),
   measure: (taskIds: string[]) => Promise<T>,
 ): Promise<T> {
@@ -227,6 +227,13 @@ export async function withPersonTasks<T>(
       await Promise.all(cameras.map((camera) => camera.kill()));
     }
   }
+}
+
+/** A live camera served to the engine: an RtmpSource, or one that serves many clients (relayed-camera.ts). */
+export interface LiveCamera {
+  readonly url: string;
+  start(): void;
+  kill(): Promise<void>;
 }
 
 export interface EngineUnderTest {
