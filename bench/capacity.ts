@@ -39,6 +39,8 @@ const RATE = 5;
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
 const WINDOW_S = Number(process.env.BENCH_WINDOW_S ?? 20);
 const MOST_CAMERAS = Number(process.env.BENCH_CAPACITY_MAX ?? 64);
+/** Share of the machine's cores the engine's cameras can take at most: a held count's prediction. */
+const CPU_USABLE = 0.95;
 /** A still camera may cost at most this share of a moving one (issue 36). */
 const STILL_SHARE_GOAL = 0.25;
 
@@ -252,21 +254,31 @@ async function decodeOf(bound: Bound, setup: Setup): Promise<number> {
 }
 
 /**
- * The setup's held count: from the start, a step up while held, else a step down until held; the
- * rows measured on the way.
+ * The setup's held count, with the rows measured on the way. From the start a step down until held,
+ * or, when held, a step up until not held; a start held with much CPU to spare jumps first to a step
+ * under the count its CPU per camera predicts, and steps back down from there if that is not held.
  */
 async function search(engine: EngineUnderTest, name: SetupName, start: number, bound: Bound): Promise<Row[]> {
   const { step } = SETUPS[name] as Setup;
   const rows: Row[] = [];
+  const holds = async (cameras: number) => {
+    const row = await run(engine, name, cameras, bound);
+    rows.push(row);
+    return row.held === 'yes';
+  };
   let cameras = Math.max(1, Math.min(start, MOST_CAMERAS));
-  const held = () => rows.at(-1)?.held === 'yes';
-  rows.push(await run(engine, name, cameras, bound));
-  const up = held();
-  while (held() === up) {
-    const next = up ? cameras + step : cameras - step;
-    if (next < 1 || next > MOST_CAMERAS) break;
-    cameras = next;
-    rows.push(await run(engine, name, cameras, bound));
+  if (!(await holds(cameras))) {
+    while (cameras > 1) if (await holds((cameras = Math.max(1, cameras - step)))) break;
+    return rows;
+  }
+  const perCamera = (rows[0] as Row)['CPU % / camera'] / 100;
+  const predicted = Math.floor((CPU_USABLE * availableParallelism()) / perCamera);
+  // Between the most held and the fewest not held.
+  let [low, high] = [cameras, MOST_CAMERAS + 1];
+  cameras = predicted > low + 2 * step ? Math.min(predicted - step, MOST_CAMERAS) : low + step;
+  while (cameras > low && cameras < high) {
+    if (await holds(cameras)) [low, cameras] = [cameras, cameras + step];
+    else [high, cameras] = [cameras, cameras - step];
   }
   return rows;
 }
