@@ -268,7 +268,10 @@ async function search(engine: EngineUnderTest, name: SetupName, start: number, b
   };
   let cameras = Math.max(1, Math.min(start, MOST_CAMERAS));
   if (!(await holds(cameras))) {
-    while (cameras > 1) if (await holds((cameras = Math.max(1, cameras - step)))) break;
+    while (cameras > 1) {
+      cameras = Math.max(1, cameras - step);
+      if (await holds(cameras)) break;
+    }
     return rows;
   }
   const perCamera = (rows[0] as Row)['CPU % / camera'] / 100;
