@@ -302,10 +302,7 @@ export async function motionToEvent(engine: EngineUnderTest, receiver: Receiver)
     async (taskIds) => {
       const from = Date.now() + LIVE_WARMUP_S * 1000;
       await new Promise((done) => setTimeout(done, (LIVE_WARMUP_S + CROSSINGS * STILL_PERIOD_S) * 1000));
-      const listed = await api<Array<{ task_id: string; health: { analysed_fps: number } }>>(
-        'GET',
-        '/api/tasks',
-      );
+      const listed = await api<Array<{ task_id: string; analysis_fps: number }>>('GET', '/api/tasks');
       const rows = taskIds.map((id, i) => {
         const messages = receiver.requests.filter((r) => r.task_id === id && r.body?.event === 'message');
         const firsts = messages.filter(
@@ -324,7 +321,7 @@ export async function motionToEvent(engine: EngineUnderTest, receiver: Receiver)
           50,
         );
         const mean = sinceEntry.reduce((sum, ms) => sum + ms, 0) / Math.max(1, sinceEntry.length);
-        const fps = listed.find((task) => task.task_id === id)?.health.analysed_fps ?? 0;
+        const fps = listed.find((task) => task.task_id === id)?.analysis_fps ?? 0;
         return {
           motion_gate: gates[i] as boolean,
           crossings: firsts.length,
