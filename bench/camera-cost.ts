@@ -173,10 +173,12 @@ export async function benchCameraCost(): Promise<{ parts: Part[]; cuts: Part[] }
         detector: [m.hostsCpu / cores, m.detectorRuns * inference],
         'engine rest': [engineRest, 0],
       };
-      const sum = (k: 0 | 1) => Object.values(parts).reduce((total, part) => total + part[k], 0);
-      parts['sum of parts'] = [sum(0), sum(1)];
+      const [sum, boundSum] = [0, 1].map((k) =>
+        Object.values(parts).reduce((total, part) => total + (part[k] ?? 0), 0),
+      ) as [number, number];
+      parts['sum of parts'] = [sum, boundSum];
       // The engine itself, measured whole: its ffmpeg (bound: decoding alone), its process and hosts.
-      parts['engine, whole'] = [(m.engineCpu + m.hostsCpu + m.ffmpegCpu) / cores, sum(1)];
+      parts['engine, whole'] = [(m.engineCpu + m.hostsCpu + m.ffmpegCpu) / cores, boundSum];
       parts["engine's ffmpeg"] = [m.ffmpegCpu / cores, decode];
       columns[name] = Object.fromEntries(
         Object.entries(parts).map(([part, [cost, bound]]) => [part, `${percent(cost)} (${percent(bound)})`]),
