@@ -9,7 +9,7 @@ import { cpuSeconds } from '../engine/system/process-stats';
 import type { Frame } from '../engine/vision/types';
 import { RtmpSource } from '../test/helpers/rtmp-source';
 import { measure, SETUPS, type SetupName } from './capacity';
-import { LIVE_WARMUP_S, liveDecodeCost } from './live-decoders';
+import { LIVE_WARMUP_S, LiveDecoders, liveDecodeCost } from './live-decoders';
 import { sceneCamera } from './scenes';
 import { type EngineUnderTest, EXAMPLE, engineWith, rawParallel } from './video';
 
@@ -28,8 +28,9 @@ import { type EngineUnderTest, EXAMPLE, engineWith, rawParallel } from './video'
  *   inferences a second (health.gate) at the single-thread cost of one;
  * - engine rest: the engine's own process less the reading and motion above (tracking, rules, gate,
  *   API); bound 0.
- * The cuts table (item 3) measures ffmpeg variants of decode + scale + rgb on the 1080p cameras.
- * Environment: BENCH_COST_SETUPS (default all), BENCH_WINDOW_S (default 10), BENCH_COST_CUTS=0 to
+ * The cuts table (item 3) measures ffmpeg variants of decode + scale + rgb on the 1080p cameras,
+ * each beside today's arguments in the same window.
+ * Environment: BENCH_COST_SETUPS (default all; empty for none), BENCH_WINDOW_S (default 10), BENCH_COST_CUTS=0 to
  * leave the cuts out.
  */
 
@@ -62,7 +63,6 @@ const toRgb = (variant: Variant) => (url: string) => [
 const toNothing = (variant: Variant) => (url: string) => [...reading(variant, url), '-f', 'null', '-'];
 
 const CUTS: Record<string, Variant> = {
-  'engine chain (today)': {},
   '-skip_frame noref': { input: ['-skip_frame', 'noref'] },
   '-flags2 fast': { input: ['-flags2', 'fast'] },
   'decoder threads auto': { threads: '0' },
@@ -133,6 +133,25 @@ async function readFrames(file: string, cameras: number): Promise<Read> {
   }
 }
 
+/**
+ * Cores per camera of each decoder, all running at once on one live camera each (today's work and a
+ * cut's side by side, so that both see the same load).
+ */
+async function sideBySide(file: string, decoders: ((url: string) => string[])[]): Promise<number[]> {
+  const sets = await Promise.all(
+    decoders.map((decoder, i) => LiveDecoders.start(file, 1, `cut-${i}`, decoder)),
+  );
+  try {
+    await sleep(LIVE_WARMUP_S);
+    const [before, startedAt] = [sets.map((set) => set.cpuSeconds()), Date.now()];
+    await sleep(WINDOW_S);
+    const seconds = (Date.now() - startedAt) / 1000;
+    return sets.map((set, i) => (set.cpuSeconds() - (before[i] ?? 0)) / seconds);
+  } finally {
+    await Promise.all(sets.map((set) => set.stop()));
+  }
+}
+
 interface Part {
   part: string;
   [setup: string]: string | number;
@@ -140,7 +159,8 @@ interface Part {
 
 export async function benchCameraCost(): Promise<{ parts: Part[]; cuts: Part[] }> {
   const cores = availableParallelism();
-  const names = (process.env.BENCH_COST_SETUPS?.split(',') ?? Object.keys(SETUPS)) as SetupName[];
+  const names = (process.env.BENCH_COST_SETUPS?.split(',').filter(Boolean) ??
+    Object.keys(SETUPS)) as SetupName[];
   const inference = (await rawParallel(1))['median ms'] / 1000;
   const work = mkdtempSync(join(tmpdir(), 'vc-bench-camera-cost-'));
   await buildZapk(EXAMPLE, join(work, 'example.zapk'));
@@ -198,18 +218,25 @@ export async function benchCameraCost(): Promise<{ parts: Part[]; cuts: Part[] }
   const cuts: Part[] = [];
   if (process.env.BENCH_COST_CUTS !== '0') {
     for (const [cut, variant] of Object.entries(CUTS)) {
-      const row: Part = { part: cut };
       for (const scene of ['busy', 'still'] as const) {
-        const file = await sceneCamera(scene);
-        const [decode, chain] = [
-          await liveDecodeCost(file, cores, WINDOW_S, toNothing(variant)),
-          await liveDecodeCost(file, cores, WINDOW_S, toRgb(variant)),
-        ];
-        row[`${scene} decode %`] = percent(decode);
-        row[`${scene} decode + chain %`] = percent(chain);
+        const [decode, cutDecode, chain, cutChain] = await sideBySide(await sceneCamera(scene), [
+          toNothing({}),
+          toNothing(variant),
+          toRgb({}),
+          toRgb(variant),
+        ]);
+        const row: Part = {
+          part: cut,
+          scene,
+          'decode %': percent(decode as number),
+          'decode % with cut': percent(cutDecode as number),
+          'decode + chain %': percent(chain as number),
+          'decode + chain % with cut': percent(cutChain as number),
+          'change %': Math.round((100 * ((cutChain as number) - (chain as number))) / (chain as number)),
+        };
+        console.log(JSON.stringify(row));
+        cuts.push(row);
       }
-      console.log(JSON.stringify(row));
-      cuts.push(row);
     }
   }
   return { parts, cuts };
