@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MotionDetector } from '../engine/inference/motion';
+import { MOTION_DEFAULTS, MotionDetector } from '../engine/inference/motion';
 import { boundingScaleFilter, MAX_FRAME_SIDE } from '../engine/media/analysis-size';
 import { FrameSource, sourceInputArgs } from '../engine/media/frame-source';
 import { buildZapk } from '../engine/packages/zapk';
@@ -78,8 +78,8 @@ interface Read {
   bytes: number;
 }
 
-/** Frames kept from the first camera, for motion's cost: 10 s of them at RATE. */
-const MOTION_FRAMES = 10 * RATE;
+/** Frames kept from the first camera, for motion's cost: 10 s of them at RATE after its warm-up. */
+const MOTION_FRAMES = 10 * RATE + MOTION_DEFAULTS.warmupFrames;
 
 /**
  * N cameras of the file read by the engine's FrameSource; the first camera's frames are kept and
@@ -124,6 +124,8 @@ async function readFrames(file: string, cameras: number): Promise<Read> {
     keeping = true;
     while (kept.length < MOTION_FRAMES) await sleep(1);
     const motion = new MotionDetector();
+    // Its warm-up only learns the background, once per start: not a camera's running cost.
+    for (const frame of kept.splice(0, MOTION_DEFAULTS.warmupFrames)) motion.detect(frame);
     const motionBefore = own();
     for (const frame of kept) motion.detect(frame);
     return { ...read, motion: ((own() - motionBefore) / kept.length) * RATE };
