@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildZapk } from '../engine/packages/zapk';
@@ -6,212 +6,400 @@ import { cpuSeconds, engineChildren } from '../engine/system/process-stats';
 import { callApi } from '../test/helpers/engine-process';
 import { RtmpSource } from '../test/helpers/rtmp-source';
 import { contendedBound } from './contended-bound';
-import { camera1080p, decodeCost } from './decode';
+import { decodeCost } from './decode';
 import { liveDecodeCost } from './live-decoders';
+import { RelayedCamera } from './relayed-camera';
+import { type Scene, sceneCamera } from './scenes';
 import { type EngineUnderTest, engineWith, rawParallel, withPersonTasks } from './video';
 
 /**
- * How many real cameras one machine analyses: N cameras of 1080p25 H.264 (the fixture video made
- * into one, served live over RTMP), each analysed at 5 fps, against the bound of the same run: what
- * decoding N such streams to nothing costs (ffmpeg alone, live-decoders.ts) plus N x 5 inferences at
- * the measured single-thread cost. The file bound, with the file decoded flat out instead (cheaper
- * than any live stream), is kept beside it as earlier runs reported it. A camera
- * is held when it is analysed at >= 95% of its rate with no frame dropped. Each row also runs the
- * bound's work all at once without the engine (contended-bound.ts), once the engine's tasks are gone;
- * the summary adds how many cameras that contended work keeps on its own, past the engine's rows too.
+ * How many real cameras one machine analyses, on two scenes in the same run (bench/scenes.ts): a
+ * busy one (the fixture made into 1080p25, people crossing all the time) and a still one (a textured
+ * 1080p25 scene, one person crossing every 25 s), each camera analysed at 5 fps. Setups (rows):
+ * busy full-frame (motion_gate false: every analysed frame detected in full, as before the gate),
+ * busy gated, still gated, and still gated reading 640x360 sub-streams (each camera served as two
+ * RTMP streams, analysis_url the small one). A camera is held when it is analysed at >= 95% of its
+ * rate with no frame dropped; frames_analysed counts every frame the motion stage looked at, gated
+ * or not. Each setup's held count is searched from a start near the prediction, a step at a time,
+ * up to the first count not held (or down to the first held).
+ *
+ * The bound of each setup, from the same run: what decoding its live cameras to nothing costs
+ * (ffmpeg alone, live-decoders.ts) plus the inferences its cameras asked for (health.gate's
+ * detector runs a second; 5 without the gate) at the measured single-thread cost. The busy
+ * full-frame rows also run that work all at once without the engine (contended-bound.ts), as
+ * earlier runs reported it.
+ *
+ * Environment: BENCH_CAPACITY_SETUPS (comma list of setup names, default all), BENCH_CAPACITY_START
+ * (e.g. `busy-full=8,still-sub=30`: where a setup's search starts), BENCH_CAPACITY_MAX (most
+ * cameras tried, default 64), BENCH_WARMUP_S, BENCH_WINDOW_S, BENCH_ANALYSIS_SIZE.
  */
 
 const EXAMPLE = resolve(import.meta.dirname, '../examples/coco-yolox-nano/manifest.json');
 const RATE = 5;
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
 const WINDOW_S = Number(process.env.BENCH_WINDOW_S ?? 20);
-interface Row {
-  cameras: number;
-  'slowest fps': number;
-  drops: number;
-  held: string;
-  'engine CPU %': number;
-  'ffmpeg CPU %': number;
-  'bound CPU %': number;
-  'CPU / bound': number;
-  'CPU / file bound': number;
-  'contended bound CPU %': number;
-  /** Inferences a second the contended bound kept, of N x 5 asked. */
-  'contended inf/s': number;
-  'CPU / contended': number;
+const MOST_CAMERAS = Number(process.env.BENCH_CAPACITY_MAX ?? 64);
+/** Share of the machine's cores the engine's cameras can take at most: a held count's prediction. */
+const CPU_USABLE = 0.95;
+/** A still camera may cost at most this share of a moving one (issue 36). */
+const STILL_SHARE_GOAL = 0.25;
+
+interface Setup {
+  scene: Scene;
+  /** The task's motion_gate. */
+  gate: boolean;
+  /** Each camera also served at 640x360, analysed through analysis_url. */
+  sub: boolean;
+  /** Cameras the search starts from unless told (the busy ones start from the bound). */
+  start?: number;
+  /** Cameras a search step adds or takes. */
+  step: number;
+  /** Cameras the setup should hold on 2 cores (issue 36); the busy gated goal is the full-frame count. */
+  goal?: number;
+}
+
+export const SETUPS = {
+  'busy-full': { scene: 'busy', gate: false, sub: false, step: 1 },
+  'busy-gated': { scene: 'busy', gate: true, sub: false, step: 1 },
+  'still-gated': { scene: 'still', gate: true, sub: false, start: 16, step: 2, goal: 16 },
+  'still-sub': { scene: 'still', gate: true, sub: true, start: 30, step: 3, goal: 30 },
+} as const satisfies Record<string, Setup>;
+export type SetupName = keyof typeof SETUPS;
+
+interface TaskHealth {
+  frames_analysed: number;
+  frames_dropped: number;
+  gate?: { detector_runs_per_s: number; resting: boolean };
+  sub_stream?: { analysing: string } | null;
 }
 
 interface Measured {
   cameras: number;
   slowest: number;
   drops: number;
-  /** Cores of the engine and its inference hosts. */
+  /** Cores of the engine's own process. */
   engineCpu: number;
+  /** Cores of its inference hosts: the detector. */
+  hostsCpu: number;
   /** Cores of the engine's ffmpeg processes. */
   ffmpegCpu: number;
+  /** Inferences a second per camera, from health.gate (RATE where health has no gate). */
+  detectorRuns: number;
+  /** Share of the cameras resting, over the window's samples. */
+  resting: number;
+  /** Cameras analysing their sub-stream at the window's end. */
+  onSubStream: number;
+  /** Share of the machine's CPU busy over the window, everything counted: the run's noise. */
+  machineBusy: number;
 }
 
-/** N cameras analysed by the engine, measured over the window once warm; the tasks end after. */
-async function measure(engine: EngineUnderTest, file: string, cameras: number): Promise<Measured> {
-  const api = <T>(method: string, path: string, body?: unknown) =>
-    callApi<T>(engine.url, engine.token, method, path, body);
-  const sources = await Promise.all(
-    Array.from({ length: cameras }, (_, i) => RtmpSource.serving(`capacity-${cameras}-${i}`, file)),
-  );
-  return withPersonTasks(engine, sources, {}, async (taskIds) => {
-    const counts = async () => {
-      const listed = await api<
-        Array<{ task_id: string; health: { frames_analysed: number; frames_dropped: number } }>
-      >('GET', '/api/tasks');
-      return taskIds.map(
-        (id) =>
-          listed.find((task) => task.task_id === id)?.health ?? { frames_analysed: 0, frames_dropped: 0 },
-      );
-    };
-    await new Promise((done) => setTimeout(done, WARMUP_S * 1000));
-    const { hosts, ffmpegs } = engineChildren(engine.pid);
-    const own = [engine.pid, ...hosts];
-    const cpu = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
-    const before = await counts();
-    const [engineBefore, ffmpegBefore, startedAt] = [cpu(own), cpu(ffmpegs), Date.now()];
-    await new Promise((done) => setTimeout(done, WINDOW_S * 1000));
-    const after = await counts();
-    const seconds = (Date.now() - startedAt) / 1000;
-    const engineCpu = (cpu(own) - engineBefore) / seconds;
-    const ffmpegCpu = (cpu(ffmpegs) - ffmpegBefore) / seconds;
-    const fps = after.map(
-      (health, i) => (health.frames_analysed - (before[i]?.frames_analysed ?? 0)) / seconds,
-    );
-    const drops = after.reduce(
-      (sum, health, i) => sum + health.frames_dropped - (before[i]?.frames_dropped ?? 0),
-      0,
-    );
-    const slowest = Math.min(...fps);
-    return { cameras, slowest, drops, engineCpu, ffmpegCpu };
-  });
+interface Row {
+  setup: SetupName;
+  cameras: number;
+  'slowest fps': number;
+  drops: number;
+  held: string;
+  'CPU % / camera': number;
+  'engine %': number;
+  'detector %': number;
+  'ffmpeg %': number;
+  'inf/s / camera': number;
+  resting: number;
+  'bound % / camera': number;
+  'CPU / bound': number;
+  'machine busy %': number;
+  'contended bound CPU %'?: number;
+  'contended inf/s'?: number;
 }
-
-/** A row of the table: the engine's figures beside the bound and the contended bound of N cameras. */
-async function run(engine: EngineUnderTest, file: string, cameras: number, bound: Bound): Promise<Row> {
-  const { slowest, drops, engineCpu, ffmpegCpu } = await measure(engine, file, cameras);
-  const boundCpu = cameras * cameraCores(bound.decode, bound.inference);
-  const fileBoundCpu = cameras * cameraCores(bound.fileDecode, bound.inference);
-  const contended = await contendedBound(file, cameras, RATE, Math.min(WINDOW_S, 10));
-  return {
-    cameras,
-    'slowest fps': round(slowest),
-    drops,
-    held: slowest >= 0.95 * RATE && drops === 0 ? 'yes' : 'no',
-    'engine CPU %': Math.round(engineCpu * 100),
-    'ffmpeg CPU %': Math.round(ffmpegCpu * 100),
-    'bound CPU %': Math.round(boundCpu * 100),
-    'CPU / bound': round((engineCpu + ffmpegCpu) / boundCpu, 2),
-    'CPU / file bound': round((engineCpu + ffmpegCpu) / fileBoundCpu, 2),
-    'contended bound CPU %': Math.round(contended.cores * 100),
-    'contended inf/s': round(contended.inferencesPerSecond),
-    'CPU / contended': round((engineCpu + ffmpegCpu) / contended.cores, 2),
-  };
-}
-
-/** Cores one camera takes in a bound: its decoding and its RATE inferences a second. */
-const cameraCores = (decode: number, inference: number) => decode + RATE * inference;
 
 interface Bound {
-  /** Cores one live camera's decoding takes. */
-  decode: number;
-  /** Cores one camera's decoding takes from the file, flat out. */
-  fileDecode: number;
+  /** Cores one live camera's decoding takes, per camera file. */
+  decode: Map<string, number>;
   /** Core-seconds of one inference on one thread. */
   inference: number;
-  /** Cameras the machine's cores hold at that cost. */
-  cameras: number;
 }
 
-export async function benchCapacity(): Promise<{ bound: Record<string, number>; rows: Row[]; held: number }> {
-  const file = camera1080p();
-  const cores = availableParallelism();
-  const fileDecode = decodeCost(file);
-  const decode = await liveDecodeCost(file, cores, WINDOW_S);
-  const inference = (await rawParallel(1))['median ms'] / 1000;
-  const bound: Bound = {
-    decode,
-    fileDecode,
-    inference,
-    cameras: Math.floor(cores / cameraCores(decode, inference)),
+/** N cameras of a setup analysed by the engine, measured over the window once warm; the tasks end after. */
+export async function measure(engine: EngineUnderTest, name: SetupName, cameras: number): Promise<Measured> {
+  const setup: Setup = SETUPS[name];
+  const api = <T>(method: string, path: string, body?: unknown) =>
+    callApi<T>(engine.url, engine.token, method, path, body);
+  const serve = (file: string, kind: string, server: typeof RtmpSource | typeof RelayedCamera) =>
+    Promise.all(
+      Array.from({ length: cameras }, (_, i) =>
+        server.serving(`capacity-${name}-${cameras}-${i}-${kind}`, file),
+      ),
+    );
+  // A task with a sub-stream opens its main stream more than once: that needs a camera serving many.
+  const main = await sceneCamera(setup.scene);
+  const sources = await serve(main, 'main', setup.sub ? RelayedCamera : RtmpSource);
+  const subs = setup.sub ? await serve(await sceneCamera(setup.scene, true), 'sub', RtmpSource) : [];
+  for (const sub of subs) sub.start();
+  try {
+    const task = (i: number) => ({
+      motion_gate: setup.gate,
+      ...(setup.sub ? { analysis_url: subs[i]?.url } : {}),
+    });
+    return await withPersonTasks(engine, sources, task, async (taskIds) => {
+      const health = async () => {
+        const listed = await api<Array<{ task_id: string; health: TaskHealth }>>('GET', '/api/tasks');
+        return taskIds.map(
+          (id) =>
+            listed.find((task) => task.task_id === id)?.health ?? { frames_analysed: 0, frames_dropped: 0 },
+        );
+      };
+      await sleep(WARMUP_S);
+      const { hosts, ffmpegs } = engineChildren(engine.pid);
+      const cpu = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+      const before = await health();
+      const [engineBefore, hostsBefore, ffmpegBefore, machineBefore, startedAt] = [
+        cpuSeconds(engine.pid),
+        cpu(hosts),
+        cpu(ffmpegs),
+        machineTicks(),
+        Date.now(),
+      ];
+      // health.gate's figures are over its last 5 s: sampled through the window.
+      const samples: TaskHealth[][] = [];
+      while (Date.now() - startedAt < WINDOW_S * 1000) {
+        await sleep(Math.min(5, WINDOW_S));
+        samples.push(await health());
+      }
+      const after = samples.at(-1) ?? before;
+      const seconds = (Date.now() - startedAt) / 1000;
+      const machineAfter = machineTicks();
+      const fps = after.map(
+        (health, i) => (health.frames_analysed - (before[i]?.frames_analysed ?? 0)) / seconds,
+      );
+      const gated = samples.flat().map((health) => health.gate);
+      const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / Math.max(1, values.length);
+      return {
+        cameras,
+        slowest: Math.min(...fps),
+        drops: after.reduce(
+          (sum, health, i) => sum + health.frames_dropped - (before[i]?.frames_dropped ?? 0),
+          0,
+        ),
+        engineCpu: (cpuSeconds(engine.pid) - engineBefore) / seconds,
+        hostsCpu: (cpu(hosts) - hostsBefore) / seconds,
+        ffmpegCpu: (cpu(ffmpegs) - ffmpegBefore) / seconds,
+        detectorRuns: gated.every(Boolean) ? mean(gated.map((gate) => gate?.detector_runs_per_s ?? 0)) : RATE,
+        resting: mean(gated.map((gate) => (gate?.resting ? 1 : 0))),
+        onSubStream: after.filter((health) => health.sub_stream?.analysing === 'sub_stream').length,
+        machineBusy:
+          (machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total),
+      };
+    });
+  } finally {
+    await Promise.all(subs.map((sub) => sub.kill()));
+  }
+}
+
+/** The machine's CPU ticks since boot, all cores: busy and in total (/proc/stat). */
+function machineTicks(): { busy: number; total: number } {
+  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').split(/\s+/).slice(1).map(Number);
+  const total = fields.reduce((sum, n) => sum + (n || 0), 0);
+  // idle and iowait
+  return { busy: total - (fields[3] ?? 0) - (fields[4] ?? 0), total };
+}
+
+/** A row of the table: the engine's figures beside the setup's bound at N cameras. */
+async function run(engine: EngineUnderTest, name: SetupName, cameras: number, bound: Bound): Promise<Row> {
+  const setup: Setup = SETUPS[name];
+  const m = await measure(engine, name, cameras);
+  if (setup.sub && m.onSubStream < cameras)
+    console.error(`${name}: ${cameras - m.onSubStream} of ${cameras} cameras not on their sub-stream`);
+  const total = m.engineCpu + m.hostsCpu + m.ffmpegCpu;
+  // Without the gate every analysed frame asks for an inference, dropped or not.
+  const asked = setup.gate ? m.detectorRuns : RATE;
+  const boundCpu = cameraCores(await decodeOf(bound, setup), asked, bound.inference);
+  const row: Row = {
+    setup: name,
+    cameras,
+    'slowest fps': round(m.slowest),
+    drops: m.drops,
+    held: m.slowest >= 0.95 * RATE && m.drops === 0 ? 'yes' : 'no',
+    'CPU % / camera': percent(total / cameras),
+    'engine %': percent(m.engineCpu / cameras),
+    'detector %': percent(m.hostsCpu / cameras),
+    'ffmpeg %': percent(m.ffmpegCpu / cameras),
+    'inf/s / camera': round(m.detectorRuns, 2),
+    resting: round(m.resting, 2),
+    'bound % / camera': percent(boundCpu),
+    'CPU / bound': round(total / cameras / boundCpu, 2),
+    'machine busy %': Math.round(m.machineBusy * 100),
   };
+  if (name === 'busy-full') {
+    const contended = await contendedBound(await sceneCamera('busy'), cameras, RATE, Math.min(WINDOW_S, 10));
+    row['contended bound CPU %'] = Math.round(contended.cores * 100);
+    row['contended inf/s'] = round(contended.inferencesPerSecond);
+  }
+  console.log(JSON.stringify(row));
+  return row;
+}
+
+/** Cores one camera takes in a bound: its live decoding and its inferences a second. */
+const cameraCores = (decode: number, inferencesPerSecond: number, inference: number) =>
+  decode + inferencesPerSecond * inference;
+
+/** The live decoding cost of the camera file a setup's engine decodes, measured once per file. */
+async function decodeOf(bound: Bound, setup: Setup): Promise<number> {
+  const file = await sceneCamera(setup.scene, setup.sub);
+  let cost = bound.decode.get(file);
+  if (cost === undefined) {
+    cost = await liveDecodeCost(file, availableParallelism(), Math.min(WINDOW_S, 10));
+    bound.decode.set(file, cost);
+  }
+  return cost;
+}
+
+/**
+ * The setup's held count, with the rows measured on the way. From the start a step down until held,
+ * or, when held, a step up until not held; a start held with much CPU to spare jumps first to a step
+ * under the count its CPU per camera predicts, and steps back down from there if that is not held.
+ */
+async function search(engine: EngineUnderTest, name: SetupName, start: number, bound: Bound): Promise<Row[]> {
+  const { step } = SETUPS[name] as Setup;
+  const rows: Row[] = [];
+  const holds = async (cameras: number) => {
+    const row = await run(engine, name, cameras, bound);
+    rows.push(row);
+    return row.held === 'yes';
+  };
+  let cameras = Math.max(1, Math.min(start, MOST_CAMERAS));
+  if (!(await holds(cameras))) {
+    while (cameras > 1) {
+      cameras = Math.max(1, cameras - step);
+      if (await holds(cameras)) break;
+    }
+    return rows;
+  }
+  const perCamera = (rows[0] as Row)['CPU % / camera'] / 100;
+  const predicted = Math.floor((CPU_USABLE * availableParallelism()) / perCamera);
+  // Between the most held and the fewest not held.
+  let [low, high] = [cameras, MOST_CAMERAS + 1];
+  cameras = predicted > low + 2 * step ? Math.min(predicted - step, MOST_CAMERAS) : low + step;
+  while (cameras > low && cameras < high) {
+    if (await holds(cameras)) [low, cameras] = [cameras, cameras + step];
+    else [high, cameras] = [cameras, cameras - step];
+  }
+  return rows;
+}
+
+interface Summary {
+  setup: SetupName;
+  'held cameras': number;
+  'CPU % / camera': number;
+  'inf/s / camera': number;
+  'bound % / camera': number;
+  'bound cameras': number;
+  'held / bound': number;
+  goal: string;
+  met: string;
+}
+
+export async function benchCapacity(): Promise<{
+  bound: Record<string, number>;
+  rows: Row[];
+  summary: Summary[];
+  stillShare: Record<string, number | string>;
+}> {
+  const cores = availableParallelism();
+  const names = (process.env.BENCH_CAPACITY_SETUPS?.split(',') ?? Object.keys(SETUPS)) as SetupName[];
+  for (const name of names)
+    if (!(name in SETUPS)) throw new Error(`no setup ${name}: ${Object.keys(SETUPS)}`);
+  const starts = new Map(
+    (process.env.BENCH_CAPACITY_START ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((pair) => pair.split('=') as [SetupName, string])
+      .map(([name, n]) => [name, Number(n)]),
+  );
+  const busy = await sceneCamera('busy');
+  const bound: Bound = { decode: new Map(), inference: (await rawParallel(1))['median ms'] / 1000 };
+  const busyDecode = await decodeOf(bound, SETUPS['busy-full']);
+  const fullBound = Math.floor(cores / cameraCores(busyDecode, RATE, bound.inference));
 
   const work = mkdtempSync(join(tmpdir(), 'vc-bench-capacity-'));
   await buildZapk(EXAMPLE, join(work, 'example.zapk'));
   const rows: Row[] = [];
+  const summary: Summary[] = [];
   // BENCH_ANALYSIS_SIZE: the engine's --analysis-size (default 1280), to see what a smaller one saves.
   const size = process.env.BENCH_ANALYSIS_SIZE;
   const engine = await engineWith(work, 'capacity', [
     ...['--analysis-fps', String(RATE)],
     ...(size ? ['--analysis-size', size] : []),
   ]);
+  const heldOf = (name: SetupName) => summary.find((s) => s.setup === name)?.['held cameras'];
   try {
-    const most = Number(process.env.BENCH_CAPACITY_MAX ?? bound.cameras + 1);
-    for (let cameras = 1; cameras <= most; cameras++) {
-      const row = await run(engine, file, cameras, bound);
-      rows.push(row);
-      console.log(JSON.stringify(row));
-      // Two cameras past the first one not held: the rest would not be either.
-      if (rows.filter((r) => r.held === 'no').length >= 2) break;
+    for (const name of names) {
+      const setup: Setup = SETUPS[name];
+      // The full-frame busy count starts a little under its bound (it held 7-9 of 10-11); the gated
+      // busy one where the full-frame one held, which it must not fall below.
+      const predicted =
+        setup.start ?? (name === 'busy-gated' ? heldOf('busy-full') : undefined) ?? fullBound - 2;
+      const measured = await search(engine, name, starts.get(name) ?? predicted, bound);
+      rows.push(...measured);
+      const best = measured
+        .filter((row) => row.held === 'yes')
+        .reduce<Row | undefined>((most, row) => (most && most.cameras > row.cameras ? most : row), undefined);
+      const held = best?.cameras ?? 0;
+      // The bound of the most cameras held, else of the fewest tried.
+      const boundRow = best ?? measured.reduce((least, row) => (least.cameras < row.cameras ? least : row));
+      const perCamera = boundRow['bound % / camera'] / 100;
+      const goal = name === 'busy-gated' ? heldOf('busy-full') : setup.goal;
+      summary.push({
+        setup: name,
+        'held cameras': held,
+        'CPU % / camera': best?.['CPU % / camera'] ?? 0,
+        'inf/s / camera': best?.['inf/s / camera'] ?? 0,
+        'bound % / camera': percent(perCamera),
+        'bound cameras': Math.floor(cores / perCamera),
+        'held / bound': round(held / Math.max(1, Math.floor(cores / perCamera)), 2),
+        goal: goal === undefined ? '-' : `>= ${goal}`,
+        met: goal === undefined ? '-' : held >= goal ? 'yes' : 'no',
+      });
     }
   } finally {
-    engine.stop();
+    await engine.stop();
     rmSync(work, { recursive: true, force: true });
   }
-  const held = Math.max(0, ...rows.filter((row) => row.held === 'yes').map((row) => row.cameras));
-  const contendedHeld = await contendedCameras(file, rows, bound.cameras);
+  const cpuOf = (name: SetupName) => summary.find((s) => s.setup === name)?.['CPU % / camera'];
+  const share = (still: number | undefined, moving: number | undefined) =>
+    still && moving ? round(still / moving, 2) : '-';
   return {
     bound: {
       cores,
-      'decode cores / camera': round(decode, 3),
-      'file decode cores / camera': round(fileDecode, 3),
-      'file bound cameras': Math.floor(cores / cameraCores(fileDecode, inference)),
-      'inference ms (1 thread)': round(inference * 1000, 1),
-      'bound cameras': bound.cameras,
-      'held cameras': held,
-      'held / bound': round(held / Math.max(1, bound.cameras), 2),
-      'contended bound cameras': contendedHeld,
-      'held / contended': round(held / Math.max(1, contendedHeld), 2),
+      'busy decode cores / camera (live)': round(busyDecode, 3),
+      'busy decode cores / camera (file)': round(decodeCost(busy), 3),
+      'inference ms (1 thread)': round(bound.inference * 1000, 1),
+      'full-frame bound cameras': fullBound,
     },
     rows,
-    held,
+    summary,
+    stillShare: {
+      'still gated / busy gated': share(cpuOf('still-gated'), cpuOf('busy-gated')),
+      'still gated / busy full-frame': share(cpuOf('still-gated'), cpuOf('busy-full')),
+      // A 1080p camera decodes every frame, moving or not: the sub-stream is what makes a still one cheap.
+      'still sub-stream / busy gated': share(cpuOf('still-sub'), cpuOf('busy-gated')),
+      goal: `<= ${STILL_SHARE_GOAL}`,
+    },
   };
 }
 
-/** The contended bound keeps a row's cameras when its sessions keep 95% of their N x rate inferences. */
-const keeps = (cameras: number, inferencesPerSecond: number) => inferencesPerSecond >= 0.95 * cameras * RATE;
-
-/**
- * The most cameras the contended bound itself keeps: what any engine could hold on this machine. The
- * engine's rows measured it up to their last; past that it is measured alone, up to the bound.
- */
-async function contendedCameras(file: string, rows: Row[], most: number): Promise<number> {
-  let kept = 0;
-  for (const row of rows) {
-    if (!keeps(row.cameras, row['contended inf/s'])) return kept;
-    kept = row.cameras;
-  }
-  for (let cameras = kept + 1; cameras <= most; cameras++) {
-    const contended = await contendedBound(file, cameras, RATE, Math.min(WINDOW_S, 10));
-    console.log(JSON.stringify({ cameras, 'contended bound alone': contended }));
-    if (!keeps(cameras, contended.inferencesPerSecond)) break;
-    kept = cameras;
-  }
-  return kept;
-}
-
+const sleep = (seconds: number) => new Promise((done) => setTimeout(done, seconds * 1000));
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+const percent = (cores: number) => round(cores * 100);
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { bound, rows } = await benchCapacity();
-  console.log(`== bench:capacity: 1080p25 H.264 cameras analysed at ${RATE} fps each ==`);
+  const { bound, rows, summary, stillShare } = await benchCapacity();
+  console.log(`== bench:capacity: 1080p25 H.264 cameras analysed at ${RATE} fps each, two scenes ==`);
   console.table(rows);
   console.log(
-    '== bound (same run): ffmpeg decoding the live cameras alone + N x 5 single-thread inferences; file bound: the file decoded flat out instead; contended: live decoding and inferences at once, no engine ==',
+    '== held count per setup; bound: live decoding of its cameras alone (ffmpeg) + its inferences a second (health.gate) at the single-thread cost ==',
   );
+  console.table(summary);
+  console.log('== a still camera against a moving one, CPU per camera where each held most ==');
+  console.table([stillShare]);
   console.table([bound]);
 }

@@ -16,7 +16,13 @@ export class LiveDecoders {
     private readonly decoders: ChildProcess[],
   ) {}
 
-  static async start(file: string, cameras: number, name: string): Promise<LiveDecoders> {
+  /** `decoder`: ffmpeg's arguments for one camera's URL; by default one thread decoding to nothing. */
+  static async start(
+    file: string,
+    cameras: number,
+    name: string,
+    decoder: (url: string) => string[] = decodeToNothing,
+  ): Promise<LiveDecoders> {
     const sources = await Promise.all(
       Array.from({ length: cameras }, (_, i) => RtmpSource.serving(`${name}-${i}`, file)),
     );
@@ -24,11 +30,9 @@ export class LiveDecoders {
     // The servers listen before the decoders dial them.
     await sleep(500);
     const decoders = sources.map((source) =>
-      spawn(
-        findFfmpeg(),
-        ['-hide_banner', '-loglevel', 'error', '-threads', '1', '-i', source.url, '-f', 'null', '-'],
-        { stdio: 'ignore' },
-      ),
+      spawn(findFfmpeg(), ['-hide_banner', '-loglevel', 'error', ...decoder(source.url)], {
+        stdio: 'ignore',
+      }),
     );
     return new LiveDecoders(sources, decoders);
   }
@@ -44,15 +48,25 @@ export class LiveDecoders {
   }
 }
 
+const decodeToNothing = (url: string) => ['-threads', '1', '-i', url, '-f', 'null', '-'];
+
 /**
  * An RTMP client probes about 5 s and then catches up on a burst of buffered frames: a measure of
  * live decoding starts after that.
  */
 export const LIVE_WARMUP_S = 8;
 
-/** Cores one live camera's decoding takes, measured with one camera per core decoding at once. */
-export async function liveDecodeCost(file: string, cameras: number, windowS: number): Promise<number> {
-  const decoders = await LiveDecoders.start(file, cameras, 'live-decode');
+/**
+ * Cores one live camera's decoding takes (or the decoder's work, when given), measured with one
+ * camera per core decoding at once.
+ */
+export async function liveDecodeCost(
+  file: string,
+  cameras: number,
+  windowS: number,
+  decoder?: (url: string) => string[],
+): Promise<number> {
+  const decoders = await LiveDecoders.start(file, cameras, 'live-decode', decoder);
   try {
     await sleep(LIVE_WARMUP_S * 1000);
     const [before, startedAt] = [decoders.cpuSeconds(), Date.now()];

@@ -12,6 +12,7 @@ import { Receiver } from '../test/helpers/receiver';
 import { encodedFixture, RtmpSource } from '../test/helpers/rtmp-source';
 import { LIVE_WARMUP_S } from './live-decoders';
 import { percentile } from './percentile';
+import { STILL_PERIOD_S, sceneCamera, sinceEntryS } from './scenes';
 
 /**
  * Video analysis throughput and latency against the raw onnxruntime ceiling of the same model on the
@@ -25,6 +26,8 @@ export const EXAMPLE = resolve(import.meta.dirname, '../examples/coco-yolox-nano
 const PASSWORD = 'bench-admin-password';
 const RAW_SECONDS = Number(process.env.BENCH_RAW_S ?? 5);
 const WINDOW_SECONDS = Number(process.env.BENCH_WINDOW_S ?? 20);
+/** Crossings of the still scene the motion-to-event rows wait for, per camera. */
+const CROSSINGS = Number(process.env.BENCH_CROSSINGS ?? 3);
 const FRAMES = 795;
 
 export interface Ceiling {
@@ -192,27 +195,27 @@ async function scenario(
 
 /**
  * Starts each camera with a person task of the example package on it (`task` adds to the start
- * body), runs `measure` with the task ids, then closes the tasks and the cameras. The tasks are
- * closed (and checked) before their cameras go: a task left behind would fill black frames through
- * the next scenario while it waits out its reconnects.
+ * body, the same for each camera or a camera's own), runs `measure` with the task ids, then closes
+ * the tasks and the cameras. The tasks are closed (and checked) before their cameras go: a task left
+ * behind would fill black frames through the next scenario while it waits out its reconnects.
  */
 export async function withPersonTasks<T>(
   engine: EngineUnderTest,
-  cameras: RtmpSource[],
-  task: Record<string, unknown>,
+  cameras: LiveCamera[],
+  task: Record<string, unknown> | ((camera: number) => Record<string, unknown>),
   measure: (taskIds: string[]) => Promise<T>,
 ): Promise<T> {
   const api = <R>(method: string, path: string, body?: unknown) =>
     callApi<R>(engine.url, engine.token, method, path, body);
   const taskIds: string[] = [];
   try {
-    for (const camera of cameras) {
+    for (const [i, camera] of cameras.entries()) {
       camera.start();
       const started = await api<{ task_id: string }>('POST', '/api/task', {
         zapk_id: 'coco-yolox-nano',
         app_ids: ['person'],
         video_url: camera.url,
-        ...task,
+        ...(typeof task === 'function' ? task(i) : task),
       });
       taskIds.push(started.task_id);
     }
@@ -224,6 +227,13 @@ export async function withPersonTasks<T>(
       await Promise.all(cameras.map((camera) => camera.kill()));
     }
   }
+}
+
+/** A live camera served to the engine: an RtmpSource, or one that serves many clients (relayed-camera.ts). */
+export interface LiveCamera {
+  readonly url: string;
+  start(): void;
+  kill(): Promise<void>;
 }
 
 export interface EngineUnderTest {
@@ -255,7 +265,82 @@ export async function engineWith(work: string, name: string, args: string[]): Pr
   };
 }
 
-export async function benchVideo(): Promise<{ ceiling: Ceiling[]; pipeline: Row[] }> {
+interface MotionRow {
+  motion_gate: boolean;
+  crossings: number;
+  /** Media time from the person's first pixels in the scene to the frame of its first event. */
+  'motion to event frame ms': number;
+  'max ms': number;
+  /** From that frame leaving ffmpeg to its callback arriving. */
+  'delivery p50 ms': number;
+  'motion to callback ms': number;
+  'vs gate off ms': number;
+  'frame interval ms': number;
+}
+
+/** A person task's message callbacks this long after the previous one start a new crossing. */
+const CROSSING_GAP_MS = 10_000;
+
+/**
+ * Latency from motion to the first event, with the gate on and off: two cameras of the still scene
+ * (scenes.ts: one person crossing every STILL_PERIOD_S, so a gated camera rests in between), one
+ * task each, side by side in one window of BENCH_CROSSINGS crossings. A crossing's first callback
+ * tells how far the person had come (its box's right edge) and so how long after it began to enter
+ * the frame was; its delivery is the callback's arrival less the frame's timestamp.
+ */
+export async function motionToEvent(engine: EngineUnderTest, receiver: Receiver): Promise<MotionRow[]> {
+  const api = <T>(method: string, path: string, body?: unknown) =>
+    callApi<T>(engine.url, engine.token, method, path, body);
+  await api('PUT', '/api/zapk/coco-yolox-nano/app/person', { rule: { interval: 0 } });
+  const file = await sceneCamera('still');
+  const gates = [false, true];
+  const cameras = await Promise.all(gates.map((gate) => RtmpSource.serving(`motion-gate-${gate}`, file)));
+  return withPersonTasks(
+    engine,
+    cameras,
+    (i) => ({ report_url: receiver.url, motion_gate: gates[i] }),
+    async (taskIds) => {
+      const from = Date.now() + LIVE_WARMUP_S * 1000;
+      await new Promise((done) => setTimeout(done, (LIVE_WARMUP_S + CROSSINGS * STILL_PERIOD_S) * 1000));
+      const listed = await api<Array<{ task_id: string; analysis_fps: number }>>('GET', '/api/tasks');
+      const rows = taskIds.map((id, i) => {
+        const messages = receiver.requests.filter((r) => r.task_id === id && r.body?.event === 'message');
+        const firsts = messages.filter(
+          (r, k) =>
+            r.receivedAt >= from &&
+            (k === 0 || r.receivedAt - (messages[k - 1]?.receivedAt ?? 0) > CROSSING_GAP_MS),
+        );
+        const sinceEntry = firsts.map((r) => {
+          const objects =
+            (r.body?.data as { rules?: { objects: { x: number; w?: number }[] }[] } | undefined)?.rules ?? [];
+          const right = Math.max(...objects.flatMap((rule) => rule.objects.map((o) => o.x + (o.w ?? 0) / 2)));
+          return sinceEntryS(right) * 1000;
+        });
+        const delivery = percentile(
+          firsts.map((r) => r.receivedAt - (r.body?.timestamp ?? 0)),
+          50,
+        );
+        const mean = sinceEntry.reduce((sum, ms) => sum + ms, 0) / Math.max(1, sinceEntry.length);
+        const fps = listed.find((task) => task.task_id === id)?.analysis_fps ?? 0;
+        return {
+          motion_gate: gates[i] as boolean,
+          crossings: firsts.length,
+          'motion to event frame ms': Math.round(mean),
+          'max ms': Math.round(Math.max(...sinceEntry)),
+          'delivery p50 ms': Math.round(delivery),
+          'motion to callback ms': Math.round(mean + delivery),
+          'vs gate off ms': 0,
+          'frame interval ms': fps ? Math.round(1000 / fps) : Number.NaN,
+        };
+      });
+      const off = rows.find((row) => !row.motion_gate)?.['motion to callback ms'] ?? 0;
+      for (const row of rows) row['vs gate off ms'] = row['motion to callback ms'] - off;
+      return rows;
+    },
+  );
+}
+
+export async function benchVideo(): Promise<{ ceiling: Ceiling[]; pipeline: Row[]; motion: MotionRow[] }> {
   encodedFixture(FRAMES);
   encodedFixture(FRAMES, 4);
   const ceilingRows = [await rawSequential(), await rawParallel(availableParallelism())];
@@ -265,6 +350,7 @@ export async function benchVideo(): Promise<{ ceiling: Ceiling[]; pipeline: Row[
   await buildZapk(EXAMPLE, join(work, 'example.zapk'));
   const receiver = await Receiver.start({ keepBodies: true });
   const rows: Row[] = [];
+  let motion: MotionRow[] = [];
   try {
     // As shipped (analysis capped at 10 fps per stream). Real-time cameras with interval 0: every
     // analysed frame with a person fires, so each is a latency sample and gets a snapshot drawn
@@ -279,6 +365,7 @@ export async function benchVideo(): Promise<{ ceiling: Ceiling[]; pipeline: Row[
       ] as const) {
         rows.push(await scenario(streams, speed, interval, ceiling, shipped, receiver));
       }
+      motion = await motionToEvent(shipped, receiver);
     } finally {
       await shipped.stop();
     }
@@ -290,7 +377,7 @@ export async function benchVideo(): Promise<{ ceiling: Ceiling[]; pipeline: Row[
     } finally {
       await uncapped.stop();
     }
-    return { ceiling: ceilingRows, pipeline: rows };
+    return { ceiling: ceilingRows, pipeline: rows, motion };
   } finally {
     await receiver.close();
     rmSync(work, { recursive: true, force: true });
@@ -300,9 +387,13 @@ export async function benchVideo(): Promise<{ ceiling: Ceiling[]; pipeline: Row[
 const round = (n: number) => Math.round(n * 10) / 10;
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { ceiling, pipeline } = await benchVideo();
+  const { ceiling, pipeline, motion } = await benchVideo();
   console.log('== raw onnxruntime ceiling (yolox_nano 416x416, CPU) ==');
   console.table(ceiling);
   console.log('== engine: RTMP streams -> ffmpeg -> ONNX -> tracking -> rules -> OSD -> callback ==');
   console.table(pipeline);
+  console.log(
+    '== motion to the first event, gate on and off: a person entering a still 1080p scene (1 camera each, side by side) ==',
+  );
+  console.table(motion);
 }

@@ -1,0 +1,98 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findFfmpeg } from '../engine/media/ffmpeg';
+import { walkerSprite } from '../test/helpers/walker-clip';
+import { camera1080p } from './decode';
+
+/**
+ * The cameras the capacity benches serve: a busy scene (the fixture video made into 1080p25, people
+ * crossing all the time) and a still one (a textured 1080p25 scene where one person, cut from the
+ * fixture as test/helpers/walker-clip.ts does, crosses once every STILL_PERIOD_S), each also as a
+ * 640x360 sub-stream of the same pictures. Made once per machine, H.264 in FLV, 2 s between
+ * keyframes, as bench/decode.ts makes the busy one.
+ */
+
+export type Scene = 'busy' | 'still';
+export const SCENE_SIZE = { width: 1920, height: 1080 } as const;
+/** Seconds between the still scene's crossings: the clip's length, played in a loop. */
+export const STILL_PERIOD_S = 25;
+/** Seconds a crossing takes, from off the left edge to off the right one. */
+const CROSSING_S = 6;
+/** When, in each period, the person begins to enter (its picture's right edge at x = 0). */
+export const CROSSING_AT_S = 2;
+/** The person at three times the fixture's size: about a third of the 1080 lines, as near a camera. */
+const PERSON = { width: 168, height: 372, top: 500 } as const;
+/** How fast the person crosses, source pixels a second. */
+const SPEED = (SCENE_SIZE.width + PERSON.width) / CROSSING_S;
+
+/**
+ * Seconds since the person's picture began to enter the still scene (its left edge) when a box of
+ * the person reaches `right` (source pixels): the media time from the first motion to that frame,
+ * plus the constant margin of background the cut carries on its right.
+ */
+export const sinceEntryS = (right: number) => right / SPEED;
+export const SUB_STREAM = { width: 640, height: 360 } as const;
+
+const ffmpeg = findFfmpeg();
+const cacheDir = () => {
+  const dir = join(tmpdir(), 'vc-fixture-cache');
+  mkdirSync(dir, { recursive: true });
+  return dir;
+};
+
+/** The scene's 1080p25 camera, or its 640x360 sub-stream. */
+export async function sceneCamera(scene: Scene, sub = false): Promise<string> {
+  const main = scene === 'busy' ? camera1080p() : await stillCamera();
+  return sub ? subStreamOf(main) : main;
+}
+
+async function stillCamera(): Promise<string> {
+  const file = join(cacheDir(), `still-1080p25-${STILL_PERIOD_S}s.flv`);
+  if (existsSync(file)) return file;
+  const work = mkdtempSync(join(tmpdir(), 'vc-still-scene-'));
+  try {
+    const person = await walkerSprite(join(work, 'walker.png'), PERSON.height, PERSON.width);
+    // A fixed pattern of grain (one frame, looped) under a blur: texture that compresses like a
+    // real wall or car park, and that does not change from frame to frame.
+    const background = join(work, 'background.png');
+    execFileSync(ffmpeg, [
+      ...[
+        '-v',
+        'error',
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        `color=c=0x6f7868:s=${SCENE_SIZE.width}x${SCENE_SIZE.height},noise=alls=70:allf=u`,
+      ],
+      ...['-vf', 'gblur=sigma=1.5', '-frames:v', '1', background],
+    ]);
+    const x = `if(between(t,${CROSSING_AT_S},${CROSSING_AT_S + CROSSING_S}),-${PERSON.width}+(t-${CROSSING_AT_S})*${SPEED},-${2 * PERSON.width})`;
+    encode(file, [
+      ...['-loop', '1', '-framerate', '25', '-t', String(STILL_PERIOD_S), '-i', background],
+      ...['-loop', '1', '-framerate', '25', '-i', person],
+      ...['-filter_complex', `[0][1]overlay=x='${x}':y=${PERSON.top}:shortest=1`],
+    ]);
+    return file;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** The camera's pictures at 640x360: what the camera's second encoder would send. */
+function subStreamOf(main: string): string {
+  const file = main.replace(/\.flv$/, `-${SUB_STREAM.width}x${SUB_STREAM.height}.flv`);
+  if (!existsSync(file)) encode(file, ['-i', main, '-vf', `scale=${SUB_STREAM.width}:${SUB_STREAM.height}`]);
+  return file;
+}
+
+function encode(file: string, input: string[]): void {
+  const partial = `${file}.partial.flv`;
+  execFileSync(ffmpeg, [
+    ...['-hide_banner', '-loglevel', 'error', '-y', ...input, '-r', '25'],
+    ...['-c:v', 'libx264', '-preset', 'veryfast', '-g', '50', '-pix_fmt', 'yuv420p', '-an', partial],
+  ]);
+  execFileSync('mv', [partial, file]);
+}
