@@ -541,6 +541,7 @@ describe('4.4 - 4.7 tasks', () => {
         'osd',
         'persistent',
         'motion_gate',
+        'gate_regions',
         'priority',
         'gpu',
         'report_url',

@@ -130,7 +130,7 @@ describe('crops', () => {
 
 describe('MotionGate', () => {
   const decide = (gate: MotionGate, x: number | null, at: number, tracks: LiveTrack[] = []) =>
-    gate.decide(scene(x), tracks, INPUT, at);
+    gate.decide(scene(x), tracks, INPUT, at, true);
 
   it('detects whole frames while motion warms up and at each refresh, regions on motion, and rests once nothing happens', () => {
     const gate = new MotionGate();
@@ -171,6 +171,37 @@ describe('MotionGate', () => {
     expect(kinds.slice(-40)).toContain('full');
   });
 
+  it('without crops, detects whole every frame it does not skip, and skips the frames it would skip with them', () => {
+    const withCrops = new MotionGate();
+    const whole = new MotionGate();
+    const xs: Array<number | null> = [];
+    for (let i = 0; i < 30; i++) xs.push(null);
+    for (let i = 0; i < 10; i++) xs.push(40 + 20 * i);
+    for (let i = 0; i < 150; i++) xs.push(null);
+    const walker: LiveTrack = { trackId: '1', box: { x1: 10, y1: 50, x2: 30, y2: 110 } };
+    const seen = xs.map((x, i) => {
+      const at = i * 100;
+      // A track lives (standing still) for the first 2 s after the square stops.
+      const tracks = i >= 40 && i < 60 ? [walker] : [];
+      return {
+        cropped: withCrops.decide(scene(x), tracks, INPUT, at, true),
+        decided: whole.decide(scene(x), tracks, INPUT, at, false),
+      };
+    });
+    // The 2 s refreshes fall elsewhere (a whole frame restarts their clock): compare the other frames.
+    const refresh = (d: GateDecision) => d.kind === 'full' && d.reason === 'refresh';
+    const compared = seen.filter(({ cropped, decided }) => !refresh(cropped) && !refresh(decided));
+    const skipped = (d: GateDecision) => (d.kind === 'skip' ? 'skip' : 'whole');
+    expect(compared.map(({ decided }) => skipped(decided))).toEqual(
+      compared.map(({ cropped }) => skipped(cropped)),
+    );
+    const kinds = new Set(
+      seen.map(({ decided }) => (decided.kind === 'full' ? decided.reason : decided.kind)),
+    );
+    expect([...kinds].sort()).toEqual(['motion', 'refresh', 'skip', 'warmup']);
+    expect(seen.filter(({ decided }) => decided.kind === 'skip').length).toBeGreaterThanOrEqual(25);
+  });
+
   it('looks around moving tracks, leaves stationary ones to the refresh, and goes whole when regions would cost more', () => {
     const gate = new MotionGate();
     for (let i = 0; i < 10; i++) decide(gate, null, i * 100);
@@ -202,16 +233,16 @@ describe('MotionGate', () => {
   it('takes one crop larger than the input (one inference), and the whole frame when regions need two', () => {
     const gate = new MotionGate();
     const hd: Frame = { width: 1280, height: 720, data: new Uint8Array(1280 * 720 * 3).fill(128) };
-    for (let i = 0; i < 10; i++) gate.decide(hd, [], INPUT, i * 100);
+    for (let i = 0; i < 10; i++) gate.decide(hd, [], INPUT, i * 100, true);
     const near = (trackId: string, x: number): LiveTrack => ({
       trackId,
       box: { x1: x, y1: 100, x2: x + 300, y2: 500 },
     });
-    expect(gate.decide(hd, [near('a', 0)], INPUT, 1000)).toEqual({
+    expect(gate.decide(hd, [near('a', 0)], INPUT, 1000, true)).toEqual({
       kind: 'regions',
       regions: [{ x1: 0, y1: 0, x2: 375, y2: 600 }],
     });
-    expect(gate.decide(hd, [near('a', 0), near('b', 700)], INPUT, 1100)).toEqual({
+    expect(gate.decide(hd, [near('a', 0), near('b', 700)], INPUT, 1100, true)).toEqual({
       kind: 'full',
       reason: 'busy',
     });

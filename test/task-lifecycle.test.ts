@@ -179,6 +179,41 @@ describe('video tasks', () => {
     );
   });
 
+  it('detects on crops only with the gate on: gate_regions refused for image tasks and without motion_gate, kept by updates', async () => {
+    await expect(
+      tasks.start({ mode: 'image', zapk_id: 'builtin', app_ids: ['motion'], gate_regions: true }),
+    ).rejects.toMatchObject({ kind: 'task.invalid', details: { field: 'gate_regions' } });
+    await expect(
+      tasks.start({
+        zapk_id: 'builtin',
+        app_ids: ['motion'],
+        video_url: VIDEO,
+        motion_gate: false,
+        gate_regions: true,
+      }),
+    ).rejects.toMatchObject({ kind: 'task.invalid', details: { field: 'gate_regions' } });
+    const task = await tasks.start({
+      zapk_id: 'builtin',
+      app_ids: ['motion'],
+      video_url: VIDEO,
+      gate_regions: true,
+    });
+    expect([task.motion_gate, task.gate_regions]).toEqual([true, true]);
+    const gate = (body: Parameters<typeof tasks.update>[1]) => {
+      const view = tasks.update(task.task_id, body);
+      return [view.motion_gate, view.gate_regions];
+    };
+    expect(gate({ name: 'renamed' })).toEqual([true, true]);
+    // Turning the gate off turns its crops off; turning it on again leaves them off.
+    expect(gate({ motion_gate: false })).toEqual([false, false]);
+    expect(gate({ motion_gate: true })).toEqual([true, false]);
+    expect(() => tasks.update(task.task_id, { motion_gate: false, gate_regions: true })).toThrow(
+      expect.objectContaining({ kind: 'task.invalid', details: { field: 'gate_regions' } }),
+    );
+    expect(gate({ gate_regions: true })).toEqual([true, true]);
+    expect(gate({ gate_regions: false })).toEqual([true, false]);
+  });
+
   it('starting on a source with no video fails fast and records nothing', async () => {
     await expect(
       tasks.start({ zapk_id: 'builtin', app_ids: ['motion'], video_url: '/dev/null' }),

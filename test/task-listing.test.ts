@@ -216,6 +216,7 @@ describe('the listing', () => {
           'gpu',
           'persistent',
           'motion_gate',
+          'gate_regions',
           'rule_overrides',
           'health',
           'status',

@@ -161,6 +161,7 @@ function taskOf(appIds: string[], extra: Partial<PipelineTask> = {}): PipelineTa
     analysis_fps: 10,
     persistent: false,
     motion_gate: true,
+    gate_regions: false,
     ...extra,
   };
 }

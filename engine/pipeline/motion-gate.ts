@@ -18,8 +18,12 @@ export const STATIONARY_SHIFT_SHARE = 0.2;
 /** The window of the health's rates and mean area. */
 const WINDOW_MS = 5_000;
 
-/** Why a frame is detected whole: the gate is off, its motion model warms up, the refresh is due, or regions would cost more. */
-export type FullReason = 'off' | 'warmup' | 'refresh' | 'busy';
+/**
+ * Why a frame is detected whole: the gate is off, its motion model warms up, the refresh is due,
+ * regions would cost more, or the frame is not skipped and the task does not detect on crops
+ * (gate_regions): something moves or a track lives.
+ */
+export type FullReason = 'off' | 'warmup' | 'refresh' | 'busy' | 'motion';
 
 /**
  * What the detector does with a frame: nothing at all (skip: no detector, tracker or rules), whole
@@ -72,9 +76,15 @@ export class MotionGate {
 
   /**
    * The decision for the frame at `at`, given the tracks the tracker holds and the input size of the
-   * model its regions are cut for.
+   * model its regions are cut for. Without `crops`, every frame it does not skip is detected whole.
    */
-  decide(frame: Frame, tracks: readonly LiveTrack[], input: InputSize, at: number): GateDecision {
+  decide(
+    frame: Frame,
+    tracks: readonly LiveTrack[],
+    input: InputSize,
+    at: number,
+    crops: boolean,
+  ): GateDecision {
     // Frames that only teach the background find nothing: so is the frame that completes it, and a scene change.
     const warming = this.motion.warming;
     const blobs = this.motion.detect(frame);
@@ -87,6 +97,9 @@ export class MotionGate {
       [...blobs, ...moving.map((track) => track.box)].map((box) => padRegion(box, frame)),
     );
     if (regions.length === 0 && this.resting) return { kind: 'skip' };
+    // Without crops the gate spares only frames with nothing in them: a frame where anything moves or
+    // lives is detected as without the gate, so its tracks and alarms stay the full-frame ones.
+    if (!crops) return this.full('motion', at);
     if (regions.length > MAX_REGIONS || planTiles(regions, input).length > MAX_REGION_TILES)
       return this.full('busy', at);
     return { kind: 'regions', regions };

@@ -56,6 +56,8 @@ export interface PipelineTask {
   persistent: boolean;
   /** The detector runs on regions around motion and live tracks, and frames with nothing in them rest (motion-gate.ts). */
   motion_gate: boolean;
+  /** With the gate on, the detector runs on crops around motion and tracks rather than the whole frame. */
+  gate_regions: boolean;
 }
 
 export interface PipelineDeps {
@@ -347,7 +349,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
         tracks.push({ trackId, box: boxInFrame(box, input, input.source) });
     }
     // Tasks run one model as a rule; with several, regions are planned for the first one's input size.
-    return this.gate.decide(input, tracks, cropInput, mediaMs);
+    return this.gate.decide(input, tracks, cropInput, mediaMs, this.task.gate_regions);
   }
 
   /**

@@ -33,6 +33,8 @@ import type { InstalledApps, TaskSettings, TaskStore } from './task-store';
 import {
   analysisFpsOf,
   areasOf,
+  gateOf,
+  gateRegionsOf,
   overridesOf,
   pipelineTask,
   polygonFrameOf,
@@ -280,7 +282,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const appConfigs = checkAppConfigs(body.app_configs ?? [], apps);
     checkTaskAreas(appConfigs);
     const reportUrl = checkReportUrl(body.report_url ?? '');
-    for (const field of ['analysis_fps', 'persistent', 'motion_gate', 'rule_overrides'] as const)
+    for (const field of ['analysis_fps', 'persistent', 'motion_gate', 'gate_regions', 'rule_overrides'] as const)
       if (mode !== 'video' && body[field] !== undefined)
         throw taskError('task.invalid', `body.${field}: is only for video tasks, not ${mode} tasks`, field);
     const ruleOverrides = checkRuleOverrides({}, body.rule_overrides ?? {}, apps);
@@ -314,7 +316,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       analysis_fps: body.analysis_fps ?? null,
       priority: body.priority ?? null,
       persistent: body.persistent ? 1 : 0,
-      motion_gate: body.motion_gate === false ? 0 : 1,
+      motion_gate: gateMode(body.motion_gate ?? true, body.gate_regions ?? false),
       gpu: body.gpu ?? null,
       rule_overrides: JSON.stringify(ruleOverrides),
     };
@@ -418,7 +420,7 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
   /** 4.7 plus app_configs: applied to the running task without restarting it. */
   update(taskId: string, body: UpdateTaskBody): TaskView {
     const row = this.liveRow(taskId);
-    for (const field of ['analysis_fps', 'motion_gate', 'rule_overrides'] as const)
+    for (const field of ['analysis_fps', 'motion_gate', 'gate_regions', 'rule_overrides'] as const)
       if (row.mode !== 'video' && body[field] !== undefined)
         throw taskError(
           'task.invalid',
@@ -452,7 +454,10 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
       analysis_fps: body.analysis_fps === undefined ? row.analysis_fps : body.analysis_fps,
       priority: body.priority ?? row.priority,
       persistent: body.persistent === undefined ? row.persistent : Number(body.persistent),
-      motion_gate: body.motion_gate === undefined ? row.motion_gate : Number(body.motion_gate),
+      motion_gate: gateMode(
+        body.motion_gate ?? gateOf(row),
+        body.gate_regions ?? (body.motion_gate === false ? false : gateRegionsOf(row)),
+      ),
       gpu: body.gpu ?? row.gpu,
       app_ids: JSON.stringify(appIds),
       app_configs: JSON.stringify([...configs.values()]),
@@ -764,4 +769,11 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     if (!row) throw taskError('task.not_found', `no task "${taskId}"`);
     return row;
   }
+}
+
+/** The stored motion gate (task-repository.ts): crops need the gate on. */
+function gateMode(on: boolean, crops: boolean): number {
+  if (crops && !on)
+    throw taskError('task.invalid', 'body.gate_regions: needs motion_gate true', 'gate_regions');
+  return crops ? 2 : on ? 1 : 0;
 }

@@ -37,7 +37,13 @@ export const Persistent = Type.Boolean({
 
 export const MotionGate = Type.Boolean({
   description:
-    'Extension, video tasks: true (default) runs the detector only on regions around motion and live tracks, on the whole frame every 2 s, and skips frames with nothing in them once nothing has moved for 10 s; false detects every analysed frame whole. An update takes effect from the next frame',
+    'Extension, video tasks: true (default) skips frames with nothing moving in them once nothing has moved and no object was tracked for 10 s (the whole frame is still detected every 2 s), and detects every other frame as without the gate; false detects every analysed frame whole. An update takes effect from the next frame',
+});
+
+/** Detect on crops around motion and tracks instead of the whole frame (extension; the motion gate's second step). */
+export const GateRegions = Type.Boolean({
+  description:
+    'Extension, video tasks with motion_gate: true runs the detector on crops of the full-resolution frame around motion and live tracks, which finds small, distant people the shrunk whole frame misses; false (default) detects such frames whole, since crops change boxes enough to lose some loitering and crossing alarms on busy scenes (docs/api.md, part 8). An update takes effect from the next frame',
 });
 
 /** Where a site may run the camera (extension; cluster mode): on a node with a GPU provider in use. */
@@ -175,6 +181,7 @@ export const StartTaskBody = Type.Object(
     priority: Type.Optional(Priority),
     persistent: Type.Optional(Persistent),
     motion_gate: Type.Optional(MotionGate),
+    gate_regions: Type.Optional(GateRegions),
     gpu: Type.Optional(Gpu),
     zapk_id: Id('Application package id'),
     app_ids: AppIds,
@@ -228,6 +235,7 @@ export const UpdateTaskBody = Type.Object(
     priority: Type.Optional(Priority),
     persistent: Type.Optional(Persistent),
     motion_gate: Type.Optional(MotionGate),
+    gate_regions: Type.Optional(GateRegions),
     gpu: Type.Optional(Gpu),
     app_ids: Type.Optional(AppIds),
     osd: Type.Optional(OsdUpdate),
@@ -270,7 +278,11 @@ export const TaskView = Type.Object({
   }),
   motion_gate: Type.Boolean({
     description:
-      'Extension: whether the detector runs on regions around motion and live tracks (true, the default for video tasks) or on every analysed frame whole; false for image and diff tasks',
+      'Extension: whether frames with nothing moving in them are skipped once the scene is still (true, the default for video tasks) or every analysed frame is detected whole; false for image and diff tasks',
+  }),
+  gate_regions: Type.Boolean({
+    description:
+      'Extension: whether the motion gate detects on crops around motion and tracks (true) or such frames whole (false, the default); false for image and diff tasks',
   }),
   gpu: oneOf(TASK_GPU, {
     description: `Extension: its GPU constraint in a cluster (required, preferred or none); ${TASK_GPU_DEFAULT} unless given`,

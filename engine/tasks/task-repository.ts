@@ -36,7 +36,10 @@ export interface TaskRow {
   priority: number | null;
   /** 1: a lost stream is retried for as long as the task exists, never closed for it (0 or 1, SQLite's boolean). */
   persistent: number;
-  /** 1: the motion gate is on (the default), 0: every analysed frame is detected whole. */
+  /**
+   * The motion gate: 1 on (the default), 2 on and detecting on crops (gate_regions), 0 off: every
+   * analysed frame is detected whole.
+   */
   motion_gate: number;
   /** The GPU constraint the caller gave (cluster placement); null: none. */
   gpu: TaskGpu | null;

@@ -35,11 +35,15 @@ export function pipelineTask(row: TaskRow, engineFps: number): PipelineTask {
     analysis_fps: analysisFpsOf(row, engineFps),
     persistent: row.persistent === 1,
     motion_gate: gateOf(row),
+    gate_regions: gateRegionsOf(row),
   };
 }
 
 /** Whether the motion gate is on: a row shared by an engine before it (cluster mode) has it on, the default. */
 export const gateOf = (row: Partial<Pick<TaskRow, 'motion_gate'>>): boolean => row.motion_gate !== 0;
+
+/** Whether the motion gate detects on crops (motion_gate 2). */
+export const gateRegionsOf = (row: Partial<Pick<TaskRow, 'motion_gate'>>): boolean => row.motion_gate === 2;
 
 /** The frame size a task's polygons were drawn on, when known. */
 export function polygonFrameOf(row: TaskRow): FrameSize | null {
@@ -58,6 +62,7 @@ export function summaryOf(row: ListedRow, engineFps: number): Omit<TaskSummary, 
     priority: row.priority ?? TASK_PRIORITY.default,
     persistent: row.persistent === 1,
     motion_gate: row.mode === 'video' && gateOf(row),
+    gate_regions: row.mode === 'video' && gateRegionsOf(row),
     gpu: row.gpu ?? TASK_GPU_DEFAULT,
     zapk_id: row.zapk_id,
     app_ids: JSON.parse(row.app_ids) as string[],
@@ -99,6 +104,7 @@ export function startBodyOf(row: TaskRow): StartTaskBody {
     ...(row.priority !== null && { priority: row.priority }),
     ...(row.gpu !== null && { gpu: row.gpu }),
     ...(video && { persistent: row.persistent === 1, motion_gate: gateOf(row), video_url: row.video_url }),
+    ...(video && gateRegionsOf(row) && { gate_regions: true }),
     ...(video && row.analysis_url && { analysis_url: row.analysis_url }),
     zapk_id: row.zapk_id,
     app_ids: JSON.parse(row.app_ids) as string[],
