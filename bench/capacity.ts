@@ -142,7 +142,8 @@ export async function measure(engine: EngineUnderTest, name: SetupName, cameras:
     });
     return await withPersonTasks(engine, sources, task, async (taskIds) => {
       const health = async () => {
-        const listed = await api<Array<{ task_id: string; health: TaskHealth }>>('GET', '/api/tasks');
+        // Running tasks only: the closed ones of earlier rows stay listed for 24 h and would push these off the page.
+        const listed = await api<Array<{ task_id: string; health: TaskHealth }>>('GET', '/api/tasks?state=running');
         return taskIds.map(
           (id) =>
             listed.find((task) => task.task_id === id)?.health ?? { frames_analysed: 0, frames_dropped: 0 },

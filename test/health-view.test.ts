@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskHealth } from '../engine/contract/health';
-import { renderDump, restingHealth } from '../engine/tasks/health-view';
+import { GATE_OFF, renderDump, restingHealth } from '../engine/tasks/health-view';
 
 /** A running task with an AI video whose push retries: every part of the dump line. */
 const RUNNING: TaskHealth = {
@@ -52,16 +52,7 @@ const RUNNING: TaskHealth = {
   stream_lost_since: null,
   clips: 'recording',
   clips_reason: null,
-  gate: {
-    enabled: false,
-    resting: false,
-    rate_fps: 0,
-    frames_skipped: 0,
-    frames_regions: 0,
-    frames_full: 0,
-    detector_runs_per_s: 0,
-    area_fraction: 0,
-  },
+  gate: GATE_OFF,
   sub_stream: null,
 };
 

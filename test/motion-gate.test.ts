@@ -200,6 +200,13 @@ describe('MotionGate', () => {
     );
     expect([...kinds].sort()).toEqual(['motion', 'refresh', 'skip', 'warmup']);
     expect(seen.filter(({ decided }) => decided.kind === 'skip').length).toBeGreaterThanOrEqual(25);
+    // While the track lives the motion stage does not run: it learns the background again after.
+    expect(seen.slice(40, 60).map(({ decided }) => decided)).toEqual(
+      Array.from({ length: 20 }, () => ({ kind: 'full', reason: 'motion' })),
+    );
+    expect(seen.slice(60, 70).map(({ decided }) => decided)).toEqual(
+      Array.from({ length: 10 }, () => ({ kind: 'full', reason: 'warmup' })),
+    );
   });
 
   it('looks around moving tracks, leaves stationary ones to the refresh, and goes whole when regions would cost more', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskHealth } from '../engine/contract';
+import { GATE_OFF } from '../engine/tasks/health-view';
 import { clockBreaksText, sourceSize, taskFigures } from '../renderer/src/health';
 import { type Language, type MessageKey, type Params, translate } from '../renderer/src/i18n';
 
@@ -33,16 +34,7 @@ const RUNNING: TaskHealth = {
   stream_lost_since: null,
   clips: 'recording',
   clips_reason: null,
-  gate: {
-    enabled: false,
-    resting: false,
-    rate_fps: 0,
-    frames_skipped: 0,
-    frames_regions: 0,
-    frames_full: 0,
-    detector_runs_per_s: 0,
-    area_fraction: 0,
-  },
+  gate: GATE_OFF,
   sub_stream: null,
 };
 const IMAGES: TaskHealth = { ...RUNNING, stream: null, analysed_fps: 0, images: 3 };

@@ -85,6 +85,14 @@ export class MotionGate {
     at: number,
     crops: boolean,
   ): GateDecision {
+    if (!crops && tracks.length > 0) {
+      // Detected whole whatever moves (below): the motion stage is spared, which on a busy scene is
+      // all the gate would add, and learns the background afresh once the tracks are gone.
+      this.motion.reset();
+      this.lastActiveAt = at;
+      this.resting = false;
+      return this.full('motion', at);
+    }
     // Frames that only teach the background find nothing: so is the frame that completes it, and a scene change.
     const warming = this.motion.warming;
     const blobs = this.motion.detect(frame);

@@ -1,4 +1,4 @@
-import type { AiVideoHealth, AnalysisHealth, FfmpegHealth, TaskHealth } from '../contract/health';
+import type { AiVideoHealth, AnalysisHealth, FfmpegHealth, GateHealth, TaskHealth } from '../contract/health';
 
 /** What the registry knows of a video task's source while no analysis runs (starting or reopening). */
 export interface Reopening {
@@ -7,6 +7,18 @@ export interface Reopening {
   reconnects: number;
   lastError?: string;
 }
+
+/** The motion gate's figures of a task no analysis runs for. */
+export const GATE_OFF: GateHealth = {
+  enabled: false,
+  resting: false,
+  rate_fps: 0,
+  frames_skipped: 0,
+  frames_regions: 0,
+  frames_full: 0,
+  detector_runs_per_s: 0,
+  area_fraction: 0,
+};
 
 /**
  * A task's health where nothing runs live: an image or diff task, a closed task, or a video task
@@ -48,16 +60,7 @@ export function restingHealth(
     last_clock_break_at: null,
     clips: 'off',
     clips_reason: null,
-    gate: {
-      enabled: false,
-      resting: false,
-      rate_fps: 0,
-      frames_skipped: 0,
-      frames_regions: 0,
-      frames_full: 0,
-      detector_runs_per_s: 0,
-      area_fraction: 0,
-    },
+    gate: GATE_OFF,
     sub_stream: null,
   };
 }
