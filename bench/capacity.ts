@@ -143,7 +143,10 @@ export async function measure(engine: EngineUnderTest, name: SetupName, cameras:
     return await withPersonTasks(engine, sources, task, async (taskIds) => {
       const health = async () => {
         // Running tasks only: the closed ones of earlier rows stay listed for 24 h and would push these off the page.
-        const listed = await api<Array<{ task_id: string; health: TaskHealth }>>('GET', '/api/tasks?state=running');
+        const listed = await api<Array<{ task_id: string; health: TaskHealth }>>(
+          'GET',
+          '/api/tasks?state=running',
+        );
         return taskIds.map(
           (id) =>
             listed.find((task) => task.task_id === id)?.health ?? { frames_analysed: 0, frames_dropped: 0 },

@@ -277,7 +277,7 @@ describe('task stream events', () => {
         priority: 50,
         persistent: true,
         motion_gate: true,
-      gate_regions: false,
+        gate_regions: false,
         gpu: 'none',
         rule_overrides: {},
         zapk_id: 'builtin',

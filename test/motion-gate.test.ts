@@ -209,6 +209,27 @@ describe('MotionGate', () => {
     );
   });
 
+  it('rests while a track only coasts (its object left), never while one is seen', () => {
+    const gate = new MotionGate();
+    const track = (lost: boolean): LiveTrack => ({
+      trackId: '1',
+      box: { x1: 10, y1: 50, x2: 30, y2: 110 },
+      lost,
+    });
+    const kinds = (from: number, to: number, lost: boolean) => {
+      const seen: string[] = [];
+      for (let at = from; at < to; at += 100)
+        seen.push(gate.decide(scene(null), [track(lost)], INPUT, at, false).kind);
+      return seen;
+    };
+    const awake = kinds(0, REST_AFTER_MS + 2_000, false);
+    expect(awake.every((kind) => kind === 'full')).toBe(true);
+    // Coasting from here: the motion stage learns the background again, then the task rests.
+    const coasting = kinds(REST_AFTER_MS + 2_000, 3 * REST_AFTER_MS + 2_000, true);
+    expect(coasting.filter((kind) => kind === 'skip').length).toBeGreaterThan(coasting.length / 3);
+    expect(gate.health(true, 3 * REST_AFTER_MS + 2_000).resting).toBe(true);
+  });
+
   it('looks around moving tracks, leaves stationary ones to the refresh, and goes whole when regions would cost more', () => {
     const gate = new MotionGate();
     for (let i = 0; i < 10; i++) decide(gate, null, i * 100);

@@ -120,7 +120,7 @@ export const GateHealth = Type.Object(
         'motion_gate as the analysis runs it (false while the task does not run, and for tasks whose models cannot run on regions)',
     }),
     resting: Type.Boolean({
-      description: 'Nothing moved and no track lived for 10 s: frames without motion are skipped whole',
+      description: 'Nothing moved and no track was seen for 3 s: frames without motion are skipped whole',
     }),
     rate_fps: Rate('Frames per second that reached the detector or the tracker (last 5 s)'),
     frames_skipped: Count('Frames the gate passed over whole (resting: no motion, no track, no refresh due)'),

@@ -9,8 +9,12 @@ import { MAX_REGION_TILES, MAX_REGIONS, mergeRegions, padRegion, planTiles } fro
  * car, a left bag, a person who stopped) is still seen and stationary rules keep their objects.
  */
 export const FULL_REFRESH_MS = 2_000;
-/** Nothing moved and no track lived for this long: the task rests, and frames without motion are skipped whole. */
-export const REST_AFTER_MS = 10_000;
+/**
+ * Nothing moved and no track was seen for this long: the task rests, and frames without motion are
+ * skipped whole. Short: a resting task still detects the first frame that shows motion, and the
+ * whole frame every FULL_REFRESH_MS.
+ */
+export const REST_AFTER_MS = 3_000;
 /** A track whose box stayed put this long is stationary: re-checked at the full refresh, not on every frame. */
 export const STATIONARY_AFTER_MS = 5_000;
 /** "Stayed put": its centre moved no more than this share of its box's size from where it settled. */
@@ -38,6 +42,8 @@ export type GateDecision =
 export interface LiveTrack {
   trackId: string;
   box: Box;
+  /** Coasting: not seen on the last frame looked at (the person left or is hidden); it keeps no task awake. */
+  lost?: boolean;
 }
 
 interface Anchor {
@@ -85,7 +91,8 @@ export class MotionGate {
     at: number,
     crops: boolean,
   ): GateDecision {
-    if (!crops && tracks.length > 0) {
+    const seen = tracks.some((track) => !track.lost);
+    if (!crops && seen) {
       // Detected whole whatever moves (below): the motion stage is spared, which on a busy scene is
       // all the gate would add, and learns the background afresh once the tracks are gone.
       this.motion.reset();
@@ -96,18 +103,20 @@ export class MotionGate {
     // Frames that only teach the background find nothing: so is the frame that completes it, and a scene change.
     const warming = this.motion.warming;
     const blobs = this.motion.detect(frame);
-    const moving = this.moving(tracks, at);
-    if (blobs.length > 0 || tracks.length > 0 || this.lastActiveAt === null) this.lastActiveAt = at;
+    if (blobs.length > 0 || seen || this.lastActiveAt === null) this.lastActiveAt = at;
     this.resting = at - this.lastActiveAt >= REST_AFTER_MS;
     if (warming || this.motion.warming) return this.full('warmup', at);
     if (at - this.lastFullAt >= FULL_REFRESH_MS) return this.full('refresh', at);
+    if (!crops) {
+      // Without crops the gate spares only frames with nothing in them: a frame where anything moves
+      // is detected as without the gate, so its tracks and alarms stay the full-frame ones.
+      return blobs.length === 0 && this.resting ? { kind: 'skip' } : this.full('motion', at);
+    }
+    const moving = this.moving(tracks, at);
     const regions = mergeRegions(
       [...blobs, ...moving.map((track) => track.box)].map((box) => padRegion(box, frame)),
     );
     if (regions.length === 0 && this.resting) return { kind: 'skip' };
-    // Without crops the gate spares only frames with nothing in them: a frame where anything moves or
-    // lives is detected as without the gate, so its tracks and alarms stay the full-frame ones.
-    if (!crops) return this.full('motion', at);
     if (regions.length > MAX_REGIONS || planTiles(regions, input).length > MAX_REGION_TILES)
       return this.full('busy', at);
     return { kind: 'regions', regions };

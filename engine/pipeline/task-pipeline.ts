@@ -345,8 +345,8 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     if (!gated) return { kind: 'full', reason: 'off' };
     const tracks: LiveTrack[] = [];
     for (const { tracker } of this.trackers.values()) {
-      for (const { trackId, box } of tracker.liveBoxes())
-        tracks.push({ trackId, box: boxInFrame(box, input, input.source) });
+      for (const { trackId, box, lost } of tracker.liveBoxes())
+        tracks.push({ trackId, box: boxInFrame(box, input, input.source), lost });
     }
     // Tasks run one model as a rule; with several, regions are planned for the first one's input size.
     return this.gate.decide(input, tracks, cropInput, mediaMs, this.task.gate_regions);

@@ -282,7 +282,13 @@ export class TaskRegistry extends EventEmitter<TaskEvents> {
     const appConfigs = checkAppConfigs(body.app_configs ?? [], apps);
     checkTaskAreas(appConfigs);
     const reportUrl = checkReportUrl(body.report_url ?? '');
-    for (const field of ['analysis_fps', 'persistent', 'motion_gate', 'gate_regions', 'rule_overrides'] as const)
+    for (const field of [
+      'analysis_fps',
+      'persistent',
+      'motion_gate',
+      'gate_regions',
+      'rule_overrides',
+    ] as const)
       if (mode !== 'video' && body[field] !== undefined)
         throw taskError('task.invalid', `body.${field}: is only for video tasks, not ${mode} tasks`, field);
     const ruleOverrides = checkRuleOverrides({}, body.rule_overrides ?? {}, apps);

@@ -37,7 +37,7 @@ export const Persistent = Type.Boolean({
 
 export const MotionGate = Type.Boolean({
   description:
-    'Extension, video tasks: true (default) skips frames with nothing moving in them once nothing has moved and no object was tracked for 10 s (the whole frame is still detected every 2 s), and detects every other frame as without the gate; false detects every analysed frame whole. An update takes effect from the next frame',
+    'Extension, video tasks: true (default) skips frames with nothing moving in them once nothing has moved and no object was seen for 3 s (the whole frame is still detected every 2 s), and detects every other frame as without the gate; false detects every analysed frame whole. An update takes effect from the next frame',
 });
 
 /** Detect on crops around motion and tracks instead of the whole frame (extension; the motion gate's second step). */

@@ -92,9 +92,9 @@ export class ByteTracker {
     this.tracks = [];
   }
 
-  /** The tracks held now, each at the box it was last matched to. */
-  liveBoxes(): Array<{ trackId: string; box: Box }> {
-    return this.tracks.map((track) => ({ trackId: track.id, box: track.last }));
+  /** The tracks held now, each at the box it was last matched to; `lost`: coasting, not seen on the last frame. */
+  liveBoxes(): Array<{ trackId: string; box: Box; lost: boolean }> {
+    return this.tracks.map((track) => ({ trackId: track.id, box: track.last, lost: track.state === 'lost' }));
   }
 
   /**
