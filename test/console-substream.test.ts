@@ -50,11 +50,10 @@ describe('the start wizard with a sub-stream', () => {
     const wizard = page.getByRole('dialog', { name: 'Start a task' });
     await wizard.getByRole('textbox', { name: 'Source URL' }).fill(files.main);
     await wizard.getByRole('textbox', { name: 'Sub-stream URL (optional)' }).fill(files.sub);
-    const previews = wizard.getByRole('button', { name: 'Preview' });
-    expect(await previews.count()).toBe(2);
-    await previews.nth(0).click();
+    // Each stream's button has its own name, so the main one is still the one "Preview" button.
+    await wizard.getByRole('button', { name: 'Preview', exact: true }).click();
     await wizard.getByText('Source frame 1280 × 720').waitFor(POLL);
-    await previews.nth(1).click();
+    await wizard.getByRole('button', { name: 'Preview sub-stream', exact: true }).click();
     await wizard.getByText('Sub-stream frame 640 × 360').waitFor(POLL);
     // Both previews stay shown, each with its own video.
     await wizard.getByText('Source frame 1280 × 720').waitFor();

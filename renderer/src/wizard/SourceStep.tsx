@@ -72,6 +72,7 @@ export function SourceStep(props: SourceStepProps) {
             labels={{
               url: t('wizard.videoUrl'),
               hint: t('wizard.videoUrlHint'),
+              button: t('wizard.preview'),
               preview: t('wizard.previewLabel'),
               size: (width, height) => t('wizard.previewSize', { width, height }),
             }}
@@ -88,6 +89,7 @@ export function SourceStep(props: SourceStepProps) {
             labels={{
               url: t('wizard.analysisUrl'),
               hint: t('wizard.analysisUrlHint'),
+              button: t('wizard.subPreview'),
               preview: t('wizard.subPreviewLabel'),
               size: (width, height) => t('wizard.subPreviewSize', { width, height }),
             }}
@@ -107,7 +109,14 @@ interface StreamFieldProps {
   url: string;
   onUrl: (url: string) => void;
   placeholder: string;
-  labels: { url: string; hint: string; preview: string; size: (width: number, height: number) => string };
+  labels: {
+    url: string;
+    hint: string;
+    /** The Preview button's name: each stream's own, so the two can be told apart. */
+    button: string;
+    preview: string;
+    size: (width: number, height: number) => string;
+  };
   preview: PreviewControl;
   startRefusal: unknown;
   visible: StepProps['visible'];
@@ -150,7 +159,7 @@ function StreamField({
             }}
             disabled={url.trim() === '' || preview.open.isPending}
           >
-            {preview.open.isPending ? t('wizard.previewing') : t('wizard.preview')}
+            {preview.open.isPending ? t('wizard.previewing') : labels.button}
           </button>
         </div>
         <span className="hint">{labels.hint}</span>
