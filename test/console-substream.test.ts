@@ -50,10 +50,10 @@ describe('the start wizard with a sub-stream', () => {
     const wizard = page.getByRole('dialog', { name: 'Start a task' });
     await wizard.getByRole('textbox', { name: 'Source URL' }).fill(files.main);
     await wizard.getByRole('textbox', { name: 'Sub-stream URL (optional)' }).fill(files.sub);
-    // Each stream's button has its own name, so the main one is still the one "Preview" button.
+    // Each stream's button has its own name: the main one is still the only "Preview" button.
     await wizard.getByRole('button', { name: 'Preview', exact: true }).click();
     await wizard.getByText('Source frame 1280 × 720').waitFor(POLL);
-    await wizard.getByRole('button', { name: 'Preview sub-stream', exact: true }).click();
+    await wizard.getByRole('button', { name: 'Show sub-stream', exact: true }).click();
     await wizard.getByText('Sub-stream frame 640 × 360').waitFor(POLL);
     // Both previews stay shown, each with its own video.
     await wizard.getByText('Source frame 1280 × 720').waitFor();

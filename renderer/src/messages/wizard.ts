@@ -27,7 +27,7 @@ export const en = {
   'wizard.analysisUrlHint':
     'The same camera’s lower-resolution stream (e.g. 640 × 360). The engine analyses it instead of the source above and decodes far less; regions, boxes, events, clips and the AI video stay those of the source above.',
   'wizard.subPreviewLabel': 'Raw preview of the sub-stream',
-  'wizard.subPreview': 'Preview sub-stream',
+  'wizard.subPreview': 'Show sub-stream',
   'wizard.subPreviewSize': 'Sub-stream frame {width} × {height}',
   'wizard.apps': 'Applications',
   'wizard.package': 'Package',
@@ -77,7 +77,7 @@ export const zhCN: Translation<typeof en> = {
   'wizard.analysisUrlHint':
     '同一摄像头的低分辨率码流（如 640 × 360）。引擎分析它而不是上面的视频源，解码开销小得多；区域、目标框、事件、片段和 AI 视频仍以上面的视频源为准。',
   'wizard.subPreviewLabel': '子码流原始预览',
-  'wizard.subPreview': '预览子码流',
+  'wizard.subPreview': '查看子码流',
   'wizard.subPreviewSize': '子码流画面 {width} × {height}',
   'wizard.apps': '应用',
   'wizard.package': '应用包',

@@ -112,7 +112,7 @@ interface StreamFieldProps {
   labels: {
     url: string;
     hint: string;
-    /** The Preview button's name: each stream's own, so the two can be told apart. */
+    /** The preview button's name: each stream's own (no other holds "Preview"), so the two are told apart. */
     button: string;
     preview: string;
     size: (width: number, height: number) => string;
