@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { findFfmpeg } from '../../engine/media/ffmpeg';
-import { VIDEO } from './engine';
+import { VIDEO } from './fixtures';
 
 const run = promisify(execFile);
 
