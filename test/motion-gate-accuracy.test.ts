@@ -393,14 +393,18 @@ function table(all: Row[], runs: Played[]): string {
 }
 
 /**
- * The least a gate-on share (recall or precision over `n` events) may be, given the twin's: what
- * the issue allows the gate (1 - MIN_RECALL) below the twin, less two standard errors of the
- * difference of two such shares (both differ from the reference by the same noise: frames dropped
- * for CPU, callbacks' times). Never above MIN_RECALL, which it is when the twin matched everything
- * (a quiet machine).
+ * The least a gate-on share (recall or precision over `n` events) may be: a non-inferiority test
+ * against the twin's share, with the margin the issue allows the gate (1 - MIN_RECALL) and two
+ * standard errors of the difference of two such shares. Their spread is pooled from both tasks'
+ * misses, not taken from the twin's alone: the reference and its twin often drop the very same frame
+ * for CPU as all six tasks start (their models load), and then match exactly while the gate-on task,
+ * which dropped another, differs as any third run would (CI: 103 of 106 beside a perfect twin, on a
+ * clip where the gate skipped nothing). Never above MIN_RECALL.
  */
-const floor = (twin: number, n: number) =>
-  Math.min(MIN_RECALL, twin - (1 - MIN_RECALL) - 2 * Math.sqrt((2 * twin * (1 - twin)) / n));
+const floor = (on: number, twin: number, n: number) => {
+  const miss = 1 - (on + twin) / 2;
+  return Math.min(MIN_RECALL, twin - (1 - MIN_RECALL) - 2 * Math.sqrt((2 * miss * (1 - miss)) / n));
+};
 
 describe('the motion gate holds accuracy (issue 36)', () => {
   it('on every clip, gate-on alarms match the full-frame ones: recall and precision >= 0.98 (less the run-to-run noise), no true alarm lost, no more track ids', async () => {
@@ -432,10 +436,12 @@ describe('the motion gate holds accuracy (issue 36)', () => {
     };
     const least = {
       recall: floor(
+        overall.recall,
         overall.twinRecall,
         sum(events, (r) => r.reference),
       ),
       precision: floor(
+        overall.precision,
         overall.twinPrecision,
         sum(untrue, (r) => r.gated),
       ),
