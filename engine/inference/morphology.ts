@@ -61,6 +61,12 @@ export function openClose(
   closeRadius: number,
 ): void {
   morph(foreground, spare, scratch, cols, rows, 1, 'erode');
+  // Nothing survives the erosion (a still frame, or speckle only): the other passes would only copy
+  // zeros, and a still camera runs this on every frame it looks at.
+  if (spare.indexOf(1) === -1) {
+    mask.fill(0);
+    return;
+  }
   morph(spare, mask, scratch, cols, rows, 1, 'dilate');
   morph(mask, spare, scratch, cols, rows, closeRadius, 'dilate');
   morph(spare, mask, scratch, cols, rows, closeRadius, 'erode');
