@@ -19,6 +19,11 @@ import { WALKER, walkerClip } from './helpers/walker-clip';
  * before the walk, detects on regions during it, and counts the one crossing of a vertical line as
  * the ungated task does.
  *
+ * Standing clip (768x576, WALKER's person): the person walks in from 1 s and stands at x 300 from
+ * STANDING_STILL_S to the end, as a parked car or a left bag would. The default gate (no crops)
+ * rests beside it: no frame is skipped while the track is seen, the resting frames carry it without
+ * the detector, and the person app reports it as often as the ungated task.
+ *
  * Distant clip (1280x720): a person 34x76 px walks in at 40 px/s from 4 s. The whole frame shrunk to the
  * model's 416 px makes it 11x25 px, which yolox_nano does not find; a crop at the frame's own scale
  * does (measured: score 0.84 at 34x76 in a crop, nothing in the whole frame up to 50x110).
@@ -27,6 +32,8 @@ import { WALKER, walkerClip } from './helpers/walker-clip';
 const FPS = 4;
 const STILL = { enter: 26, speed: 100, length: 60 };
 const STILL_GONE_S = STILL.enter + (WALKER.width + WALKER.sprite.width) / STILL.speed;
+const STANDING = { enter: 1, stopX: 300, speed: 100, length: 45 };
+const STANDING_STILL_S = STANDING.enter + (STANDING.stopX + WALKER.sprite.width) / STANDING.speed;
 const DISTANT = {
   width: 1280,
   height: 720,
@@ -50,7 +57,14 @@ const LINE = [
 let t: TestEngine;
 let clipStart: number;
 const clipTime = () => (Date.now() - clipStart) / 1000;
-const tasks = { stillOn: '', stillOff: '', distantOn: '', distantOff: '' };
+const tasks = {
+  stillOn: '',
+  stillOff: '',
+  standingOn: '',
+  standingOff: '',
+  distantOn: '',
+  distantOff: '',
+};
 
 const gateOf = async (taskId: string): Promise<GateHealth> =>
   ((await t.call('GET', `/api/task/${taskId}`)).body.data as TaskView).health.gate;
@@ -77,6 +91,11 @@ beforeAll(async () => {
     `if(lt(t,${STILL.enter}),${off},if(lt(t,${STILL_GONE_S}),${-WALKER.sprite.width}+${STILL.speed}*(t-${STILL.enter}),${off}))`,
     STILL.length,
   );
+  const standing = await walkerClip(
+    mkdtempSync(join(dir, 'standing-')),
+    `if(lt(t,${STANDING.enter}),${off},min(${-WALKER.sprite.width}+${STANDING.speed}*(t-${STANDING.enter}),${STANDING.stopX}))`,
+    STANDING.length,
+  );
   const distant = await walkerClip(
     mkdtempSync(join(dir, 'distant-')),
     `if(lt(t,${DISTANT.enter}),${off},${-DISTANT.sprite.width}+${DISTANT.speed}*(t-${DISTANT.enter}))`,
@@ -93,11 +112,14 @@ beforeAll(async () => {
     app_configs: [{ app_id: 'loiter', polygon: LINE, line_direction: 'both' }],
   };
   const distantTask = { zapk_id: 'coco-yolox-nano', app_ids: ['person'], video_url: distant };
-  // All four start before the clips' clock is read: each plays from its own start, within a second or two.
+  const standingTask = { zapk_id: 'coco-yolox-nano', app_ids: ['person'], video_url: standing };
+  // All six start before the clips' clock is read: each plays from its own start, within a second or two.
   // The gated tasks detect on crops (gate_regions): the default gate detects moving frames whole,
   // which motion-gate-accuracy.test.ts compares with the gate off.
   tasks.stillOn = await start({ ...stillTask, gate_regions: true });
   tasks.stillOff = await start({ ...stillTask, motion_gate: false });
+  tasks.standingOn = await start(standingTask);
+  tasks.standingOff = await start({ ...standingTask, motion_gate: false });
   tasks.distantOn = await start({ ...distantTask, gate_regions: true });
   tasks.distantOff = await start({ ...distantTask, motion_gate: false });
   clipStart = Date.now();
@@ -159,6 +181,29 @@ describe('the motion gate on a still clip', () => {
     const ungated = await gateOf(tasks.stillOff);
     console.log('still clip, after the walk:', JSON.stringify({ on: gate, off: ungated }));
   }, 90_000);
+});
+
+describe('the motion gate beside a person standing still', () => {
+  it('rests: skips no frame while the track is seen, carries it without the detector, and reports it as the ungated task does', async () => {
+    await eventually(
+      'the person standing for 20 s',
+      () => clipTime() > STANDING_STILL_S + 20 + LAG_S,
+      90_000,
+      500,
+    );
+    const gate = await gateOf(tasks.standingOn);
+    const ungated = await gateOf(tasks.standingOff);
+    console.log('standing clip:', JSON.stringify({ on: gate, off: ungated }));
+    expect(gate).toMatchObject({ enabled: true, resting: true, frames_skipped: 0 });
+    expect(gate.frames_regions).toBeGreaterThan(0);
+    // The last 5 s: the refresh every 2 s only, where the ungated task ran the detector on every frame.
+    expect(gate.detector_runs_per_s).toBeLessThanOrEqual(1);
+    expect(ungated.detector_runs_per_s).toBeGreaterThan(FPS / 2);
+    // The person app reports every person every 5 s: the carried track keeps it doing so.
+    const [on, off] = [await alarmsOf(tasks.standingOn), await alarmsOf(tasks.standingOff)];
+    expect(off.length).toBeGreaterThanOrEqual(4);
+    expect(Math.abs(on.length - off.length)).toBeLessThanOrEqual(1);
+  }, 120_000);
 });
 
 describe('motion_gate updated on a running task', () => {

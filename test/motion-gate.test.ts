@@ -209,7 +209,7 @@ describe('MotionGate', () => {
     );
   });
 
-  it('rests while a track only coasts (its object left), never while one is seen', () => {
+  it('rests while a track only coasts (its object left), never while one is seen moving', () => {
     const gate = new MotionGate();
     const track = (lost: boolean): LiveTrack => ({
       trackId: '1',
@@ -228,6 +228,49 @@ describe('MotionGate', () => {
     const coasting = kinds(REST_AFTER_MS + 2_000, 3 * REST_AFTER_MS + 2_000, true);
     expect(coasting.filter((kind) => kind === 'skip').length).toBeGreaterThan(coasting.length / 3);
     expect(gate.health(true, 3 * REST_AFTER_MS + 2_000).resting).toBe(true);
+  });
+
+  it('without crops, rests around still tracks (a parked car): carries them on no regions where it would skip, and wakes on the first frame one moves', () => {
+    const gate = new MotionGate();
+    const parked = (x1: number): LiveTrack => ({ trackId: '1', box: { x1, y1: 50, x2: x1 + 40, y2: 110 } });
+    const decided: Array<{ at: number; decision: GateDecision }> = [];
+    for (let at = 0; at < 15_000; at += 100)
+      decided.push({ at, decision: gate.decide(scene(null), [parked(10)], INPUT, at, false) });
+    // Moving until it has stood STATIONARY_AFTER_MS; then the motion stage warms up (10 frames) and
+    // the task rests REST_AFTER_MS after the last frame the track counted as moving.
+    const stillSince = STATIONARY_AFTER_MS;
+    const restsAt = stillSince - 100 + REST_AFTER_MS;
+    expect(decided.filter(({ at }) => at < stillSince).map(({ decision }) => decision)).toEqual(
+      Array.from({ length: stillSince / 100 }, () => ({ kind: 'full', reason: 'motion' })),
+    );
+    expect(
+      decided.filter(({ at }) => at >= stillSince && at < stillSince + 1_000).map(({ decision }) => decision),
+    ).toEqual(Array.from({ length: 10 }, () => ({ kind: 'full', reason: 'warmup' })));
+    const resting = decided.filter(({ at }) => at >= restsAt).map(({ decision }) => decision);
+    // Never skipped while a track is seen: the rules go on timing it on every frame.
+    expect(decided.some(({ decision }) => decision.kind === 'skip')).toBe(false);
+    expect(
+      resting.filter((d) => d.kind === 'full').every((d) => d.kind === 'full' && d.reason === 'refresh'),
+    ).toBe(true);
+    expect(resting.filter((d) => d.kind === 'regions')).toEqual(
+      Array.from({ length: resting.length - resting.filter((d) => d.kind === 'full').length }, () => ({
+        kind: 'regions',
+        regions: [],
+      })),
+    );
+    // The whole frame every FULL_REFRESH_MS sees it still there.
+    const refreshes = resting.flatMap((d, i) => (d.kind === 'full' ? [i] : []));
+    expect(refreshes.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(refreshes.slice(1).map((i, k) => i - (refreshes[k] as number)))).toEqual(
+      new Set([FULL_REFRESH_MS / 100]),
+    );
+    expect(gate.health(true, 15_000).resting).toBe(true);
+    // It drives off: the first frame its box moved is detected whole, and the task is awake again.
+    expect(gate.decide(scene(null), [parked(40)], INPUT, 15_000, false)).toEqual({
+      kind: 'full',
+      reason: 'motion',
+    });
+    expect(gate.health(true, 15_000).resting).toBe(false);
   });
 
   it('looks around moving tracks, leaves stationary ones to the refresh, and goes whole when regions would cost more', () => {

@@ -10,8 +10,9 @@ import { MAX_REGION_TILES, MAX_REGIONS, mergeRegions, padRegion, planTiles } fro
  */
 export const FULL_REFRESH_MS = 2_000;
 /**
- * Nothing moved and no track was seen for this long: the task rests, and frames without motion are
- * skipped whole. Short: a resting task still detects the first frame that shows motion, and the
+ * Nothing moved for this long, in the motion stage or as a track (without crops a stationary track
+ * does not count): the task rests, and frames without motion are skipped whole, or only carry the
+ * still tracks. Short: a resting task still detects the first frame that shows motion, and the
  * whole frame every FULL_REFRESH_MS.
  */
 export const REST_AFTER_MS = 3_000;
@@ -31,7 +32,8 @@ export type FullReason = 'off' | 'warmup' | 'refresh' | 'busy' | 'motion';
 
 /**
  * What the detector does with a frame: nothing at all (skip: no detector, tracker or rules), whole
- * (full), or only on regions (possibly none: the tracker and rules still run, on what is carried).
+ * (full), or only on regions (possibly none: the tracker and rules still run, on what is carried,
+ * as on a resting frame with still tracks).
  */
 export type GateDecision =
   | { kind: 'skip' }
@@ -91,10 +93,13 @@ export class MotionGate {
     at: number,
     crops: boolean,
   ): GateDecision {
-    const seen = tracks.some((track) => !track.lost);
-    if (!crops && seen) {
+    const seen = tracks.filter((track) => !track.lost);
+    // Without crops, a track whose box stayed put (a parked car, a bag, someone standing) keeps no
+    // task awake: the motion stage watches the scene around it, and the refresh sees it still.
+    const awake = crops ? seen.length > 0 : this.moving(seen, at).length > 0;
+    if (!crops && awake) {
       // Detected whole whatever moves (below): the motion stage is spared, which on a busy scene is
-      // all the gate would add, and learns the background afresh once the tracks are gone.
+      // all the gate would add, and learns the background afresh once the tracks are gone or still.
       this.motion.reset();
       this.lastActiveAt = at;
       this.resting = false;
@@ -103,14 +108,17 @@ export class MotionGate {
     // Frames that only teach the background find nothing: so is the frame that completes it, and a scene change.
     const warming = this.motion.warming;
     const blobs = this.motion.detect(frame);
-    if (blobs.length > 0 || seen || this.lastActiveAt === null) this.lastActiveAt = at;
+    if (blobs.length > 0 || awake || this.lastActiveAt === null) this.lastActiveAt = at;
     this.resting = at - this.lastActiveAt >= REST_AFTER_MS;
     if (warming || this.motion.warming) return this.full('warmup', at);
     if (at - this.lastFullAt >= FULL_REFRESH_MS) return this.full('refresh', at);
     if (!crops) {
-      // Without crops the gate spares only frames with nothing in them: a frame where anything moves
-      // is detected as without the gate, so its tracks and alarms stay the full-frame ones.
-      return blobs.length === 0 && this.resting ? { kind: 'skip' } : this.full('motion', at);
+      // Without crops the gate spares only frames with nothing moving in them: a frame where anything
+      // moves is detected as without the gate, so its tracks and alarms stay the full-frame ones. A
+      // resting frame with still tracks runs no detector but carries them (no regions): the tracker
+      // holds them unaged and the rules go on timing them frame by frame, as a stay or a left object needs.
+      if (blobs.length > 0 || !this.resting) return this.full('motion', at);
+      return seen.length > 0 ? { kind: 'regions', regions: [] } : { kind: 'skip' };
     }
     const moving = this.moving(tracks, at);
     const regions = mergeRegions(
