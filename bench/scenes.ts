@@ -8,13 +8,14 @@ import { camera1080p } from './decode';
 
 /**
  * The cameras the capacity benches serve: a busy scene (the fixture video made into 1080p25, people
- * crossing all the time) and a still one (a textured 1080p25 scene where one person, cut from the
- * fixture as test/helpers/walker-clip.ts does, crosses once every STILL_PERIOD_S), each also as a
- * 640x360 sub-stream of the same pictures. Made once per machine, H.264 in FLV, 2 s between
+ * crossing all the time), a still one (a textured 1080p25 scene where one person, cut from the
+ * fixture as test/helpers/walker-clip.ts does, crosses once every STILL_PERIOD_S) and an empty one
+ * (the still scene's background, where nothing moves at all), each also as a 640x360 sub-stream of
+ * the same pictures. Made once per machine, H.264 in FLV, 2 s between
  * keyframes, as bench/decode.ts makes the busy one.
  */
 
-export type Scene = 'busy' | 'still';
+export type Scene = 'busy' | 'still' | 'empty';
 export const SCENE_SIZE = { width: 1920, height: 1080 } as const;
 /** Seconds between the still scene's crossings: the clip's length, played in a loop. */
 export const STILL_PERIOD_S = 25;
@@ -44,16 +45,16 @@ const cacheDir = () => {
 
 /** The scene's 1080p25 camera, or its 640x360 sub-stream. */
 export async function sceneCamera(scene: Scene, sub = false): Promise<string> {
-  const main = scene === 'busy' ? camera1080p() : await stillCamera();
+  const main = scene === 'busy' ? camera1080p() : await stillCamera(scene === 'still');
   return sub ? subStreamOf(main) : main;
 }
 
-async function stillCamera(): Promise<string> {
-  const file = join(cacheDir(), `still-1080p25-${STILL_PERIOD_S}s.flv`);
+/** The still scene's camera; without the person, the empty scene's. */
+async function stillCamera(person: boolean): Promise<string> {
+  const file = join(cacheDir(), `${person ? 'still' : 'empty'}-1080p25-${STILL_PERIOD_S}s.flv`);
   if (existsSync(file)) return file;
   const work = mkdtempSync(join(tmpdir(), 'vc-still-scene-'));
   try {
-    const person = await walkerSprite(join(work, 'walker.png'), PERSON.height, PERSON.width);
     // A fixed pattern of grain (one frame, looped) under a blur: texture that compresses like a
     // real wall or car park, and that does not change from frame to frame.
     const background = join(work, 'background.png');
@@ -69,10 +70,15 @@ async function stillCamera(): Promise<string> {
       ],
       ...['-vf', 'gblur=sigma=1.5', '-frames:v', '1', background],
     ]);
+    if (!person) {
+      encode(file, ['-loop', '1', '-framerate', '25', '-t', String(STILL_PERIOD_S), '-i', background]);
+      return file;
+    }
+    const sprite = await walkerSprite(join(work, 'walker.png'), PERSON.height, PERSON.width);
     const x = `if(between(t,${CROSSING_AT_S},${CROSSING_AT_S + CROSSING_S}),-${PERSON.width}+(t-${CROSSING_AT_S})*${SPEED},-${2 * PERSON.width})`;
     encode(file, [
       ...['-loop', '1', '-framerate', '25', '-t', String(STILL_PERIOD_S), '-i', background],
-      ...['-loop', '1', '-framerate', '25', '-i', person],
+      ...['-loop', '1', '-framerate', '25', '-i', sprite],
       ...['-filter_complex', `[0][1]overlay=x='${x}':y=${PERSON.top}:shortest=1`],
     ]);
     return file;

@@ -17,7 +17,8 @@ const RTMP_MODULE = '/usr/lib/nginx/modules/ngx_rtmp_module.so';
  * push tests must fail, not skip (CI installs libnginx-mod-rtmp).
  */
 export class NginxRtmp extends LocalServer {
-  static async start(): Promise<NginxRtmp> {
+  /** `connections`: the most clients at once, publishers and players together. */
+  static async start(connections = 64): Promise<NginxRtmp> {
     for (const file of [NGINX, RTMP_MODULE]) {
       if (!existsSync(file)) throw new Error(`${file} is missing: apt-get install nginx libnginx-mod-rtmp`);
     }
@@ -31,7 +32,7 @@ export class NginxRtmp extends LocalServer {
         'worker_processes 1;',
         `pid ${join(server.dir, 'nginx.pid')};`,
         `error_log ${join(server.dir, 'error.log')} info;`,
-        'events { worker_connections 64; }',
+        `events { worker_connections ${connections}; }`,
         `rtmp { server { listen 127.0.0.1:${server.port}; application live { live on; } } }`,
       ].join('\n'),
     );
