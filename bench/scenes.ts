@@ -11,8 +11,8 @@ import { camera1080p } from './decode';
  * crossing all the time), a still one (a textured 1080p25 scene where one person, cut from the
  * fixture as test/helpers/walker-clip.ts does, crosses once every STILL_PERIOD_S) and an empty one
  * (the still scene's background, where nothing moves at all), each also as a 640x360 sub-stream of
- * the same pictures. Made once per machine, H.264 in FLV, 2 s between
- * keyframes, as bench/decode.ts makes the busy one.
+ * the same pictures. Made once per machine, H.264 in FLV, 2 s between keyframes, as bench/decode.ts
+ * makes the busy one.
  */
 
 export type Scene = 'busy' | 'still' | 'empty';
