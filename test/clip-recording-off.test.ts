@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -260,4 +260,36 @@ describe("the engine's task health says whether clips are recorded", () => {
     const recording = await health(ids[0] as string);
     expect([recording.clips, recording.clips_reason]).toEqual(['recording', null]);
   }, 90_000);
+});
+
+describe('an ffmpeg run that ended (its stream dropped, the next after a backoff)', () => {
+  it('leaves its unfinished segment unjudged: an outage longer than maxOpenMs keeps clips recording', async () => {
+    const taskId = 'task-outage';
+    const buffers = new ClipBuffers(join(tmp, 'outage'), {
+      ...CLIP_BUFFER_LIMITS,
+      maxOpenMs: 200,
+      pollMs: 50,
+    });
+    try {
+      const run = 7;
+      const source = { codec: 'h264', recordError: null, alive: false };
+      const target = buffers.target(taskId);
+      if (!target) throw new Error('the task records');
+      buffers.follow(taskId, run, source);
+      // The run's last segment, begun and never closed: its ffmpeg ended mid-segment.
+      writeFileSync(join(target.dir, segmentNameOf(run, 0)), Buffer.alloc(1024));
+      await sleep(600);
+      expect(buffers.state(taskId)).toEqual({ clips: 'recording', reason: null });
+      // The same open segment under a running ffmpeg is a stream without keyframes.
+      source.alive = true;
+      await eventually(
+        'the open segment judged',
+        () => buffers.state(taskId).clips === 'no_keyframes',
+        5_000,
+        50,
+      );
+    } finally {
+      buffers.close();
+    }
+  });
 });

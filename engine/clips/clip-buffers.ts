@@ -51,6 +51,11 @@ export interface RecordingSource {
    * cannot make), or writing (a full disk); null while it works.
    */
   readonly recordError: RecordError | null;
+  /**
+   * Whether its ffmpeg runs now. One that ended (its stream dropped; the next starts after a
+   * backoff) leaves its last segment unfinished, which says nothing of the stream's keyframes.
+   */
+  readonly alive: boolean;
 }
 
 interface TaskBuffer {
@@ -160,7 +165,8 @@ export class ClipBuffers {
     const codec = task.latest?.codec ?? null;
     if (codec !== null && !RECORDABLE_CODECS.has(codec))
       return { clips: 'off', reason: `clips are kept of H.264 and H.265 streams, not ${codec}` };
-    const overgrown = task.ring.overgrown();
+    // Judged only while its ffmpeg runs: an outage longer than maxOpenMs must not turn clips off for good.
+    const overgrown = task.latest?.alive === false ? null : task.ring.overgrown();
     return overgrown ? { clips: 'no_keyframes', reason: overgrown } : task.state;
   }
 

@@ -248,6 +248,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   private stopRequested = false;
   private terminating = false;
   private exited: Promise<void> | null = null;
+  private ended = false;
 
   /** This ffmpeg's number in the process, which names its recorded segments. */
   get run(): number {
@@ -363,6 +364,7 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   }
 
   private exit(code: number | null, signal: NodeJS.Signals | null): void {
+    this.ended = true;
     this.stderr.end();
     this.emit('exit', { code, signal, stderrTail: this.stderr.text, stopped: this.stopRequested });
   }
@@ -390,6 +392,11 @@ export class FrameSource extends EventEmitter<FrameSourceEvents> {
   /** Why ffmpeg's recording output failed, in its words; null while it works. */
   get recordError(): RecordError | null {
     return this.recordFailure;
+  }
+
+  /** Started and not yet exited. */
+  get alive(): boolean {
+    return this.exited !== null && !this.ended;
   }
 
   private recordFailed(line: string): void {
