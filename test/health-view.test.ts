@@ -88,6 +88,34 @@ describe('the dump line, rendered from the health object', () => {
     );
   });
 
+  it("says which stream a task with a sub-stream analyses, and the main stream's drops (gaps in its clips)", () => {
+    const base =
+      'running 5.0 fps analysed, source 768x576 at 10.0 fps, 1 reconnects, 120 frames analysed, 3 dropped (cores busy), inference 32 ms';
+    const sub: NonNullable<TaskHealth['sub_stream']> = {
+      state: 'running',
+      width: 640,
+      height: 360,
+      fps: 25,
+      aspect_mismatch: false,
+      analysing: 'sub_stream',
+      last_error: null,
+      main: { state: 'running', drops: 0, last_error: null },
+    };
+    const dump = (sub_stream: TaskHealth['sub_stream']) =>
+      renderDump({ ...RUNNING, sub_stream, ai_video: [] });
+    expect(dump(sub)).toBe(`${base}, analysing the sub-stream 640x360`);
+    expect(dump({ ...sub, state: 'lost', analysing: 'main_stream', last_error: 'Connection refused' })).toBe(
+      `${base}, analysing the main stream (sub-stream lost: Connection refused)`,
+    );
+    const main = { state: 'lost', drops: 1, last_error: 'End of file' } as const;
+    expect(dump({ ...sub, main })).toBe(
+      `${base}, analysing the sub-stream 640x360, main stream lost (End of file): its clips have a gap`,
+    );
+    expect(dump({ ...sub, main: { ...main, state: 'running', drops: 2 } })).toBe(
+      `${base}, analysing the sub-stream 640x360, main stream dropped 2 times (last: End of file)`,
+    );
+  });
+
   it('says how an outage goes, with analysis errors and the rate the AI video fell back to', () => {
     const lost: TaskHealth = {
       ...RUNNING,

@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,8 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskHealth } from '../engine/contract/health';
 import { findFfmpeg } from '../engine/media/ffmpeg';
 import type { TaskView } from '../engine/tasks/schema';
+import { terminate } from './helpers/child';
 import { startTestEngine, type TestEngine, taskView } from './helpers/engine';
 import { eventually } from './helpers/eventually';
+import { NginxRtmp } from './helpers/nginx-rtmp';
 import { Receiver } from './helpers/receiver';
 import { RtmpSource } from './helpers/rtmp-source';
 import { WALKER, walkerClip } from './helpers/walker-clip';
@@ -17,7 +19,8 @@ import { WALKER, walkerClip } from './helpers/walker-clip';
  * A camera as two streams (issue 36): the same walker clip as a 1280x720 main stream and a 640x360
  * (and a 4:3 640x480) sub-stream, real ffmpeg, the built-in motion app. Boxes of events stay in the
  * main stream's pixels, the engine decodes the sub-stream only, clips are the main stream's; a
- * sub-stream that drops falls back to the main stream and comes back.
+ * sub-stream that drops falls back to the main stream and comes back; a main stream that drops is
+ * said in health while analysis goes on.
  */
 
 const run = promisify(execFile);
@@ -36,7 +39,7 @@ const EDGE_TOLERANCE = 16;
 let t: TestEngine;
 let receiver: Receiver;
 let dir: string;
-const files = { main: '', sub: '', sub43: '', subFlv: '' };
+const files = { main: '', sub: '', sub43: '', subFlv: '', mainFlv: '' };
 
 async function scaled(clip: string, size: string, name: string): Promise<string> {
   const out = join(dir, name);
@@ -57,7 +60,9 @@ beforeAll(async () => {
     scaled(clip, '640:480', 'sub43.mp4'),
   ]);
   files.subFlv = join(dir, 'sub.flv');
+  files.mainFlv = join(dir, 'main.flv');
   await run(FFMPEG, ['-v', 'error', '-y', '-i', files.sub, '-c', 'copy', '-f', 'flv', files.subFlv]);
+  await run(FFMPEG, ['-v', 'error', '-y', '-i', files.main, '-c', 'copy', '-f', 'flv', files.mainFlv]);
   receiver = await Receiver.start();
   t = await startTestEngine(undefined, undefined, { analysisFps: 5 });
 }, 120_000);
@@ -279,6 +284,72 @@ describe('a camera as a main stream and a sub-stream', () => {
     );
     await t.call('DELETE', `/api/task/${id}`);
     await sub.kill();
+  }, 180_000);
+});
+
+describe('a main stream that drops beside a running sub-stream', () => {
+  it('says so in health (a gap in its clips) while analysis goes on, and counts the drop once it is back', async () => {
+    // A camera serving any number of clients: the main stream may be opened more than once.
+    const server = await NginxRtmp.start();
+    const url = server.url('main-drop');
+    const publish = () =>
+      spawn(
+        FFMPEG,
+        [
+          ...['-hide_banner', '-loglevel', 'error', '-re', '-stream_loop', '-1', '-i', files.mainFlv],
+          ...['-c', 'copy', '-f', 'flv', url],
+        ],
+        { stdio: 'ignore' },
+      );
+    let publisher = publish();
+    try {
+      const id = await eventually('the task started on the published main stream', async () => {
+        const answer = await t.call('POST', '/api/task', {
+          json: { zapk_id: 'builtin', app_ids: ['motion'], video_url: url, analysis_url: files.sub },
+        });
+        return answer.body.code === 0 && (answer.body.data as { task_id: string }).task_id;
+      });
+      expect((await health(id)).sub_stream?.main).toEqual({ state: 'running', drops: 0, last_error: null });
+
+      await terminate(publisher, 'SIGKILL');
+      const lost = await eventually(
+        'the main stream lost',
+        async () => {
+          const now = await health(id);
+          return now.sub_stream?.main.state === 'lost' && now;
+        },
+        60_000,
+      );
+      expect(lost.sub_stream).toMatchObject({ analysing: 'sub_stream', state: 'running' });
+      expect(lost.sub_stream?.main.drops).toBe(1);
+      expect(lost.sub_stream?.main.last_error).toBeTruthy();
+      expect((await taskView(t, id)).dump).toContain('main stream lost (');
+      // Analysis goes on, on the sub-stream: the task is neither lost nor stalled.
+      const before = lost.frames_analysed;
+      await eventually(
+        'frames analysed meanwhile',
+        async () => (await health(id)).frames_analysed > before + 10,
+      );
+      expect((await taskView(t, id)).status).toBe('running');
+
+      publisher = publish();
+      const back = await eventually(
+        'the main stream read again',
+        async () => {
+          // The recorder's reconnect backoff runs on the engine's lifecycle clock, which the test moves.
+          t.advance(3_000);
+          const now = await health(id);
+          return now.sub_stream?.main.state === 'running' && now;
+        },
+        60_000,
+      );
+      expect(back.sub_stream?.main.drops).toBe(1);
+      expect((await taskView(t, id)).dump).toContain('main stream dropped 1 time (last: ');
+      await t.call('DELETE', `/api/task/${id}`);
+    } finally {
+      await terminate(publisher, 'SIGKILL');
+      await server.dispose();
+    }
   }, 180_000);
 });
 

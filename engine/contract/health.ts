@@ -42,6 +42,25 @@ export const SubStreamHealth = Type.Object(
         'Which stream analysis reads: main_stream while the sub-stream is lost (the fallback) or an AI video of the task is watched',
     }),
     last_error: Nullable(Type.String({ description: "The sub-stream's last error" })),
+    main: Type.Object(
+      {
+        state: Type.Union([Type.Literal('running'), Type.Literal('lost')], {
+          description:
+            'running while the main stream is read (copied into clips); lost from a drop until it is read again',
+        }),
+        drops: Type.Integer({
+          minimum: 0,
+          description:
+            'Times the main stream ended on its own since the task started: each leaves a gap in its clips',
+        }),
+        last_error: Nullable(Type.String({ description: 'Why it last ended on its own; null until it did' })),
+      },
+      {
+        additionalProperties: false,
+        description:
+          "The main stream beside it, which analysis does not read while the sub-stream runs: its drops show here, the task's stream and events going on",
+      },
+    ),
   },
   {
     additionalProperties: false,

@@ -166,6 +166,11 @@ export class DualStream extends EventEmitter<StreamWatchdogEvents> implements An
       aspect_mismatch: Boolean(size && main && aspectsDiffer(size, main)),
       analysing: this.onMain ? 'main_stream' : 'sub_stream',
       last_error: this.sub.lastError || null,
+      main: {
+        state: this.recorder.flowing ? 'running' : 'lost',
+        drops: this.recorder.drops.count,
+        last_error: this.recorder.drops.lastError,
+      },
     };
   }
 

@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import type { RecordingSource } from '../clips/clip-buffers';
 import { type SegmentTarget, segmentOutputArgs } from '../clips/segment-output';
 import { type Clock, systemClock, type TimerHandle } from '../clock';
+import { engineLoopLag } from '../system/loop-lag';
 import type { PixelSize } from './analysis-size';
 import { findFfmpeg } from './ffmpeg';
 import {
@@ -21,6 +22,7 @@ import { QUICK_START_ARGS } from './quick-start';
 import { ReconnectBackoff, type ReconnectPolicy } from './reconnect-policy';
 import { sourceRefusal } from './source-limits';
 import type { SourceUrl } from './source-url';
+import { StallDetector } from './stall-detector';
 
 export interface MainRecorderOptions {
   ffmpeg?: string;
@@ -35,6 +37,11 @@ export interface MainRecorderOptions {
   /** Waits between runs after one ended on its own. */
   reconnectPolicy?: () => ReconnectPolicy;
   clock?: Clock;
+  /**
+   * Times a stall (no packet copied for 3 s once the stream was described): real time, as packets
+   * come in, whatever the lifecycle clock does (watchdog-types.ts's streamClock). Default systemClock.
+   */
+  streamClock?: Clock;
   stopGraceMs?: number;
 }
 
@@ -81,6 +88,18 @@ export class MainRecorder extends EventEmitter<MainRecorderEvents> implements Re
   private readonly backoff: ReconnectBackoff;
   private readonly clock: Clock;
   private running = false;
+  private ends = 0;
+  private endedWith: string | null = null;
+  /**
+   * A stream that stops sending while its connection stays open (a camera's encoder hung, an RTMP
+   * publisher gone from a relay) ends no run by itself: the run is ended when no packet was copied
+   * for a while, as the analysed stream's watchdog does with frames.
+   */
+  private readonly stall: StallDetector;
+  private stalled: string | null = null;
+  /** ffmpeg's -progress report: the output time copied so far this run, and an unfinished line. */
+  private copiedUs = -1;
+  private progressTail = '';
 
   constructor(
     readonly source: SourceUrl,
@@ -89,6 +108,14 @@ export class MainRecorder extends EventEmitter<MainRecorderEvents> implements Re
     super();
     this.clock = options.clock ?? systemClock;
     this.backoff = new ReconnectBackoff(options.reconnectPolicy);
+    this.stall = new StallDetector(options.streamClock ?? systemClock, {
+      fps: () => this.described?.fps ?? DEFAULT_FPS,
+      onStall: (windowMs) => {
+        this.stalled = `no packet of the main stream for ${windowMs / 1000} s`;
+        this.child?.kill('SIGKILL');
+      },
+      stolenMs: () => engineLoopLag().stolenMs(),
+    });
   }
 
   /**
@@ -125,8 +152,18 @@ export class MainRecorder extends EventEmitter<MainRecorderEvents> implements Re
   }
 
   /** Whether a run is going now (not between runs after the stream dropped). */
-  get up(): boolean {
+  get alive(): boolean {
     return this.running;
+  }
+
+  /** Whether the stream is read now: a run is going and has described it. */
+  get flowing(): boolean {
+    return this.running && this.inputCodec !== null;
+  }
+
+  /** Runs that ended on their own (the stream dropped), and why the last did; null until one did. */
+  get drops(): { count: number; lastError: string | null } {
+    return { count: this.ends, lastError: this.endedWith };
   }
 
   get codec(): string | null {
@@ -149,7 +186,8 @@ export class MainRecorder extends EventEmitter<MainRecorderEvents> implements Re
 
   /** The running ffmpeg's arguments (for tests: it must decode nothing). */
   args(target: SegmentTarget | undefined): string[] {
-    const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info'];
+    // -progress: what has been copied, twice a second, on stdout (the stall check reads it).
+    const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'level+info', '-progress', 'pipe:1'];
     if (this.source.kind !== 'file' && !target?.fullProbe) args.push(...QUICK_START_ARGS);
     args.push(...sourceInputArgs(this.source, this.options));
     if (target) args.push(...segmentOutputArgs(target, this.runNumber));
@@ -168,6 +206,7 @@ export class MainRecorder extends EventEmitter<MainRecorderEvents> implements Re
   async close(): Promise<void> {
     this.closed = true;
     this.clearTimer();
+    this.stall.stop();
     await this.stopChild();
   }
 
@@ -180,13 +219,19 @@ export class MainRecorder extends EventEmitter<MainRecorderEvents> implements Re
     this.inputCodec = null;
     this.recordFailure = null;
     this.refusal = null;
+    this.stalled = null;
+    this.copiedUs = -1;
+    this.progressTail = '';
     const child = spawnOwned(this.options.ffmpeg ?? findFfmpeg(), this.args(target), {
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
     this.running = true;
     this.options.follow?.(this.runNumber, this);
     child.on('error', (error) => this.stderr.addLine(error.message, 'error'));
+    (child.stdout as Readable).on('data', (chunk: Buffer) => {
+      if (this.child === child) this.readProgress(chunk.toString());
+    });
     (child.stderr as Readable).on('data', (chunk: Buffer) => {
       for (const line of this.stderr.push(chunk)) this.readLine(line, Boolean(target));
     });
@@ -197,6 +242,18 @@ export class MainRecorder extends EventEmitter<MainRecorderEvents> implements Re
         resolve();
       }),
     );
+  }
+
+  /** Notes each advance of the time copied (out_time_us) as a packet for the stall check. */
+  private readProgress(text: string): void {
+    const lines = (this.progressTail + text).split('\n');
+    this.progressTail = lines.pop() ?? '';
+    for (const line of lines) {
+      const copied = /^out_time_us=(\d+)/.exec(line);
+      if (!copied || Number(copied[1]) <= this.copiedUs) continue;
+      this.copiedUs = Number(copied[1]);
+      this.stall.frame();
+    }
   }
 
   private readLine(line: string, recording: boolean): void {
@@ -216,14 +273,18 @@ export class MainRecorder extends EventEmitter<MainRecorderEvents> implements Re
     this.inputCodec = videoStreamFormat(line)?.codec ?? '';
     this.described = { source: size, fps: fps || DEFAULT_FPS };
     this.backoff.reset();
+    this.stall.watch();
     this.emit('described', this.described);
   }
 
   private onExit(): void {
     this.child = null;
     this.running = false;
+    this.stall.stop();
     if (this.closed) return;
-    this.emit('ended', this.lastError || 'the main stream ended');
+    this.ends += 1;
+    this.endedWith = this.stalled ?? (this.lastError || 'the main stream ended');
+    this.emit('ended', this.endedWith);
     this.timer = this.clock.setTimeout(() => {
       this.timer = null;
       this.run();
@@ -234,6 +295,7 @@ export class MainRecorder extends EventEmitter<MainRecorderEvents> implements Re
     const child = this.child;
     this.child = null;
     this.running = false;
+    this.stall.stop();
     if (!child) return this.exited;
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');

@@ -1,4 +1,11 @@
-import type { AiVideoHealth, AnalysisHealth, FfmpegHealth, GateHealth, TaskHealth } from '../contract/health';
+import type {
+  AiVideoHealth,
+  AnalysisHealth,
+  FfmpegHealth,
+  GateHealth,
+  SubStreamHealth,
+  TaskHealth,
+} from '../contract/health';
 
 /** What the registry knows of a video task's source while no analysis runs (starting or reopening). */
 export interface Reopening {
@@ -94,8 +101,27 @@ export function renderDump(health: TaskHealth): string {
     `source ${stream.width}x${stream.height} at ${stream.fps.toFixed(1)} fps, ` +
     `${stream.reconnects} reconnects, ${health.frames_analysed} frames analysed, ` +
     `${health.frames_dropped} dropped (cores busy), inference ${(health.inference_ms ?? 0).toFixed(0)} ms` +
-    `${gated}${errors}${video}`
+    `${gated}${subStreamText(health.sub_stream)}${errors}${video}`
   );
+}
+
+/** A task with a sub-stream: the stream analysis reads, and the main stream's drops (gaps in its clips). */
+function subStreamText(sub: SubStreamHealth | null): string {
+  if (!sub) return '';
+  const analysed =
+    sub.analysing === 'sub_stream'
+      ? `, analysing the sub-stream ${sub.width}x${sub.height}`
+      : `, analysing the main stream (sub-stream ${sub.state}${sub.last_error ? `: ${sub.last_error}` : ''})`;
+  const { main } = sub;
+  const lost =
+    main.state === 'lost'
+      ? `, main stream lost (${main.last_error ?? 'not read yet'}): its clips have a gap`
+      : '';
+  const drops =
+    main.drops > 0 && main.state === 'running'
+      ? `, main stream dropped ${main.drops} time${main.drops === 1 ? '' : 's'} (last: ${main.last_error})`
+      : '';
+  return `${analysed}${lost}${drops}`;
 }
 
 function aiVideoText(health: TaskHealth): string {
