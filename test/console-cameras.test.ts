@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskView } from '../engine/tasks/schema';
+import { startFromSource } from './helpers/browser';
 import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine';
 import { VIDEO } from './helpers/fixtures';
 import { RtmpSource } from './helpers/rtmp-source';
@@ -151,12 +152,7 @@ describe('the task table', () => {
     // Over 64 characters: refused on the source step, before the engine sees it.
     expect(await wizard.getByRole('textbox', { name: 'Name' }).getAttribute('aria-invalid')).toBe('true');
     await wizard.getByRole('textbox', { name: 'Name' }).fill(' Loading bay ');
-    await wizard.getByRole('button', { name: 'Next' }).click();
-    await wizard.getByRole('combobox', { name: 'Package' }).selectOption('builtin');
-    await wizard.getByRole('checkbox', { name: /Scene change/ }).check();
-    await wizard.getByRole('button', { name: 'Next' }).click();
-    await wizard.getByRole('button', { name: 'Next' }).click();
-    await wizard.getByRole('button', { name: 'Start task' }).click();
+    await startFromSource(wizard, 'builtin', /Scene change/);
     await wizard.waitFor({ state: 'detached', ...POLL });
     const tasks = await api<TaskView[]>('GET', '/api/tasks');
     expect(tasks.filter((task) => task.mode === 'diff').map((task) => task.name)).toEqual(['Loading bay']);

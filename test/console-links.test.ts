@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, openConsolePage } from './helpers/browser';
+import { launchChromium, openConsolePage, startFromSource } from './helpers/browser';
 import { callApi, type EngineProcess, signIn, spawnEngine, stopEngine } from './helpers/engine-process';
 import { VIDEO } from './helpers/fixtures';
 
@@ -128,12 +128,7 @@ describe('console addresses', () => {
     await page.getByRole('button', { name: 'New task…' }).click();
     const wizard = page.getByRole('dialog', { name: 'Start a task' });
     await wizard.getByRole('radio', { name: 'Image' }).check();
-    await wizard.getByRole('button', { name: 'Next' }).click();
-    await wizard.getByRole('combobox', { name: 'Package' }).selectOption('builtin');
-    await wizard.getByRole('checkbox', { name: /Motion detection/ }).check();
-    await wizard.getByRole('button', { name: 'Next' }).click();
-    await wizard.getByRole('button', { name: 'Next' }).click();
-    await wizard.getByRole('button', { name: 'Start task' }).click();
+    await startFromSource(wizard, 'builtin', /Motion detection/);
     const field = wizard.getByRole('textbox', { name: 'Callback URL' });
     await expect.poll(() => field.getAttribute('aria-invalid'), { timeout: 10_000 }).toBe('true');
     expect(await wizard.getByText(refusal.msg).count()).toBe(1);

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFfmpeg } from '../engine/media/ffmpeg';
 import type { TaskView } from '../engine/tasks/schema';
+import { startFromSource } from './helpers/browser';
 import { type ConsoleEngine, startConsoleEngine } from './helpers/console-engine';
 import { VIDEO } from './helpers/fixtures';
 
@@ -59,12 +60,7 @@ describe('the start wizard with a sub-stream', () => {
     await wizard.getByText('Source frame 1280 × 720').waitFor();
     expect(await wizard.locator('.preview video').count()).toBe(2);
 
-    await wizard.getByRole('button', { name: 'Next' }).click();
-    await wizard.getByRole('combobox', { name: 'Package' }).selectOption('builtin');
-    await wizard.getByRole('checkbox', { name: /Motion detection/ }).check();
-    await wizard.getByRole('button', { name: 'Next' }).click();
-    await wizard.getByRole('button', { name: 'Next' }).click();
-    await wizard.getByRole('button', { name: 'Start task' }).click();
+    await startFromSource(wizard, 'builtin', /Motion detection/);
     await page.getByRole('heading', { name: 'Live view' }).waitFor(POLL);
 
     const tasks = await c.api<TaskView[]>('GET', '/api/tasks');
@@ -83,12 +79,7 @@ describe('the start wizard with a sub-stream', () => {
     await wizard.getByRole('textbox', { name: 'Source URL' }).fill(files.main);
     const sub = wizard.getByRole('textbox', { name: 'Sub-stream URL (optional)' });
     await sub.fill('/etc/hostname');
-    await wizard.getByRole('button', { name: 'Next' }).click();
-    await wizard.getByRole('combobox', { name: 'Package' }).selectOption('builtin');
-    await wizard.getByRole('checkbox', { name: /Motion detection/ }).check();
-    await wizard.getByRole('button', { name: 'Next' }).click();
-    await wizard.getByRole('button', { name: 'Next' }).click();
-    await wizard.getByRole('button', { name: 'Start task' }).click();
+    await startFromSource(wizard, 'builtin', /Motion detection/);
     // Back on the source step, the refusal at the sub-stream's field.
     await expect.poll(() => sub.getAttribute('aria-invalid'), POLL).toBe('true');
     expect(await wizard.getByRole('textbox', { name: 'Source URL' }).getAttribute('aria-invalid')).not.toBe(

@@ -1,4 +1,4 @@
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 
 /** Debian's Chromium, driven headless by playwright-core (no downloaded browser). */
 export const CHROMIUM = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
@@ -60,4 +60,17 @@ export async function presetSession(
     },
     { token, language: display.language, theme: display.theme },
   );
+}
+
+/**
+ * The task wizard from its source step to Start: the package and one of its apps chosen, the areas
+ * and delivery steps left as they are.
+ */
+export async function startFromSource(wizard: Locator, zapkId: string, app: RegExp): Promise<void> {
+  await wizard.getByRole('button', { name: 'Next' }).click();
+  await wizard.getByRole('combobox', { name: 'Package' }).selectOption(zapkId);
+  await wizard.getByRole('checkbox', { name: app }).check();
+  await wizard.getByRole('button', { name: 'Next' }).click();
+  await wizard.getByRole('button', { name: 'Next' }).click();
+  await wizard.getByRole('button', { name: 'Start task' }).click();
 }
