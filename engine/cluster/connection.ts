@@ -23,10 +23,12 @@ export const CLIENT_TIMING = {
    */
   timeoutsBeforeLeaving: 3,
   /**
-   * How long a starting node waits for JetStream to answer: servers started together elect their
-   * meta leader first (seconds), and a node may start while they do.
+   * How long a starting node waits for JetStream to answer, and to place its replicas: servers
+   * started together elect their meta leader first (seconds), and a node may start while they do.
+   * On a loaded machine placement took longer than 30 s after every server said it was ready
+   * (/healthz): a node that gave up then exited, where it needed only to wait.
    */
-  jetstreamWaitMs: 30_000,
+  jetstreamWaitMs: 90_000,
 } as const;
 
 /** One node's connection to the site's NATS servers, with JetStream and KV on it. */
