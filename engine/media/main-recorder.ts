@@ -37,11 +37,6 @@ export interface MainRecorderOptions {
   /** Waits between runs after one ended on its own. */
   reconnectPolicy?: () => ReconnectPolicy;
   clock?: Clock;
-  /**
-   * Times a stall (no packet copied for 3 s once the stream was described): real time, as packets
-   * come in, whatever the lifecycle clock does (watchdog-types.ts's streamClock). Default systemClock.
-   */
-  streamClock?: Clock;
   stopGraceMs?: number;
 }
 
@@ -108,7 +103,9 @@ export class MainRecorder extends EventEmitter<MainRecorderEvents> implements Re
     super();
     this.clock = options.clock ?? systemClock;
     this.backoff = new ReconnectBackoff(options.reconnectPolicy);
-    this.stall = new StallDetector(options.streamClock ?? systemClock, {
+    // A stall (no packet copied for 3 s once the stream was described) is timed in real time, as
+    // packets come in, whatever the lifecycle clock does (watchdog-types.ts's streamClock).
+    this.stall = new StallDetector(systemClock, {
       fps: () => this.described?.fps ?? DEFAULT_FPS,
       onStall: (windowMs) => {
         this.stalled = `no packet of the main stream for ${windowMs / 1000} s`;
