@@ -203,7 +203,6 @@ export class MainRecorder extends EventEmitter<MainRecorderEvents> implements Re
   async close(): Promise<void> {
     this.closed = true;
     this.clearTimer();
-    this.stall.stop();
     await this.stopChild();
   }
 
