@@ -395,10 +395,6 @@ export async function benchCapacity(): Promise<{
   try {
     for (const name of names) {
       const setup: Setup = SETUPS[name];
-      // The full-frame busy count starts a little under its bound (it held 7-9 of 10-11); the gated
-      // busy one where the full-frame one held, which it must not fall below.
-      const predicted =
-        setup.start ?? (name === 'busy-gated' ? heldOf('busy-full') : undefined) ?? fullBound - 2;
       if (setup.only) {
         const row = await run(engine, name, setup.only, bound);
         rows.push(row);
@@ -415,6 +411,10 @@ export async function benchCapacity(): Promise<{
         });
         continue;
       }
+      // The full-frame busy count starts a little under its bound (it held 7-9 of 10-11); the gated
+      // busy one where the full-frame one held, which it must not fall below.
+      const predicted =
+        setup.start ?? (name === 'busy-gated' ? heldOf('busy-full') : undefined) ?? fullBound - 2;
       const measured = await search(engine, name, starts.get(name) ?? predicted, bound);
       rows.push(...measured);
       const best = measured
