@@ -224,21 +224,34 @@ function allocateWorkspace(width: number, height: number, options: MotionOptions
   };
 }
 
-/** Area average of luma (BT.601 weights in 1/256) over factor x factor blocks; the remainder is left out. */
+/**
+ * Blocks of at least this many pixels a side are averaged on a 2-pixel lattice (every other row and
+ * column): a quarter of the reads, still 4 to 36 samples a block, and skipping every other row
+ * halves the memory read too. Reading every pixel cost 6 ms a 1080p frame, 1.2 with the lattice,
+ * which at 5 fps is 2.4% of a core per camera, on every frame a resting camera looks at.
+ */
+const LATTICE_FROM_FACTOR = 4;
+
+/** Average luma (BT.601 weights in 1/256) of factor x factor blocks; the remainder is left out. */
 function toWorkingGray(frame: Frame, ws: Workspace): void {
   const { data, width } = frame;
   const { factor, cols, rows, gray, rowSums } = ws;
-  const scale = 1 / (factor * factor * 256);
+  const step = factor >= LATTICE_FROM_FACTOR ? 2 : 1;
+  const samples = Math.ceil(factor / step);
+  const scale = 1 / (samples * samples * 256);
+  const rowBytes = width * 3;
+  const blockBytes = factor * 3;
+  const stepBytes = step * 3;
   for (let row = 0; row < rows; row++) {
     rowSums.fill(0);
-    for (let sy = row * factor; sy < (row + 1) * factor; sy++) {
-      let p = sy * width * 3;
+    for (let sy = row * factor; sy < (row + 1) * factor; sy += step) {
+      let p = sy * rowBytes;
       for (let col = 0; col < cols; col++) {
+        const end = p + blockBytes;
         let sum = 0;
-        for (let k = 0; k < factor; k++) {
+        for (; p < end; p += stepBytes)
           sum += 77 * (data[p] as number) + 150 * (data[p + 1] as number) + 29 * (data[p + 2] as number);
-          p += 3;
-        }
+        p = end;
         rowSums[col] = (rowSums[col] as number) + sum;
       }
     }
