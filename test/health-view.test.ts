@@ -80,11 +80,13 @@ describe('the dump line, rendered from the health object', () => {
       enabled: true,
       resting: true,
       detector_runs_per_s: 0.4,
+      refresh_s: 8,
       area_fraction: 0.204,
     };
     expect(renderDump({ ...RUNNING, gate, ai_video: [] })).toBe(
       'running 5.0 fps analysed, source 768x576 at 10.0 fps, 1 reconnects, 120 frames analysed, ' +
-        '3 dropped (cores busy), inference 32 ms, motion gate resting: 0.4 detector runs/s, 20% of the frame',
+        '3 dropped (cores busy), inference 32 ms, motion gate resting: 0.4 detector runs/s, 20% of the frame, ' +
+        'whole every 8 s',
     );
   });
 
@@ -166,6 +168,7 @@ describe('the dump line, rendered from the health object', () => {
         frames_regions: 0,
         frames_full: 0,
         detector_runs_per_s: 0,
+        refresh_s: 0,
         area_fraction: 0,
       },
       sub_stream: null,

@@ -5,6 +5,7 @@ import {
   type GateDecision,
   type LiveTrack,
   MotionGate,
+  QUIET_REFRESH_MS,
   REST_AFTER_MS,
   STATIONARY_AFTER_MS,
 } from '../engine/pipeline/motion-gate';
@@ -136,25 +137,32 @@ describe('MotionGate', () => {
     const gate = new MotionGate();
     const twin = new MotionDetector();
     const decisions: GateDecision[] = [];
-    // 10 fps: 10 warm-up frames, still frames, a square moving for 1 s, then still for over REST_AFTER_MS.
+    // 10 fps: 10 warm-up frames, still frames, a square moving for 1 s, then still for 25 s.
     const xs: Array<number | null> = [];
     for (let i = 0; i < 30; i++) xs.push(null);
     for (let i = 0; i < 10; i++) xs.push(40 + 20 * i);
-    for (let i = 0; i < 150; i++) xs.push(null);
+    for (let i = 0; i < 250; i++) xs.push(null);
     const expected: GateDecision[] = [];
     let lastFull = Number.NEGATIVE_INFINITY;
     let lastActive = 0;
+    let refreshMs = FULL_REFRESH_MS;
     xs.forEach((x, i) => {
       const at = i * 100;
       decisions.push(decide(gate, x, at));
       const blobs = twin.detect(scene(x));
-      if (blobs.length > 0) lastActive = at;
+      if (blobs.length > 0) {
+        lastActive = at;
+        refreshMs = FULL_REFRESH_MS;
+      }
       if (i < 10) {
         expected.push({ kind: 'full', reason: 'warmup' });
         lastFull = at;
-      } else if (at - lastFull >= FULL_REFRESH_MS) {
+      } else if (at - lastFull >= refreshMs) {
         expected.push({ kind: 'full', reason: 'refresh' });
         lastFull = at;
+        // Resting on an empty scene: each refresh doubles the next interval, up to QUIET_REFRESH_MS.
+        refreshMs =
+          at - lastActive >= REST_AFTER_MS ? Math.min(2 * refreshMs, QUIET_REFRESH_MS) : FULL_REFRESH_MS;
       } else if (blobs.length > 0) {
         expected.push({ kind: 'regions', regions: mergeRegions(blobs.map((b) => padRegion(b, scene(x)))) });
       } else if (at - lastActive >= REST_AFTER_MS) {
@@ -168,7 +176,10 @@ describe('MotionGate', () => {
     const kinds = decisions.map((d) => d.kind);
     expect(kinds.slice(30, 40).filter((k) => k === 'regions').length).toBeGreaterThanOrEqual(8);
     expect(kinds.slice(-40).filter((k) => k === 'skip').length).toBeGreaterThanOrEqual(30);
-    expect(kinds.slice(-40)).toContain('full');
+    // After the square: refreshes 2 s apart while it may still move, then 4 s and 8 s once resting.
+    const refreshes = decisions.flatMap((d, i) => (i >= 40 && d.kind === 'full' ? [i * 100] : []));
+    const gaps = refreshes.slice(1).map((at, k) => at - (refreshes[k] as number));
+    expect(gaps).toEqual([FULL_REFRESH_MS, 2 * FULL_REFRESH_MS, QUIET_REFRESH_MS, QUIET_REFRESH_MS]);
   });
 
   it('without crops, detects whole every frame it does not skip, and skips the frames it would skip with them', () => {
@@ -200,12 +211,13 @@ describe('MotionGate', () => {
     );
     expect([...kinds].sort()).toEqual(['motion', 'refresh', 'skip', 'warmup']);
     expect(seen.filter(({ decided }) => decided.kind === 'skip').length).toBeGreaterThanOrEqual(25);
-    // While the track lives the motion stage does not run: it learns the background again after.
+    // While the track moves every frame is whole and the motion stage only learns (a frame a
+    // second); when it goes, the stage judges at once, with no warm-up, until the task rests.
     expect(seen.slice(40, 60).map(({ decided }) => decided)).toEqual(
       Array.from({ length: 20 }, () => ({ kind: 'full', reason: 'motion' })),
     );
-    expect(seen.slice(60, 70).map(({ decided }) => decided)).toEqual(
-      Array.from({ length: 10 }, () => ({ kind: 'full', reason: 'warmup' })),
+    expect(seen.slice(60).some(({ decided }) => decided.kind === 'full' && decided.reason === 'warmup')).toBe(
+      false,
     );
   });
 
@@ -335,6 +347,7 @@ describe('MotionGate', () => {
       frames_regions: 2,
       frames_full: 1,
       detector_runs_per_s: 1 / 5,
+      refresh_s: FULL_REFRESH_MS / 1000,
       area_fraction: 0.25 / 4,
     });
   });

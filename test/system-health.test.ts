@@ -93,6 +93,7 @@ describe('health as data', () => {
         frames_regions: expect.any(Number),
         frames_full: expect.any(Number),
         detector_runs_per_s: expect.any(Number),
+        refresh_s: 2,
         area_fraction: expect.any(Number),
       },
       sub_stream: null,

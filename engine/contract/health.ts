@@ -148,6 +148,11 @@ export const GateHealth = Type.Object(
       'Frames detected in full (gate off, the 2 s refresh, motion warming up, too much motion)',
     ),
     detector_runs_per_s: Rate('Model inferences per second, tiles and full frames (last 5 s)'),
+    refresh_s: Type.Number({
+      minimum: 0,
+      description:
+        'Seconds between whole-frame refreshes now: 2, growing to 8 while the task rests with no track at all (0 when the gate is off)',
+    }),
     area_fraction: Type.Number({
       minimum: 0,
       maximum: 1,

@@ -10,6 +10,19 @@ import { MAX_REGION_TILES, MAX_REGIONS, mergeRegions, padRegion, planTiles } fro
  */
 export const FULL_REFRESH_MS = 2_000;
 /**
+ * The refresh of a task that rests with no track at all: each one that finds the scene still empty
+ * doubles the next interval up to this. Objects come into an empty scene by moving, which the
+ * motion stage sees on the frame that shows it; the refresh is there for what it misses, and at 2 s
+ * it was most of an empty camera's detector. Any motion or track brings FULL_REFRESH_MS back.
+ */
+export const QUIET_REFRESH_MS = 8_000;
+/**
+ * While tracks move, the whole frame is detected anyway and the motion stage only learns the
+ * background, on one frame this often: when the scene quiets it judges at once, where learning
+ * afresh took 10 more frames detected whole after every passer-by.
+ */
+export const AWAKE_LEARN_MS = 1_000;
+/**
  * Nothing moved for this long, in the motion stage or as a track (without crops a stationary track
  * does not count): the task rests, and frames without motion are skipped whole, or only carry the
  * still tracks. Short: a resting task still detects the first frame that shows motion, and the
@@ -71,7 +84,11 @@ interface Looked {
 export class MotionGate {
   private readonly motion = new MotionDetector();
   private lastFullAt = Number.NEGATIVE_INFINITY;
+  private refreshMs = FULL_REFRESH_MS;
+  private lastLearnedAt = Number.NEGATIVE_INFINITY;
   private lastActiveAt: number | null = null;
+  /** Whether the last frame was detected whole for its moving tracks alone (without crops). */
+  private awake = false;
   private readonly anchors = new Map<string, Anchor>();
   private readonly looked: Looked[] = [];
   private resting = false;
@@ -97,21 +114,33 @@ export class MotionGate {
     // Without crops, a track whose box stayed put (a parked car, a bag, someone standing) keeps no
     // task awake: the motion stage watches the scene around it, and the refresh sees it still.
     const awake = crops ? seen.length > 0 : this.moving(seen, at).length > 0;
-    if (!crops && awake) {
-      // Detected whole whatever moves (below): the motion stage is spared, which on a busy scene is
-      // all the gate would add, and learns the background afresh once the tracks are gone or still.
-      this.motion.reset();
-      this.lastActiveAt = at;
-      this.resting = false;
+    const stilled = this.awake && !awake && seen.length > 0;
+    this.awake = !crops && awake;
+    if (this.awake) {
+      // Detected whole whatever moves (below): the motion stage, which on a busy scene is all the
+      // gate would add, only keeps the background learned, on one frame a second.
+      if (at - this.lastLearnedAt >= AWAKE_LEARN_MS) {
+        this.motion.detect(frame);
+        this.lastLearnedAt = at;
+      }
+      this.active(at);
       return this.full('motion', at);
     }
+    // Tracks that stopped moving are still objects the background never held: it is learned afresh
+    // with them in it, or they would read as motion until absorbed.
+    if (stilled) this.motion.reset();
     // Frames that only teach the background find nothing: so is the frame that completes it, and a scene change.
     const warming = this.motion.warming;
     const blobs = this.motion.detect(frame);
-    if (blobs.length > 0 || awake || this.lastActiveAt === null) this.lastActiveAt = at;
-    this.resting = at - this.lastActiveAt >= REST_AFTER_MS;
+    if (blobs.length > 0 || awake || this.lastActiveAt === null) this.active(at);
+    this.resting = at - (this.lastActiveAt ?? at) >= REST_AFTER_MS;
     if (warming || this.motion.warming) return this.full('warmup', at);
-    if (at - this.lastFullAt >= FULL_REFRESH_MS) return this.full('refresh', at);
+    if (at - this.lastFullAt >= this.refreshMs) {
+      // An empty resting scene is refreshed less and less often; anything seen or moving resets it.
+      this.refreshMs =
+        this.resting && seen.length === 0 ? Math.min(2 * this.refreshMs, QUIET_REFRESH_MS) : FULL_REFRESH_MS;
+      return this.full('refresh', at);
+    }
     if (!crops) {
       // Without crops the gate spares only frames with nothing moving in them: a frame where anything
       // moves is detected as without the gate, so its tracks and alarms stay the full-frame ones. A
@@ -152,8 +181,16 @@ export class MotionGate {
       frames_regions: this.counts.regions,
       frames_full: this.counts.full,
       detector_runs_per_s: sum((frame) => frame.runs) / seconds,
+      refresh_s: enabled ? this.refreshMs / 1000 : 0,
       area_fraction: recent.length > 0 ? sum((frame) => frame.area) / recent.length : 0,
     };
+  }
+
+  /** Something moved or is tracked at `at`: the task is awake, and whole frames come every FULL_REFRESH_MS. */
+  private active(at: number): void {
+    this.lastActiveAt = at;
+    this.resting = false;
+    this.refreshMs = FULL_REFRESH_MS;
   }
 
   private full(reason: FullReason, at: number): GateDecision {

@@ -24,6 +24,7 @@ export const GATE_OFF: GateHealth = {
   frames_regions: 0,
   frames_full: 0,
   detector_runs_per_s: 0,
+  refresh_s: 0,
   area_fraction: 0,
 };
 
@@ -94,7 +95,7 @@ export function renderDump(health: TaskHealth): string {
   const { gate } = health;
   const gated = gate.enabled
     ? `, motion gate ${gate.resting ? 'resting' : 'on'}: ${gate.detector_runs_per_s.toFixed(1)} detector runs/s, ` +
-      `${Math.round(gate.area_fraction * 100)}% of the frame`
+      `${Math.round(gate.area_fraction * 100)}% of the frame, whole every ${gate.refresh_s} s`
     : '';
   return (
     `running ${health.analysed_fps.toFixed(1)} fps analysed${overloaded}, ` +
