@@ -180,8 +180,11 @@ interface FrameOptions {
   mediaLine?: number;
 }
 
-/** A pipeline fed by hand: emit() hands it a frame, step() hands one and waits until it is dealt with. */
-function harness(task: PipelineTask, now: () => number = () => Date.now()) {
+/**
+ * A pipeline fed by hand: emit() hands it a frame, step() hands one and waits until it is dealt with.
+ * `regions`: its models say they run on crops, as ONNX detectors do, so the motion gate is on.
+ */
+function harness(task: PipelineTask, now: () => number = () => Date.now(), { regions = false } = {}) {
   const stream = new EventEmitter();
   const enqueued: Array<{ target: DeliveryTarget; event: NewEvent }> = [];
   const detectCalls: Array<{ model: string; marker: number }> = [];
@@ -246,6 +249,9 @@ function harness(task: PipelineTask, now: () => number = () => Date.now()) {
       created.push(model);
       return {
         key: app.model.key,
+        ...(regions && {
+          regions: { input: { width: 416, height: 416 }, nmsIou: 0.45, classAgnostic: false },
+        }),
         async detect(frame) {
           const marker = markerOf(frame);
           detectCalls.push({ model, marker });
@@ -427,6 +433,70 @@ describe('a second frame beside the first while a thread is idle', () => {
     expect(h.messages().map((m) => m.data.frame.id)).toEqual([1, 3]);
     expect([...h.released.keys()].sort()).toEqual([1, 2, 3]);
     expect([...h.released.values()].every((releases) => releases.length === 1)).toBe(true);
+  });
+});
+
+describe('a resting task (the motion gate)', () => {
+  it('passes the frames that need no model while its refresh waits for inference: none dropped, all in order', async () => {
+    const h = harness(taskOf(['person'], { analysis_fps: 10 }), undefined, { regions: true });
+    const gates: Array<() => void> = [];
+    let blocking = false;
+    h.respond = () => (blocking ? new Promise((done) => gates.push(() => done([]))) : []);
+    const { stats } = h.pipeline;
+    // 10 fps on the media clock; a still grey scene: warm-up, then rest REST_AFTER_MS after the start.
+    const still = () => ({ mediaAt: h.emitted * 100, mediaLine: 1 });
+    while (!h.pipeline.gateHealth().resting) await h.step(still());
+    // The next refresh runs into a model that does not answer (a busy inference queue).
+    blocking = true;
+    while (gates.length === 0) {
+      h.emit(still());
+      await until('the frame dealt with', () => gates.length > 0 || stats.analysed === h.emitted);
+    }
+    const refreshId = h.emitted;
+    // A second of frames while it waits: the motion stage finds nothing in them, so they pass.
+    for (let i = 0; i < 10; i++) h.emit(still());
+    await sleep(50);
+    expect(stats.dropped).toBe(0);
+    expect(stats.analysed).toBe(refreshId - 1);
+    expect(h.detectCalls.at(-1)?.marker).toBe(refreshId);
+    (gates.shift() as () => void)();
+    await until('every frame analysed', () => stats.analysed === h.emitted);
+    expect(stats).toMatchObject({ dropped: 0, failures: 0 });
+    expect(h.detectCalls.at(-1)?.marker).toBe(refreshId);
+    expect(h.pipeline.gateHealth().frames_skipped).toBeGreaterThanOrEqual(10);
+    expect([...h.released.values()].every((releases) => releases.length === 1)).toBe(true);
+    expect(h.released.size).toBe(h.emitted);
+  });
+
+  it('a refresh decided on arrival and then dropped is taken by the next frame', async () => {
+    const h = harness(taskOf(['person']), undefined, { regions: true });
+    const gates: Array<() => void> = [];
+    let blocking = false;
+    h.respond = () => (blocking ? new Promise((done) => gates.push(() => done([]))) : []);
+    const { stats } = h.pipeline;
+    // A frame a second: the next refresh falls due while the last one still waits for its model.
+    const still = () => ({ mediaAt: h.emitted * 1000, mediaLine: 1 });
+    // Resting and warmed up: it skips frames.
+    while (h.pipeline.gateHealth().frames_skipped === 0) await h.step(still());
+    blocking = true;
+    while (gates.length === 0) {
+      h.emit(still());
+      await until('the frame dealt with', () => gates.length > 0 || stats.analysed === h.emitted);
+    }
+    const blocked = h.emitted;
+    // Frames pass until one is the refresh: it waits, and the frame after it displaces it.
+    while (stats.dropped === 0) {
+      h.emit(still());
+      await sleep(5);
+    }
+    const taker = h.emitted;
+    expect(taker - blocked).toBeLessThanOrEqual(h.pipeline.gateHealth().refresh_s + 1);
+    (gates.shift() as () => void)();
+    await until('the taker in detection', () => gates.length > 0);
+    expect(h.detectCalls.map((call) => call.marker).slice(-2)).toEqual([blocked, taker]);
+    (gates.shift() as () => void)();
+    await until('every frame dealt with', () => stats.analysed + stats.dropped === h.emitted);
+    expect(stats).toMatchObject({ dropped: 1, failures: 0 });
   });
 });
 

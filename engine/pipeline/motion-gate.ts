@@ -53,6 +53,11 @@ export type GateDecision =
   | { kind: 'full'; reason: FullReason }
   | { kind: 'regions'; regions: Box[] };
 
+/** Whether the decision runs a model: a skip and a frame only carrying still tracks do not. */
+export function needsModel(decision: GateDecision): boolean {
+  return decision.kind === 'full' || (decision.kind === 'regions' && decision.regions.length > 0);
+}
+
 /** A track the tracker holds, in the analysed frame's pixels. */
 export interface LiveTrack {
   trackId: string;
@@ -91,8 +96,18 @@ export class MotionGate {
   private awake = false;
   private readonly anchors = new Map<string, Anchor>();
   private readonly looked: Looked[] = [];
-  private resting = false;
+  private rests = false;
   readonly counts = { skipped: 0, regions: 0, full: 0 };
+
+  /** Nothing moved for REST_AFTER_MS, and no track but still ones was seen, as of the last decision. */
+  get resting(): boolean {
+    return this.rests;
+  }
+
+  /** The refresh last decided was not run (its frame was dropped): the next frame takes it. */
+  refreshMissed(): void {
+    this.lastFullAt = Number.NEGATIVE_INFINITY;
+  }
 
   /** The gate was turned back on: its motion model learns the background afresh (full frames meanwhile). */
   restart(): void {
@@ -133,12 +148,12 @@ export class MotionGate {
     const warming = this.motion.warming;
     const blobs = this.motion.detect(frame);
     if (blobs.length > 0 || awake || this.lastActiveAt === null) this.active(at);
-    this.resting = at - (this.lastActiveAt ?? at) >= REST_AFTER_MS;
+    this.rests = at - (this.lastActiveAt ?? at) >= REST_AFTER_MS;
     if (warming || this.motion.warming) return this.full('warmup', at);
     if (at - this.lastFullAt >= this.refreshMs) {
       // An empty resting scene is refreshed less and less often; anything seen or moving resets it.
       this.refreshMs =
-        this.resting && seen.length === 0 ? Math.min(2 * this.refreshMs, QUIET_REFRESH_MS) : FULL_REFRESH_MS;
+        this.rests && seen.length === 0 ? Math.min(2 * this.refreshMs, QUIET_REFRESH_MS) : FULL_REFRESH_MS;
       return this.full('refresh', at);
     }
     if (!crops) {
@@ -146,14 +161,14 @@ export class MotionGate {
       // moves is detected as without the gate, so its tracks and alarms stay the full-frame ones. A
       // resting frame with still tracks runs no detector but carries them (no regions): the tracker
       // holds them unaged and the rules go on timing them frame by frame, as a stay or a left object needs.
-      if (blobs.length > 0 || !this.resting) return this.full('motion', at);
+      if (blobs.length > 0 || !this.rests) return this.full('motion', at);
       return seen.length > 0 ? { kind: 'regions', regions: [] } : { kind: 'skip' };
     }
     const moving = this.moving(tracks, at);
     const regions = mergeRegions(
       [...blobs, ...moving.map((track) => track.box)].map((box) => padRegion(box, frame)),
     );
-    if (regions.length === 0 && this.resting) return { kind: 'skip' };
+    if (regions.length === 0 && this.rests) return { kind: 'skip' };
     if (regions.length > MAX_REGIONS || planTiles(regions, input).length > MAX_REGION_TILES)
       return this.full('busy', at);
     return { kind: 'regions', regions };
@@ -175,7 +190,7 @@ export class MotionGate {
     const sum = (pick: (frame: Looked) => number) => recent.reduce((total, frame) => total + pick(frame), 0);
     return {
       enabled,
-      resting: enabled && this.resting,
+      resting: enabled && this.rests,
       rate_fps: sum((frame) => (frame.reached ? 1 : 0)) / seconds,
       frames_skipped: this.counts.skipped,
       frames_regions: this.counts.regions,
@@ -189,7 +204,7 @@ export class MotionGate {
   /** Something moved or is tracked at `at`: the task is awake, and whole frames come every FULL_REFRESH_MS. */
   private active(at: number): void {
     this.lastActiveAt = at;
-    this.resting = false;
+    this.rests = false;
     this.refreshMs = FULL_REFRESH_MS;
   }
 

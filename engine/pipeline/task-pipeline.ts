@@ -16,7 +16,7 @@ import { ByteTracker } from '../tracking/byte-tracker';
 import type { Box, Detection, Frame, FrameSize, TrackedObject } from '../vision/types';
 import { AppRuntime } from './app-runtime';
 import type { TaskDetector } from './detectors';
-import { type GateDecision, type LiveTrack, MotionGate } from './motion-gate';
+import { type GateDecision, type LiveTrack, MotionGate, needsModel } from './motion-gate';
 import { detectTiles } from './region-crops';
 import { area, planTiles } from './region-plan';
 import { RuleClock } from './rule-clock';
@@ -122,6 +122,20 @@ export interface PipelineEvents {
 
 type NumberedFrame = WatchdogFrame & { frameId: number };
 
+/** A frame's start, taken in frame order: the settings it runs under, its rule-clock time, the gate's decision. */
+interface Plan {
+  task: PipelineTask;
+  mediaMs: number;
+  /** Null for a black fill frame, which runs no model. */
+  decision: GateDecision | null;
+}
+
+/** A frame waiting for the analysis, with its plan when a resting task decided it on arrival. */
+interface Waiting {
+  frame: NumberedFrame;
+  plan?: Plan;
+}
+
 /** What a frame's models found, before tracking (which takes frames strictly in order). */
 interface Detected {
   /** The settings the frame started under: it is judged and reported under them. */
@@ -142,6 +156,11 @@ interface Detected {
 const RATE_WINDOW_MS = 5_000;
 // A second frame fills a thread the first leaves idle; a third could only queue behind them.
 const MAX_IN_ANALYSIS = 2;
+/**
+ * Frames a resting task passes through without a model (skipped, or carrying still tracks), queued
+ * for their report behind a frame in analysis: 2 s at 5 fps. More are dropped as before.
+ */
+const MAX_PASSING = 10;
 
 /**
  * One video task's analysis: frames from its stream -> detectors -> trackers -> each app's rule ->
@@ -163,9 +182,11 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   private gated = false;
   private size: FrameSize | null = null;
   private inAnalysis = 0;
+  /** Frames passed through without a model and not reported yet. */
+  private passing = 0;
   /** The chain that tracks, judges and reports analysed frames one after another. */
   private reporting: Promise<void> = Promise.resolve();
-  private waiting: NumberedFrame | null = null;
+  private waiting: Waiting | null = null;
   private frameCount = 0;
   /** Share of a frame owed to the analysis by the rate limit: a frame is analysed when it reaches 1. */
   private rateCredit = 1;
@@ -207,7 +228,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
 
   stop(): void {
     this.stopped = true;
-    this.waiting?.release?.();
+    this.waiting?.frame.release?.();
     this.waiting = null;
   }
 
@@ -232,11 +253,25 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     }
     const numbered: NumberedFrame = { ...frame, frameId: this.frameCount };
     if (this.inAnalysis === 0) {
-      this.start(numbered);
+      this.start({ frame: numbered });
       return;
     }
     if (this.waiting) this.startOrDrop(this.waiting);
-    this.waiting = numbered;
+    this.waiting = null;
+    // A resting task decides its frame on arrival: one that needs no model (most of them: nothing
+    // moved) needs no inference thread either, so it is not held behind the frame in analysis (a 2 s
+    // refresh in a busy queue) and dropped; it is reported in its turn. Its decision sees the tracks
+    // as of the last frame reported, which for a resting task are still ones or none.
+    if (this.gated && this.gate.resting && this.passing < MAX_PASSING) {
+      const plan = this.plan(numbered);
+      if (plan.decision !== null && !needsModel(plan.decision)) {
+        this.pass(numbered, plan);
+        return;
+      }
+      this.waiting = { frame: numbered, plan };
+      return;
+    }
+    this.waiting = { frame: numbered };
   }
 
   /**
@@ -245,32 +280,44 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
    * running at once slow each other on shared cores, which only adds latency. An overloaded engine
    * sheds it: a thread that looks idle there is one the starved cores cannot run anyway.
    */
-  private startOrDrop(frame: NumberedFrame): void {
+  private startOrDrop(waiting: Waiting): void {
     const idle = this.deps.inferenceIdle?.() ?? false;
     if (this.inAnalysis < MAX_IN_ANALYSIS && idle && !this.deps.overload?.()) {
-      this.start(frame);
+      this.start(waiting);
       return;
     }
     this.stats.dropped += 1;
-    frame.release?.();
+    // A refresh decided on arrival did not happen: the next frame takes it.
+    if (waiting.plan?.decision?.kind === 'full' && waiting.plan.decision.reason === 'refresh')
+      this.gate.refreshMissed();
+    waiting.frame.release?.();
   }
 
   /** Starts the frame's detection now and queues its report behind the frames before it. */
-  private start(input: NumberedFrame): void {
+  private start({ frame: input, plan }: Waiting): void {
     this.inAnalysis += 1;
-    const detected = this.detect(input);
+    this.queueReport(input, this.detect(input, plan ?? this.plan(input)), () => {
+      this.inAnalysis -= 1;
+      const next = this.waiting;
+      if (next && !this.stopped && this.inAnalysis === 0) {
+        this.waiting = null;
+        this.start(next);
+      }
+    });
+  }
+
+  /** A frame that needs no model: its report is queued behind the frames before it, holding no inference thread. */
+  private pass(input: NumberedFrame, plan: Plan): void {
+    this.passing += 1;
+    this.queueReport(input, this.detect(input, plan), () => {
+      this.passing -= 1;
+    });
+  }
+
+  private queueReport(input: NumberedFrame, detected: Promise<Detected>, done: () => void): void {
     // report() takes the outcome up only after the frames before it: a failure must not count as unhandled meanwhile.
     detected.catch(() => undefined);
-    this.reporting = this.reporting
-      .then(() => this.report(input, detected))
-      .finally(() => {
-        this.inAnalysis -= 1;
-        const next = this.waiting;
-        if (next && !this.stopped && this.inAnalysis === 0) {
-          this.waiting = null;
-          this.start(next);
-        }
-      });
+    this.reporting = this.reporting.then(() => this.report(input, detected)).finally(done);
   }
 
   /** Takes the task's analysis_fps of a faster stream's frames, evenly by their order (so by source time). */
@@ -287,18 +334,25 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     return true;
   }
 
-  /** Runs the frame's models. Config changes apply here, in frame order, before its first model runs. */
-  private async detect(input: NumberedFrame): Promise<Detected> {
+  /**
+   * Takes the frame's start, in frame order: config changes apply here before its first model runs,
+   * the rule clock reads it, and the gate decides what its detector sees.
+   */
+  private plan(input: NumberedFrame): Plan {
     const task = this.task;
     this.refresh(input.source);
-    const detections = new Map<string, Detection[]>();
-    let frame: Frame = input;
     // Frames start in their order, as the rule clock needs; the gate times its refresh and rest by it
     // too, so a file played slower or faster than real time is gated as its media runs.
     const mediaMs = this.ruleClock.at(input);
     // Black fill frames age the tracks without running a model on them.
-    if (input.synthetic) return { task, frame, detections, mediaMs, gate: null };
-    const decision = this.decide(input, mediaMs);
+    return { task, mediaMs, decision: input.synthetic ? null : this.decide(input, mediaMs) };
+  }
+
+  /** Runs the frame's models as planned. */
+  private async detect(input: NumberedFrame, { task, mediaMs, decision }: Plan): Promise<Detected> {
+    const detections = new Map<string, Detection[]>();
+    let frame: Frame = input;
+    if (decision === null) return { task, frame, detections, mediaMs, gate: null };
     const frameArea = input.width * input.height;
     if (decision.kind === 'skip') {
       this.gate.record('skip', 0, 0, input.receivedAt);
