@@ -459,6 +459,10 @@ describe('a resting task (the motion gate)', () => {
     expect(stats.dropped).toBe(0);
     expect(stats.analysed).toBe(refreshId - 1);
     expect(h.detectCalls.at(-1)?.marker).toBe(refreshId);
+    // The skipped frames gave their buffers back already; only the refresh holds its own.
+    expect([...h.released.keys()].sort((a, b) => a - b)).toEqual(
+      Array.from({ length: h.emitted }, (_, i) => i + 1).filter((marker) => marker !== refreshId),
+    );
     (gates.shift() as () => void)();
     await until('every frame analysed', () => stats.analysed === h.emitted);
     expect(stats).toMatchObject({ dropped: 0, failures: 0 });

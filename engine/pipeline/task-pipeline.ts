@@ -306,9 +306,18 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     });
   }
 
-  /** A frame that needs no model: its report is queued behind the frames before it, holding no inference thread. */
-  private pass(input: NumberedFrame, plan: Plan): void {
+  /**
+   * A frame that needs no model: its report is queued behind the frames before it, holding no
+   * inference thread. A skipped frame's pixels are done with once the motion stage saw them: its
+   * buffer goes back at once, so frames waiting to be counted hold no memory.
+   */
+  private pass(frame: NumberedFrame, plan: Plan): void {
     this.passing += 1;
+    let input = frame;
+    if (plan.decision?.kind === 'skip') {
+      frame.release?.();
+      input = { ...frame, release: undefined };
+    }
     this.queueReport(input, this.detect(input, plan), () => {
       this.passing -= 1;
     });
