@@ -174,6 +174,8 @@ interface FrameOptions {
   source?: { width: number; height: number };
   /** Fills the frame; gray 128 by default. */
   paint?: (data: Uint8Array) => void;
+  /** The frame's byte length, when not width x height x 3 (a malformed frame). */
+  bytes?: number;
   /** When the frame left ffmpeg (performance.now() by default), and its place on that ffmpeg's media clock. */
   receivedAt?: number;
   mediaAt?: number;
@@ -210,7 +212,7 @@ function harness(task: PipelineTask, now: () => number = () => Date.now(), { reg
       const { width = 320, height = 240, synthetic = false } = options;
       h.emitted += 1;
       const marker = h.emitted;
-      const data = new Uint8Array(width * height * 3);
+      const data = new Uint8Array(options.bytes ?? width * height * 3);
       if (synthetic) data.fill(0);
       else if (options.paint) options.paint(data);
       else data.fill(128);
@@ -470,6 +472,32 @@ describe('a resting task (the motion gate)', () => {
     expect(h.pipeline.gateHealth().frames_skipped).toBeGreaterThanOrEqual(10);
     expect([...h.released.values()].every((releases) => releases.length === 1)).toBe(true);
     expect(h.released.size).toBe(h.emitted);
+  });
+
+  it('a frame the motion stage cannot read fails alone and in its turn, whether started or decided on arrival', async () => {
+    const h = harness(taskOf(['person'], { analysis_fps: 10 }), undefined, { regions: true });
+    const gates: Array<() => void> = [];
+    let blocking = false;
+    h.respond = () => (blocking ? new Promise((done) => gates.push(() => done([]))) : []);
+    const { stats } = h.pipeline;
+    const still = () => ({ mediaAt: h.emitted * 100, mediaLine: 1 });
+    const short = () => ({ ...still(), bytes: 320 * 240 });
+    await h.step(short());
+    expect(stats).toMatchObject({ analysed: 0, failures: 1 });
+    while (h.pipeline.gateHealth().frames_skipped === 0) await h.step(still());
+    blocking = true;
+    while (gates.length === 0) {
+      h.emit(still());
+      await until('the frame dealt with', () => gates.length > 0 || stats.analysed + 1 === h.emitted);
+    }
+    h.emit(short());
+    h.emit(still());
+    await sleep(50);
+    expect(stats.failures).toBe(1);
+    (gates.shift() as () => void)();
+    await until('every frame dealt with', () => stats.analysed + stats.failures === h.emitted);
+    expect(stats).toMatchObject({ failures: 2, dropped: 0 });
+    expect(stats.lastError).toMatch(/needs 230400 bytes, has 76800/);
   });
 
   it('a refresh decided on arrival and then dropped is taken by the next frame', async () => {

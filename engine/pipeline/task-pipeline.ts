@@ -263,8 +263,8 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     // refresh in a busy queue) and dropped; it is reported in its turn. Its decision sees the tracks
     // as of the last frame reported, which for a resting task are still ones or none.
     if (this.gated && this.gate.resting && this.passing < MAX_PASSING) {
-      const plan = this.plan(numbered);
-      if (plan.decision !== null && !needsModel(plan.decision)) {
+      const plan = this.planOrFailure(numbered);
+      if (plan instanceof Error || (plan.decision !== null && !needsModel(plan.decision))) {
         this.pass(numbered, plan);
         return;
       }
@@ -296,7 +296,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   /** Starts the frame's detection now and queues its report behind the frames before it. */
   private start({ frame: input, plan }: Waiting): void {
     this.inAnalysis += 1;
-    this.queueReport(input, this.detect(input, plan ?? this.plan(input)), () => {
+    this.queueReport(input, this.detectPlanned(input, plan ?? this.planOrFailure(input)), () => {
       this.inAnalysis -= 1;
       const next = this.waiting;
       if (next && !this.stopped && this.inAnalysis === 0) {
@@ -311,14 +311,14 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
    * inference thread. A skipped frame's pixels are done with once the motion stage saw them: its
    * buffer goes back at once, so frames waiting to be counted hold no memory.
    */
-  private pass(frame: NumberedFrame, plan: Plan): void {
+  private pass(frame: NumberedFrame, plan: Plan | Error): void {
     this.passing += 1;
     let input = frame;
-    if (plan.decision?.kind === 'skip') {
+    if (!(plan instanceof Error) && plan.decision?.kind === 'skip') {
       frame.release?.();
       input = { ...frame, release: undefined };
     }
-    this.queueReport(input, this.detect(input, plan), () => {
+    this.queueReport(input, this.detectPlanned(input, plan), () => {
       this.passing -= 1;
     });
   }
@@ -355,6 +355,22 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     const mediaMs = this.ruleClock.at(input);
     // Black fill frames age the tracks without running a model on them.
     return { task, mediaMs, decision: input.synthetic ? null : this.decide(input, mediaMs) };
+  }
+
+  /**
+   * The frame's plan, or why it could not be made (a model that cannot be created, a frame short of
+   * its bytes): the frame then fails in its turn, counted, and the next one is tried afresh.
+   */
+  private planOrFailure(input: NumberedFrame): Plan | Error {
+    try {
+      return this.plan(input);
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
+    }
+  }
+
+  private detectPlanned(input: NumberedFrame, plan: Plan | Error): Promise<Detected> {
+    return plan instanceof Error ? Promise.reject(plan) : this.detect(input, plan);
   }
 
   /** Runs the frame's models as planned. */
