@@ -438,23 +438,47 @@ describe('a second frame beside the first while a thread is idle', () => {
   });
 });
 
+/**
+ * Makes the harness's model answer at once until holdNext(); from then on every call waits until
+ * released, in order, as in a stuck inference queue.
+ */
+function heldModel(h: ReturnType<typeof harness>) {
+  const gates: Array<() => void> = [];
+  let holding = false;
+  h.respond = () => (holding ? new Promise((done) => gates.push(() => done([]))) : []);
+  return {
+    get held(): number {
+      return gates.length;
+    },
+    release(): void {
+      (gates.shift() as () => void)();
+    },
+    /** Holds the model and emits frames, each dealt with before the next, until one's call is held: its marker. */
+    async holdNext(frame: () => FrameOptions): Promise<number> {
+      holding = true;
+      const { stats } = h.pipeline;
+      while (gates.length === 0) {
+        h.emit(frame());
+        await until(
+          'the frame dealt with',
+          () => gates.length > 0 || stats.analysed + stats.failures === h.emitted,
+        );
+      }
+      return h.emitted;
+    },
+  };
+}
+
 describe('a resting task (the motion gate)', () => {
   it('passes the frames that need no model while its refresh waits for inference: none dropped, all in order', async () => {
     const h = harness(taskOf(['person'], { analysis_fps: 10 }), undefined, { regions: true });
-    const gates: Array<() => void> = [];
-    let blocking = false;
-    h.respond = () => (blocking ? new Promise((done) => gates.push(() => done([]))) : []);
+    const model = heldModel(h);
     const { stats } = h.pipeline;
     // 10 fps on the media clock; a still grey scene: warm-up, then rest REST_AFTER_MS after the start.
     const still = () => ({ mediaAt: h.emitted * 100, mediaLine: 1 });
     while (!h.pipeline.gateHealth().resting) await h.step(still());
     // The next refresh runs into a model that does not answer (a busy inference queue).
-    blocking = true;
-    while (gates.length === 0) {
-      h.emit(still());
-      await until('the frame dealt with', () => gates.length > 0 || stats.analysed === h.emitted);
-    }
-    const refreshId = h.emitted;
+    const refreshId = await model.holdNext(still);
     // A second of frames while it waits: the motion stage finds nothing in them, so they pass.
     for (let i = 0; i < 10; i++) h.emit(still());
     await sleep(50);
@@ -465,7 +489,7 @@ describe('a resting task (the motion gate)', () => {
     expect([...h.released.keys()].sort((a, b) => a - b)).toEqual(
       Array.from({ length: h.emitted }, (_, i) => i + 1).filter((marker) => marker !== refreshId),
     );
-    (gates.shift() as () => void)();
+    model.release();
     await until('every frame analysed', () => stats.analysed === h.emitted);
     expect(stats).toMatchObject({ dropped: 0, failures: 0 });
     expect(h.detectCalls.at(-1)?.marker).toBe(refreshId);
@@ -476,25 +500,19 @@ describe('a resting task (the motion gate)', () => {
 
   it('a frame the motion stage cannot read fails alone and in its turn, whether started or decided on arrival', async () => {
     const h = harness(taskOf(['person'], { analysis_fps: 10 }), undefined, { regions: true });
-    const gates: Array<() => void> = [];
-    let blocking = false;
-    h.respond = () => (blocking ? new Promise((done) => gates.push(() => done([]))) : []);
+    const model = heldModel(h);
     const { stats } = h.pipeline;
     const still = () => ({ mediaAt: h.emitted * 100, mediaLine: 1 });
     const short = () => ({ ...still(), bytes: 320 * 240 });
     await h.step(short());
     expect(stats).toMatchObject({ analysed: 0, failures: 1 });
     while (h.pipeline.gateHealth().frames_skipped === 0) await h.step(still());
-    blocking = true;
-    while (gates.length === 0) {
-      h.emit(still());
-      await until('the frame dealt with', () => gates.length > 0 || stats.analysed + 1 === h.emitted);
-    }
+    await model.holdNext(still);
     h.emit(short());
     h.emit(still());
     await sleep(50);
     expect(stats.failures).toBe(1);
-    (gates.shift() as () => void)();
+    model.release();
     await until('every frame dealt with', () => stats.analysed + stats.failures === h.emitted);
     expect(stats).toMatchObject({ failures: 2, dropped: 0 });
     expect(stats.lastError).toMatch(/needs 230400 bytes, has 76800/);
@@ -502,20 +520,13 @@ describe('a resting task (the motion gate)', () => {
 
   it('a refresh decided on arrival and then dropped is taken by the next frame', async () => {
     const h = harness(taskOf(['person']), undefined, { regions: true });
-    const gates: Array<() => void> = [];
-    let blocking = false;
-    h.respond = () => (blocking ? new Promise((done) => gates.push(() => done([]))) : []);
+    const model = heldModel(h);
     const { stats } = h.pipeline;
     // A frame a second: the next refresh falls due while the last one still waits for its model.
     const still = () => ({ mediaAt: h.emitted * 1000, mediaLine: 1 });
     // Resting and warmed up: it skips frames.
     while (h.pipeline.gateHealth().frames_skipped === 0) await h.step(still());
-    blocking = true;
-    while (gates.length === 0) {
-      h.emit(still());
-      await until('the frame dealt with', () => gates.length > 0 || stats.analysed === h.emitted);
-    }
-    const blocked = h.emitted;
+    const blocked = await model.holdNext(still);
     // Frames pass until one is the refresh: it waits, and the frame after it displaces it.
     while (stats.dropped === 0) {
       h.emit(still());
@@ -523,10 +534,10 @@ describe('a resting task (the motion gate)', () => {
     }
     const taker = h.emitted;
     expect(taker - blocked).toBeLessThanOrEqual(h.pipeline.gateHealth().refresh_s + 1);
-    (gates.shift() as () => void)();
-    await until('the taker in detection', () => gates.length > 0);
+    model.release();
+    await until('the taker in detection', () => model.held > 0);
     expect(h.detectCalls.map((call) => call.marker).slice(-2)).toEqual([blocked, taker]);
-    (gates.shift() as () => void)();
+    model.release();
     await until('every frame dealt with', () => stats.analysed + stats.dropped === h.emitted);
     expect(stats).toMatchObject({ dropped: 1, failures: 0 });
   });
