@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cutClip } from '../engine/clips/cut-clip';
-import { SegmentRing } from '../engine/clips/segment-ring';
+import { type Segment, SegmentRing } from '../engine/clips/segment-ring';
 import { FrameSource } from '../engine/media/frame-source';
 import { fastStart, pictureHashes, probeClip } from './helpers/clip-probe';
 
@@ -155,7 +155,7 @@ describe("a clip from the decoding ffmpeg's own copy of the stream (real ffmpeg)
     const segments = ring.between(now - 4_000, now);
     const clip = await cutClip(FFMPEG, segments, join(tmp, 'clip.mp4'));
     const { stream, duration } = probeClip(clip.file);
-    expect([stream.codec_name, stream.width]).toEqual(['h264', 640]);
+    expect([stream.codec_name, stream.width, clip.codec]).toEqual(['h264', 640, 'h264']);
     // Whole 1 s segments covering the 4 s asked: 4 to 5 of them, as long as the span it says it covers.
     expect(duration).toBeGreaterThanOrEqual(3.9);
     expect(duration).toBeLessThanOrEqual(6.1);
@@ -168,4 +168,69 @@ describe("a clip from the decoding ffmpeg's own copy of the stream (real ffmpeg)
     expect(fastStart(clip.file)).toBe(true);
     ring.dispose();
   }, 90_000);
+});
+
+describe('cutting a clip from segments (real ffmpeg)', () => {
+  // A camera's stream: H.264 with B-frames, a keyframe every 2 s.
+  const camera = join(tmp, 'camera.flv');
+  execFileSync(FFMPEG, [
+    ...['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25'],
+    ...['-t', '10', '-c:v', 'libx264', '-preset', 'veryfast', '-g', '50', '-y', camera],
+  ]);
+
+  /**
+   * A recorder run as the engine writes one: the camera's first `seconds` copied into 1 s MPEG-TS
+   * segments, its timestamps from 0; a run cut short by a lost stream ends inside a group of pictures.
+   */
+  function recordedRun(run: number, seconds: number): Segment[] {
+    const dir = join(tmp, `run-${run}`);
+    mkdirSync(dir);
+    execFileSync(FFMPEG, [
+      ...['-hide_banner', '-loglevel', 'error', '-t', String(seconds), '-i', camera, '-map', '0:v:0'],
+      ...['-c', 'copy', '-f', 'segment', '-segment_time', '1', '-segment_format', 'mpegts'],
+      join(dir, '%03d.ts'),
+    ]);
+    return readdirSync(dir)
+      .sort()
+      .map((name, i) => ({ run, file: join(dir, name), startAt: i * 1000, endAt: (i + 1) * 1000, bytes: 0 }));
+  }
+
+  const timestamps = (file: string) =>
+    execFileSync('ffprobe', [
+      ...[
+        '-v',
+        'error',
+        '-select_streams',
+        'v:0',
+        '-show_entries',
+        'packet=pts_time',
+        '-of',
+        'csv=p=0',
+        file,
+      ],
+    ])
+      .toString()
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+
+  it('joins two runs, the first cut short and both timed from 0, into one clip timed on without a repeat', async () => {
+    const segments = [...recordedRun(1, 3.5), ...recordedRun(2, 3.5)];
+    const clip = await cutClip(FFMPEG, segments, join(tmp, 'two-runs.mp4'));
+    const pts = timestamps(clip.file);
+    // Read as one stream, the second run's first frame took the first run's last time.
+    expect(pts).toHaveLength(180);
+    expect(new Set(pts).size).toBe(180);
+    expect(Math.max(...pts)).toBeCloseTo(7.4, 5);
+    expect(clip.codec).toBe('h264');
+  });
+
+  it('fails when a segment cannot be read, rather than cut a clip short, and leaves no file', async () => {
+    const segments = recordedRun(3, 3);
+    const [, gone] = segments;
+    rmSync(gone?.file as string);
+    const file = join(tmp, 'short.mp4');
+    await expect(cutClip(FFMPEG, segments, file)).rejects.toThrow(/ENOENT/);
+    expect(readdirSync(tmp).filter((name) => name.startsWith('short.mp4'))).toEqual([]);
+  });
 });

@@ -6,7 +6,7 @@ import { DomainError } from '../domain-error';
 import type { CallbackBody } from '../events/schema';
 import { isDiskFull, SpaceWaiter } from '../store/disk-full';
 import type { SettingsRepository } from '../store/settings-repository';
-import { type ClipFiles, clipCodec } from './clip-files';
+import type { ClipFiles } from './clip-files';
 import type {
   Clip,
   ClipPage,
@@ -440,7 +440,7 @@ export class AlarmClips {
         if (!this.open.has(clip.clipId)) return;
         this.fail(
           clip,
-          // Writing the concat list fails with ENOSPC; ffmpeg's own write says so in its words only.
+          // Writing a concat list fails with ENOSPC; ffmpeg's own write says so in its words only.
           isDiskFull(error) || /No space left|Disk quota exceeded/i.test(String(error))
             ? 'disk_full'
             : 'cut_failed',
@@ -457,14 +457,13 @@ export class AlarmClips {
         return;
       }
       const { size } = await stat(file);
-      const codec = await clipCodec(this.deps.ffmpeg, file);
       const ready = {
         clip_id: clip.clipId,
         preroll_short: prerollShort,
         start_at: Math.round(cut.startAt),
         end_at: Math.round(cut.endAt),
         bytes: size,
-        codec,
+        codec: cut.codec,
       };
       this.writes.write(`clip:${clip.clipId}`, () => {
         if (!this.deps.repository.markReady(ready)) this.deps.files.remove(clip.taskId, clip.clipId);

@@ -1,7 +1,5 @@
-import { execFile } from 'node:child_process';
 import { linkSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { videoStreamFormat } from '../media/frame-source';
 
 /** Folders under <data>/clips that hold no task's clips. */
 const BUFFER_DIR = 'buffer';
@@ -71,17 +69,4 @@ export class ClipFiles {
           rmSync(join(dir, name), { force: true });
     }
   }
-}
-
-/** A clip's video codec as ffmpeg reads it from the file (the camera's own: it is copied). */
-export function clipCodec(ffmpeg: string, file: string): Promise<string | null> {
-  return new Promise((done) => {
-    // Without an output ffmpeg describes the input and exits (with an error, which is expected).
-    execFile(ffmpeg, ['-hide_banner', '-nostdin', '-i', file], { timeout: 10_000 }, (_error, _out, err) => {
-      const line = String(err)
-        .split('\n')
-        .find((candidate) => videoStreamFormat(candidate));
-      done(line ? (videoStreamFormat(line)?.codec ?? null) : null);
-    });
-  });
 }

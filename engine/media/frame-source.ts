@@ -120,6 +120,7 @@ const DEFAULT_IO_TIMEOUT_MS = 10_000;
 const TIMESTAMP_JUMP_S = 2;
 const DEFAULT_STOP_GRACE_MS = 1_000;
 const STDERR_TAIL_CHARS = 4096;
+const ERROR_LINES_KEPT = 8;
 /** How often ffmpeg reports how many frames it decoded (its -progress, on a pipe of its own). */
 const PROGRESS_PERIOD_S = 0.5;
 const PROGRESS_FD = 3;
@@ -171,6 +172,8 @@ export class StderrTail {
   private chars = 0;
   private partial = '';
   lastError = '';
+  /** The last few error-level lines: one failure is often told over several (the cause, then its effect). */
+  readonly errors: string[] = [];
 
   /** Adds a chunk and returns the lines it completed, without level tags. */
   push(chunk: Buffer): string[] {
@@ -193,11 +196,9 @@ export class StderrTail {
     const line = match ? (match[1] ?? '') + tagged.slice(match[0].length) : tagged;
     if (!line.trim()) return line;
     const severity = level ?? match?.[2];
-    if (
-      (severity === 'error' || severity === 'fatal' || severity === 'panic') &&
-      !(this.lastError && RESTATED.test(line.trim()))
-    )
-      this.lastError = line.trim();
+    const failure = severity === 'error' || severity === 'fatal' || severity === 'panic';
+    if (failure && this.errors.push(line.trim()) > ERROR_LINES_KEPT) this.errors.shift();
+    if (failure && !(this.lastError && RESTATED.test(line.trim()))) this.lastError = line.trim();
     this.lines.push(line);
     this.chars += line.length + 1;
     while (this.chars > STDERR_TAIL_CHARS && this.lines.length > 1)
