@@ -66,6 +66,39 @@ describe('inference pool (host processes, real onnxruntime)', () => {
     expect(pool.completed).toBeGreaterThanOrEqual(5);
   });
 
+  it('serves waiting frames by when they arrived, not by when they were sent, equal ones in turn', async () => {
+    const one = new InferencePool({ workers: 1, intraOpThreads: 1 });
+    try {
+      const frame = await basketball();
+      await one.detect(MODEL, frame);
+      const served: string[] = [];
+      const send = (name: string, due?: number) =>
+        one.detect(MODEL, frame, due).then(() => served.push(name));
+      const now = performance.now();
+      // The first takes the only host; the rest wait, sent in this order.
+      const all = [
+        send('running'),
+        send('sent now'),
+        send('arrived 400 ms ago', now - 400),
+        send('sent now, second'),
+        send('arrived 900 ms ago', now - 900),
+        send('arrived 400 ms ago, second', now - 400),
+      ];
+      expect(one.queued).toBe(5);
+      await Promise.all(all);
+      expect(served).toEqual([
+        'running',
+        'arrived 900 ms ago',
+        'arrived 400 ms ago',
+        'arrived 400 ms ago, second',
+        'sent now',
+        'sent now, second',
+      ]);
+    } finally {
+      await one.close();
+    }
+  });
+
   it('checks a model against its manifest entry and labels before a package is accepted', async () => {
     const input = MODEL.spec.input;
     if (!input) throw new Error('the example model has an input spec');

@@ -189,7 +189,7 @@ interface FrameOptions {
 function harness(task: PipelineTask, now: () => number = () => Date.now(), { regions = false } = {}) {
   const stream = new EventEmitter();
   const enqueued: Array<{ target: DeliveryTarget; event: NewEvent }> = [];
-  const detectCalls: Array<{ model: string; marker: number }> = [];
+  const detectCalls: Array<{ model: string; marker: number; due?: number }> = [];
   const created: string[] = [];
   const h = {
     stream,
@@ -254,9 +254,9 @@ function harness(task: PipelineTask, now: () => number = () => Date.now(), { reg
         ...(regions && {
           regions: { input: { width: 416, height: 416 }, nmsIou: 0.45, classAgnostic: false },
         }),
-        async detect(frame) {
+        async detect(frame, due) {
           const marker = markerOf(frame);
-          detectCalls.push({ model, marker });
+          detectCalls.push({ model, marker, due });
           const detections = await h.respond(model, marker);
           return { detections, frame, inferenceMs: 1 };
         },
@@ -382,6 +382,25 @@ describe('a second frame beside the first while a thread is idle', () => {
     expect(h.pipeline.stats).toMatchObject({ analysed: 4, dropped: 1, failures: 0, events: 4 });
     expect([...h.released.keys()].sort()).toEqual([1, 2, 3, 4, 5]);
     expect([...h.released.values()].every((releases) => releases.length === 1)).toBe(true);
+  });
+
+  it('a frame that waited is sent to the inference queue due when it arrived, not when it was sent', async () => {
+    const h = harness(taskOf(['person']));
+    const gates = new Map<number, () => void>();
+    h.respond = (_model, marker) => new Promise((done) => gates.set(marker, () => done([])));
+    const t0 = performance.now() - 1_000;
+    h.emit({ receivedAt: t0 });
+    h.emit({ receivedAt: t0 + 200 }); // waits behind frame 1
+    await until('frame 1 in detection', () => gates.size === 1);
+    await sleep(30);
+    gates.get(1)?.();
+    await until('frame 2 in detection', () => gates.size === 2);
+    gates.get(2)?.();
+    await until('two frames analysed', () => h.pipeline.stats.analysed === 2);
+    expect(h.detectCalls).toEqual([
+      { model: 'objects', marker: 1, due: t0 },
+      { model: 'objects', marker: 2, due: t0 + 200 },
+    ]);
   });
 
   it('not on an overloaded engine: the displaced frame is shed, one frame at a time', async () => {

@@ -96,6 +96,8 @@ interface Job {
   model: OnnxModelRef;
   request: Omit<DetectRequest, 'id'> | Omit<ChangeMapRequest, 'id'>;
   pixels: Uint8Array;
+  /** When its frame arrived (performance.now()): jobs are served oldest first. */
+  due: number;
   resolve: (reply: AnsweredReply) => void;
   reject: (error: Error) => void;
 }
@@ -112,8 +114,10 @@ const closedError = () => new Error('the inference pool is closed');
 /**
  * Runs ONNX detections in inference host processes, so the API's event loop never waits for a model
  * and a model that runs for ever, takes all memory or crashes costs one host, never the engine.
- * Jobs wait in one FIFO queue; each task keeps at most one job in flight (its pipeline awaits the
- * result), so the queue is bounded by the number of streams and serves them in turn.
+ * Jobs wait in one queue, served by when their frames arrived: a task's frame that waited behind
+ * its previous one goes before frames that came after it, so a stream falling behind in a burst is
+ * not sent to the back each frame. Each task keeps at most two jobs in flight (its pipeline awaits
+ * the result), so the queue is bounded by the number of streams.
  */
 export class InferencePool {
   private readonly slots: Slot[] = [];
@@ -189,10 +193,11 @@ export class InferencePool {
     return this.slots.length < this.options.workers || this.slots.some((slot) => !slot.job);
   }
 
-  async detect(model: OnnxModelRef, frame: Frame): Promise<DetectResult> {
+  /** `due`: when the frame arrived (performance.now()), which orders it in the queue; default now. */
+  async detect(model: OnnxModelRef, frame: Frame, due = performance.now()): Promise<DetectResult> {
     const { width, height, data } = frame;
     const request = { kind: 'detect' as const, model, width, height, bytes: data.byteLength };
-    const reply = (await this.submit(model, request, data)) as Exclude<DetectReply, FailedReply>;
+    const reply = (await this.submit(model, request, data, due)) as Exclude<DetectReply, FailedReply>;
     return { detections: reply.detections, frame, timing: reply.timing };
   }
 
@@ -211,7 +216,12 @@ export class InferencePool {
     return { changeMap: new Uint8Array(Buffer.from(reply.changeMap, 'base64')), timing: reply.timing };
   }
 
-  private submit(model: OnnxModelRef, request: Job['request'], pixels: Uint8Array): Promise<AnsweredReply> {
+  private submit(
+    model: OnnxModelRef,
+    request: Job['request'],
+    pixels: Uint8Array,
+    due = performance.now(),
+  ): Promise<AnsweredReply> {
     if (this.closed) return Promise.reject(closedError());
     const refusal = this.quarantine.refusal(model.key);
     if (refusal) {
@@ -223,7 +233,7 @@ export class InferencePool {
       // Hosts start with the first frame: an engine without ONNX models never pays for them.
       while (this.slots.length < this.options.workers)
         this.slots.push({ host: new InferenceHost(this.hostLimits), loaded: new Set() });
-      this.queue.push({ model, request, pixels, resolve, reject });
+      this.queue.push({ model, request, pixels, due, resolve, reject });
       this.dispatch();
     });
   }
@@ -265,11 +275,12 @@ export class InferencePool {
   }
 
   /**
-   * The first waiting job that may start now; jobs of held-back models fail on the way. A model
-   * that has not finished a frame yet runs on one host at a time, so a model that hangs from its
-   * first frame costs one host until its deadline, never every host.
+   * The oldest waiting job (by due, then by when it was queued) that may start now; jobs of held-back
+   * models fail on the way. A model that has not finished a frame yet runs on one host at a time, so
+   * a model that hangs from its first frame costs one host until its deadline, never every host.
    */
   private nextJob(): Job | undefined {
+    let next = -1;
     for (let i = 0; i < this.queue.length; ) {
       const job = this.queue[i] as Job;
       const { key } = job.model;
@@ -278,14 +289,13 @@ export class InferencePool {
         this.queue.splice(i, 1);
         this.failures += 1;
         job.reject(new Error(refusal));
-      } else if (this.proven.has(key) || !this.slots.some((slot) => slot.job?.model.key === key)) {
-        this.queue.splice(i, 1);
-        return job;
-      } else {
-        i += 1;
+        continue;
       }
+      const runnable = this.proven.has(key) || !this.slots.some((slot) => slot.job?.model.key === key);
+      if (runnable && (next < 0 || job.due < (this.queue[next] as Job).due)) next = i;
+      i += 1;
     }
-    return undefined;
+    return next < 0 ? undefined : this.queue.splice(next, 1)[0];
   }
 
   private start(slot: Slot, job: Job): void {

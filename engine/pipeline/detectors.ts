@@ -13,7 +13,8 @@ export interface TaskDetector {
    * cut at, and its NMS, which merges boxes of one object cut by neighbouring crops. Unset: whole frames only.
    */
   readonly regions?: { input: InputSize; nmsIou: number; classAgnostic: boolean };
-  detect(frame: Frame): Promise<{ detections: Detection[]; frame: Frame; inferenceMs: number }>;
+  /** `due`: when the frame arrived (performance.now()), its place in the shared inference queue; default now. */
+  detect(frame: Frame, due?: number): Promise<{ detections: Detection[]; frame: Frame; inferenceMs: number }>;
 }
 
 /** ONNX models run in the shared pool; weight-free motion keeps its background model per task. */
@@ -26,8 +27,8 @@ export function createDetector(model: InstalledModel, pool: InferencePool): Task
       ...(spec.input && {
         regions: { input: spec.input, nmsIou: spec.nms_iou, classAgnostic: spec.class_agnostic_nms },
       }),
-      async detect(frame) {
-        const result = await pool.detect({ key, name, classes, file, spec }, frame);
+      async detect(frame, due) {
+        const result = await pool.detect({ key, name, classes, file, spec }, frame, due);
         return { detections: result.detections, frame: result.frame, inferenceMs: result.timing.inferenceMs };
       },
     };

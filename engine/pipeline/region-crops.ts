@@ -49,18 +49,20 @@ export function tileDetectionsInFrame(detections: readonly Detection[], tile: Ti
 
 /**
  * One model on the frame's tiles, one inference each, in turn (a task keeps one job in the shared
- * inference queue at a time): its detections in the frame's pixels, where an object cut by two
- * neighbouring crops is kept once by the model's own NMS.
+ * inference queue at a time, each due when the frame arrived, so a frame once started goes before
+ * later ones): its detections in the frame's pixels, where an object cut by two neighbouring crops
+ * is kept once by the model's own NMS.
  */
 export async function detectTiles(
   detector: TaskDetector,
   frame: Frame,
   tiles: readonly Tile[],
+  due?: number,
 ): Promise<{ detections: Detection[]; inferenceMs: number }> {
   const found: Detection[] = [];
   let inferenceMs = 0;
   for (const tile of tiles) {
-    const result = await detector.detect(tileFrame(frame, tile));
+    const result = await detector.detect(tileFrame(frame, tile), due);
     inferenceMs += result.inferenceMs;
     found.push(...tileDetectionsInFrame(result.detections, tile));
   }

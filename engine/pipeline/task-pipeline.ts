@@ -391,13 +391,13 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
           detections.set(key, []);
           continue;
         }
-        const result = await detectTiles(detector, input, tiles);
+        const result = await detectTiles(detector, input, tiles, input.receivedAt);
         runs += tiles.length;
         this.stats.inferenceMs = result.inferenceMs;
         detections.set(key, detectionsInSource(result.detections, input, input.source));
         continue;
       }
-      const result = await detector.detect(frame);
+      const result = await detector.detect(frame, input.receivedAt);
       frame = result.frame;
       runs += 1;
       this.stats.inferenceMs = result.inferenceMs;
