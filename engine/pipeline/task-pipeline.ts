@@ -161,13 +161,20 @@ const MAX_IN_ANALYSIS = 2;
  * for their report behind a frame in analysis: 2 s at 5 fps. More are dropped as before.
  */
 const MAX_PASSING = 10;
+/**
+ * Frames waiting behind the ones in analysis. Two, so that frames arriving in a clump (a network's
+ * burst, a decoder catching up after the cores were busy) are all analysed, a frame interval later;
+ * more only add latency when the cores fall behind. An overloaded engine keeps one.
+ */
+const MAX_WAITING = 2;
 
 /**
  * One video task's analysis: frames from its stream -> detectors -> trackers -> each app's rule ->
- * events with annotated snapshots. One frame is in analysis and at most one waits: a newer frame
- * replaces the waiting one (which goes beside the first instead if an inference host is idle), so
- * when the cores fall behind, frames are dropped evenly instead of queueing, and every stream keeps
- * its place in the shared inference queue. Frames are tracked, judged and reported in their order.
+ * events with annotated snapshots. One frame is in analysis and at most two wait (MAX_WAITING): a
+ * newer frame then displaces the oldest waiting one (which goes beside the first instead if an
+ * inference host is idle), so when the cores fall behind, frames are dropped evenly instead of
+ * queueing, and every stream keeps its place in the shared inference queue. Frames are tracked,
+ * judged and reported in their order.
  */
 export class TaskPipeline extends EventEmitter<PipelineEvents> {
   private task: PipelineTask;
@@ -186,7 +193,8 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
   private passing = 0;
   /** The chain that tracks, judges and reports analysed frames one after another. */
   private reporting: Promise<void> = Promise.resolve();
-  private waiting: Waiting | null = null;
+  /** Frames waiting for the analysis, oldest first. */
+  private readonly waiting: Waiting[] = [];
   private frameCount = 0;
   /** Share of a frame owed to the analysis by the rate limit: a frame is analysed when it reaches 1. */
   private rateCredit = 1;
@@ -228,8 +236,7 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
 
   stop(): void {
     this.stopped = true;
-    this.waiting?.frame.release?.();
-    this.waiting = null;
+    for (const waiting of this.waiting.splice(0)) waiting.frame.release?.();
   }
 
   /** The motion gate's figures: its decisions and what they spared the detector. */
@@ -256,36 +263,45 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
       this.start({ frame: numbered });
       return;
     }
-    if (this.waiting) this.startOrDrop(this.waiting);
-    this.waiting = null;
     // A resting task decides its frame on arrival: one that needs no model (most of them: nothing
     // moved) needs no inference thread either, so it is not held behind the frame in analysis (a 2 s
     // refresh in a busy queue) and dropped; it is reported in its turn. Its decision sees the tracks
-    // as of the last frame reported, which for a resting task are still ones or none.
+    // as of the last frame reported, which for a resting task are still ones or none. Frames are
+    // planned and reported in their order: those waiting start or go first.
     if (this.gated && this.gate.resting && this.passing < MAX_PASSING) {
+      for (const waiting of this.waiting.splice(0)) this.startOrDrop(waiting);
       const plan = this.planOrFailure(numbered);
       if (plan instanceof Error || (plan.decision !== null && !needsModel(plan.decision))) {
         this.pass(numbered, plan);
         return;
       }
-      this.waiting = { frame: numbered, plan };
+      this.waiting.push({ frame: numbered, plan });
       return;
     }
-    this.waiting = { frame: numbered };
+    if (this.waiting.length > 0 && this.besideFree()) this.start(this.waiting.shift() as Waiting);
+    const room = this.deps.overload?.() ? 1 : MAX_WAITING;
+    while (this.waiting.length >= room) this.drop(this.waiting.shift() as Waiting);
+    this.waiting.push({ frame: numbered });
   }
 
   /**
-   * The waiting frame, displaced by a newer one: started beside the frame in analysis if that keeps
-   * an idle thread busy, else dropped. Without a drop to save, frames go one at a time: two models
-   * running at once slow each other on shared cores, which only adds latency. An overloaded engine
-   * sheds it: a thread that looks idle there is one the starved cores cannot run anyway.
+   * Whether a waiting frame may start beside the frame in analysis: only to keep an idle thread busy
+   * when a newer frame arrives. Otherwise frames go one at a time: two models running at once slow
+   * each other on shared cores, which only adds latency. Not on an overloaded engine: a thread that
+   * looks idle there is one the starved cores cannot run anyway.
    */
-  private startOrDrop(waiting: Waiting): void {
+  private besideFree(): boolean {
     const idle = this.deps.inferenceIdle?.() ?? false;
-    if (this.inAnalysis < MAX_IN_ANALYSIS && idle && !this.deps.overload?.()) {
-      this.start(waiting);
-      return;
-    }
+    return this.inAnalysis < MAX_IN_ANALYSIS && idle && !this.deps.overload?.();
+  }
+
+  /** A waiting frame that must make room: started beside the frame in analysis if free, else dropped. */
+  private startOrDrop(waiting: Waiting): void {
+    if (this.besideFree()) this.start(waiting);
+    else this.drop(waiting);
+  }
+
+  private drop(waiting: Waiting): void {
     this.stats.dropped += 1;
     // A refresh decided on arrival did not happen: the next frame takes it.
     if (waiting.plan?.decision?.kind === 'full' && waiting.plan.decision.reason === 'refresh')
@@ -298,11 +314,8 @@ export class TaskPipeline extends EventEmitter<PipelineEvents> {
     this.inAnalysis += 1;
     this.queueReport(input, this.detectPlanned(input, plan ?? this.planOrFailure(input)), () => {
       this.inAnalysis -= 1;
-      const next = this.waiting;
-      if (next && !this.stopped && this.inAnalysis === 0) {
-        this.waiting = null;
-        this.start(next);
-      }
+      if (this.waiting.length > 0 && !this.stopped && this.inAnalysis === 0)
+        this.start(this.waiting.shift() as Waiting);
     });
   }
 
