@@ -27,8 +27,9 @@ const OUTPUT_ARGS = ['-map', '0:v:0', '-c', 'copy', '-movflags', '+faststart', '
  * ffmpeg back to back, read as a single input. The concat demuxer, which probes every segment
  * (decoding its first frames), took six times the CPU for the same bytes out (0.49 against 0.08 s
  * for 20 s of 1080p25), and clips are cut in bursts when one crossing alarms several cameras. Runs
- * of a reconnected recorder start their timestamps afresh, which only the demuxer mends: a clip
- * spanning runs is cut that way still.
+ * of a reconnected recorder start their timestamps afresh: the demuxer places each file after the
+ * one before, where one stream read across the join repeats a frame's time, so a clip spanning runs
+ * is cut that way still.
  */
 export async function cutClip(ffmpeg: string, segments: readonly Segment[], file: string): Promise<CutClip> {
   const first = segments[0];
