@@ -43,10 +43,13 @@ const cacheDir = () => {
   return dir;
 };
 
-/** The scene's 1080p25 camera, or its 640x360 sub-stream. */
-export async function sceneCamera(scene: Scene, sub = false): Promise<string> {
+/**
+ * The scene's 1080p25 camera, or its 640x360 sub-stream at `subFps` (25, as the main stream, unless
+ * told: a site may set its cameras' sub-streams to the analysis rate, as Frigate advises).
+ */
+export async function sceneCamera(scene: Scene, sub = false, subFps = 25): Promise<string> {
   const main = scene === 'busy' ? camera1080p() : await stillCamera(scene === 'still');
-  return sub ? subStreamOf(main) : main;
+  return sub ? subStreamOf(main, subFps) : main;
 }
 
 /** The still scene's camera; without the person, the empty scene's. */
@@ -87,18 +90,32 @@ async function stillCamera(person: boolean): Promise<string> {
   }
 }
 
-/** The camera's pictures at 640x360: what the camera's second encoder would send. */
-function subStreamOf(main: string): string {
-  const file = main.replace(/\.flv$/, `-${SUB_STREAM.width}x${SUB_STREAM.height}.flv`);
-  if (!existsSync(file)) encode(file, ['-i', main, '-vf', `scale=${SUB_STREAM.width}:${SUB_STREAM.height}`]);
+/** The camera's pictures at 640x360 and `fps`: what the camera's second encoder would send. */
+function subStreamOf(main: string, fps: number): string {
+  const rate = fps === 25 ? '' : `-${fps}fps`;
+  const file = main.replace(/\.flv$/, `-${SUB_STREAM.width}x${SUB_STREAM.height}${rate}.flv`);
+  if (!existsSync(file))
+    encode(file, ['-i', main, '-vf', `scale=${SUB_STREAM.width}:${SUB_STREAM.height}`], fps);
   return file;
 }
 
-function encode(file: string, input: string[]): void {
+/** H.264 at `fps`, a keyframe every 2 s. */
+function encode(file: string, input: string[], fps = 25): void {
   const partial = `${file}.partial.flv`;
   execFileSync(ffmpeg, [
-    ...['-hide_banner', '-loglevel', 'error', '-y', ...input, '-r', '25'],
-    ...['-c:v', 'libx264', '-preset', 'veryfast', '-g', '50', '-pix_fmt', 'yuv420p', '-an', partial],
+    ...['-hide_banner', '-loglevel', 'error', '-y', ...input, '-r', String(fps)],
+    ...[
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-g',
+      String(2 * fps),
+      '-pix_fmt',
+      'yuv420p',
+      '-an',
+      partial,
+    ],
   ]);
   execFileSync('mv', [partial, file]);
 }
