@@ -20,15 +20,20 @@ export class CameraRelay {
     return new CameraRelay(await NginxRtmp.start(64 + 4 * clients));
   }
 
-  /** Publishes `file` as stream `name`, from `offsetS` into it (the nearest keyframe before), looping; the URL to play. */
-  publish(name: string, file: string, offsetS = 0): string {
+  /**
+   * Publishes `file` as stream `name` in real time, looping from its start; the URL to play. Never
+   * from a point into it: ffmpeg then loops from that point, skipping what comes before, and sends
+   * a burst of seconds at every loop (measured: 5x the rate for a second). Streams that should show
+   * the loop at different points are started at different times.
+   */
+  publish(name: string, file: string): string {
     const url = this.server.url(name);
     this.publishers.push(
       spawn(
         findFfmpeg(),
         [
           ...['-hide_banner', '-loglevel', 'error', '-re', '-stream_loop', '-1'],
-          ...['-ss', String(offsetS), '-i', file, '-c', 'copy', '-f', 'flv', url],
+          ...['-i', file, '-c', 'copy', '-f', 'flv', url],
         ],
         { stdio: 'ignore' },
       ),

@@ -28,7 +28,7 @@ import { type EngineUnderTest, engineWith, type LiveCamera, rawParallel, withPer
  * camera where nothing moves costs.
  *
  * Each camera without a sub-stream is an RtmpSource of its own. Cameras with sub-streams are served
- * by one nginx-rtmp (camera-relay.ts) from SOURCES pairs of streams at most, each published from its
+ * by one nginx-rtmp (camera-relay.ts) from SOURCES pairs of streams at most, each started at its
  * own point of the scene's loop and played by every SOURCES-th camera: publishing two streams per
  * camera took the engine's own cores (60 publishers for 30 cameras kept the machine 95% busy at 20).
  * Cameras that play one stream see its crossings at once: a burst a real site spreads out. Relayed
@@ -153,7 +153,7 @@ export async function measure(engine: EngineUnderTest, name: SetupName, cameras:
   const relay = setup.sub ? await CameraRelay.start(cameras) : undefined;
   try {
     const { sources, subs } = relay
-      ? relayed(
+      ? await relayed(
           relay,
           `capacity-${name}-${cameras}`,
           cameras,
@@ -232,20 +232,21 @@ export async function measure(engine: EngineUnderTest, name: SetupName, cameras:
 }
 
 /**
- * Cameras with sub-streams on the relay: SOURCES pairs of streams at most, each published from its
- * own point of the scene's loop (so the still scene's crossings are spread over its period), each
- * pair played by every SOURCES-th camera, so that 30 cameras do not take the engine's cores for 60
- * publishers.
+ * Cameras with sub-streams on the relay: SOURCES pairs of streams at most, each pair started a
+ * share of the scene's loop after the one before (so the still scene's crossings are spread over
+ * its period), each pair played by every SOURCES-th camera, so that 30 cameras do not take the
+ * engine's cores for 60 publishers.
  */
-function relayed(relay: CameraRelay, name: string, cameras: number, main: string, sub: string) {
+async function relayed(relay: CameraRelay, name: string, cameras: number, main: string, sub: string) {
   const count = Math.min(cameras, SOURCES);
-  const pairs = Array.from({ length: count }, (_, k) => {
-    const offset = (k * STILL_PERIOD_S) / count;
-    return {
-      main: relay.publish(`${name}-${k}-main`, main, offset),
-      sub: relay.publish(`${name}-${k}-sub`, sub, offset),
-    };
-  });
+  const pairs: Array<{ main: string; sub: string }> = [];
+  for (let k = 0; k < count; k++) {
+    if (k > 0) await sleep(STILL_PERIOD_S / count);
+    pairs.push({
+      main: relay.publish(`${name}-${k}-main`, main),
+      sub: relay.publish(`${name}-${k}-sub`, sub),
+    });
+  }
   const pair = (i: number) => pairs[i % count] as (typeof pairs)[number];
   return {
     // The relay serves them all: a camera has nothing of its own to start or stop.
