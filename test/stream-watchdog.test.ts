@@ -108,7 +108,7 @@ describe('StreamWatchdog on a ManualClock', () => {
     w.lag.ms += 2_500;
     w.clock.advance(3_000);
     expect([w.watchdog.state, w.lost, w.sources.length]).toEqual(['running', [], 1]);
-    expect(w.watchdog.overload).toBe("no frame for 3 s while the engine's event loop was 2.5 s behind");
+    expect(w.watchdog.overload).toBe("no frame for 3.0 s while the engine's event loop was 2.5 s behind");
     // The frames that waited in the pipe come; the stream goes on as before, overloaded for 10 s
     // after the last excused silence.
     w.latest().frame();

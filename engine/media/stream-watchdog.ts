@@ -104,7 +104,9 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       onStall: (windowMs) => this.onStall(windowMs),
       stolenMs: () => loopLag.stolenMs(),
       onExcused: (silentMs, lateMs) => {
-        const reason = `no frame for ${seconds(silentMs)} s while the engine's event loop was ${seconds(lateMs)} s behind`;
+        // One decimal always, as the loop's own reason ("ran 4.0 s late") and docs/api.md write it.
+        const tenths = (ms: number) => (ms / 1000).toFixed(1);
+        const reason = `no frame for ${tenths(silentMs)} s while the engine's event loop was ${tenths(lateMs)} s behind`;
         this.excused = { at: this.streamClock.now(), reason };
       },
     });
