@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { engineUsersConf, type NodeUser } from '../../engine/cluster/nats-users';
 import { eventually } from './eventually';
 import { LocalServer } from './local-server';
-import { freePort } from './rtmp-source';
+import { freePorts } from './rtmp-source';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -188,9 +188,10 @@ export class NatsCluster {
     tls?: { certFile: string; keyFile: string },
   ): Promise<NatsCluster> {
     const binary = natsServerBinary();
-    const ports = await Promise.all(Array.from({ length: size }, () => freePort()));
-    const clusterPorts = await Promise.all(Array.from({ length: size }, () => freePort()));
-    const monitorPorts = await Promise.all(Array.from({ length: size }, () => freePort()));
+    const all = await freePorts(3 * size);
+    const ports = all.slice(0, size);
+    const clusterPorts = all.slice(size, 2 * size);
+    const monitorPorts = all.slice(2 * size);
     const servers = ports.map((port, i) => {
       const dir = mkdtempSync(join(tmpdir(), `vc-nats-${i}-`));
       const server = new NatsServer(binary, dir, port, `n${i + 1}`, monitorPorts[i] as number);

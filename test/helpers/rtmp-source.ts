@@ -57,6 +57,26 @@ export function encodedFixture(frames: number, speed = 1): string {
   return file;
 }
 
+/**
+ * `count` distinct free loopback ports: all held open until every one is taken, so that none is
+ * handed out twice (ports taken one after another may repeat one just closed).
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer());
+  try {
+    await Promise.all(
+      servers.map((server) => new Promise<void>((done) => server.listen(0, '127.0.0.1', done))),
+    );
+    return servers.map((server) => {
+      const address = server.address();
+      if (!address || typeof address === 'string') throw new Error('no port');
+      return address.port;
+    });
+  } finally {
+    await Promise.all(servers.map((server) => new Promise<void>((done) => server.close(() => done()))));
+  }
+}
+
 export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
