@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { basename } from 'node:path';
-import { OVERLOAD_HOLD_MS } from '../system/loop-lag';
+import { OVERLOAD_HOLD_MS, overloadSeconds } from '../system/loop-lag';
 import type { Detection, Frame } from '../vision/types';
 import { ModelChecker } from './checker';
 import { HostFailure, type HostLimits, InferenceHost, kernelMemoryLimitAvailable } from './host';
@@ -306,7 +306,7 @@ export class InferencePool {
     const deadline = loaded.has(model.key) ? this.options.detectDeadlineMs : this.options.checkDeadlineMs;
     const stretch = {
       onStarved: (cpuMs: number, elapsedMs: number) => {
-        const reason = `an inference host had ${seconds(cpuMs)} s of CPU in ${seconds(elapsedMs)} s of a frame`;
+        const reason = `an inference host had ${overloadSeconds(cpuMs)} s of CPU in ${overloadSeconds(elapsedMs)} s of a frame`;
         this.starvedFrame = { at: performance.now(), reason };
       },
     };
@@ -362,5 +362,3 @@ export class InferencePool {
     return new Error(this.quarantine.hold(model.key, reasons[error.failure]));
   }
 }
-
-const seconds = (ms: number) => (Math.round(ms / 100) / 10).toFixed(1);

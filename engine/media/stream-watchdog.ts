@@ -2,7 +2,7 @@
 // every part with a job of its own is already out in its own module.
 import { EventEmitter } from 'node:events';
 import { type Clock, systemClock, type TimerHandle } from '../clock';
-import { engineLoopLag, OVERLOAD_HOLD_MS } from '../system/loop-lag';
+import { engineLoopLag, OVERLOAD_HOLD_MS, overloadSeconds } from '../system/loop-lag';
 import type { PixelSize } from './analysis-size';
 import { BlackFrameFiller } from './black-frame-filler';
 import { framePool } from './frame-pool';
@@ -104,9 +104,7 @@ export class StreamWatchdog extends EventEmitter<StreamWatchdogEvents> {
       onStall: (windowMs) => this.onStall(windowMs),
       stolenMs: () => loopLag.stolenMs(),
       onExcused: (silentMs, lateMs) => {
-        // One decimal always, as the loop's own reason ("ran 4.0 s late") and docs/api.md write it.
-        const tenths = (ms: number) => (ms / 1000).toFixed(1);
-        const reason = `no frame for ${tenths(silentMs)} s while the engine's event loop was ${tenths(lateMs)} s behind`;
+        const reason = `no frame for ${overloadSeconds(silentMs)} s while the engine's event loop was ${overloadSeconds(lateMs)} s behind`;
         this.excused = { at: this.streamClock.now(), reason };
       },
     });

@@ -51,10 +51,16 @@ export class LoopLag {
   }
 }
 
+/**
+ * Seconds as every overload reason gives them: to the tenth, one decimal always ("4.0 s"), as
+ * docs/api.md writes them and the console reads them.
+ */
+export const overloadSeconds = (ms: number) => (Math.round(ms / 100) / 10).toFixed(1);
+
 /** Why the engine counts as overloaded by its own loop ("ran 2.3 s late"); null when it does not. */
 export function lagOverload(lag: Pick<LoopLag, 'recentLagMs'>): string | null {
   const ms = lag.recentLagMs();
-  return ms === null ? null : `the engine's event loop ran ${(ms / 1000).toFixed(1)} s late`;
+  return ms === null ? null : `the engine's event loop ran ${overloadSeconds(ms)} s late`;
 }
 
 let processLag: LoopLag | null = null;
