@@ -153,13 +153,7 @@ export async function measure(engine: EngineUnderTest, name: SetupName, cameras:
   const relay = setup.sub ? await CameraRelay.start(cameras) : undefined;
   try {
     const { sources, subs } = relay
-      ? await relayed(
-          relay,
-          `capacity-${name}-${cameras}`,
-          cameras,
-          main,
-          await sceneCamera(setup.scene, true, setup.subFps),
-        )
+      ? await relayed(relay, `capacity-${name}-${cameras}`, cameras, main, await analysedCamera(setup))
       : {
           sources: await Promise.all(
             Array.from({ length: cameras }, (_, i) =>
@@ -309,9 +303,12 @@ async function run(engine: EngineUnderTest, name: SetupName, cameras: number, bo
 const cameraCores = (decode: number, inferencesPerSecond: number, inference: number) =>
   decode + inferencesPerSecond * inference;
 
+/** The camera file a setup's engine analyses: its sub-stream where it has one. */
+const analysedCamera = (setup: Setup) => sceneCamera(setup.scene, setup.sub, setup.subFps);
+
 /** The live decoding cost of the camera file a setup's engine decodes, measured once per file. */
 async function decodeOf(bound: Bound, setup: Setup): Promise<number> {
-  const file = await sceneCamera(setup.scene, setup.sub, setup.subFps);
+  const file = await analysedCamera(setup);
   let cost = bound.decode.get(file);
   if (cost === undefined) {
     cost = await liveDecodeCost(file, availableParallelism(), Math.min(WINDOW_S, 10));
@@ -386,10 +383,7 @@ export async function benchCapacity(): Promise<{
   // Every camera file is made before the engine starts: encoding one takes the cores for a minute,
   // which must not fall in a measurement (the first request after one made during a run once met a
   // socket the engine had closed).
-  for (const name of names) {
-    const setup: Setup = SETUPS[name];
-    await sceneCamera(setup.scene, setup.sub, setup.subFps);
-  }
+  for (const name of names) await analysedCamera(SETUPS[name]);
   const busy = await sceneCamera('busy');
   const bound: Bound = { decode: new Map(), inference: (await rawParallel(1))['median ms'] / 1000 };
   const busyDecode = await decodeOf(bound, SETUPS['busy-full']);

@@ -104,18 +104,8 @@ function encode(file: string, input: string[], fps = 25): void {
   const partial = `${file}.partial.flv`;
   execFileSync(ffmpeg, [
     ...['-hide_banner', '-loglevel', 'error', '-y', ...input, '-r', String(fps)],
-    ...[
-      '-c:v',
-      'libx264',
-      '-preset',
-      'veryfast',
-      '-g',
-      String(2 * fps),
-      '-pix_fmt',
-      'yuv420p',
-      '-an',
-      partial,
-    ],
+    ...['-c:v', 'libx264', '-preset', 'veryfast', '-g', String(2 * fps)],
+    ...['-pix_fmt', 'yuv420p', '-an', partial],
   ]);
   execFileSync('mv', [partial, file]);
 }
