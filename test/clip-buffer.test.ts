@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { cutClip } from '../engine/clips/cut-clip';
 import { type Segment, SegmentRing } from '../engine/clips/segment-ring';
 import { FrameSource } from '../engine/media/frame-source';
-import { fastStart, pictureHashes, probeClip } from './helpers/clip-probe';
+import { fastStart, packetTimes, pictureHashes, probeClip } from './helpers/clip-probe';
 
 const FFMPEG = process.env.FFMPEG_BIN ?? '/usr/bin/ffmpeg';
 const tmp = mkdtempSync(join(tmpdir(), 'vc-clip-buffer-'));
@@ -195,29 +195,10 @@ describe('cutting a clip from segments (real ffmpeg)', () => {
       .map((name, i) => ({ run, file: join(dir, name), startAt: i * 1000, endAt: (i + 1) * 1000, bytes: 0 }));
   }
 
-  const timestamps = (file: string) =>
-    execFileSync('ffprobe', [
-      ...[
-        '-v',
-        'error',
-        '-select_streams',
-        'v:0',
-        '-show_entries',
-        'packet=pts_time',
-        '-of',
-        'csv=p=0',
-        file,
-      ],
-    ])
-      .toString()
-      .split('\n')
-      .filter(Boolean)
-      .map(Number);
-
   it('joins two runs, the first cut short and both timed from 0, into one clip timed on without a repeat', async () => {
     const segments = [...recordedRun(1, 3.5), ...recordedRun(2, 3.5)];
     const clip = await cutClip(FFMPEG, segments, join(tmp, 'two-runs.mp4'));
-    const pts = timestamps(clip.file);
+    const pts = packetTimes(clip.file);
     // Read as one stream, the second run's first frame took the first run's last time.
     expect(pts).toHaveLength(180);
     expect(new Set(pts).size).toBe(180);

@@ -64,6 +64,18 @@ export function pictureHashes(file: string): string[] {
     .map((line) => line.split(',').at(-1)?.trim() ?? '');
 }
 
+/** The presentation time of each packet of the first video stream, seconds, in file order. */
+export function packetTimes(file: string): number[] {
+  return execFileSync(FFPROBE, [
+    ...['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time'],
+    ...['-of', 'csv=p=0', file],
+  ])
+    .toString()
+    .split('\n')
+    .filter(Boolean)
+    .map(Number);
+}
+
 /** Fast start: the MP4's index (moov) comes before its media (mdat), so a player starts before the end arrives. */
 export function fastStart(file: string): boolean {
   const bytes = readFileSync(file);

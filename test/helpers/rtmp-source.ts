@@ -78,12 +78,7 @@ export async function freePorts(count: number): Promise<number[]> {
 }
 
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const address = server.address();
-  await new Promise<void>((done) => server.close(() => done()));
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return address.port;
+  return (await freePorts(1))[0] as number;
 }
 
 export class RtmpSource {
