@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { buffer } from 'node:stream/consumers';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import WebSocket from 'ws';
+import WebSocket, { type WebSocketServer } from 'ws';
 import { PROXIED } from './owner-proxy';
 import { FORWARD_TIMEOUT_MS } from './owner-routing';
 
@@ -10,7 +10,8 @@ import { FORWARD_TIMEOUT_MS } from './owner-routing';
  * route), proxied to that node: this node opens the same socket on the owner with the client's
  * handshake (token, Host and Origin as sent: the owner authenticates it and serves the channel), and
  * only once the owner accepted it does it accept the client's; then the two are piped message for
- * message. A refusal of the owner's (401, 404...) reaches the client as the owner sent it.
+ * message. A refusal of the owner's (401, 404...) reaches the client as the owner sent it. Either
+ * answer names the owner in x-vc-node, as every proxied answer does.
  */
 
 /**
@@ -35,6 +36,20 @@ const OWN_HANDSHAKE = new Set([
   'sec-websocket-extensions',
   'sec-websocket-protocol',
 ]);
+
+/** The node that serves each socket this node proxies: the client's 101 names it, as a proxied answer does. */
+const servedBy = new WeakMap<IncomingMessage, string>();
+const naming = new WeakSet<WebSocketServer>();
+
+/** Adds x-vc-node to the handshake answer of every proxied socket of `server` (once per server). */
+function nameServingNode(server: WebSocketServer): void {
+  if (naming.has(server)) return;
+  naming.add(server);
+  server.on('headers', (headers, request) => {
+    const owner = servedBy.get(request);
+    if (owner) headers.push(`x-vc-node: ${owner}`);
+  });
+}
 
 /** Whether a close code may be sent in a close frame (1005, 1006 and 1015 only report one). */
 const sendable = (code: number) =>
@@ -89,6 +104,8 @@ export async function proxySocketToOwner(
     upstream.terminate();
     return reply;
   }
+  servedBy.set(request.raw, owner);
+  nameServingNode(request.server.websocketServer);
   // A WebSocket client sends nothing before the server's 101, so no bytes follow the handshake here.
   request.server.websocketServer.handleUpgrade(request.raw, socket, Buffer.alloc(0), (client) =>
     pipe(client, upstream, owner),
