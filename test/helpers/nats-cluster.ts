@@ -33,6 +33,13 @@ export function natsServerBinary(): string {
   return found;
 }
 
+/** A server's JetStream meta group (/jsz meta_cluster): replicas are listed by the leader only. */
+interface MetaGroup {
+  leader?: string;
+  cluster_size: number;
+  replicas?: Array<{ name: string; current: boolean }>;
+}
+
 /** One server of a test cluster: JetStream on, its store in its own folder, loopback only. */
 export class NatsServer extends LocalServer {
   private output = '';
@@ -48,13 +55,30 @@ export class NatsServer extends LocalServer {
     super(dir, port);
   }
 
-  /** Whether its JetStream is ready: it knows the meta leader and is current with it. */
-  async jetstreamReady(): Promise<boolean> {
-    const answer = await fetch(`http://127.0.0.1:${this.monitorPort}/healthz`, {
-      signal: AbortSignal.timeout(2_000),
-    }).catch(() => null);
-    return answer?.status === 200;
+  /**
+   * Whether its JetStream is ready for a site of `size` servers: it knows the meta leader and is
+   * current with it (/healthz), and its meta group has every server in it (/jsz; the leader's
+   * replicas all current). /healthz alone answers 200 while the group has 2 of 3 (measured), when an
+   * R3 stream is refused "no suitable peers".
+   */
+  async jetstreamReady(size: number): Promise<boolean> {
+    const get = (path: string) =>
+      fetch(`http://127.0.0.1:${this.monitorPort}${path}`, { signal: AbortSignal.timeout(2_000) }).catch(
+        () => null,
+      );
+    if ((await get('/healthz'))?.status !== 200) return false;
+    if (size === 1) return true;
+    const meta = ((await (await get('/jsz'))?.json()) as { meta_cluster?: MetaGroup } | undefined)
+      ?.meta_cluster;
+    this.meta = meta ?? null;
+    if (meta?.cluster_size !== size) return false;
+    return (
+      !meta.replicas || (meta.replicas.length === size - 1 && meta.replicas.every((peer) => peer.current))
+    );
   }
+
+  /** Its meta group as its last readiness check read it: said when the cluster never gets ready. */
+  meta: MetaGroup | null = null;
 
   private tls = false;
 
@@ -208,10 +232,15 @@ export class NatsCluster {
     // machine): a test begins once every server is current with it, so that replicas can be placed.
     await eventually(
       'JetStream ready on every NATS server',
-      async () => (await Promise.all(servers.map((server) => server.jetstreamReady()))).every(Boolean),
+      async () => (await Promise.all(servers.map((server) => server.jetstreamReady(size)))).every(Boolean),
       90_000,
       250,
-    );
+    ).catch((error: Error) => {
+      const said = servers.map(
+        (server) => `${server.name}: ${JSON.stringify(server.meta)}\n${server.log.slice(-2_000)}`,
+      );
+      throw new Error(`${error.message}\n${said.join('\n')}`);
+    });
     return new NatsCluster(servers);
   }
 
