@@ -69,7 +69,24 @@ describe('the start wizard with a sub-stream', () => {
     expect(task).toMatchObject({ video_url: files.main, analysis_url: files.sub });
     expect(task.health.sub_stream).toMatchObject({ width: 640, height: 360 });
     await page.getByText(`analysed on its sub-stream ${files.sub}`).waitFor(POLL);
-    await page.close();
+
+    // The task's health details say both streams: the sub-stream's size, which one analysis reads
+    // (the main stream, its AI video being watched in the live view still open), and the main stream
+    // that clips are cut from.
+    const list = await c.open('/tasks');
+    await list.getByRole('link', { name: `Edit task ${task.name}` }).click();
+    const details = list.getByRole('dialog', { name: `Edit task ${task.name}` }).getByRole('region', {
+      name: 'Health',
+    });
+    await details.getByText(/^640×360 at [\d.]+ fps$/).waitFor(POLL);
+    const rows = await details.locator('dl > div').allInnerTexts();
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        'Analysis reads\nThe main stream, while its AI video is watched',
+        'Main stream (clips)\nReceiving · ended on its own 0 times',
+      ]),
+    );
+    await Promise.all([page.close(), list.close()]);
   }, 180_000);
 
   it('shows a refused sub-stream at its own field', async () => {

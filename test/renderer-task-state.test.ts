@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskHealth } from '../engine/contract';
+import type { SubStreamHealth, TaskHealth } from '../engine/contract';
 import { GATE_OFF } from '../engine/tasks/health-view';
 import type { Task } from '../renderer/src/api';
+import { subStreamRows } from '../renderer/src/health';
 import { translate } from '../renderer/src/i18n';
 import { taskState } from '../renderer/src/tasks/status';
 import { redactCredentials, streamErrorKind } from '../renderer/src/tasks/stream-error';
@@ -43,6 +44,16 @@ const HEALTH: TaskHealth = {
 
 const task = (status: Task['status'], closeCode: number, health: Partial<TaskHealth> = {}) =>
   ({ status, close_code: closeCode, health: { ...HEALTH, ...health } }) as Task;
+const SUB: SubStreamHealth = {
+  state: 'running',
+  width: 640,
+  height: 360,
+  fps: 25,
+  aspect_mismatch: false,
+  analysing: 'sub_stream',
+  last_error: null,
+  main: { state: 'running', drops: 0, last_error: null },
+};
 const stream = (state: NonNullable<TaskHealth['stream']>['state']) => ({
   stream: { ...(HEALTH.stream as NonNullable<TaskHealth['stream']>), state },
 });
@@ -59,6 +70,11 @@ describe('a task’s state as every screen shows it', () => {
         task('running', 0, { overloaded: true, overload: "the engine's event loop ran 2.3 s late" }),
         task('running', 0, { analysis_errors: 50 }),
         task('running', 0, { events_refused: 2 }),
+        task('running', 0, { sub_stream: SUB }),
+        task('running', 0, { sub_stream: { ...SUB, state: 'lost', analysing: 'main_stream' } }),
+        task('running', 0, {
+          sub_stream: { ...SUB, main: { state: 'lost', drops: 1, last_error: 'End of file' } },
+        }),
         task('closed', 1),
         task('closed', 9),
       ].map(taskState),
@@ -71,6 +87,9 @@ describe('a task’s state as every screen shows it', () => {
       { tone: 'warn', message: 'status.overloaded' },
       { tone: 'bad', message: 'status.analysisFailing' },
       { tone: 'warn', message: 'status.eventsRefused', params: { count: 2 } },
+      { tone: 'ok', message: 'status.running' },
+      { tone: 'warn', message: 'status.subStreamLost' },
+      { tone: 'warn', message: 'status.mainStreamLost' },
       { tone: 'idle', message: 'status.closed.1' },
       { tone: 'idle', message: 'status.closed.other', params: { code: 9 } },
     ]);
@@ -84,6 +103,50 @@ describe('a task’s state as every screen shows it', () => {
   it('names a task by its name, else by the start of its id', () => {
     expect(taskTitle({ task_id: 'a1b2c3d4-0000', name: 'Gate 1' })).toBe('Gate 1');
     expect(taskTitle({ task_id: 'a1b2c3d4-0000' })).toBe('a1b2c3d4');
+  });
+});
+
+describe('a sub-stream task’s health as the details show it', () => {
+  const en = (key: Parameters<typeof translate>[1], params?: Parameters<typeof translate>[2]) =>
+    translate('en', key, params);
+
+  it('says what each stream delivers and which one analysis reads', () => {
+    expect(subStreamRows(en, 'en', SUB)).toEqual([
+      ['Sub-stream', '640×360 at 25 fps'],
+      ['Analysis reads', 'The sub-stream'],
+      ['Main stream (clips)', 'Receiving · ended on its own 0 times'],
+    ]);
+    expect(subStreamRows(en, 'en', { ...SUB, analysing: 'main_stream' })[1]).toEqual([
+      'Analysis reads',
+      'The main stream, while its AI video is watched',
+    ]);
+  });
+
+  it('says a lost sub-stream, a stretched aspect and a main stream that dropped, with their errors', () => {
+    const rows = subStreamRows(en, 'en', {
+      ...SUB,
+      state: 'lost',
+      fps: null,
+      aspect_mismatch: true,
+      analysing: 'main_stream',
+      last_error: 'rtsp://cam:secret@10.0.0.5/sub: Connection refused',
+      main: { state: 'lost', drops: 1, last_error: 'rtsp://10.0.0.5/main: End of file' },
+    });
+    expect(rows).toEqual([
+      ['Sub-stream', 'Lost: the main stream is analysed meanwhile'],
+      ['Analysis reads', 'The main stream, until the sub-stream returns'],
+      ['Aspect', 'Differs from the main stream’s by over 2%: boxes are stretched to fit it'],
+      [
+        'Last sub-stream error',
+        'Connection refused: the camera or server is not accepting (rtsp://***@10.0.0.5/sub: Connection refused)',
+      ],
+      ['Main stream (clips)', 'Lost: clips have a gap until it returns · ended on its own 1 time'],
+      ['Last main stream error', 'The source ended the stream (rtsp://10.0.0.5/main: End of file)'],
+    ]);
+    expect(subStreamRows((key, params) => translate('zh-CN', key, params), 'zh-CN', SUB)[2]).toEqual([
+      '主码流（片段）',
+      '正在接收 · 自行中断 0 次',
+    ]);
   });
 });
 

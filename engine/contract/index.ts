@@ -79,7 +79,7 @@ export {
 } from '../tasks/schema';
 export { pointInPolygon } from '../vision/geometry';
 export { ERRORS, type ErrorKind } from './errors';
-export { GateHealth, type Hwaccel, SystemInfo, TaskHealth } from './health';
+export { GateHealth, type Hwaccel, SubStreamHealth, SystemInfo, TaskHealth } from './health';
 export { DEFAULT_MEDIA_DIR, SOURCE_REFUSED_REASON } from './media-folders';
 export { SOURCE_FAILURE_REASONS, type SourceFailureReason } from './source-failure';
 

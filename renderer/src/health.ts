@@ -1,5 +1,5 @@
 /** What the screens show of a task's health: typed figures from the engine, never its dump line. */
-import type { Hwaccel, TaskHealth } from '../../engine/contract';
+import type { Hwaccel, SubStreamHealth, TaskHealth } from '../../engine/contract';
 import type { Size } from './geometry/viewport';
 import {
   formatNumber,
@@ -9,6 +9,7 @@ import {
   type Params,
   type Translate,
 } from './i18n';
+import { streamErrorText } from './tasks/stream-error';
 
 /** The task table's figures; null where the task has no stream (image and diff tasks, closed ones). */
 export function taskFigures(health: TaskHealth): { fps: number | null; reconnects: number | null } {
@@ -77,4 +78,51 @@ export function analysedText(
     frames: health.frames_analysed,
     dropped: health.frames_dropped,
   });
+}
+
+/**
+ * A sub-stream task's rows of the health details (issue 36): what the sub-stream delivers, which
+ * stream analysis reads and why, an aspect that differs, and the main stream that clips are cut from.
+ */
+export function subStreamRows(
+  t: Translate,
+  language: Language,
+  sub: SubStreamHealth,
+): Array<[string, string]> {
+  const running = sub.state === 'running';
+  const rows: Array<[string, string]> = [
+    [
+      t('health.subStream'),
+      !running
+        ? t('health.subStreamLost')
+        : sub.width && sub.height && sub.fps !== null
+          ? t('health.sourceFigures', {
+              width: sub.width,
+              height: sub.height,
+              fps: formatNumber(language, sub.fps),
+            })
+          : t('health.streamState.running'),
+    ],
+    [
+      t('health.analysisReads'),
+      t(
+        sub.analysing === 'sub_stream'
+          ? 'health.reads.sub'
+          : running
+            ? 'health.reads.mainWatched'
+            : 'health.reads.mainFallback',
+      ),
+    ],
+  ];
+  if (sub.aspect_mismatch) rows.push([t('health.aspect'), t('health.aspectMismatch')]);
+  if (sub.last_error) rows.push([t('health.subStreamError'), streamErrorText(t, sub.last_error)]);
+  rows.push([
+    t('health.mainStream'),
+    t('health.mainStreamFigures', {
+      state: t(sub.main.state === 'running' ? 'health.streamState.running' : 'health.mainStreamLost'),
+      drops: sub.main.drops,
+    }),
+  ]);
+  if (sub.main.last_error) rows.push([t('health.mainStreamError'), streamErrorText(t, sub.main.last_error)]);
+  return rows;
 }

@@ -1,9 +1,9 @@
 import type { ReactNode } from 'react';
 import type { TaskSummary } from '../api';
-import { analysedText, clockBreaksText, decodingState, overloadState } from '../health';
+import { analysedText, clockBreaksText, decodingState, overloadState, subStreamRows } from '../health';
 import { formatNumber } from '../i18n';
 import { useSession, useT } from '../store';
-import { redactCredentials, streamErrorKind } from '../tasks/stream-error';
+import { streamErrorText } from '../tasks/stream-error';
 import { StateDetail } from './StateDetail';
 
 /**
@@ -32,11 +32,8 @@ export function HealthDetails({ task }: { task: TaskSummary }) {
       t('health.decoding'),
       <StateDetail key="decoding" text={t(decoding.key, decoding.params)} detail={decoding.detail} />,
     ]);
-    if (stream.last_error) {
-      const kind = streamErrorKind(stream.last_error);
-      const line = redactCredentials(stream.last_error);
-      rows.push([t('health.lastStreamError'), kind ? `${t(kind)} (${line})` : line]);
-    }
+    if (stream.last_error) rows.push([t('health.lastStreamError'), streamErrorText(t, stream.last_error)]);
+    if (health.sub_stream) rows.push(...subStreamRows(t, language, health.sub_stream));
   } else {
     rows.push([t('health.images'), String(health.images)]);
   }

@@ -38,5 +38,9 @@ export function taskState(task: Pick<Task, 'close_code' | 'status' | 'health'>):
     return { tone: 'bad', message: 'status.analysisFailing' };
   if (task.health.events_refused > 0)
     return { tone: 'warn', message: 'status.eventsRefused', params: { count: task.health.events_refused } };
+  // A sub-stream task's other stream (issue 36): clips have a gap, or analysis reads the costlier main stream.
+  const sub = task.health.sub_stream;
+  if (sub?.main.state === 'lost') return { tone: 'warn', message: 'status.mainStreamLost' };
+  if (sub?.state === 'lost') return { tone: 'warn', message: 'status.subStreamLost' };
   return { tone: 'ok', message: 'status.running' };
 }

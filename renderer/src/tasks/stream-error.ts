@@ -3,7 +3,7 @@
  * hosts and codecs); the kinds an operator can act on are told apart here and translated, and the
  * line is kept beside them with any credentials in its URLs hidden.
  */
-import type { MessageKey } from '../i18n';
+import type { MessageKey, Translate } from '../i18n';
 
 const KINDS: Array<[RegExp, MessageKey]> = [
   [/\b(401|403)\b|unauthori[sz]ed|forbidden|authenticat/i, 'health.error.denied'],
@@ -26,4 +26,11 @@ export function streamErrorKind(error: string): MessageKey | null {
 /** ffmpeg's line with user and password taken out of every URL in it. */
 export function redactCredentials(error: string): string {
   return error.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s@]*@/gi, '$1***@');
+}
+
+/** A stream's last error in the operator's words, ffmpeg's line (credentials hidden) beside a known kind. */
+export function streamErrorText(t: Translate, error: string): string {
+  const kind = streamErrorKind(error);
+  const line = redactCredentials(error);
+  return kind ? `${t(kind)} (${line})` : line;
 }
