@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskHealth } from '../engine/contract/health';
 import { GATE_OFF, renderDump, restingHealth } from '../engine/tasks/health-view';
+import { RUNNING_SUB_STREAM } from './helpers/health-values';
 
 /** A running task with an AI video whose push retries: every part of the dump line. */
 const RUNNING: TaskHealth = {
@@ -93,16 +94,7 @@ describe('the dump line, rendered from the health object', () => {
   it("says which stream a task with a sub-stream analyses, and the main stream's drops (gaps in its clips)", () => {
     const base =
       'running 5.0 fps analysed, source 768x576 at 10.0 fps, 1 reconnects, 120 frames analysed, 3 dropped (cores busy), inference 32 ms';
-    const sub: NonNullable<TaskHealth['sub_stream']> = {
-      state: 'running',
-      width: 640,
-      height: 360,
-      fps: 25,
-      aspect_mismatch: false,
-      analysing: 'sub_stream',
-      last_error: null,
-      main: { state: 'running', drops: 0, last_error: null },
-    };
+    const sub = RUNNING_SUB_STREAM;
     const dump = (sub_stream: TaskHealth['sub_stream']) =>
       renderDump({ ...RUNNING, sub_stream, ai_video: [] });
     expect(dump(sub)).toBe(`${base}, analysing the sub-stream 640x360`);

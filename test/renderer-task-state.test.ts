@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SubStreamHealth, TaskHealth } from '../engine/contract';
+import type { TaskHealth } from '../engine/contract';
 import { GATE_OFF } from '../engine/tasks/health-view';
 import type { Task } from '../renderer/src/api';
 import { subStreamRows } from '../renderer/src/health';
@@ -7,6 +7,7 @@ import { translate } from '../renderer/src/i18n';
 import { taskState } from '../renderer/src/tasks/status';
 import { redactCredentials, streamErrorKind } from '../renderer/src/tasks/stream-error';
 import { taskTitle } from '../renderer/src/tasks/title';
+import { RUNNING_SUB_STREAM } from './helpers/health-values';
 
 const HEALTH: TaskHealth = {
   stream: {
@@ -44,16 +45,7 @@ const HEALTH: TaskHealth = {
 
 const task = (status: Task['status'], closeCode: number, health: Partial<TaskHealth> = {}) =>
   ({ status, close_code: closeCode, health: { ...HEALTH, ...health } }) as Task;
-const SUB: SubStreamHealth = {
-  state: 'running',
-  width: 640,
-  height: 360,
-  fps: 25,
-  aspect_mismatch: false,
-  analysing: 'sub_stream',
-  last_error: null,
-  main: { state: 'running', drops: 0, last_error: null },
-};
+const SUB = RUNNING_SUB_STREAM;
 const stream = (state: NonNullable<TaskHealth['stream']>['state']) => ({
   stream: { ...(HEALTH.stream as NonNullable<TaskHealth['stream']>), state },
 });
