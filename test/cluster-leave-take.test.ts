@@ -149,6 +149,12 @@ describe('leaving a site with tasks', () => {
       60_000,
     );
     await terminate(publisher, 'SIGKILL');
+    // A take reads the site's assignments, which placement writes a round after the start (CI asked
+    // before it did: "not a task of the site").
+    await settled('the camera assigned', async () => {
+      if (!(await siteOf(e1)).assignments[gone.task_id]) throw new Error('not assigned yet');
+      return true;
+    });
     const unreachable = await leaveCall(e2, { take: [gone.task_id] });
     expect(unreachable.code).toBe(40909);
     expect(unreachable.msg).toContain(`${gone.task_id}: its source does not open here`);
