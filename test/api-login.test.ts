@@ -149,8 +149,10 @@ describe('a login flood against a running engine', () => {
       `login flood: ${answers.length} logins; sync scrypt ${scryptMs.toFixed(0)} ms; event-loop delay max ${maxLoopMs.toFixed(0)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(0)} ms; /api/health (${health.length} calls) p50 ${percentile(health, 50).toFixed(0)} ms, p95 ${percentile(health, 95).toFixed(0)} ms`,
     );
     // The old engine ran scrypt on the loop: tens of whole-scrypt stalls in a row (max 10.7 s, health
-    // p50 3.3 s). Bounds with room for a busy machine's scheduling, far below that.
-    expect(maxLoopMs).toBeLessThan(3 * scryptMs);
+    // p50 3.3 s). Bounds with room for a busy machine's scheduling, far below that: the p99 and the
+    // health calls tell repeated stalls; the single longest is the machine's as much as the engine's
+    // (CI, running other test files beside it: 708 ms with scrypt at 205 ms and the p99 at 23 ms).
+    expect(maxLoopMs).toBeLessThan(10 * scryptMs);
     expect(loop.percentile(99) / 1e6).toBeLessThan(scryptMs);
     expect(percentile(health, 95)).toBeLessThan(scryptMs);
 
