@@ -68,8 +68,11 @@ export class NatsServer extends LocalServer {
       );
     if ((await get('/healthz'))?.status !== 200) return false;
     if (size === 1) return true;
-    const meta = ((await (await get('/jsz'))?.json()) as { meta_cluster?: MetaGroup } | undefined)
-      ?.meta_cluster;
+    // A body cut short reads as not ready yet, as a refused fetch does.
+    const jsz = (await (await get('/jsz'))?.json().catch(() => undefined)) as
+      | { meta_cluster?: MetaGroup }
+      | undefined;
+    const meta = jsz?.meta_cluster;
     this.meta = meta ?? null;
     if (meta?.cluster_size !== size) return false;
     return (
