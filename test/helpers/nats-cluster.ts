@@ -236,7 +236,8 @@ export class NatsCluster {
     await eventually(
       'JetStream ready on every NATS server',
       async () => (await Promise.all(servers.map((server) => server.jetstreamReady(size)))).every(Boolean),
-      90_000,
+      // Within the tests' 60 s setup, so that a group that never forms is said with each server's log.
+      45_000,
       250,
     ).catch((error: Error) => {
       const said = servers.map(
