@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { buffer } from 'node:stream/consumers';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import WebSocket, { type WebSocketServer } from 'ws';
+import WebSocket from 'ws';
 import { PROXIED } from './owner-proxy';
 import { FORWARD_TIMEOUT_MS } from './owner-routing';
 
@@ -36,20 +36,6 @@ const OWN_HANDSHAKE = new Set([
   'sec-websocket-extensions',
   'sec-websocket-protocol',
 ]);
-
-/** The node that serves each socket this node proxies: the client's 101 names it, as a proxied answer does. */
-const servedBy = new WeakMap<IncomingMessage, string>();
-const naming = new WeakSet<WebSocketServer>();
-
-/** Adds x-vc-node to the handshake answer of every proxied socket of `server` (once per server). */
-function nameServingNode(server: WebSocketServer): void {
-  if (naming.has(server)) return;
-  naming.add(server);
-  server.on('headers', (headers, request) => {
-    const owner = servedBy.get(request);
-    if (owner) headers.push(`x-vc-node: ${owner}`);
-  });
-}
 
 /** Whether a close code may be sent in a close frame (1005, 1006 and 1015 only report one). */
 const sendable = (code: number) =>
@@ -104,12 +90,19 @@ export async function proxySocketToOwner(
     upstream.terminate();
     return reply;
   }
-  servedBy.set(request.raw, owner);
-  nameServingNode(request.server.websocketServer);
-  // A WebSocket client sends nothing before the server's 101, so no bytes follow the handshake here.
-  request.server.websocketServer.handleUpgrade(request.raw, socket, Buffer.alloc(0), (client) =>
-    pipe(client, upstream, owner),
-  );
+  // The 101 names the owner, as a refusal above does. ws writes it within handleUpgrade (no
+  // verifyClient is set), so the listener is there for this handshake alone.
+  const server = request.server.websocketServer;
+  const nameOwner = (headers: string[], upgrade: IncomingMessage) => {
+    if (upgrade === request.raw) headers.push(`x-vc-node: ${owner}`);
+  };
+  server.on('headers', nameOwner);
+  try {
+    // A WebSocket client sends nothing before the server's 101, so no bytes follow the handshake here.
+    server.handleUpgrade(request.raw, socket, Buffer.alloc(0), (client) => pipe(client, upstream, owner));
+  } finally {
+    server.off('headers', nameOwner);
+  }
   return reply;
 }
 
